@@ -1,0 +1,14 @@
+import { defineConfig } from 'vitest/config';
+
+// Tests import workspace packages through their "source" export condition, so `npm test`
+// exercises the TypeScript sources directly and never a stale build.
+export default defineConfig({
+  resolve: { conditions: ['source', 'import', 'default'] },
+  ssr: { resolve: { conditions: ['source', 'import', 'default'], externalConditions: ['source'] } },
+  test: {
+    include: ['packages/*/src/**/*.test.ts', 'packages/*/test/**/*.test.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+    pool: 'forks',
+  },
+});

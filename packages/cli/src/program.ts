@@ -1,0 +1,12 @@
+import { Command } from 'commander';
+import { registerServerCommand } from './commands/server.js';
+
+/** The `kubeloop` command with all its subcommands. */
+export function createProgram(): Command {
+  const program = new Command('kubeloop')
+    .description('write Kubernetes operators in TypeScript')
+    .version('0.1.0')
+    .showHelpAfterError();
+  registerServerCommand(program);
+  return program;
+}

@@ -1,0 +1,289 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:https';
+import type { AddressInfo, Socket } from 'node:net';
+import { dirname } from 'node:path';
+import { namespaceLifecycle, SYSTEM_NAMESPACES } from './admission/namespace-lifecycle.js';
+import { createCertificateAuthority, issueServingCertificate, type KeyPair } from './auth/pki.js';
+import { NamespaceController } from './controllers/namespace.js';
+import { Discovery } from './discovery/discovery.js';
+import { ApiServer, type UserInfo } from './http/api-server.js';
+import { Faults } from './http/faults.js';
+import { createOpenApiEndpoints } from './openapi-endpoints.js';
+import { serviceAllocator } from './registry/allocators.js';
+import { Registry } from './registry/registry.js';
+import { RestStorage } from './registry/rest.js';
+import { type Journal, MemoryJournal } from './storage/journal.js';
+import { openSqliteJournal } from './storage/sqlite-journal.js';
+import { Store } from './storage/store.js';
+
+/** Options of {@link startControlPlane}. */
+export interface ControlPlaneOptions {
+  /** Address to listen on (default 127.0.0.1: loopback only). */
+  host?: string;
+  /** Port (default 6443); 0 picks a free one. */
+  port?: number;
+  /** Durable storage in this directory (SQLite); in memory when omitted. */
+  dataDir?: string;
+  /** Where to write the admin kubeconfig; not written when omitted. */
+  kubeconfigPath?: string;
+  /** Events kept for watch resume and consistent pagination (default 10,000). */
+  watchHistorySize?: number;
+  /** Interval of BOOKMARK events on watches that allow them (default 15 s). */
+  bookmarkIntervalMs?: number;
+  /** Name of the cluster, context and user in the kubeconfig (default `kubeloop`). */
+  name?: string;
+  /** Where warnings and errors go (default: stderr as JSON lines). */
+  log?: (level: 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
+}
+
+/** Connection settings for a client of the control plane. */
+export interface ClientConfig {
+  server: string;
+  token: string;
+  /** PEM of the cluster CA. */
+  caData: string;
+}
+
+/** A running local control plane. */
+export interface ControlPlane {
+  /** `https://127.0.0.1:<port>` */
+  readonly url: string;
+  /** The admin kubeconfig (YAML). */
+  readonly kubeconfig: string;
+  /** Where the kubeconfig was written, when it was. */
+  readonly kubeconfigPath: string | undefined;
+  readonly clientConfig: ClientConfig;
+  /** Fault injection for reliability tests. */
+  readonly faults: Faults;
+  /** The storage (for white-box checks in tests). */
+  readonly store: Store;
+  readonly registry: Registry;
+  /** Stops serving, ends every connection, flushes and closes storage. Idempotent. */
+  stop(): Promise<void>;
+}
+
+const META_CA = 'ca';
+const META_TOKEN = 'admin-token';
+
+const defaultLog: NonNullable<ControlPlaneOptions['log']> = (level, msg, fields) => {
+  process.stderr.write(`${JSON.stringify({ level, time: new Date().toISOString(), msg, ...fields })}\n`);
+};
+
+/**
+ * Starts the local Kubernetes-compatible control plane: an HTTPS API server with its storage,
+ * built-in kinds and namespace controllers.
+ *
+ * @example
+ * ```ts
+ * const cp = await startControlPlane({ port: 0, kubeconfigPath: '.kubeloop/kubeconfig' });
+ * console.log(`kubectl --kubeconfig .kubeloop/kubeconfig get ns  # ${cp.url}`);
+ * await cp.stop();
+ * ```
+ */
+export async function startControlPlane(options: ControlPlaneOptions = {}): Promise<ControlPlane> {
+  const host = options.host ?? '127.0.0.1';
+  const log = options.log ?? defaultLog;
+  const name = options.name ?? 'kubeloop';
+  const journal: Journal = options.dataDir ? openSqliteJournal(options.dataDir) : new MemoryJournal();
+
+  try {
+    const { ca, token } = await credentials(journal);
+    const store = Store.open({ journal, ...(options.watchHistorySize !== undefined && { historySize: options.watchHistorySize }) });
+    const registry = new Registry();
+    const lifecycle = namespaceLifecycle(store);
+    const rest = new RestStorage(store, registry, {
+      admit: (op, t, obj) => lifecycle(op, t, obj),
+      allocate: serviceAllocator(store),
+    });
+    const faults = new Faults();
+    let address = `${host}:${options.port ?? 6443}`;
+    const discovery = new Discovery(registry, () => address);
+    const openapi = createOpenApiEndpoints(registry);
+    const users = new Map<string, UserInfo>([[token, { username: 'kubeloop-admin', groups: ['system:masters', 'system:authenticated'] }]]);
+    let ready = false;
+    const api = new ApiServer({
+      rest,
+      registry,
+      discovery,
+      openapi,
+      faults,
+      authenticate: (req) => {
+        const auth = req.headers.authorization;
+        if (!auth?.startsWith('Bearer ')) return undefined;
+        return users.get(auth.slice(7).trim());
+      },
+      version: versionInfo(),
+      bookmarkIntervalMs: options.bookmarkIntervalMs ?? 15_000,
+      ready: () => ready,
+      log,
+    });
+
+    await bootstrap(rest, registry);
+    const namespaces = new NamespaceController(rest, { caCert: ca.cert, log });
+    namespaces.start();
+
+    const serving = await issueServingCertificate(ca, ['localhost', '127.0.0.1', '::1', host]);
+    const server = createServer({ cert: serving.cert, key: serving.key, ca: ca.cert }, api.listener);
+    server.keepAliveTimeout = 60_000;
+    server.headersTimeout = 65_000;
+    server.requestTimeout = 0; // watches are long-lived
+    const sockets = new Set<Socket>();
+    server.on('secureConnection', (s) => {
+      sockets.add(s);
+      s.on('close', () => sockets.delete(s));
+    });
+    server.on('tlsClientError', () => {
+      // A client that fails the TLS handshake (wrong CA, port scan) is not the server's problem.
+    });
+    await listen(server, options.port ?? 6443, host);
+    const port = (server.address() as AddressInfo).port;
+    address = `${host}:${port}`;
+    const url = `https://${host.includes(':') ? `[${host}]` : host}:${port}`;
+    ready = true;
+
+    const kubeconfig = renderKubeconfig({ name, server: url, caCert: ca.cert, token });
+    if (options.kubeconfigPath) {
+      mkdirSync(dirname(options.kubeconfigPath), { recursive: true });
+      writeFileSync(options.kubeconfigPath, kubeconfig, { mode: 0o600 });
+    }
+
+    let stopping: Promise<void> | undefined;
+    const stop = () => {
+      stopping ??= (async () => {
+        ready = false;
+        namespaces.stop();
+        faults.dropWatches();
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          for (const s of sockets) s.destroy();
+        });
+        await store.close();
+      })();
+      return stopping;
+    };
+
+    return {
+      url,
+      kubeconfig,
+      kubeconfigPath: options.kubeconfigPath,
+      clientConfig: { server: url, token, caData: ca.cert },
+      faults,
+      store,
+      registry,
+      stop,
+    };
+  } catch (err) {
+    await journal.close().catch(() => undefined);
+    throw err;
+  }
+}
+
+/** The CA and admin token: kept in the data directory so kubeconfigs stay valid across restarts. */
+async function credentials(journal: Journal): Promise<{ ca: KeyPair; token: string }> {
+  const storedCa = journal.getMeta(META_CA);
+  let ca: KeyPair;
+  if (storedCa) ca = JSON.parse(storedCa) as KeyPair;
+  else {
+    ca = await createCertificateAuthority();
+    journal.setMeta(META_CA, JSON.stringify(ca));
+  }
+  let token = journal.getMeta(META_TOKEN);
+  if (!token) {
+    token = randomBytes(32).toString('base64url');
+    journal.setMeta(META_TOKEN, token);
+  }
+  return { ca, token };
+}
+
+/** The objects a new cluster starts with: system namespaces and the `kubernetes` Service. */
+async function bootstrap(rest: RestStorage, registry: Registry): Promise<void> {
+  const nsType = registry.lookup('', 'v1', 'namespaces')!;
+  for (const ns of SYSTEM_NAMESPACES) {
+    if (rest.store.get(rest.key(nsType, undefined, ns))) continue;
+    await rest.create(nsType, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }, { dryRun: false });
+  }
+  const svcType = registry.lookup('', 'v1', 'services')!;
+  if (!rest.store.get(rest.key(svcType, 'default', 'kubernetes'))) {
+    await rest.create(
+      svcType,
+      'default',
+      {
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name: 'kubernetes', labels: { component: 'apiserver', provider: 'kubernetes' } },
+        spec: { clusterIP: '10.96.0.1', ports: [{ name: 'https', port: 443, protocol: 'TCP', targetPort: 6443 }] },
+      },
+      { dryRun: false },
+    );
+  }
+}
+
+function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
+
+function versionInfo(): Record<string, string> {
+  return {
+    major: '1',
+    minor: '32',
+    gitVersion: 'v1.32.0-kubeloop',
+    gitCommit: '0000000000000000000000000000000000000000',
+    gitTreeState: 'clean',
+    buildDate: '2026-01-01T00:00:00Z',
+    goVersion: `node${process.versions.node}`,
+    compiler: 'kubeloop',
+    platform: `${process.platform}/${process.arch === 'x64' ? 'amd64' : process.arch}`,
+  };
+}
+
+/** A kubeconfig for the admin user of a control plane. */
+export function renderKubeconfig(o: { name: string; server: string; caCert: string; token: string }): string {
+  const ca = Buffer.from(o.caCert).toString('base64');
+  return [
+    'apiVersion: v1',
+    'kind: Config',
+    'clusters:',
+    `- name: ${o.name}`,
+    '  cluster:',
+    `    server: ${o.server}`,
+    `    certificate-authority-data: ${ca}`,
+    'users:',
+    `- name: ${o.name}-admin`,
+    '  user:',
+    `    token: ${o.token}`,
+    'contexts:',
+    `- name: ${o.name}`,
+    '  context:',
+    `    cluster: ${o.name}`,
+    `    user: ${o.name}-admin`,
+    '    namespace: default',
+    `current-context: ${o.name}`,
+    'preferences: {}',
+    '',
+  ].join('\n');
+}
+
+/** Options of {@link startTestEnv}. */
+export type TestEnvOptions = Omit<ControlPlaneOptions, 'host' | 'port' | 'dataDir'> & { dataDir?: string };
+
+/**
+ * A fresh, isolated control plane for a test (envtest's role): in memory, on a free loopback
+ * port, with a ready-made client configuration. Always `stop()` it (e.g. in `afterAll`).
+ *
+ * @example
+ * ```ts
+ * const env = await startTestEnv();
+ * // use env.clientConfig / env.kubeconfig with any Kubernetes client
+ * await env.stop();
+ * ```
+ */
+export function startTestEnv(options: TestEnvOptions = {}): Promise<ControlPlane> {
+  return startControlPlane({ bookmarkIntervalMs: 1000, ...options, host: '127.0.0.1', port: 0, log: options.log ?? (() => undefined) });
+}

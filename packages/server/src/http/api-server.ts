@@ -1,0 +1,601 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import {
+  ApiError,
+  type FieldSelector,
+  type LabelSelector,
+  parseFieldSelector,
+  parseLabelSelector,
+} from 'kubeloop';
+import { stringify as toYaml } from 'yaml';
+import type { Discovery } from '../discovery/discovery.js';
+import { applyJsonPatch, applyMergePatch, applyStrategicMergePatch, patchMetaForDefinition } from '../patch/index.js';
+import type { Registry } from '../registry/registry.js';
+import type { DeleteParams, ListParams, RestStorage } from '../registry/rest.js';
+import { apiVersionOf, type ResourceType } from '../registry/types.js';
+import type { StoredObject } from '../storage/types.js';
+import { isObject, type Obj } from '../util/object.js';
+import { decodeBody, mediaType, readBody } from './body.js';
+import type { Faults } from './faults.js';
+import { negotiate, type Representation } from './negotiation.js';
+import { parseRequestInfo, type RequestInfo } from './request-info.js';
+import { partialObjectMetadata, type IncludeObject, table } from './table.js';
+import { serveWatch, type WatchParams } from './watch.js';
+
+/** An authenticated caller. */
+export interface UserInfo {
+  username: string;
+  groups: string[];
+}
+
+/** The OpenAPI documents and the schema-based checks the HTTP layer needs. */
+export interface OpenApiEndpoints {
+  /** Serves `/openapi/...`; undefined when the path is not an OpenAPI path. */
+  handle(
+    path: string,
+    query: URLSearchParams,
+    headers: { accept?: string; 'if-none-match'?: string },
+  ): { status: number; headers: Record<string, string>; body: Buffer | string } | undefined;
+  /** Unknown and duplicate fields of a request object (`unknown field "spec.x"` messages). */
+  fieldProblems(t: ResourceType, obj: Obj, raw: string | undefined): string[];
+  /** Drops the fields the schema does not know (what decoding into a typed struct does). */
+  pruneUnknown(t: ResourceType, obj: Obj): void;
+}
+
+export interface ApiServerOptions {
+  rest: RestStorage;
+  registry: Registry;
+  discovery: Discovery;
+  openapi: OpenApiEndpoints;
+  faults: Faults;
+  authenticate(req: IncomingMessage): UserInfo | undefined;
+  version: Record<string, string>;
+  bookmarkIntervalMs: number;
+  /** Answers readiness (`/readyz`). */
+  ready(): boolean;
+  log?(level: 'warn' | 'error', msg: string, fields?: Record<string, unknown>): void;
+}
+
+const PATCH_TYPES = new Set([
+  'application/json-patch+json',
+  'application/merge-patch+json',
+  'application/strategic-merge-patch+json',
+  'application/apply-patch+yaml',
+]);
+const BODY_TYPES = new Set(['application/json', 'application/yaml', '']);
+
+const NOT_FOUND = () =>
+  new ApiError({ code: 404, reason: 'NotFound', message: 'the server could not find the requested resource', details: {} });
+
+/**
+ * The Kubernetes HTTP API: request info from the URL, authentication, fault injection,
+ * discovery and OpenAPI, then the verbs of each resource, with `Status` errors for every failure.
+ */
+export class ApiServer {
+  constructor(private readonly o: ApiServerOptions) {}
+
+  /** The `request` listener of the node:https server. */
+  readonly listener = (req: IncomingMessage, res: ServerResponse): void => {
+    this.handle(req, res).catch((err: unknown) => this.fail(res, err));
+  };
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'https://localhost');
+    const path = url.pathname;
+    const query = url.searchParams;
+    const method = req.method ?? 'GET';
+    const info = parseRequestInfo(method, path, query);
+
+    const fault = this.o.faults.take(info);
+    if (fault) {
+      if ('drop' in fault) {
+        req.socket.destroy();
+        return;
+      }
+      if ('delayMs' in fault) await new Promise((r) => setTimeout(r, fault.delayMs));
+      else {
+        const err = new ApiError({
+          code: fault.status,
+          reason: (fault.reason ?? defaultReason(fault.status)) as ApiError['reason'],
+          message: fault.message ?? `injected fault: HTTP ${fault.status}`,
+          ...(fault.retryAfterSeconds !== undefined && { details: { retryAfterSeconds: fault.retryAfterSeconds } }),
+        });
+        if (fault.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(fault.retryAfterSeconds));
+        return this.fail(res, err);
+      }
+    }
+
+    if (method === 'GET' && this.publicEndpoint(path, res)) return;
+    if (!this.o.authenticate(req)) {
+      req.resume();
+      throw ApiError.unauthorized();
+    }
+    if (path === '/openapi' || path.startsWith('/openapi/')) {
+      const out = this.o.openapi.handle(path, query, {
+        ...(req.headers.accept !== undefined && { accept: req.headers.accept }),
+        ...(req.headers['if-none-match'] !== undefined && { 'if-none-match': req.headers['if-none-match'] }),
+      });
+      if (!out) throw NOT_FOUND();
+      res.writeHead(out.status, out.headers);
+      res.end(out.body);
+      return;
+    }
+    if (!info.isResourceRequest) return this.serveDiscovery(req, res, info);
+    return this.serveResource(req, res, info, query);
+  }
+
+  /** `/healthz`, `/livez`, `/readyz`, `/version`: readable without credentials, like the default `system:public-info-viewer`. */
+  private publicEndpoint(path: string, res: ServerResponse): boolean {
+    if (path === '/healthz' || path === '/livez' || path.startsWith('/healthz/') || path.startsWith('/livez/')) {
+      res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8', 'X-Content-Type-Options': 'nosniff' });
+      res.end('ok');
+      return true;
+    }
+    if (path === '/readyz' || path.startsWith('/readyz/')) {
+      const ready = this.o.ready();
+      res.writeHead(ready ? 200 : 500, { 'Content-Type': 'text/plain; charset=utf-8' });
+      res.end(ready ? 'ok' : '[-]storage not ready\nreadyz check failed');
+      return true;
+    }
+    if (path === '/version' || path === '/version/') {
+      this.send(res, 200, JSON.stringify(this.o.version, null, 2));
+      return true;
+    }
+    return false;
+  }
+
+  private serveDiscovery(req: IncomingMessage, res: ServerResponse, info: RequestInfo): void {
+    if (req.method !== 'GET') throw methodNotAllowed(req.method ?? '');
+    const isRoot = info.path.replace(/\/+$/, '') === '/api' || info.path.replace(/\/+$/, '') === '/apis';
+    const neg = negotiate(req.headers.accept, { table: false, metadata: false, list: false, discovery: isRoot });
+    if (!neg) throw ApiError.notAcceptable('only the following media types are accepted: application/json, application/yaml');
+    const aggregated = neg.representation.as === 'APIGroupDiscoveryList';
+    const body = this.o.discovery.document(info.path, aggregated);
+    if (body === undefined) throw NOT_FOUND();
+    const contentType = aggregated
+      ? `application/json;g=apidiscovery.k8s.io;v=${(neg.representation as { version: string }).version};as=APIGroupDiscoveryList`
+      : 'application/json';
+    res.writeHead(200, { 'Content-Type': contentType, 'Cache-Control': 'no-cache, private' });
+    res.end(body);
+  }
+
+  private async serveResource(req: IncomingMessage, res: ServerResponse, info: RequestInfo, query: URLSearchParams): Promise<void> {
+    const t = this.o.registry.lookup(info.group, info.version, info.resource);
+    if (!t) {
+      req.resume();
+      throw NOT_FOUND();
+    }
+    if (info.subresource && !(info.subresource === 'status' && t.subresources.status) && !(info.subresource === 'scale' && t.subresources.scale)) {
+      req.resume();
+      throw NOT_FOUND();
+    }
+    const namespace = t.namespaced ? info.namespace || undefined : undefined;
+    if (t.namespaced && !namespace && info.name && !['list', 'watch', 'deletecollection'].includes(info.verb)) {
+      // /apis/apps/v1/deployments/name is not a path of a namespaced kind.
+      req.resume();
+      throw NOT_FOUND();
+    }
+    if (!t.namespaced && info.namespace && t.resource !== 'namespaces') {
+      req.resume();
+      throw NOT_FOUND();
+    }
+    const verb = info.verb;
+    const allowed = info.subresource ? ['get', 'update', 'patch'] : t.verbs;
+    if (!(allowed as readonly string[]).includes(verb)) {
+      req.resume();
+      throw methodNotAllowed(req.method ?? '', t, verb);
+    }
+    const name = t.resource === 'namespaces' && !t.namespaced ? info.name : info.name;
+    const dryRun = parseDryRun(query);
+
+    switch (verb) {
+      case 'get':
+        return this.get(req, res, t, namespace, name, info.subresource);
+      case 'list':
+        return this.list(req, res, t, namespace, query);
+      case 'watch':
+        return this.watch(req, res, t, namespace, name, query, info);
+      case 'create': {
+        if (info.name) throw methodNotAllowed('POST', t, 'create');
+        const { obj, raw } = await this.readObject(req, t);
+        const warnings = this.checkFields(t, obj, raw, query);
+        const stored = await this.o.rest.create(t, namespace, obj, { dryRun });
+        return this.respondObject(req, res, 201, t, stored, warnings);
+      }
+      case 'update': {
+        if (info.subresource === 'scale') {
+          const { obj } = await this.readBody(req);
+          const scale = await this.o.rest.updateScale(t, namespace, name, obj, { dryRun });
+          return this.sendJson(req, res, 200, scale);
+        }
+        const { obj, raw } = await this.readObject(req, t);
+        const warnings = this.checkFields(t, obj, raw, query);
+        const stored = await this.o.rest.update(t, namespace, name, obj, info.subresource === 'status' ? 'status' : undefined, { dryRun });
+        return this.respondObject(req, res, 200, t, stored, warnings);
+      }
+      case 'patch':
+        return this.patch(req, res, t, namespace, name, info.subresource, query, dryRun);
+      case 'delete': {
+        const opts = await this.deleteOptions(req, query);
+        const { stored, deleted } = await this.o.rest.delete(t, namespace, name, opts, { dryRun });
+        if (deleted && !t.returnDeletedObject) {
+          const m = stored.object.metadata as Obj;
+          return this.sendJson(req, res, 200, {
+            kind: 'Status',
+            apiVersion: 'v1',
+            metadata: {},
+            status: 'Success',
+            details: { name, ...(t.group && { group: t.group }), kind: t.resource, uid: m.uid },
+          });
+        }
+        return this.respondObject(req, res, 200, t, stored);
+      }
+      case 'deletecollection': {
+        const opts = await this.deleteOptions(req, query);
+        const items = await this.o.rest.deleteCollection(t, namespace, listParams(query), opts, { dryRun });
+        return this.sendJson(req, res, 200, {
+          kind: t.listKind,
+          apiVersion: apiVersionOf(t),
+          metadata: { resourceVersion: String(this.o.rest.store.revision) },
+          items: items.map((i) => i.object),
+        });
+      }
+      default:
+        throw methodNotAllowed(req.method ?? '', t, verb);
+    }
+  }
+
+  private get(req: IncomingMessage, res: ServerResponse, t: ResourceType, ns: string | undefined, name: string, sub: string): void {
+    if (sub === 'scale') return this.sendJson(req, res, 200, this.o.rest.getScale(t, ns, name));
+    const stored = this.o.rest.get(t, ns, name);
+    this.respondObject(req, res, 200, t, stored);
+  }
+
+  private list(req: IncomingMessage, res: ServerResponse, t: ResourceType, ns: string | undefined, query: URLSearchParams): void {
+    const neg = this.negotiateResource(req, true);
+    const out = this.o.rest.list(t, ns, listParams(query));
+    const listMeta: Obj = { resourceVersion: out.resourceVersion };
+    if (out.continue !== undefined) listMeta.continue = out.continue;
+    if (out.remainingItemCount !== undefined) listMeta.remainingItemCount = out.remainingItemCount;
+
+    switch (neg.representation.as) {
+      case 'Table':
+        return this.sendJson(req, res, 200, table(t, out.items, includeObject(query), listMeta));
+      case 'PartialObjectMetadata':
+      case 'PartialObjectMetadataList':
+        return this.sendJson(req, res, 200, {
+          kind: 'PartialObjectMetadataList',
+          apiVersion: 'meta.k8s.io/v1',
+          metadata: listMeta,
+          items: out.items.map(partialObjectMetadata),
+        });
+      default: {
+        // Items are written from their cached encodings: no re-serialisation of stored objects.
+        const head = `{"kind":${JSON.stringify(t.listKind)},"apiVersion":${JSON.stringify(apiVersionOf(t))},"metadata":${JSON.stringify(listMeta)},"items":[`;
+        if (neg.yaml) {
+          return this.sendJson(req, res, 200, JSON.parse(`${head}${out.items.map((i) => i.json).join(',')}]}`));
+        }
+        res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private' });
+        writeChunked(res, head, out.items, ']}');
+      }
+    }
+  }
+
+  private watch(
+    req: IncomingMessage,
+    res: ServerResponse,
+    t: ResourceType,
+    ns: string | undefined,
+    name: string,
+    query: URLSearchParams,
+    info: RequestInfo,
+  ): void {
+    const neg = this.negotiateResource(req, false);
+    const p: WatchParams = {
+      ...listParams(query),
+      allowWatchBookmarks: query.get('allowWatchBookmarks') === 'true',
+    };
+    const timeout = query.get('timeoutSeconds');
+    if (timeout !== null) p.timeoutSeconds = parseNonNegativeInt('timeoutSeconds', timeout);
+    const sie = query.get('sendInitialEvents');
+    if (sie !== null) p.sendInitialEvents = sie === 'true';
+    if (name) {
+      p.fieldSelector = [...(p.fieldSelector ?? []), { field: 'metadata.name', operator: '=', value: name }];
+    }
+    serveWatch(this.o.rest, t, ns, p, res, {
+      bookmarkIntervalMs: this.o.bookmarkIntervalMs,
+      maxBufferedBytes: 64 * 1024 * 1024,
+      representation: neg.representation,
+      includeObject: includeObject(query),
+      track: (close) => this.o.faults.trackWatch(info, close),
+    });
+  }
+
+  private async patch(
+    req: IncomingMessage,
+    res: ServerResponse,
+    t: ResourceType,
+    ns: string | undefined,
+    name: string,
+    sub: string,
+    query: URLSearchParams,
+    dryRun: boolean,
+  ): Promise<void> {
+    const type = mediaType(req.headers['content-type']);
+    if (!PATCH_TYPES.has(type)) {
+      req.resume();
+      throw ApiError.unsupportedMediaType(type);
+    }
+    if (type === 'application/apply-patch+yaml') {
+      req.resume();
+      throw new ApiError({
+        code: 415,
+        reason: 'UnsupportedMediaType',
+        message: 'server-side apply (application/apply-patch+yaml) is not supported by this server yet',
+      });
+    }
+    const meta = t.definition ? patchMetaForDefinition(t.definition) : undefined;
+    if (type === 'application/strategic-merge-patch+json' && !meta) {
+      req.resume();
+      throw new ApiError({
+        code: 415,
+        reason: 'UnsupportedMediaType',
+        message: `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml`,
+      });
+    }
+    const raw = await readBody(req);
+    const patch = decodeBody(raw, 'application/json');
+    if (type === 'application/json-patch+json' ? !Array.isArray(patch) : !isObject(patch)) {
+      throw ApiError.badRequest(
+        type === 'application/json-patch+json'
+          ? 'json: cannot unmarshal object into Go value of type jsonpatch.Patch'
+          : 'error decoding patch: json: cannot unmarshal array into Go value of type map[string]interface {}',
+      );
+    }
+    const applyPatch = (current: Obj): Obj => {
+      const next =
+        type === 'application/json-patch+json'
+          ? applyJsonPatch(current, patch)
+          : type === 'application/merge-patch+json'
+            ? applyMergePatch(current, patch)
+            : applyStrategicMergePatch(current, patch, meta);
+      if (!isObject(next)) throw ApiError.badRequest('the patch did not produce an object');
+      return next;
+    };
+    let warnings: string[] = [];
+    if (sub === 'scale') {
+      const current = this.o.rest.getScale(t, ns, name);
+      const scale = await this.o.rest.updateScale(t, ns, name, applyPatch(current), { dryRun });
+      return this.sendJson(req, res, 200, scale);
+    }
+    const stored = await this.o.rest.patch(t, ns, name, sub === 'status' ? 'status' : undefined, { dryRun }, (current) => {
+      const next = applyPatch(current);
+      warnings = this.checkFields(t, next, undefined, query);
+      return next;
+    });
+    this.respondObject(req, res, 200, t, stored, warnings);
+  }
+
+  /** fieldValidation=Strict|Warn|Ignore on a request object; returns Warning texts. */
+  private checkFields(t: ResourceType, obj: Obj, raw: string | undefined, query: URLSearchParams): string[] {
+    const mode = query.get('fieldValidation') ?? 'Warn';
+    if (mode !== 'Strict' && mode !== 'Warn' && mode !== 'Ignore') {
+      throw ApiError.badRequest(`fieldValidation: Unsupported value: "${mode}": supported values: "Ignore", "Strict", "Warn"`);
+    }
+    if (mode === 'Ignore') {
+      this.o.openapi.pruneUnknown(t, obj);
+      return [];
+    }
+    const problems = this.o.openapi.fieldProblems(t, obj, raw);
+    if (problems.length > 0 && mode === 'Strict') {
+      throw ApiError.badRequest(`strict decoding error: ${problems.join(', ')}`);
+    }
+    this.o.openapi.pruneUnknown(t, obj);
+    return problems;
+  }
+
+  private async readBody(req: IncomingMessage): Promise<{ obj: Obj; raw: string }> {
+    const type = mediaType(req.headers['content-type']);
+    if (!BODY_TYPES.has(type)) {
+      req.resume();
+      throw ApiError.unsupportedMediaType(type);
+    }
+    const raw = await readBody(req);
+    const obj = decodeBody(raw, type || 'application/json');
+    if (!isObject(obj)) throw ApiError.badRequest(`Object 'Kind' is missing in '${raw.toString('utf8').slice(0, 200)}'`);
+    return { obj, raw: type === 'application/yaml' ? '' : raw.toString('utf8') };
+  }
+
+  /** Reads a create/update body and checks its apiVersion and kind against the URL. */
+  private async readObject(req: IncomingMessage, t: ResourceType): Promise<{ obj: Obj; raw: string | undefined }> {
+    const { obj, raw } = await this.readBody(req);
+    const expected = apiVersionOf(t);
+    const apiVersion = obj.apiVersion;
+    const kind = obj.kind;
+    if (apiVersion !== undefined && apiVersion !== '' && apiVersion !== expected) {
+      if (typeof apiVersion !== 'string') throw ApiError.badRequest(`apiVersion: Invalid value: must be a string`);
+      throw ApiError.badRequest(`the API version in the data (${apiVersion}) does not match the expected API version (${expected})`);
+    }
+    if (kind !== undefined && kind !== '' && kind !== t.kind) {
+      throw ApiError.badRequest(
+        `${typeof kind === 'string' ? kind : JSON.stringify(kind)} in version "${t.version}" cannot be handled as a ${t.kind}: the kind in the body does not match the resource of the URL (${t.resource})`,
+      );
+    }
+    obj.apiVersion = expected;
+    obj.kind = t.kind;
+    return { obj, raw: raw || undefined };
+  }
+
+  private async deleteOptions(req: IncomingMessage, query: URLSearchParams): Promise<DeleteParams> {
+    const opts: DeleteParams = {};
+    const raw = await readBody(req);
+    if (raw.length > 0) {
+      const body = decodeBody(raw, 'application/json');
+      if (!isObject(body)) throw ApiError.badRequest('DeleteOptions must be an object');
+      if (body.propagationPolicy !== undefined) opts.propagationPolicy = propagation(body.propagationPolicy);
+      if (body.orphanDependents === true) opts.propagationPolicy = 'Orphan';
+      if (typeof body.gracePeriodSeconds === 'number') opts.gracePeriodSeconds = body.gracePeriodSeconds;
+      if (isObject(body.preconditions)) {
+        opts.preconditions = {
+          ...(typeof body.preconditions.uid === 'string' && { uid: body.preconditions.uid }),
+          ...(typeof body.preconditions.resourceVersion === 'string' && { resourceVersion: body.preconditions.resourceVersion }),
+        };
+      }
+    }
+    const qp = query.get('propagationPolicy');
+    if (qp !== null) opts.propagationPolicy = propagation(qp);
+    if (query.get('orphanDependents') === 'true') opts.propagationPolicy = 'Orphan';
+    const grace = query.get('gracePeriodSeconds');
+    if (grace !== null) opts.gracePeriodSeconds = parseNonNegativeInt('gracePeriodSeconds', grace);
+    return opts;
+  }
+
+  private negotiateResource(req: IncomingMessage, list: boolean): { representation: Representation; yaml: boolean } {
+    const neg = negotiate(req.headers.accept, { table: true, metadata: true, list });
+    if (!neg) {
+      throw ApiError.notAcceptable(
+        'only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf',
+      );
+    }
+    return neg;
+  }
+
+  private respondObject(
+    req: IncomingMessage,
+    res: ServerResponse,
+    code: number,
+    t: ResourceType,
+    stored: StoredObject,
+    warnings: string[] = [],
+  ): void {
+    if (warnings.length > 0) {
+      res.setHeader(
+        'Warning',
+        warnings.map((w) => `299 - ${JSON.stringify(w)}`),
+      );
+    }
+    const neg = this.negotiateResource(req, false);
+    switch (neg.representation.as) {
+      case 'Table':
+        return this.sendJson(req, res, code, table(t, [stored], includeObject(new URLSearchParams()), { resourceVersion: String(stored.revision) }));
+      case 'PartialObjectMetadata':
+      case 'PartialObjectMetadataList':
+        return this.sendJson(req, res, code, partialObjectMetadata(stored));
+      default:
+        if (neg.yaml) return this.sendJson(req, res, code, stored.object);
+        this.send(res, code, stored.json);
+    }
+  }
+
+  private sendJson(req: IncomingMessage, res: ServerResponse, code: number, body: unknown): void {
+    if (negotiate(req.headers.accept, { table: false, metadata: false, list: false })?.yaml) {
+      res.writeHead(code, { 'Content-Type': 'application/yaml', 'Cache-Control': 'no-cache, private' });
+      res.end(toYaml(body));
+      return;
+    }
+    this.send(res, code, JSON.stringify(body));
+  }
+
+  private send(res: ServerResponse, code: number, json: string): void {
+    res.writeHead(code, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private' });
+    res.end(json);
+  }
+
+  private fail(res: ServerResponse, err: unknown): void {
+    let apiErr: ApiError;
+    if (err instanceof ApiError) apiErr = err;
+    else {
+      apiErr = ApiError.internal(err instanceof Error ? err.message : String(err));
+      this.o.log?.('error', 'request failed', { err: err instanceof Error ? err.stack : String(err) });
+    }
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    if (apiErr.code === 401) res.setHeader('WWW-Authenticate', 'Bearer realm="kubeloop"');
+    if (apiErr.retryAfter !== undefined && !res.hasHeader('Retry-After')) res.setHeader('Retry-After', String(apiErr.retryAfter));
+    this.send(res, apiErr.code, JSON.stringify(apiErr.status));
+  }
+}
+
+/** Writes `head`, the items' cached JSON separated by commas, and `tail`, in a few large chunks. */
+function writeChunked(res: ServerResponse, head: string, items: StoredObject[], tail: string): void {
+  let buf = head;
+  for (let i = 0; i < items.length; i++) {
+    buf += i === 0 ? items[i]!.json : `,${items[i]!.json}`;
+    if (buf.length > 256 * 1024) {
+      res.write(buf);
+      buf = '';
+    }
+  }
+  res.end(buf + tail);
+}
+
+function listParams(query: URLSearchParams): ListParams {
+  const p: ListParams = {};
+  const ls = query.get('labelSelector');
+  if (ls) p.labelSelector = parseLabelSelector(ls) as LabelSelector;
+  const fs = query.get('fieldSelector');
+  if (fs) p.fieldSelector = parseFieldSelector(fs) as FieldSelector;
+  const limit = query.get('limit');
+  if (limit !== null && limit !== '') p.limit = parseNonNegativeInt('limit', limit);
+  const cont = query.get('continue');
+  if (cont) p.continue = cont;
+  const rv = query.get('resourceVersion');
+  if (rv !== null) p.resourceVersion = rv;
+  const rvm = query.get('resourceVersionMatch');
+  if (rvm) p.resourceVersionMatch = rvm;
+  return p;
+}
+
+function includeObject(query: URLSearchParams): IncludeObject {
+  const v = query.get('includeObject');
+  if (v === null || v === '') return 'Metadata';
+  if (v === 'None' || v === 'Metadata' || v === 'Object') return v;
+  throw ApiError.badRequest(`includeObject: Unsupported value: "${v}": supported values: "Metadata", "None", "Object"`);
+}
+
+function parseDryRun(query: URLSearchParams): boolean {
+  const values = query.getAll('dryRun');
+  for (const v of values) {
+    if (v !== 'All') throw ApiError.badRequest(`dryRun: Unsupported value: "${v}": supported values: "All"`);
+  }
+  return values.length > 0;
+}
+
+function parseNonNegativeInt(name: string, v: string): number {
+  if (!/^\d+$/.test(v)) throw ApiError.badRequest(`${name}: Invalid value: "${v}": must be a non-negative integer`);
+  return Number(v);
+}
+
+function propagation(v: unknown): NonNullable<DeleteParams['propagationPolicy']> {
+  if (v === 'Orphan' || v === 'Background' || v === 'Foreground') return v;
+  throw ApiError.badRequest(
+    `propagationPolicy: Unsupported value: ${JSON.stringify(v)}: supported values: "Foreground", "Background", "Orphan"`,
+  );
+}
+
+function methodNotAllowed(method: string, t?: ResourceType, verb?: string): ApiError {
+  if (t) return ApiError.methodNotSupported({ group: t.group, resource: t.resource }, verb ?? method.toLowerCase());
+  return new ApiError({ code: 405, reason: 'MethodNotAllowed', message: `the server does not allow this method on the requested resource` });
+}
+
+function defaultReason(code: number): string {
+  switch (code) {
+    case 400:
+      return 'BadRequest';
+    case 404:
+      return 'NotFound';
+    case 409:
+      return 'Conflict';
+    case 410:
+      return 'Expired';
+    case 429:
+      return 'TooManyRequests';
+    case 503:
+      return 'ServiceUnavailable';
+    case 504:
+      return 'Timeout';
+    default:
+      return 'InternalError';
+  }
+}

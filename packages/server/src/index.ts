@@ -1,0 +1,16 @@
+/**
+ * `@kubeloop/server` — a local Kubernetes-compatible control plane in Node.
+ *
+ * `startControlPlane()` serves the Kubernetes API over HTTPS (real kubectl works against it);
+ * `startTestEnv()` is the same thing, fresh and in memory on a free port, for tests.
+ */
+export {
+  type ClientConfig,
+  type ControlPlane,
+  type ControlPlaneOptions,
+  renderKubeconfig,
+  startControlPlane,
+  startTestEnv,
+  type TestEnvOptions,
+} from './control-plane.js';
+export type { FaultAction, FaultMatch, FaultRule, Faults } from './http/faults.js';

@@ -1,0 +1,68 @@
+import { ApiError } from 'kubeloop';
+import { collectionPrefix, type Store } from '../storage/store.js';
+import { isObject, type Obj } from '../util/object.js';
+import type { ResourceType } from './types.js';
+
+/** The service cluster IP range: 10.96.0.0/12 (10.96.0.1 is the `kubernetes` Service). */
+const FIRST = (10 << 24) | (96 << 16);
+const SIZE = 1 << 20;
+const NODE_PORT_MIN = 30000;
+const NODE_PORT_MAX = 32767;
+
+const ipToString = (n: number) => [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');
+
+/**
+ * Allocates what the apiserver allocates for Services: a cluster IP (unless headless or
+ * ExternalName) and node ports for NodePort/LoadBalancer services. Values stay on update.
+ */
+export function serviceAllocator(store: Store) {
+  const used = (field: (svc: Obj) => unknown[]): Set<unknown> => {
+    const set = new Set<unknown>();
+    for (const s of store.list(collectionPrefix('', 'services')).items) for (const v of field(s.object as Obj)) set.add(v);
+    return set;
+  };
+  return (t: ResourceType, obj: Obj, old: Obj | undefined): void => {
+    if (t.group !== '' || t.resource !== 'services') return;
+    const spec = isObject(obj.spec) ? obj.spec : (obj.spec = {});
+    const oldSpec = old && isObject(old.spec) ? old.spec : undefined;
+    const type = (spec.type as string | undefined) ?? 'ClusterIP';
+    if (type === 'ExternalName') return;
+    if ((spec.clusterIP === undefined || spec.clusterIP === '') && oldSpec?.clusterIP) {
+      spec.clusterIP = oldSpec.clusterIP;
+      spec.clusterIPs = oldSpec.clusterIPs;
+    }
+    if (spec.clusterIP === undefined || spec.clusterIP === '') {
+      const taken = used((s) => [isObject(s.spec) ? s.spec.clusterIP : undefined]);
+      let ip: string | undefined;
+      for (let i = 10; i < SIZE - 1; i++) {
+        const candidate = ipToString(FIRST + i);
+        if (!taken.has(candidate)) {
+          ip = candidate;
+          break;
+        }
+      }
+      if (!ip) throw ApiError.internal('failed to allocate a serviceIP: range is full');
+      spec.clusterIP = ip;
+    }
+    if (!Array.isArray(spec.clusterIPs) || spec.clusterIPs.length === 0) spec.clusterIPs = [spec.clusterIP];
+    if ((type === 'NodePort' || type === 'LoadBalancer') && Array.isArray(spec.ports)) {
+      const taken = used((s) =>
+        isObject(s.spec) && Array.isArray(s.spec.ports) ? s.spec.ports.map((p) => (isObject(p) ? p.nodePort : undefined)) : [],
+      );
+      const oldPorts = Array.isArray(oldSpec?.ports) ? (oldSpec.ports as Obj[]) : [];
+      let next = NODE_PORT_MIN;
+      for (const port of spec.ports) {
+        if (!isObject(port) || port.nodePort) continue;
+        const previous = oldPorts.find((p) => p.port === port.port && p.protocol === port.protocol)?.nodePort;
+        if (previous) {
+          port.nodePort = previous;
+          continue;
+        }
+        while (next <= NODE_PORT_MAX && taken.has(next)) next++;
+        if (next > NODE_PORT_MAX) throw ApiError.internal('failed to allocate a nodePort: range is full');
+        port.nodePort = next;
+        taken.add(next);
+      }
+    }
+  };
+}

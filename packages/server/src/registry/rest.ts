@@ -1,0 +1,612 @@
+import { randomUUID } from 'node:crypto';
+import {
+  ApiError,
+  type FieldSelector,
+  type LabelSelector,
+  fieldError,
+  formatLabelSelector,
+  labelSelectorFromObject,
+  matchesFields,
+  matchesLabels,
+  type StatusCause,
+  validateObjectMeta,
+} from 'kubeloop';
+import { collectionPrefix, objectKey, StorageError, type Store } from '../storage/store.js';
+import type { KubeObject, StoredObject } from '../storage/types.js';
+import { clone, deepEqual, getPath, isObject, meta, type Obj, setPath, timestamp } from '../util/object.js';
+import type { Registry } from './registry.js';
+import { apiVersionOf, type ResourceType } from './types.js';
+
+/** What every write request carries besides its object. */
+export interface WriteContext {
+  /** `dryRun=All`: run everything, persist nothing. */
+  dryRun: boolean;
+}
+
+/** Parsed list/watch parameters. */
+export interface ListParams {
+  labelSelector?: LabelSelector;
+  fieldSelector?: FieldSelector;
+  limit?: number;
+  continue?: string;
+  resourceVersion?: string;
+  resourceVersionMatch?: string;
+}
+
+export interface ListOutcome {
+  items: StoredObject[];
+  resourceVersion: string;
+  continue?: string;
+  remainingItemCount?: number;
+}
+
+/** Parsed DeleteOptions (body or query). */
+export interface DeleteParams {
+  propagationPolicy?: 'Orphan' | 'Background' | 'Foreground';
+  gracePeriodSeconds?: number;
+  preconditions?: { uid?: string; resourceVersion?: string };
+}
+
+/**
+ * Hooks the composition root plugs in: admission (namespace lifecycle, webhooks later) and
+ * server-side allocations such as Service cluster IPs.
+ */
+export interface RestHooks {
+  /** Called before create/update/delete is persisted; throws ApiError to refuse. */
+  admit?(op: 'CREATE' | 'UPDATE' | 'DELETE', t: ResourceType, obj: Obj, old: Obj | undefined): void | Promise<void>;
+  /** Fills server-allocated fields (Service clusterIP…) on create and update. */
+  allocate?(t: ResourceType, obj: Obj, old: Obj | undefined): void;
+}
+
+interface Continue {
+  rv: number;
+  start: string;
+}
+
+const gr = (t: ResourceType) => ({ group: t.group, resource: t.resource });
+const gk = (t: ResourceType) => ({ group: t.group, kind: t.kind });
+
+/** Random suffix of `generateName` (apimachinery's alphabet: no vowels, no confusable digits). */
+const NAME_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
+function randomSuffix(n = 5): string {
+  let s = '';
+  for (let i = 0; i < n; i++) s += NAME_ALPHABET[Math.floor(Math.random() * NAME_ALPHABET.length)];
+  return s;
+}
+
+function strings(v: unknown): string[] {
+  return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
+}
+
+/**
+ * The generic REST semantics of Kubernetes' registry (`generic/registry.Store` + strategies):
+ * what create, update, patch, delete and list do to an object of any resource type. The HTTP
+ * layer decodes requests into calls here; nothing in this class knows about HTTP.
+ */
+export class RestStorage {
+  constructor(
+    readonly store: Store,
+    readonly registry: Registry,
+    private readonly hooks: RestHooks = {},
+  ) {}
+
+  key(t: ResourceType, namespace: string | undefined, name: string): string {
+    return objectKey(t.group, t.resource, t.namespaced ? namespace : undefined, name);
+  }
+
+  get(t: ResourceType, namespace: string | undefined, name: string): StoredObject {
+    const found = this.store.get(this.key(t, namespace, name));
+    if (!found) throw ApiError.notFound(gr(t), name);
+    return found;
+  }
+
+  /** The value of a field selector's field for an object of this type. */
+  fieldValue(t: ResourceType, obj: Readonly<KubeObject>, field: string): string | undefined {
+    const m = (obj.metadata ?? {}) as Obj;
+    if (field === 'metadata.name') return String(m.name ?? '');
+    if (field === 'metadata.namespace') return t.namespaced ? String(m.namespace ?? '') : '';
+    const fn = t.behaviour.fieldSelectors?.[field];
+    return fn ? fn(obj as Obj) : undefined;
+  }
+
+  /** Checks that every field of a selector is supported, as the apiserver's field label conversion does. */
+  checkFieldSelector(t: ResourceType, sel: FieldSelector | undefined): void {
+    for (const r of sel ?? []) {
+      if (r.field === 'metadata.name' || r.field === 'metadata.namespace') continue;
+      if (!t.behaviour.fieldSelectors?.[r.field]) {
+        throw ApiError.badRequest(
+          `field label not supported: ${r.field}`,
+        );
+      }
+    }
+  }
+
+  /** A predicate for the label and field selectors of a list or watch. */
+  matcher(t: ResourceType, p: Pick<ListParams, 'labelSelector' | 'fieldSelector'>): ((o: StoredObject) => boolean) | undefined {
+    const { labelSelector, fieldSelector } = p;
+    if (!labelSelector?.length && !fieldSelector?.length) return undefined;
+    return (o) => {
+      const labels = (o.object.metadata as Obj | undefined)?.labels as Record<string, string> | undefined;
+      if (labelSelector?.length && !matchesLabels(labelSelector, labels)) return false;
+      if (fieldSelector?.length && !matchesFields(fieldSelector, (f) => this.fieldValue(t, o.object, f))) return false;
+      return true;
+    };
+  }
+
+  list(t: ResourceType, namespace: string | undefined, p: ListParams): ListOutcome {
+    this.checkFieldSelector(t, p.fieldSelector);
+    const prefix = collectionPrefix(t.group, t.resource, t.namespaced ? namespace : undefined);
+    const filter = this.matcher(t, p);
+    let atRevision: number | undefined;
+    let after: string | undefined;
+
+    if (p.resourceVersionMatch && !p.resourceVersion) {
+      throw ApiError.badRequest('resourceVersionMatch is forbidden unless resourceVersion is provided');
+    }
+    if (p.continue) {
+      if (p.resourceVersion && p.resourceVersion !== '0') {
+        throw ApiError.badRequest('specifying resource version is not allowed when using continue');
+      }
+      const token = decodeContinue(p.continue);
+      if (token.rv < this.store.oldestRevision) {
+        throw new ApiError({
+          code: 410,
+          reason: 'Expired',
+          message:
+            'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.',
+          metadata: { continue: encodeContinue({ rv: -1, start: token.start }) },
+        });
+      }
+      atRevision = token.rv === -1 ? undefined : token.rv;
+      after = prefix + token.start;
+    } else if (p.resourceVersion && p.resourceVersion !== '0') {
+      const rv = parseResourceVersion(p.resourceVersion);
+      if (p.resourceVersionMatch === 'Exact') {
+        if (rv < this.store.oldestRevision) {
+          throw ApiError.expired('The resourceVersion for the provided list is too old.');
+        }
+        if (rv > this.store.revision) throw tooLarge(rv, this.store.revision);
+        atRevision = rv;
+      } else if (p.resourceVersionMatch && p.resourceVersionMatch !== 'NotOlderThan') {
+        throw ApiError.badRequest(`unknown resourceVersionMatch: ${p.resourceVersionMatch}`);
+      } else if (rv > this.store.revision) {
+        throw tooLarge(rv, this.store.revision);
+      }
+    }
+
+    let result: ReturnType<Store['list']>;
+    try {
+      result = this.store.list(prefix, {
+        ...(after !== undefined && { after }),
+        ...(p.limit !== undefined && p.limit > 0 && { limit: p.limit }),
+        ...(atRevision !== undefined && { atRevision }),
+        ...(filter && { filter }),
+      });
+    } catch (err) {
+      if (err instanceof StorageError && err.code === 'TooOld') throw ApiError.expired(err.message);
+      throw err;
+    }
+    const out: ListOutcome = { items: result.items, resourceVersion: String(result.revision) };
+    if (result.continueAfter !== undefined) {
+      out.continue = encodeContinue({ rv: result.revision, start: result.continueAfter.slice(prefix.length) });
+      if (!filter) {
+        const all = this.store.list(prefix, { after: result.continueAfter, atRevision: result.revision });
+        out.remainingItemCount = all.items.length;
+      }
+    }
+    return out;
+  }
+
+  async create(t: ResourceType, namespace: string | undefined, input: Obj, ctx: WriteContext): Promise<StoredObject> {
+    const obj = input;
+    const m = meta(obj);
+    if (t.namespaced) m.namespace = namespace;
+    else delete m.namespace;
+    if (m.resourceVersion !== undefined && m.resourceVersion !== '') {
+      throw ApiError.internal('resourceVersion should not be set on objects to be created');
+    }
+    if ((m.name === undefined || m.name === '') && typeof m.generateName === 'string' && m.generateName) {
+      m.name = `${m.generateName}${randomSuffix()}`;
+    }
+    m.uid = randomUUID();
+    m.creationTimestamp = timestamp();
+    delete m.deletionTimestamp;
+    delete m.deletionGracePeriodSeconds;
+    delete m.selfLink;
+    if (t.generation) m.generation = 1;
+    else delete m.generation;
+    if (t.subresources.status) this.resetStatusOnCreate(t, obj);
+
+    this.validate(t, obj, undefined, validateObjectMeta(m, { namespaced: t.namespaced, nameValidation: t.nameValidation, create: true }));
+    this.hooks.allocate?.(t, obj, undefined);
+    await this.hooks.admit?.('CREATE', t, obj, undefined);
+
+    const name = m.name as string;
+    const key = this.key(t, namespace, name);
+    if (ctx.dryRun) {
+      if (this.store.get(key)) throw ApiError.alreadyExists(gr(t), name);
+      return dryRunResult(key, obj);
+    }
+    try {
+      return await this.store.create(key, obj);
+    } catch (err) {
+      throw this.storageError(err, t, name);
+    }
+  }
+
+  /**
+   * PUT. `subresource` selects the status strategy (only `status` changes). Returns the stored
+   * object; an unchanged object is not written again.
+   */
+  async update(
+    t: ResourceType,
+    namespace: string | undefined,
+    name: string,
+    input: Obj,
+    subresource: 'status' | undefined,
+    ctx: WriteContext,
+  ): Promise<StoredObject> {
+    const m = meta(input);
+    if (m.name !== undefined && m.name !== name) {
+      throw ApiError.badRequest(`the name of the object (${String(m.name)}) does not match the name on the URL (${name})`);
+    }
+    const rv = typeof m.resourceVersion === 'string' && m.resourceVersion !== '' ? m.resourceVersion : undefined;
+    if (rv === undefined && !t.allowUnconditionalUpdate) {
+      throw ApiError.invalid(gk(t), name, [
+        { reason: 'FieldValueInvalid', field: 'metadata.resourceVersion', message: 'Invalid value: 0x0: must be specified for an update' },
+      ]);
+    }
+    const expected = rv === undefined ? undefined : parseResourceVersion(rv);
+    return this.guaranteedUpdate(t, namespace, name, subresource, ctx, expected, () => clone(input));
+  }
+
+  /** PATCH: `apply` turns the current object into the desired one (merge, JSON or strategic patch). */
+  async patch(
+    t: ResourceType,
+    namespace: string | undefined,
+    name: string,
+    subresource: 'status' | undefined,
+    ctx: WriteContext,
+    apply: (current: Obj) => Obj,
+  ): Promise<StoredObject> {
+    return this.guaranteedUpdate(t, namespace, name, subresource, ctx, undefined, (current) => {
+      const next = apply(current);
+      if (!isObject(next)) throw ApiError.badRequest('the patch did not produce an object');
+      const m = meta(next);
+      if (m.name !== undefined && m.name !== name) {
+        throw ApiError.invalid(gk(t), name, [
+          { reason: 'FieldValueInvalid', field: 'metadata.name', message: fieldError('invalid', 'metadata.name', m.name, 'field is immutable').message ?? '' },
+        ]);
+      }
+      return next;
+    }, true);
+  }
+
+  /** Reads `.spec.replicas` & co. as an `autoscaling/v1` Scale. */
+  getScale(t: ResourceType, namespace: string | undefined, name: string): Obj {
+    return this.scaleOf(t, this.get(t, namespace, name));
+  }
+
+  /** Writes the replicas of a Scale to the object. */
+  async updateScale(t: ResourceType, namespace: string | undefined, name: string, scale: Obj, ctx: WriteContext): Promise<Obj> {
+    const scaleSpec = t.subresources.scale!;
+    const replicas = isObject(scale.spec) ? scale.spec.replicas : undefined;
+    if (typeof replicas !== 'number' || !Number.isInteger(replicas) || replicas < 0) {
+      throw ApiError.invalid({ group: 'autoscaling', kind: 'Scale' }, name, [
+        { reason: 'FieldValueInvalid', field: 'spec.replicas', message: `Invalid value: ${String(replicas)}: must be greater than or equal to 0` },
+      ]);
+    }
+    const m = isObject(scale.metadata) ? scale.metadata : {};
+    const rv = typeof m.resourceVersion === 'string' && m.resourceVersion ? parseResourceVersion(m.resourceVersion) : undefined;
+    const stored = await this.guaranteedUpdate(t, namespace, name, undefined, ctx, rv, (current) => {
+      setPath(current, scaleSpec.specReplicasPath, replicas);
+      return current;
+    });
+    return this.scaleOf(t, stored);
+  }
+
+  scaleOf(t: ResourceType, stored: StoredObject): Obj {
+    const scaleSpec = t.subresources.scale!;
+    const o = stored.object as Obj;
+    const m = o.metadata as Obj;
+    const sel = scaleSpec.labelSelectorPath ? getPath(o, scaleSpec.labelSelectorPath) : undefined;
+    const selector = typeof sel === 'string' ? sel : isObject(sel) ? formatLabelSelector(labelSelectorFromObject(sel)) : undefined;
+    return {
+      kind: 'Scale',
+      apiVersion: 'autoscaling/v1',
+      metadata: {
+        name: m.name,
+        ...(m.namespace !== undefined && { namespace: m.namespace }),
+        uid: m.uid,
+        resourceVersion: m.resourceVersion,
+        creationTimestamp: m.creationTimestamp,
+      },
+      spec: { replicas: (getPath(o, scaleSpec.specReplicasPath) as number | undefined) ?? 0 },
+      status: {
+        replicas: (getPath(o, scaleSpec.statusReplicasPath) as number | undefined) ?? 0,
+        ...(selector !== undefined && { selector }),
+      },
+    };
+  }
+
+  /**
+   * DELETE. With finalizers left (or added by Foreground/Orphan propagation), the object only
+   * gets `deletionTimestamp`; it disappears when its last finalizer is removed.
+   */
+  async delete(
+    t: ResourceType,
+    namespace: string | undefined,
+    name: string,
+    opts: DeleteParams,
+    ctx: WriteContext,
+  ): Promise<{ stored: StoredObject; deleted: boolean }> {
+    const key = this.key(t, namespace, name);
+    const current = this.get(t, namespace, name);
+    const cm = current.object.metadata as Obj;
+    const pre = opts.preconditions;
+    if (pre?.uid && pre.uid !== cm.uid) {
+      throw ApiError.conflict(gr(t), name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${String(cm.uid)}`);
+    }
+    if (pre?.resourceVersion && pre.resourceVersion !== cm.resourceVersion) {
+      throw ApiError.conflict(
+        gr(t),
+        name,
+        `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${String(cm.resourceVersion)}`,
+      );
+    }
+    await this.hooks.admit?.('DELETE', t, current.object as Obj, current.object as Obj);
+
+    const finalizers = strings(cm.finalizers);
+    const extra =
+      opts.propagationPolicy === 'Foreground' ? 'foregroundDeletion' : opts.propagationPolicy === 'Orphan' ? 'orphan' : undefined;
+    const wanted = extra && !finalizers.includes(extra) ? [...finalizers, extra] : finalizers;
+    const graceful = this.gracefulDeletion(t, current.object as Obj);
+    const isNamespace = t.group === '' && t.resource === 'namespaces';
+
+    if (wanted.length > 0 || graceful) {
+      if (cm.deletionTimestamp) return { stored: current, deleted: false };
+      const next = clone(current.object) as Obj;
+      const nm = meta(next);
+      nm.deletionTimestamp = timestamp();
+      nm.deletionGracePeriodSeconds = 0;
+      if (wanted.length > 0) nm.finalizers = wanted;
+      if (typeof nm.generation === 'number' && nm.generation > 0) nm.generation += 1;
+      if (isNamespace) next.status = { ...(isObject(next.status) ? next.status : {}), phase: 'Terminating' };
+      if (ctx.dryRun) return { stored: dryRunResult(key, next), deleted: false };
+      try {
+        return { stored: await this.store.update(key, next, current.revision), deleted: false };
+      } catch (err) {
+        throw this.storageError(err, t, name);
+      }
+    }
+    if (ctx.dryRun) return { stored: current, deleted: true };
+    try {
+      return { stored: await this.store.delete(key, current.revision), deleted: true };
+    } catch (err) {
+      throw this.storageError(err, t, name);
+    }
+  }
+
+  async deleteCollection(
+    t: ResourceType,
+    namespace: string | undefined,
+    p: ListParams,
+    opts: DeleteParams,
+    ctx: WriteContext,
+  ): Promise<StoredObject[]> {
+    const { items } = this.list(t, namespace, { ...p, limit: undefined, continue: undefined });
+    const out: StoredObject[] = [];
+    for (const item of items) {
+      const m = item.object.metadata as Obj;
+      try {
+        const { stored } = await this.delete(t, m.namespace as string | undefined, m.name as string, opts, ctx);
+        out.push(stored);
+      } catch (err) {
+        // Another client deleting the same object concurrently is not a failure of the collection delete.
+        if (!(err instanceof ApiError && (err.code === 404 || err.code === 409))) throw err;
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Deletions that wait for someone else: a namespace until the namespace controller has emptied
+   * it (its `spec.finalizers`). Pods on a node will wait for their kubelet once one exists.
+   */
+  private gracefulDeletion(t: ResourceType, obj: Obj): boolean {
+    return t.group === '' && t.resource === 'namespaces' && strings((obj.spec as Obj | undefined)?.finalizers).length > 0;
+  }
+
+  private resetStatusOnCreate(t: ResourceType, obj: Obj): void {
+    // Strategies of built-in kinds and custom resources with a status subresource drop the
+    // status a client sends on create; the few kinds with an initial status set it in defaults.
+    if (t.group === '' && (t.resource === 'pods' || t.resource === 'namespaces' || t.resource === 'nodes')) return;
+    delete obj.status;
+  }
+
+  private validate(t: ResourceType, obj: Obj, old: Obj | undefined, metaCauses: StatusCause[]): void {
+    t.behaviour.defaults?.(obj);
+    const causes = [...metaCauses, ...(t.behaviour.validate?.(obj, old) ?? [])];
+    if (causes.length > 0) {
+      const name = (meta(obj).name as string | undefined) ?? (meta(obj).generateName as string | undefined) ?? '';
+      throw ApiError.invalid(gk(t), name, causes);
+    }
+  }
+
+  private async guaranteedUpdate(
+    t: ResourceType,
+    namespace: string | undefined,
+    name: string,
+    subresource: 'status' | undefined,
+    ctx: WriteContext,
+    expectedRevision: number | undefined,
+    desired: (current: Obj) => Obj,
+    fromCurrent = false,
+  ): Promise<StoredObject> {
+    const key = this.key(t, namespace, name);
+    for (let attempt = 0; ; attempt++) {
+      const current = this.store.get(key);
+      if (!current) throw ApiError.notFound(gr(t), name);
+      if (expectedRevision !== undefined && expectedRevision !== current.revision) {
+        throw ApiError.staleObject(gr(t), name);
+      }
+      const old = current.object as Obj;
+      const input = desired(fromCurrent ? (clone(old) as Obj) : (clone(old) as Obj));
+      const next = this.prepareUpdate(t, input, old, subresource, namespace);
+      const nm = meta(next);
+      const om = old.metadata as Obj;
+
+      const causes = validateObjectMeta(nm, { namespaced: t.namespaced, nameValidation: t.nameValidation, create: false });
+      causes.push(...metaUpdateCauses(nm, om));
+      this.validate(t, next, old, causes);
+      this.hooks.allocate?.(t, next, old);
+      await this.hooks.admit?.('UPDATE', t, next, old);
+
+      if (t.generation && !deepEqual(specOf(next), specOf(old))) {
+        nm.generation = ((om.generation as number | undefined) ?? 0) + 1;
+      }
+
+      const deleting = Boolean(om.deletionTimestamp);
+      if (deleting && strings(nm.finalizers).length === 0 && !this.gracefulDeletion(t, next)) {
+        // The last finalizer is gone: the update completes the deletion.
+        if (ctx.dryRun) return dryRunResult(key, next);
+        try {
+          return await this.store.delete(key, current.revision);
+        } catch (err) {
+          if (err instanceof StorageError && err.code === 'Conflict' && expectedRevision === undefined && attempt < 10) continue;
+          throw this.storageError(err, t, name);
+        }
+      }
+      nm.resourceVersion = om.resourceVersion;
+      if (deepEqual(next, old)) return current;
+      if (ctx.dryRun) return dryRunResult(key, next);
+      try {
+        return await this.store.update(key, next, current.revision);
+      } catch (err) {
+        // Someone else wrote in between (only possible across an await above): retry an
+        // unconditional update on the new state, as GuaranteedUpdate does.
+        if (err instanceof StorageError && err.code === 'Conflict' && expectedRevision === undefined && attempt < 10) continue;
+        throw this.storageError(err, t, name);
+      }
+    }
+  }
+
+  /** The strategy's PrepareForUpdate: what a write to the main resource or `/status` may change. */
+  private prepareUpdate(t: ResourceType, input: Obj, old: Obj, subresource: 'status' | undefined, namespace: string | undefined): Obj {
+    const om = old.metadata as Obj;
+    let next: Obj;
+    if (subresource === 'status') {
+      next = clone(old) as Obj;
+      if (input.status === undefined) delete next.status;
+      else next.status = input.status;
+      // A status write may not touch metadata, except the resourceVersion precondition.
+    } else {
+      next = input;
+      if (t.subresources.status) {
+        if (old.status === undefined) delete next.status;
+        else next.status = clone(old.status);
+      }
+    }
+    const nm = meta(next);
+    next.apiVersion = apiVersionOf(t);
+    next.kind = t.kind;
+    nm.name = om.name;
+    if (t.namespaced) nm.namespace = namespace;
+    else delete nm.namespace;
+    // Fields only the server sets.
+    nm.creationTimestamp = om.creationTimestamp;
+    if (nm.uid === undefined || nm.uid === '') nm.uid = om.uid;
+    if (om.deletionTimestamp !== undefined) nm.deletionTimestamp = om.deletionTimestamp;
+    else delete nm.deletionTimestamp;
+    if (om.deletionGracePeriodSeconds !== undefined) nm.deletionGracePeriodSeconds = om.deletionGracePeriodSeconds;
+    else delete nm.deletionGracePeriodSeconds;
+    if (om.generation !== undefined) nm.generation = om.generation;
+    else delete nm.generation;
+    if (om.generateName !== undefined && nm.generateName === undefined) nm.generateName = om.generateName;
+    delete nm.selfLink;
+    return next;
+  }
+
+  private storageError(err: unknown, t: ResourceType, name: string): unknown {
+    if (!(err instanceof StorageError)) return err;
+    switch (err.code) {
+      case 'AlreadyExists':
+        return ApiError.alreadyExists(gr(t), name);
+      case 'NotFound':
+        return ApiError.notFound(gr(t), name);
+      case 'Conflict':
+        return ApiError.staleObject(gr(t), name);
+      case 'TooOld':
+        return ApiError.expired(err.message);
+      default:
+        return ApiError.serviceUnavailable(err.message);
+    }
+  }
+}
+
+/** Everything but metadata and status: what `metadata.generation` tracks. */
+function specOf(obj: Obj): Obj {
+  const { metadata: _m, status: _s, ...rest } = obj;
+  return rest;
+}
+
+/** ValidateObjectMetaUpdate: fields that cannot change, and finalizers during deletion. */
+function metaUpdateCauses(nm: Obj, om: Obj): StatusCause[] {
+  const causes: StatusCause[] = [];
+  if (nm.uid !== om.uid) {
+    causes.push(fieldError('invalid', 'metadata.uid', nm.uid, 'field is immutable'));
+  }
+  if (om.deletionTimestamp) {
+    const before = new Set(strings(om.finalizers));
+    const added = strings(nm.finalizers).filter((f) => !before.has(f));
+    if (added.length > 0) {
+      causes.push(
+        fieldError(
+          'forbidden',
+          'metadata.finalizers',
+          undefined,
+          `no new finalizers can be added if the object is being deleted, found new finalizers []string{${added.map((f) => JSON.stringify(f)).join(', ')}}`,
+        ),
+      );
+    }
+  }
+  return causes;
+}
+
+function dryRunResult(key: string, obj: Obj): StoredObject {
+  return { key, object: obj as KubeObject, revision: 0, json: JSON.stringify(obj) };
+}
+
+export function parseResourceVersion(rv: string): number {
+  const n = Number(rv);
+  if (!/^\d+$/.test(rv) || !Number.isSafeInteger(n)) {
+    throw ApiError.badRequest(`resourceVersion: Invalid value: "${rv}": must be a non-negative integer`);
+  }
+  return n;
+}
+
+function tooLarge(rv: number, current: number): ApiError {
+  return new ApiError({
+    code: 504,
+    reason: 'Timeout',
+    message: `Timeout: Too large resource version: ${rv}, current: ${current}`,
+    details: { causes: [{ reason: 'ResourceVersionTooLarge', message: `Too large resource version` }], retryAfterSeconds: 1 },
+  });
+}
+
+function encodeContinue(c: Continue): string {
+  return Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', rv: c.rv, start: c.start })).toString('base64url');
+}
+
+function decodeContinue(token: string): Continue {
+  try {
+    const raw = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as unknown;
+    if (isObject(raw) && raw.v === 'meta.k8s.io/v1' && typeof raw.rv === 'number' && typeof raw.start === 'string') {
+      if (raw.start.includes('..') || raw.start.startsWith('/')) throw new Error('invalid start key');
+      return { rv: raw.rv, start: raw.start };
+    }
+  } catch {
+    // fall through to the error below
+  }
+  throw ApiError.badRequest('continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)');
+}

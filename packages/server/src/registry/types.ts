@@ -1,0 +1,60 @@
+import type { NameValidation } from 'kubeloop';
+import type { KindBehaviour } from './builtin/index.js';
+
+/** A verb of the Kubernetes API, as listed in discovery. */
+export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete' | 'deletecollection';
+
+export const ALL_VERBS: readonly Verb[] = [
+  'create',
+  'delete',
+  'deletecollection',
+  'get',
+  'list',
+  'patch',
+  'update',
+  'watch',
+];
+
+/** Where the scale subresource finds replicas and the selector (JSON paths as in a CRD). */
+export interface ScaleSubresource {
+  specReplicasPath: string;
+  statusReplicasPath: string;
+  labelSelectorPath?: string;
+}
+
+/**
+ * One resource the server serves at one group/version: what the registry knows to store,
+ * validate, default, print and describe it. Built-in kinds come from a static table; custom
+ * resources are added when their CRD is established.
+ */
+export interface ResourceType {
+  group: string;
+  version: string;
+  /** Plural lowercase name in the URL. */
+  resource: string;
+  kind: string;
+  listKind: string;
+  singular: string;
+  namespaced: boolean;
+  shortNames: readonly string[];
+  categories: readonly string[];
+  verbs: readonly Verb[];
+  subresources: { status?: boolean; scale?: ScaleSubresource };
+  /** Whether `metadata.generation` tracks changes of the spec (everything but metadata/status). */
+  generation: boolean;
+  /** Which rule `metadata.name` follows. */
+  nameValidation: NameValidation;
+  /** Definition name in the built-in OpenAPI schemas (built-in kinds). */
+  definition?: string;
+  /** Whether an update without `metadata.resourceVersion` is allowed (true for most built-in kinds). */
+  allowUnconditionalUpdate: boolean;
+  /** Whether DELETE answers with the deleted object (true) or a `Status` (false). */
+  returnDeletedObject: boolean;
+  /** Defaults, validation, printing and field selectors. */
+  behaviour: KindBehaviour;
+}
+
+/** `apiVersion` of a resource type: `v1` or `group/version`. */
+export function apiVersionOf(t: { group: string; version: string }): string {
+  return t.group ? `${t.group}/${t.version}` : t.version;
+}

@@ -1,0 +1,433 @@
+import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import Database from 'better-sqlite3';
+import {
+  assertMetaName,
+  checkEntries,
+  closedError,
+  type Journal,
+  type JournalEntry,
+  JournalError,
+  type JournalErrorCode,
+  type JournalSnapshot,
+} from './journal.js';
+
+/** The data file inside the data directory. */
+export const DATA_FILE = 'kubeloop.db';
+/** Holds the pid of the server that has the data directory open; informative only (the lock is SQLite's). */
+export const PID_FILE = 'kubeloop.pid';
+
+/** `PRAGMA application_id` of a kubeloop data file: "klop". */
+const APPLICATION_ID = 0x6b6c6f70;
+/** `PRAGMA user_version`: the schema this code writes; a newer file is refused rather than misread. */
+const SCHEMA_VERSION = 1;
+const REVISION_META = 'journal.revision';
+
+/** Options of {@link openSqliteJournal}. */
+export interface SqliteJournalOptions {
+  /** Truncate the write-ahead log every this many commits (default 1000); it is also truncated on close. */
+  compactEvery?: number;
+}
+
+/** Counters of a {@link SqliteJournal}, for tests and diagnostics. */
+export interface SqliteJournalStats {
+  /** Transactions committed by `append` (group commits: one per batch, not per call). */
+  commits: number;
+  /** Entries written by those transactions. */
+  entries: number;
+  /** `wal_checkpoint(TRUNCATE)` runs that completed. */
+  checkpoints: number;
+}
+
+interface Waiter {
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+
+interface ObjectRow {
+  key: string;
+  value: string;
+  mod_revision: number;
+  create_revision: number;
+}
+
+/**
+ * Opens (creating it if needed) the SQLite journal of the data directory `dir`, file
+ * `<dir>/kubeloop.db`. Throws a {@link JournalError}: `in-use` when another server holds the
+ * directory, `corrupt`/`incompatible` when the file is not a kubeloop database, `io` otherwise.
+ *
+ * @example
+ * ```ts
+ * const journal = openSqliteJournal('.kubeloop/data');
+ * const store = Store.open({ journal });
+ * // ...
+ * await store.close(); // closes the journal
+ * ```
+ */
+export function openSqliteJournal(dir: string, opts: SqliteJournalOptions = {}): SqliteJournal {
+  return SqliteJournal.open(dir, opts);
+}
+
+/**
+ * A {@link Journal} in one SQLite database: an `objects` table with the latest value of every
+ * live key, and a `meta` table with the current revision and the caller's small values.
+ *
+ * The process holds the database with `locking_mode=EXCLUSIVE` for its whole life: the operating
+ * system releases that lock when the process dies, however it dies, so a second server is refused
+ * while a `kill -9`'d one never blocks a restart. Commits use WAL with `synchronous=FULL`: an
+ * acknowledged append is on disk.
+ */
+export class SqliteJournal implements Journal {
+  /** The data file. */
+  readonly file: string;
+  private readonly dir: string;
+  private readonly db: Database.Database;
+  private readonly compactEvery: number;
+  private readonly commitBatch: (entries: readonly JournalEntry[]) => void;
+  private readonly getMetaStmt: Database.Statement<[string], { value: string }>;
+  private readonly setMetaStmt: Database.Statement<[string, string]>;
+  /** The revision the database holds. */
+  private committed: number;
+  /** The revision of the last entry accepted by `append`, committed or queued. */
+  private accepted: number;
+  private queue: JournalEntry[] = [];
+  private waiters: Waiter[] = [];
+  private scheduled: NodeJS.Immediate | undefined;
+  private closing: Promise<void> | undefined;
+  private sinceCheckpoint = 0;
+  private readonly counters: SqliteJournalStats = { commits: 0, entries: 0, checkpoints: 0 };
+
+  private constructor(dir: string, file: string, db: Database.Database, compactEvery: number) {
+    this.dir = dir;
+    this.file = file;
+    this.db = db;
+    this.compactEvery = compactEvery;
+
+    const upsert = db.prepare<[string, string, number, number]>(
+      `INSERT INTO objects (key, value, mod_revision, create_revision) VALUES (?, ?, ?, ?)
+       ON CONFLICT (key) DO UPDATE SET value = excluded.value, mod_revision = excluded.mod_revision`,
+    );
+    const remove = db.prepare<[string]>('DELETE FROM objects WHERE key = ?');
+    this.getMetaStmt = db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE name = ?');
+    this.setMetaStmt = db.prepare<[string, string]>(
+      'INSERT INTO meta (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value',
+    );
+    const setMeta = this.setMetaStmt;
+    this.commitBatch = db.transaction((entries: readonly JournalEntry[]) => {
+      for (const e of entries) {
+        // create_revision is only taken from the insert: an update keeps the row's original one.
+        if (e.type === 'put') upsert.run(e.key, e.value as string, e.revision, e.revision);
+        else remove.run(e.key);
+      }
+      // Stored even when the batch is only deletes, so revisions never go back after a restart.
+      const last = entries[entries.length - 1];
+      if (last) setMeta.run(REVISION_META, String(last.revision));
+    });
+
+    this.committed = this.readRevision();
+    this.accepted = this.committed;
+  }
+
+  /** @internal Use {@link openSqliteJournal}. */
+  static open(dir: string, opts: SqliteJournalOptions): SqliteJournal {
+    const compactEvery = opts.compactEvery ?? 1000;
+    if (!Number.isSafeInteger(compactEvery) || compactEvery < 1) {
+      throw new RangeError(`compactEvery must be a positive integer, got ${compactEvery}`);
+    }
+    const absDir = resolve(dir);
+    const file = join(absDir, DATA_FILE);
+    try {
+      mkdirSync(absDir, { recursive: true });
+    } catch (err) {
+      throw new JournalError('io', `cannot create data directory ${absDir}: ${messageOf(err)}`, {
+        path: absDir,
+        cause: err,
+      });
+    }
+
+    let db: Database.Database;
+    try {
+      // timeout 0: a locked database must fail the open at once, not after a busy wait.
+      db = new Database(file, { timeout: 0 });
+    } catch (err) {
+      throw wrapOpenError(err, absDir, file);
+    }
+    try {
+      initialise(db, file);
+      const journal = new SqliteJournal(absDir, file, db, compactEvery);
+      writePidFile(absDir);
+      return journal;
+    } catch (err) {
+      try {
+        db.close();
+      } catch {
+        // Reporting why the open failed matters more.
+      }
+      throw wrapOpenError(err, absDir, file);
+    }
+  }
+
+  load(): JournalSnapshot {
+    this.assertOpen();
+    try {
+      const rows = this.db
+        .prepare<[], ObjectRow>('SELECT key, value, mod_revision, create_revision FROM objects ORDER BY key')
+        .all();
+      const objects = rows.map((r) => ({
+        key: r.key,
+        value: r.value,
+        revision: r.mod_revision,
+        createRevision: r.create_revision,
+      }));
+      return { revision: this.committed, objects };
+    } catch (err) {
+      throw wrapError(err, this.file, 'read');
+    }
+  }
+
+  append(entries: JournalEntry[]): Promise<void> {
+    if (this.closing) return Promise.reject(closedError(this.file));
+    try {
+      this.accepted = checkEntries(entries, this.accepted);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    // Copied: the caller may reuse its array, and the batch is written later.
+    for (const e of entries) this.queue.push({ ...e });
+    return new Promise<void>((resolve, reject) => {
+      this.waiters.push({ resolve, reject });
+      // better-sqlite3 is synchronous: waiting for the next macrotask lets every append of this
+      // tick join the batch, and nothing can interleave with the commit itself.
+      this.scheduled ??= setImmediate(() => {
+        this.scheduled = undefined;
+        this.flush();
+      });
+    });
+  }
+
+  getMeta(name: string): string | undefined {
+    assertMetaName(name);
+    this.assertOpen();
+    try {
+      return this.getMetaStmt.get(name)?.value;
+    } catch (err) {
+      throw wrapError(err, this.file, 'read');
+    }
+  }
+
+  setMeta(name: string, value: string): void {
+    assertMetaName(name);
+    this.assertOpen();
+    if (typeof value !== 'string') throw new TypeError(`meta "${name}" must be a string`);
+    try {
+      this.setMetaStmt.run(name, value);
+    } catch (err) {
+      throw wrapError(err, this.file, 'write to');
+    }
+  }
+
+  close(): Promise<void> {
+    this.closing ??= this.shutdown();
+    return this.closing;
+  }
+
+  /** Counters since open. */
+  stats(): SqliteJournalStats {
+    return { ...this.counters };
+  }
+
+  private async shutdown(): Promise<void> {
+    if (this.scheduled) {
+      clearImmediate(this.scheduled);
+      this.scheduled = undefined;
+    }
+    this.flush();
+    try {
+      if (this.db.open) {
+        try {
+          this.checkpoint();
+        } catch {
+          // The next open replays the log; a failed truncation loses nothing.
+        }
+        this.db.close();
+      }
+    } finally {
+      removePidFile(this.dir);
+    }
+  }
+
+  private flush(): void {
+    if (this.waiters.length === 0) return;
+    const entries = this.queue;
+    const waiters = this.waiters;
+    this.queue = [];
+    this.waiters = [];
+    try {
+      this.commitBatch(entries);
+    } catch (err) {
+      // The transaction rolled back: nothing queued is on disk, so the next revision continues
+      // from what is.
+      this.accepted = this.committed;
+      const error = wrapError(err, this.file, 'write to');
+      for (const w of waiters) w.reject(error);
+      return;
+    }
+    const last = entries[entries.length - 1];
+    if (last) this.committed = last.revision;
+    this.counters.commits++;
+    this.counters.entries += entries.length;
+    for (const w of waiters) w.resolve();
+
+    if (++this.sinceCheckpoint >= this.compactEvery) {
+      try {
+        this.checkpoint();
+      } catch {
+        // Already committed; SQLite's own checkpoints still bound the log, retry next time.
+      }
+    }
+  }
+
+  private checkpoint(): void {
+    this.sinceCheckpoint = 0;
+    this.db.pragma('wal_checkpoint(TRUNCATE)');
+    this.counters.checkpoints++;
+  }
+
+  private readRevision(): number {
+    const stored = this.getMetaStmt.get(REVISION_META)?.value;
+    const fromMeta = stored === undefined ? 0 : Number(stored);
+    if (!Number.isSafeInteger(fromMeta) || fromMeta < 0) {
+      throw new JournalError('corrupt', `data file ${this.file} holds an invalid revision "${stored}"`, {
+        path: this.file,
+      });
+    }
+    const row = this.db.prepare<[], { m: number | null }>('SELECT max(mod_revision) AS m FROM objects').get();
+    return Math.max(fromMeta, row?.m ?? 0);
+  }
+
+  private assertOpen(): void {
+    if (this.closing || !this.db.open) throw closedError(this.file);
+  }
+}
+
+/** Takes the lock, checks the file is ours (or empty), and creates the schema. */
+function initialise(db: Database.Database, file: string): void {
+  // Before anything reads the file: the first read then takes the lock and keeps it until close.
+  db.pragma('locking_mode = EXCLUSIVE');
+  const appId = db.pragma('application_id', { simple: true });
+  const version = db.pragma('user_version', { simple: true });
+  if (appId !== APPLICATION_ID) {
+    const tables = db.prepare<[], { n: number }>('SELECT count(*) AS n FROM sqlite_schema').get();
+    if ((tables?.n ?? 0) > 0) {
+      throw new JournalError('incompatible', `data file ${file} is an SQLite database of another program`, {
+        path: file,
+      });
+    }
+  } else if (typeof version !== 'number' || version > SCHEMA_VERSION) {
+    throw new JournalError(
+      'incompatible',
+      `data file ${file} was written by a newer kubeloop (schema ${String(version)}, this one reads ${SCHEMA_VERSION})`,
+      { path: file },
+    );
+  }
+  const mode = db.pragma('journal_mode = WAL', { simple: true });
+  if (mode !== 'wal') {
+    throw new JournalError(
+      'io',
+      `data file ${file} cannot use write-ahead logging (journal mode ${String(mode)})`,
+      {
+        path: file,
+      },
+    );
+  }
+  db.pragma('synchronous = FULL');
+  // macOS only: a plain fsync there does not reach the platter; elsewhere these are no-ops.
+  db.pragma('fullfsync = ON');
+  db.pragma('checkpoint_fullfsync = ON');
+  db.exec(`BEGIN EXCLUSIVE;
+    CREATE TABLE IF NOT EXISTS objects (
+      key TEXT PRIMARY KEY NOT NULL,
+      value TEXT NOT NULL,
+      mod_revision INTEGER NOT NULL,
+      create_revision INTEGER NOT NULL
+    );
+    CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
+    PRAGMA application_id = ${APPLICATION_ID};
+    PRAGMA user_version = ${SCHEMA_VERSION};
+    COMMIT;`);
+  syncDirectory(file);
+}
+
+/** A new data file is only durable once its directory entry is: sync the directory (not possible on Windows). */
+function syncDirectory(file: string): void {
+  let fd: number | undefined;
+  try {
+    fd = openSync(join(file, '..'), 'r');
+    fsyncSync(fd);
+  } catch {
+    // Best effort.
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+function writePidFile(dir: string): void {
+  try {
+    writeFileSync(join(dir, PID_FILE), `${process.pid}\n`);
+  } catch {
+    // Only used to name the holder in an error message.
+  }
+}
+
+function removePidFile(dir: string): void {
+  try {
+    unlinkSync(join(dir, PID_FILE));
+  } catch {
+    // Already gone, or never written.
+  }
+}
+
+function readPidFile(dir: string): number | undefined {
+  try {
+    const pid = Number.parseInt(readFileSync(join(dir, PID_FILE), 'utf8').trim(), 10);
+    return Number.isSafeInteger(pid) && pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function sqliteCode(err: unknown): string | undefined {
+  if (err instanceof Database.SqliteError) return err.code;
+  const code: unknown = err instanceof Error ? (err as Error & { code?: unknown }).code : undefined;
+  return typeof code === 'string' ? code : undefined;
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+function wrapOpenError(err: unknown, dir: string, file: string): JournalError {
+  if (err instanceof JournalError) return err;
+  const code = sqliteCode(err);
+  if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED') {
+    const pid = readPidFile(dir);
+    return new JournalError(
+      'in-use',
+      `data directory ${dir} is in use by another kubeloop server (pid ${pid ?? 'unknown'})`,
+      pid === undefined ? { path: dir, cause: err } : { path: dir, pid, cause: err },
+    );
+  }
+  return wrapError(err, file, 'open');
+}
+
+function wrapError(err: unknown, file: string, doing: string): JournalError {
+  if (err instanceof JournalError) return err;
+  const code = sqliteCode(err);
+  const kind: JournalErrorCode =
+    code === 'SQLITE_NOTADB' || code?.startsWith('SQLITE_CORRUPT') ? 'corrupt' : 'io';
+  const message =
+    kind === 'corrupt'
+      ? `data file ${file} is corrupt or not a kubeloop database: ${messageOf(err)}`
+      : `cannot ${doing} data file ${file}: ${messageOf(err)}`;
+  return new JournalError(kind, message, { path: file, cause: err });
+}

@@ -1,0 +1,146 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { openSqliteJournal } from './sqlite-journal.js';
+import { collectionPrefix, objectKey, StorageError, Store } from './store.js';
+import type { StoreEvent } from './types.js';
+
+const cm = (name: string, data: Record<string, string> = {}) => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name, namespace: 'default' },
+  data,
+});
+const key = (name: string, ns = 'default') => objectKey('', 'configmaps', ns, name);
+const prefix = collectionPrefix('', 'configmaps', 'default');
+
+describe('Store (memory)', () => {
+  it('assigns one increasing revision to every write and stamps resourceVersion', async () => {
+    const s = Store.open();
+    const a = await s.create(key('a'), cm('a'));
+    const b = await s.create(key('b'), cm('b'));
+    const a2 = await s.update(key('a'), cm('a', { x: '1' }));
+    const gone = await s.delete(key('b'));
+    expect([a.revision, b.revision, a2.revision, gone.revision]).toEqual([1, 2, 3, 4]);
+    expect(a2.object.metadata?.resourceVersion).toBe('3');
+    expect(gone.object.metadata?.resourceVersion).toBe('4');
+    expect(s.revision).toBe(4);
+    expect(JSON.parse(a2.json)).toEqual(a2.object);
+    expect(Object.isFrozen(a2.object.metadata)).toBe(true);
+  });
+
+  it('refuses duplicate creates, missing updates and stale revisions', async () => {
+    const s = Store.open();
+    const a = await s.create(key('a'), cm('a'));
+    await expect(s.create(key('a'), cm('a'))).rejects.toMatchObject({ code: 'AlreadyExists' });
+    await expect(s.update(key('zz'), cm('zz'))).rejects.toMatchObject({ code: 'NotFound' });
+    await s.update(key('a'), cm('a', { v: '2' }), a.revision);
+    await expect(s.update(key('a'), cm('a', { v: '3' }), a.revision)).rejects.toBeInstanceOf(StorageError);
+    await expect(s.delete(key('a'), a.revision)).rejects.toMatchObject({ code: 'Conflict' });
+  });
+
+  it('lists in key order with pagination and filters, and only under the prefix', async () => {
+    const s = Store.open();
+    for (const n of ['c', 'a', 'b', 'd']) await s.create(key(n), cm(n, { n }));
+    await s.create(key('a', 'other'), cm('a'));
+    const all = s.list(prefix);
+    expect(all.items.map((i) => i.object.metadata?.name)).toEqual(['a', 'b', 'c', 'd']);
+    const page1 = s.list(prefix, { limit: 3 });
+    expect(page1.items).toHaveLength(3);
+    expect(page1.continueAfter).toBe(key('c'));
+    const page2 = s.list(prefix, { after: page1.continueAfter!, limit: 3 });
+    expect(page2.items.map((i) => i.object.metadata?.name)).toEqual(['d']);
+    expect(page2.continueAfter).toBeUndefined();
+    expect(s.list(collectionPrefix('', 'configmaps')).items).toHaveLength(5);
+    const filtered = s.list(prefix, { filter: (o) => o.object.metadata?.name !== 'b', limit: 2 });
+    expect(filtered.items.map((i) => i.object.metadata?.name)).toEqual(['a', 'c']);
+  });
+
+  it('lists the state as of an older revision within the history', async () => {
+    const s = Store.open();
+    await s.create(key('a'), cm('a', { v: '1' }));
+    await s.create(key('b'), cm('b'));
+    const at = s.revision;
+    await s.update(key('a'), cm('a', { v: '2' }));
+    await s.delete(key('b'));
+    await s.create(key('c'), cm('c'));
+    const past = s.list(prefix, { atRevision: at });
+    expect(past.revision).toBe(at);
+    expect(past.items.map((i) => [i.object.metadata?.name, (i.object.data as Record<string, string>)?.v])).toEqual([
+      ['a', '1'],
+      ['b', undefined],
+    ]);
+  });
+
+  it('answers TooOld for revisions older than the bounded history', async () => {
+    const s = Store.open({ historySize: 4 });
+    for (let i = 0; i < 20; i++) await s.create(key(`o${i}`), cm(`o${i}`));
+    expect(s.oldestRevision).toBeGreaterThan(1);
+    expect(() => s.watch(prefix, 1, () => undefined)).toThrow(/too old resource version/);
+    expect(() => s.list(prefix, { atRevision: 1 })).toThrow(StorageError);
+    const events: StoreEvent[] = [];
+    s.watch(prefix, s.oldestRevision, (e) => events.push(e));
+    expect(events.length).toBeGreaterThan(0);
+    expect(events[events.length - 1]!.revision).toBe(20);
+  });
+
+  it('delivers every change after the start revision exactly once, in order', async () => {
+    const s = Store.open();
+    await s.create(key('a'), cm('a'));
+    const from = s.revision;
+    await s.create(key('b'), cm('b'));
+    const events: StoreEvent[] = [];
+    const stop = s.watch(prefix, from, (e) => events.push(e));
+    await s.update(key('a'), cm('a', { x: 'y' }));
+    await s.create(key('z', 'other'), cm('z'));
+    await s.delete(key('b'));
+    stop();
+    await s.create(key('late'), cm('late'));
+    expect(events.map((e) => [e.type, e.object.object.metadata?.name, e.revision])).toEqual([
+      ['ADDED', 'b', 2],
+      ['MODIFIED', 'a', 3],
+      ['DELETED', 'b', 5],
+    ]);
+    expect(events[1]!.prev?.revision).toBe(1);
+  });
+});
+
+describe('Store (durable)', () => {
+  const dirs: string[] = [];
+  afterEach(() => {
+    for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  });
+
+  it('reloads objects and keeps revisions increasing after reopen', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kubeloop-store-'));
+    dirs.push(dir);
+    const s1 = Store.open({ journal: openSqliteJournal(dir) });
+    await Promise.all(Array.from({ length: 50 }, (_, i) => s1.create(key(`o${i}`), cm(`o${i}`, { i: String(i) }))));
+    await s1.delete(key('o7'));
+    const rev = s1.revision;
+    await s1.close();
+
+    const s2 = Store.open({ journal: openSqliteJournal(dir) });
+    expect(s2.revision).toBe(rev);
+    const items = s2.list(prefix).items;
+    expect(items).toHaveLength(49);
+    expect(items.find((i) => i.object.metadata?.name === 'o3')?.object.data).toEqual({ i: '3' });
+    const next = await s2.create(key('new'), cm('new'));
+    expect(next.revision).toBe(rev + 1);
+    await s2.close();
+  });
+
+  it('publishes watch events only after commit, in revision order', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kubeloop-store-'));
+    dirs.push(dir);
+    const s = Store.open({ journal: openSqliteJournal(dir) });
+    const seen: number[] = [];
+    s.watch(prefix, 0, (e) => seen.push(e.revision));
+    const writes = Array.from({ length: 30 }, (_, i) => s.create(key(`o${i}`), cm(`o${i}`)));
+    expect(seen).toEqual([]);
+    await Promise.all(writes);
+    expect(seen).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
+    await s.close();
+  });
+});

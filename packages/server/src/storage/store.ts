@@ -1,0 +1,368 @@
+import type { Journal, JournalEntry } from './journal.js';
+import type {
+  KubeObject,
+  ListOptions,
+  ListResult,
+  StoredObject,
+  StoreEvent,
+  StoreEventType,
+  Unsubscribe,
+} from './types.js';
+
+/** Why a storage operation failed; the registry turns these into Kubernetes `Status` errors. */
+export class StorageError extends Error {
+  constructor(
+    readonly code: 'NotFound' | 'AlreadyExists' | 'Conflict' | 'TooOld' | 'Unavailable',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'StorageError';
+  }
+}
+
+/** The storage key of an object: `/<group or core>/<resource>/[<namespace>/]<name>`. */
+export function objectKey(
+  group: string,
+  resource: string,
+  namespace: string | undefined,
+  name: string,
+): string {
+  return namespace
+    ? `/${group || 'core'}/${resource}/${namespace}/${name}`
+    : `/${group || 'core'}/${resource}/${name}`;
+}
+
+/** The key prefix of a collection: every object of a resource, or of a resource in one namespace. */
+export function collectionPrefix(group: string, resource: string, namespace?: string): string {
+  return namespace ? `/${group || 'core'}/${resource}/${namespace}/` : `/${group || 'core'}/${resource}/`;
+}
+
+/** Index bucket of a key: its `/<group>/<resource>/` part. */
+function bucketOf(key: string): string {
+  const second = key.indexOf('/', 1);
+  const third = key.indexOf('/', second + 1);
+  return key.slice(0, third + 1);
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}
+
+interface Watcher {
+  readonly prefix: string;
+  readonly from: number;
+  readonly listener: (event: StoreEvent) => void;
+}
+
+class Bucket {
+  readonly objects = new Map<string, StoredObject>();
+  private sorted: string[] | undefined;
+
+  sortedKeys(): string[] {
+    if (!this.sorted) this.sorted = [...this.objects.keys()].sort();
+    return this.sorted;
+  }
+  set(key: string, obj: StoredObject): void {
+    if (!this.objects.has(key)) this.sorted = undefined;
+    this.objects.set(key, obj);
+  }
+  delete(key: string): void {
+    if (this.objects.delete(key)) this.sorted = undefined;
+  }
+}
+
+/** First index in sorted `keys` whose key is > `after` (or ≥ `prefix` when `after` is unset). */
+function lowerBound(keys: readonly string[], bound: string, strict: boolean): number {
+  let lo = 0;
+  let hi = keys.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    const k = keys[mid]!;
+    if (k < bound || (strict && k === bound)) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** Options of {@link Store.open}. */
+export interface StoreOptions {
+  /** Where committed changes are made durable; omitted: memory only. */
+  journal?: Journal;
+  /** How many recent events are kept for watch resume and consistent pagination (default 10,000). */
+  historySize?: number;
+}
+
+/**
+ * The whole state of the control plane, in memory, with one ordered revision log.
+ *
+ * Reads are synchronous and never copy: objects are frozen and carry their encoded JSON, so a
+ * list or a watch fan-out writes the same bytes to every client. Writes are applied in memory
+ * at once (so a read-modify-write without `await` in between is atomic), then made durable by the
+ * journal; the write's promise — and the watch event — only come after the commit.
+ */
+export class Store {
+  private rev = 0;
+  private readonly buckets = new Map<string, Bucket>();
+  private history: StoreEvent[] = [];
+  private readonly historySize: number;
+  private readonly watchers = new Map<string, Set<Watcher>>();
+  private readonly journal: Journal | undefined;
+  /** Events applied in memory but not yet committed by the journal, in revision order. */
+  private unpublished: StoreEvent[] = [];
+  private failure: Error | undefined;
+  private closed = false;
+
+  private constructor(opts: StoreOptions) {
+    this.journal = opts.journal;
+    this.historySize = Math.max(1, opts.historySize ?? 10_000);
+  }
+
+  /** Opens a store, loading whatever the journal holds. */
+  static open(opts: StoreOptions = {}): Store {
+    const store = new Store(opts);
+    if (opts.journal) {
+      const snapshot = opts.journal.load();
+      for (const { key, value, revision } of snapshot.objects) {
+        const object = deepFreeze(JSON.parse(value) as KubeObject);
+        store.bucket(key).set(key, { key, object, revision, json: value });
+      }
+      store.rev = snapshot.revision;
+    }
+    return store;
+  }
+
+  /** The revision of the latest write. */
+  get revision(): number {
+    return this.rev;
+  }
+
+  /** The revision up to which every change has been committed and delivered to watchers. */
+  get committedRevision(): number {
+    return this.unpublished.length > 0 ? this.unpublished[0]!.revision - 1 : this.rev;
+  }
+
+  /** The oldest revision a watch can start from or a list can be read at. */
+  get oldestRevision(): number {
+    return this.history.length > 0 ? this.history[0]!.revision - 1 : this.rev;
+  }
+
+  get(key: string): StoredObject | undefined {
+    return this.buckets.get(bucketOf(key))?.objects.get(key);
+  }
+
+  /** Lists the objects under `prefix` in key order. */
+  list(prefix: string, opts: ListOptions = {}): ListResult {
+    const at = opts.atRevision ?? this.rev;
+    if (at > this.rev)
+      throw new StorageError('TooOld', `Too large resource version: ${at}, current: ${this.rev}`);
+    if (at < this.oldestRevision) {
+      throw new StorageError('TooOld', `The resourceVersion for the provided list is too old.`);
+    }
+    const bucket = this.buckets.get(bucketOf(prefix));
+    let keys: readonly string[] = bucket ? bucket.sortedKeys() : [];
+    let lookup = (key: string): StoredObject | undefined => bucket?.objects.get(key);
+
+    if (at < this.rev) {
+      // Rewind the changes made after `at`: the state of a key at `at` is the `prev` of the
+      // first event that touched it later (absent when that event created it).
+      const overlay = new Map<string, StoredObject | undefined>();
+      const later = [...this.history.slice(this.historyIndexAfter(at)), ...this.unpublished];
+      for (const ev of later) {
+        if (ev.key.startsWith(prefix) && !overlay.has(ev.key)) overlay.set(ev.key, ev.prev);
+      }
+      if (overlay.size > 0) {
+        const current = lookup;
+        keys = [...new Set([...keys, ...overlay.keys()])].sort();
+        lookup = (key) => (overlay.has(key) ? overlay.get(key) : current(key));
+      }
+    }
+
+    const items: StoredObject[] = [];
+    const limit = opts.limit && opts.limit > 0 ? opts.limit : Number.POSITIVE_INFINITY;
+    const start = opts.after !== undefined && opts.after >= prefix ? opts.after : prefix;
+    let i = lowerBound(keys, start, opts.after !== undefined && opts.after >= prefix);
+    let lastKey: string | undefined;
+    for (; i < keys.length; i++) {
+      const key = keys[i]!;
+      if (!key.startsWith(prefix)) break;
+      const obj = lookup(key);
+      if (!obj) continue;
+      if (opts.filter && !opts.filter(obj)) continue;
+      if (items.length >= limit) {
+        return { items, revision: at, continueAfter: lastKey! };
+      }
+      items.push(obj);
+      lastKey = key;
+    }
+    return { items, revision: at };
+  }
+
+  /** Index of the first history event with a revision greater than `revision`. */
+  private historyIndexAfter(revision: number): number {
+    let lo = 0;
+    let hi = this.history.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.history[mid]!.revision <= revision) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /** Creates `key`; fails with AlreadyExists when it is present. */
+  create(key: string, object: KubeObject): Promise<StoredObject> {
+    this.assertWritable();
+    if (this.get(key)) return Promise.reject(new StorageError('AlreadyExists', `${key} already exists`));
+    return this.write('ADDED', key, object, undefined);
+  }
+
+  /**
+   * Replaces `key`. With `expectedRevision`, fails with Conflict unless the stored object is at
+   * that revision. An object identical to the stored one is not written again (no new revision,
+   * no event), as etcd3's GuaranteedUpdate does.
+   */
+  update(key: string, object: KubeObject, expectedRevision?: number): Promise<StoredObject> {
+    this.assertWritable();
+    const prev = this.get(key);
+    if (!prev) return Promise.reject(new StorageError('NotFound', `${key} not found`));
+    if (expectedRevision !== undefined && prev.revision !== expectedRevision) {
+      return Promise.reject(new StorageError('Conflict', `${key} is at revision ${prev.revision}`));
+    }
+    return this.write('MODIFIED', key, object, prev);
+  }
+
+  /** Deletes `key`, returning its last state (stamped with the deletion's revision). */
+  delete(key: string, expectedRevision?: number): Promise<StoredObject> {
+    this.assertWritable();
+    const prev = this.get(key);
+    if (!prev) return Promise.reject(new StorageError('NotFound', `${key} not found`));
+    if (expectedRevision !== undefined && prev.revision !== expectedRevision) {
+      return Promise.reject(new StorageError('Conflict', `${key} is at revision ${prev.revision}`));
+    }
+    return this.write('DELETED', key, prev.object as KubeObject, prev);
+  }
+
+  /**
+   * Calls `listener` for every change under `prefix` after revision `fromRevision`, first the
+   * retained history, then live changes, in revision order, exactly once each.
+   * Throws TooOld when `fromRevision` is older than the retained history.
+   */
+  watch(prefix: string, fromRevision: number, listener: (event: StoreEvent) => void): Unsubscribe {
+    if (fromRevision < this.oldestRevision) {
+      throw new StorageError(
+        'TooOld',
+        `too old resource version: ${fromRevision} (${this.oldestRevision + 1})`,
+      );
+    }
+    for (let i = this.historyIndexAfter(fromRevision); i < this.history.length; i++) {
+      const ev = this.history[i]!;
+      if (ev.key.startsWith(prefix)) listener(ev);
+    }
+    const watcher: Watcher = { prefix, from: fromRevision, listener };
+    const bucket = bucketOf(prefix);
+    let set = this.watchers.get(bucket);
+    if (!set) this.watchers.set(bucket, (set = new Set()));
+    set.add(watcher);
+    return () => {
+      set.delete(watcher);
+    };
+  }
+
+  /** Number of active watchers (for metrics and tests). */
+  get watcherCount(): number {
+    let n = 0;
+    for (const set of this.watchers.values()) n += set.size;
+    return n;
+  }
+
+  /** Stops accepting writes and closes the journal after it flushed. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.journal?.close();
+  }
+
+  private assertWritable(): void {
+    if (this.closed) throw new StorageError('Unavailable', 'storage is closed');
+    if (this.failure) throw new StorageError('Unavailable', `storage failed: ${this.failure.message}`);
+  }
+
+  private bucket(key: string): Bucket {
+    const name = bucketOf(key);
+    let b = this.buckets.get(name);
+    if (!b) this.buckets.set(name, (b = new Bucket()));
+    return b;
+  }
+
+  private write(
+    type: StoreEventType,
+    key: string,
+    input: KubeObject,
+    prev: StoredObject | undefined,
+  ): Promise<StoredObject> {
+    const revision = ++this.rev;
+    const object = deepFreeze(withResourceVersion(input, String(revision)));
+    const stored: StoredObject = { key, object, revision, json: JSON.stringify(object) };
+    if (type === 'DELETED') this.bucket(key).delete(key);
+    else this.bucket(key).set(key, stored);
+    const event: StoreEvent = prev
+      ? { type, revision, key, object: stored, prev }
+      : { type, revision, key, object: stored };
+
+    if (!this.journal) {
+      this.publish(event);
+      return Promise.resolve(stored);
+    }
+    this.unpublished.push(event);
+    const entry: JournalEntry =
+      type === 'DELETED'
+        ? { revision, key, type: 'delete' }
+        : { revision, key, type: 'put', value: stored.json };
+    return this.journal.append([entry]).then(
+      () => {
+        this.publishUpTo(revision);
+        return stored;
+      },
+      (err: unknown) => {
+        // The in-memory state is now ahead of the durable state; refuse every further write
+        // rather than acknowledge anything that might not survive a restart.
+        this.failure = err instanceof Error ? err : new Error(String(err));
+        throw new StorageError('Unavailable', `storage failed: ${this.failure.message}`);
+      },
+    );
+  }
+
+  private publishUpTo(revision: number): void {
+    let n = 0;
+    while (n < this.unpublished.length && this.unpublished[n]!.revision <= revision) n++;
+    const ready = this.unpublished.slice(0, n);
+    this.unpublished = this.unpublished.slice(n);
+    for (const ev of ready) this.publish(ev);
+  }
+
+  private publish(event: StoreEvent): void {
+    this.history.push(event);
+    if (this.history.length > this.historySize * 1.25) {
+      this.history = this.history.slice(this.history.length - this.historySize);
+    }
+    const set = this.watchers.get(bucketOf(event.key));
+    if (!set) return;
+    for (const w of set) {
+      if (event.revision <= w.from || !event.key.startsWith(w.prefix)) continue;
+      try {
+        w.listener(event);
+      } catch {
+        // A broken watcher must never stop the others; it is the watcher's job to close itself.
+      }
+    }
+  }
+}
+
+function withResourceVersion(obj: KubeObject, resourceVersion: string): KubeObject {
+  const metadata = { ...(obj.metadata ?? {}), resourceVersion };
+  return { ...obj, metadata };
+}

@@ -176,13 +176,14 @@ export class ApiError extends Error {
    */
   static invalid(groupKind: { group: string; kind: string }, name: string, causes: StatusCause[]): ApiError {
     const text = (c: StatusCause) => (c.field ? `${c.field}: ${c.message ?? ''}` : (c.message ?? ''));
-    const joined =
-      causes.length === 0 ? '' : causes.length === 1 ? text(causes[0]!) : `[${causes.map(text).join(', ')}]`;
+    // Like apimachinery's aggregate: identical messages are reported once.
+    const texts = [...new Set(causes.map(text))];
+    const joined = texts.length === 1 ? texts[0]! : `[${texts.join(', ')}]`;
     const gk = groupKind.group ? `${groupKind.kind}.${groupKind.group}` : groupKind.kind;
     return new ApiError({
       code: 422,
       reason: 'Invalid',
-      message: `${gk} "${name}" is invalid: ${joined}`,
+      message: texts.length === 0 ? `${gk} "${name}" is invalid` : `${gk} "${name}" is invalid: ${joined}`,
       details: {
         name,
         ...(groupKind.group && { group: groupKind.group }),

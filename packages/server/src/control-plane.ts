@@ -99,7 +99,8 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     const faults = new Faults();
     let address = `${host}:${options.port ?? 6443}`;
     const discovery = new Discovery(registry, () => address);
-    const openapi = createOpenApiEndpoints(registry);
+    const version = versionInfo();
+    const openapi = createOpenApiEndpoints(registry, version.gitVersion!);
     const users = new Map<string, UserInfo>([[token, { username: 'kubeloop-admin', groups: ['system:masters', 'system:authenticated'] }]]);
     let ready = false;
     const api = new ApiServer({
@@ -113,7 +114,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
         if (!auth?.startsWith('Bearer ')) return undefined;
         return users.get(auth.slice(7).trim());
       },
-      version: versionInfo(),
+      version,
       bookmarkIntervalMs: options.bookmarkIntervalMs ?? 15_000,
       ready: () => ready,
       log,

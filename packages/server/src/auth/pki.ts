@@ -1,7 +1,10 @@
 import { webcrypto } from 'node:crypto';
 import * as x509 from '@peculiar/x509';
 
-x509.cryptoProvider.set(webcrypto as unknown as Crypto);
+type CryptoKey = webcrypto.CryptoKey;
+type CryptoKeyPair = webcrypto.CryptoKeyPair;
+
+x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
 
 const ALG = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const;
 const DAY = 24 * 60 * 60 * 1000;
@@ -13,14 +16,14 @@ export interface KeyPair {
 }
 
 async function exportKey(key: CryptoKey): Promise<string> {
-  const der = Buffer.from(await webcrypto.subtle.exportKey('pkcs8', key as webcrypto.CryptoKey));
+  const der = Buffer.from(await webcrypto.subtle.exportKey('pkcs8', key));
   const b64 = der.toString('base64').replace(/.{64}/g, '$&\n');
   return `-----BEGIN PRIVATE KEY-----\n${b64}${b64.endsWith('\n') ? '' : '\n'}-----END PRIVATE KEY-----\n`;
 }
 
 async function importKey(pem: string): Promise<CryptoKey> {
   const der = Buffer.from(pem.replace(/-----[^-]+-----|\s/g, ''), 'base64');
-  return (await webcrypto.subtle.importKey('pkcs8', der, ALG, true, ['sign'])) as unknown as CryptoKey;
+  return webcrypto.subtle.importKey('pkcs8', der, ALG, true, ['sign']);
 }
 
 function serial(): string {
@@ -29,7 +32,7 @@ function serial(): string {
 
 /** Generates the cluster's certificate authority (ECDSA P-256, 10 years). */
 export async function createCertificateAuthority(commonName = 'kubeloop-ca'): Promise<KeyPair> {
-  const keys = (await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify'])) as unknown as CryptoKeyPair;
+  const keys = (await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify'])) as CryptoKeyPair;
   const now = Date.now();
   const cert = await x509.X509CertificateGenerator.createSelfSigned({
     serialNumber: serial(),
@@ -51,7 +54,7 @@ export async function createCertificateAuthority(commonName = 'kubeloop-ca'): Pr
 export async function issueServingCertificate(ca: KeyPair, hosts: string[], commonName = 'kubeloop-apiserver'): Promise<KeyPair> {
   const caCert = new x509.X509Certificate(ca.cert);
   const caKey = await importKey(ca.key);
-  const keys = (await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify'])) as unknown as CryptoKeyPair;
+  const keys = (await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify'])) as CryptoKeyPair;
   const now = Date.now();
   const names = [...new Set(hosts)].map((h) =>
     /^[\d.]+$/.test(h) || h.includes(':') ? { type: 'ip' as const, value: h } : { type: 'dns' as const, value: h },

@@ -8,6 +8,7 @@ import {
 } from 'kubeloop';
 import { stringify as toYaml } from 'yaml';
 import type { Discovery } from '../discovery/discovery.js';
+import { cannotBeHandledMessage, strictDecodingMessage } from '../openapi/index.js';
 import { applyJsonPatch, applyMergePatch, applyStrategicMergePatch, patchMetaForDefinition } from '../patch/index.js';
 import type { Registry } from '../registry/registry.js';
 import type { DeleteParams, ListParams, RestStorage } from '../registry/rest.js';
@@ -197,7 +198,7 @@ export class ApiServer {
       case 'create': {
         if (info.name) throw methodNotAllowed('POST', t, 'create');
         const { obj, raw } = await this.readObject(req, t);
-        const warnings = this.checkFields(t, obj, raw, query);
+        const warnings = this.checkFields(t, obj, raw, query, 'create');
         const stored = await this.o.rest.create(t, namespace, obj, { dryRun });
         return this.respondObject(req, res, 201, t, stored, warnings);
       }
@@ -208,7 +209,7 @@ export class ApiServer {
           return this.sendJson(req, res, 200, scale);
         }
         const { obj, raw } = await this.readObject(req, t);
-        const warnings = this.checkFields(t, obj, raw, query);
+        const warnings = this.checkFields(t, obj, raw, query, 'update');
         const stored = await this.o.rest.update(t, namespace, name, obj, info.subresource === 'status' ? 'status' : undefined, { dryRun });
         return this.respondObject(req, res, 200, t, stored, warnings);
       }
@@ -369,14 +370,20 @@ export class ApiServer {
     }
     const stored = await this.o.rest.patch(t, ns, name, sub === 'status' ? 'status' : undefined, { dryRun }, (current) => {
       const next = applyPatch(current);
-      warnings = this.checkFields(t, next, undefined, query);
+      warnings = this.checkFields(t, next, undefined, query, 'patch');
       return next;
     });
     this.respondObject(req, res, 200, t, stored, warnings);
   }
 
   /** fieldValidation=Strict|Warn|Ignore on a request object; returns Warning texts. */
-  private checkFields(t: ResourceType, obj: Obj, raw: string | undefined, query: URLSearchParams): string[] {
+  private checkFields(
+    t: ResourceType,
+    obj: Obj,
+    raw: string | undefined,
+    query: URLSearchParams,
+    verb: 'create' | 'update' | 'patch',
+  ): string[] {
     const mode = query.get('fieldValidation') ?? 'Warn';
     if (mode !== 'Strict' && mode !== 'Warn' && mode !== 'Ignore') {
       throw ApiError.badRequest(`fieldValidation: Unsupported value: "${mode}": supported values: "Ignore", "Strict", "Warn"`);
@@ -387,7 +394,9 @@ export class ApiServer {
     }
     const problems = this.o.openapi.fieldProblems(t, obj, raw);
     if (problems.length > 0 && mode === 'Strict') {
-      throw ApiError.badRequest(`strict decoding error: ${problems.join(', ')}`);
+      throw ApiError.badRequest(
+        verb === 'patch' ? strictDecodingMessage(problems) : cannotBeHandledMessage(t.kind, t.version, problems),
+      );
     }
     this.o.openapi.pruneUnknown(t, obj);
     return problems;

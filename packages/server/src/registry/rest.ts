@@ -274,9 +274,7 @@ export class RestStorage {
       if (!isObject(next)) throw ApiError.badRequest('the patch did not produce an object');
       const m = meta(next);
       if (m.name !== undefined && m.name !== name) {
-        throw ApiError.invalid(gk(t), name, [
-          { reason: 'FieldValueInvalid', field: 'metadata.name', message: fieldError('invalid', 'metadata.name', m.name, 'field is immutable').message ?? '' },
-        ]);
+        throw ApiError.invalid(gk(t), name, [fieldError('FieldValueInvalid', 'metadata.name', m.name, 'field is immutable')]);
       }
       return next;
     }, true);
@@ -419,8 +417,16 @@ export class RestStorage {
 
   private resetStatusOnCreate(t: ResourceType, obj: Obj): void {
     // Strategies of built-in kinds and custom resources with a status subresource drop the
-    // status a client sends on create; the few kinds with an initial status set it in defaults.
-    if (t.group === '' && (t.resource === 'pods' || t.resource === 'namespaces' || t.resource === 'nodes')) return;
+    // status a client sends on create; pods start Pending, namespaces Active.
+    if (t.group === '' && t.resource === 'pods') {
+      obj.status = { phase: 'Pending', qosClass: podQOSClass(obj) };
+      return;
+    }
+    if (t.group === '' && t.resource === 'namespaces') {
+      obj.status = { phase: 'Active' };
+      return;
+    }
+    if (t.group === '' && t.resource === 'nodes') return;
     delete obj.status;
   }
 
@@ -544,6 +550,25 @@ export class RestStorage {
   }
 }
 
+/** The pod's QoS class (`qos.GetPodQOS`): Guaranteed, Burstable or BestEffort. */
+export function podQOSClass(pod: Obj): string {
+  const spec = isObject(pod.spec) ? pod.spec : {};
+  const containers = [...(Array.isArray(spec.containers) ? spec.containers : []), ...(Array.isArray(spec.initContainers) ? spec.initContainers : [])].filter(isObject);
+  let any = false;
+  let guaranteed = containers.length > 0;
+  for (const c of containers) {
+    const res = isObject(c.resources) ? c.resources : {};
+    const requests = isObject(res.requests) ? res.requests : {};
+    const limits = isObject(res.limits) ? res.limits : {};
+    if (Object.keys(requests).length > 0 || Object.keys(limits).length > 0) any = true;
+    for (const r of ['cpu', 'memory']) {
+      if (limits[r] === undefined || (requests[r] !== undefined && requests[r] !== limits[r])) guaranteed = false;
+    }
+  }
+  if (!any) return 'BestEffort';
+  return guaranteed ? 'Guaranteed' : 'Burstable';
+}
+
 /** Everything but metadata and status: what `metadata.generation` tracks. */
 function specOf(obj: Obj): Obj {
   const { metadata: _m, status: _s, ...rest } = obj;
@@ -554,7 +579,7 @@ function specOf(obj: Obj): Obj {
 function metaUpdateCauses(nm: Obj, om: Obj): StatusCause[] {
   const causes: StatusCause[] = [];
   if (nm.uid !== om.uid) {
-    causes.push(fieldError('invalid', 'metadata.uid', nm.uid, 'field is immutable'));
+    causes.push(fieldError('FieldValueInvalid', 'metadata.uid', nm.uid, 'field is immutable'));
   }
   if (om.deletionTimestamp) {
     const before = new Set(strings(om.finalizers));
@@ -562,7 +587,7 @@ function metaUpdateCauses(nm: Obj, om: Obj): StatusCause[] {
     if (added.length > 0) {
       causes.push(
         fieldError(
-          'forbidden',
+          'FieldValueForbidden',
           'metadata.finalizers',
           undefined,
           `no new finalizers can be added if the object is being deleted, found new finalizers []string{${added.map((f) => JSON.stringify(f)).join(', ')}}`,

@@ -1,3 +1,4 @@
+import 'reflect-metadata'; // @peculiar/x509 uses tsyringe, which needs the Reflect metadata polyfill
 import { webcrypto } from 'node:crypto';
 import * as x509 from '@peculiar/x509';
 

@@ -1,0 +1,97 @@
+/**
+ * events.k8s.io/v1 Events. The API server stores them as core events, so the printer and the
+ * legacy validation work on the core view of the object.
+ */
+import type { StatusCause } from 'kubeloop';
+import { type CoreEventView, eventColumns, eventRow, legacyValidateEvent } from './core.js';
+import type { KindBehaviour } from './types.js';
+import { dig, immutable, int, invalid, isObj, type Obj, objAt, parseTime, required, str } from './util.js';
+
+/** The core/v1 view of an events.k8s.io/v1 Event (the v1 ↔ internal conversion). */
+export function eventsV1View(obj: Obj): CoreEventView {
+  return {
+    name: str(dig(obj, 'metadata', 'name')),
+    namespace: str(dig(obj, 'metadata', 'namespace')),
+    involvedObject: objAt(obj, 'regarding') ?? {},
+    reason: str(obj.reason),
+    message: str(obj.note),
+    source: objAt(obj, 'deprecatedSource') ?? {},
+    firstTimestamp: obj.deprecatedFirstTimestamp,
+    lastTimestamp: obj.deprecatedLastTimestamp,
+    count: int(obj.deprecatedCount),
+    type: str(obj.type),
+    eventTime: obj.eventTime,
+    series: objAt(obj, 'series'),
+    reportingController: str(obj.reportingController),
+    reportingInstance: str(obj.reportingInstance),
+    action: str(obj.action),
+  };
+}
+
+/** Fields of the internal Event an update may not change, with the events.k8s.io/v1 field they come from. */
+const IMMUTABLE: [internal: string, v1: string][] = [
+  ['involvedObject', 'regarding'],
+  ['reason', 'reason'],
+  ['message', 'note'],
+  ['source', 'deprecatedSource'],
+  ['firstTimestamp', 'deprecatedFirstTimestamp'],
+  ['lastTimestamp', 'deprecatedLastTimestamp'],
+  ['count', 'deprecatedCount'],
+  ['type', 'type'],
+  ['eventTime', 'eventTime'],
+  ['action', 'action'],
+  ['related', 'related'],
+  ['reportingController', 'reportingController'],
+  ['reportingInstance', 'reportingInstance'],
+];
+
+const events: KindBehaviour = {
+  defaults(obj) {
+    // Go serializes these structs and zero timestamps even when empty.
+    if (!isObj(obj.regarding)) obj.regarding = {};
+    if (!isObj(obj.deprecatedSource)) obj.deprecatedSource = {};
+    for (const k of ['deprecatedFirstTimestamp', 'deprecatedLastTimestamp'])
+      if (obj[k] === undefined) obj[k] = null;
+  },
+  validate(obj, old) {
+    const e = eventsV1View(obj);
+    const out: StatusCause[] = legacyValidateEvent(e, 'reportingController');
+    const series = e.series;
+    if (series) {
+      if (int(series.count) < 2) out.push(invalid('series.count', '', 'should be at least 2'));
+      if (parseTime(series.lastObservedTime) === undefined) out.push(required('series.lastObservedTime'));
+    }
+    if (old) {
+      for (const [internal, v1] of IMMUTABLE) out.push(...immutable(internal, obj[v1], old[v1]));
+      return out;
+    }
+    if (parseTime(e.eventTime) === undefined) out.push(required('eventTime'));
+    if (e.type !== 'Normal' && e.type !== 'Warning')
+      out.push(invalid('type', '', `has invalid value: ${e.type}`));
+    if (parseTime(e.firstTimestamp) !== undefined)
+      out.push(invalid('deprecatedFirstTimestamp', '', 'needs to be unset'));
+    if (parseTime(e.lastTimestamp) !== undefined)
+      out.push(invalid('deprecatedLastTimestamp', '', 'needs to be unset'));
+    if (e.count !== 0) out.push(invalid('deprecatedCount', '', 'needs to be unset'));
+    if (str(e.source.component) || str(e.source.host))
+      out.push(invalid('deprecatedSource', '', 'needs to be unset'));
+    return out;
+  },
+  columns: eventColumns(),
+  row: (obj, now) => eventRow(eventsV1View(obj), now),
+  fieldSelectors: {
+    'regarding.kind': (o) => str(dig(o, 'regarding', 'kind')),
+    'regarding.namespace': (o) => str(dig(o, 'regarding', 'namespace')),
+    'regarding.name': (o) => str(dig(o, 'regarding', 'name')),
+    'regarding.uid': (o) => str(dig(o, 'regarding', 'uid')),
+    'regarding.apiVersion': (o) => str(dig(o, 'regarding', 'apiVersion')),
+    'regarding.resourceVersion': (o) => str(dig(o, 'regarding', 'resourceVersion')),
+    'regarding.fieldPath': (o) => str(dig(o, 'regarding', 'fieldPath')),
+    reason: (o) => str(o.reason),
+    reportingController: (o) => str(o.reportingController),
+    type: (o) => str(o.type),
+  },
+};
+
+/** events.k8s.io/v1 behaviours, keyed by plural resource. */
+export const eventsBehaviours: Record<string, KindBehaviour> = { events };

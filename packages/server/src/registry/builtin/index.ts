@@ -1,0 +1,52 @@
+/**
+ * What the API server knows about each built-in kind beyond its OpenAPI schema: defaulting,
+ * kind-specific validation, kubectl's Table columns and the extra field selectors.
+ *
+ * @example
+ * ```ts
+ * const deployments = builtinBehaviours['apps/deployments']!;
+ * deployments.defaults?.(obj);               // replicas: 1, strategy RollingUpdate 25%/25%, …
+ * const causes = deployments.validate?.(obj); // [] when valid
+ * const cells = deployments.row(obj, new Date()); // ['web', '0/1', 0, 0, '5s', 'nginx', 'nginx', 'app=web']
+ * ```
+ */
+import { admissionBehaviours } from './admission.js';
+import { apiextensionsBehaviours } from './apiextensions.js';
+import { appsBehaviours } from './apps.js';
+import { batchBehaviours } from './batch.js';
+import { coordinationBehaviours } from './coordination.js';
+import { coreBehaviours } from './core.js';
+import { createdAtBehaviour } from './default.js';
+import { eventsBehaviours } from './events.js';
+import { rbacBehaviours } from './rbac.js';
+import type { KindBehaviour } from './types.js';
+
+export type { KindBehaviour, TableColumnDefinition } from './types.js';
+export { humanDuration } from './util.js';
+
+function prefixed(group: string, behaviours: Record<string, KindBehaviour>): [string, KindBehaviour][] {
+  return Object.entries(behaviours).map(([resource, b]) => [`${group}/${resource}`, b]);
+}
+
+/**
+ * The behaviour of every built-in resource, keyed by `${group}/${resource}` with '' for the core
+ * group: `/pods`, `apps/deployments`, `rbac.authorization.k8s.io/clusterroles`, …
+ */
+export const builtinBehaviours: Readonly<Record<string, KindBehaviour>> = Object.freeze(
+  Object.fromEntries([
+    ...prefixed('', coreBehaviours),
+    ...prefixed('apps', appsBehaviours),
+    ...prefixed('batch', batchBehaviours),
+    ...prefixed('coordination.k8s.io', coordinationBehaviours),
+    ...prefixed('events.k8s.io', eventsBehaviours),
+    ...prefixed('rbac.authorization.k8s.io', rbacBehaviours),
+    ...prefixed('admissionregistration.k8s.io', admissionBehaviours),
+    ...prefixed('apiextensions.k8s.io', apiextensionsBehaviours),
+  ]),
+);
+
+/**
+ * For built-in kinds without a printer: the apiserver's default table convertor, whose columns
+ * are `Name` and `Created At` (RFC 3339), as `kubectl get roles` shows.
+ */
+export const defaultBehaviour: KindBehaviour = createdAtBehaviour();

@@ -1,0 +1,58 @@
+import type { StatusCause } from 'kubeloop';
+import { docs } from './descriptions.js';
+
+/** `metav1.TableColumnDefinition`: one column of a server-side `Table`. */
+export interface TableColumnDefinition {
+  name: string;
+  type: string;
+  format: string;
+  description: string;
+  /** 0 for the columns kubectl always shows, 1 for `-o wide` only. */
+  priority: number;
+}
+
+/**
+ * What the API server knows about one built-in kind beyond its OpenAPI schema: the defaulting
+ * and kind-specific validation of its registry strategy, kubectl's Table printer and the extra
+ * field selectors it supports.
+ */
+export interface KindBehaviour {
+  /**
+   * `SetDefaults_*` of `k8s.io/kubernetes/pkg/apis/<group>/v1/defaults.go` (plus what a create
+   * strategy or admission plugin adds that a kubectl user sees), applied on create and update.
+   * Mutates `obj`, a fresh deep copy the server owns.
+   */
+  defaults?(obj: Record<string, unknown>): void;
+  /** Kind-specific validation (`pkg/apis/<group>/validation`); `old` is set on update. */
+  validate?(obj: Record<string, unknown>, old?: Record<string, unknown>): StatusCause[];
+  /** The Table columns of printers.go, `Name` first; wide-only columns have priority 1. */
+  columns: TableColumnDefinition[];
+  /** The cells of one object, in column order, with ages relative to `now`. */
+  row(obj: Record<string, unknown>, now: Date): unknown[];
+  /** Field selectors beyond `metadata.name`/`metadata.namespace`: the field's string value, '' when unset. */
+  fieldSelectors?: Record<string, (obj: Record<string, unknown>) => string>;
+}
+
+/** A column definition; `priority` 1 marks a wide-only column. */
+export const col = (
+  name: string,
+  type: string,
+  description: string,
+  priority = 0,
+  format = '',
+): TableColumnDefinition => ({
+  name,
+  type,
+  format,
+  description,
+  priority,
+});
+
+/** The `Name` column every printer starts with. */
+export const nameColumn = (): TableColumnDefinition => col('Name', 'string', docs.meta.name, 0, 'name');
+
+/** The `Age` column. */
+export const ageColumn = (): TableColumnDefinition => col('Age', 'string', docs.meta.creationTimestamp);
+
+export const CONTAINERS_DOC = 'Names of each container in the template.';
+export const IMAGES_DOC = 'Images referenced by each container in the template.';

@@ -89,7 +89,10 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
 
   try {
     const { ca, token } = await credentials(journal);
-    const store = Store.open({ journal, ...(options.watchHistorySize !== undefined && { historySize: options.watchHistorySize }) });
+    const store = Store.open({
+      journal,
+      ...(options.watchHistorySize !== undefined && { historySize: options.watchHistorySize }),
+    });
     const registry = new Registry();
     const lifecycle = namespaceLifecycle(store);
     const rest = new RestStorage(store, registry, {
@@ -101,7 +104,9 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     const discovery = new Discovery(registry, () => address);
     const version = versionInfo();
     const openapi = createOpenApiEndpoints(registry, version.gitVersion!);
-    const users = new Map<string, UserInfo>([[token, { username: 'kubeloop-admin', groups: ['system:masters', 'system:authenticated'] }]]);
+    const users = new Map<string, UserInfo>([
+      [token, { username: 'kubeloop-admin', groups: ['system:masters', 'system:authenticated'] }],
+    ]);
     let ready = false;
     const api = new ApiServer({
       rest,
@@ -202,7 +207,12 @@ async function bootstrap(rest: RestStorage, registry: Registry): Promise<void> {
   const nsType = registry.lookup('', 'v1', 'namespaces')!;
   for (const ns of SYSTEM_NAMESPACES) {
     if (rest.store.get(rest.key(nsType, undefined, ns))) continue;
-    await rest.create(nsType, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }, { dryRun: false });
+    await rest.create(
+      nsType,
+      undefined,
+      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } },
+      { dryRun: false },
+    );
   }
   const svcType = registry.lookup('', 'v1', 'services')!;
   if (!rest.store.get(rest.key(svcType, 'default', 'kubernetes'))) {
@@ -213,7 +223,10 @@ async function bootstrap(rest: RestStorage, registry: Registry): Promise<void> {
         apiVersion: 'v1',
         kind: 'Service',
         metadata: { name: 'kubernetes', labels: { component: 'apiserver', provider: 'kubernetes' } },
-        spec: { clusterIP: '10.96.0.1', ports: [{ name: 'https', port: 443, protocol: 'TCP', targetPort: 6443 }] },
+        spec: {
+          clusterIP: '10.96.0.1',
+          ports: [{ name: 'https', port: 443, protocol: 'TCP', targetPort: 6443 }],
+        },
       },
       { dryRun: false },
     );
@@ -286,5 +299,11 @@ export type TestEnvOptions = Omit<ControlPlaneOptions, 'host' | 'port' | 'dataDi
  * ```
  */
 export function startTestEnv(options: TestEnvOptions = {}): Promise<ControlPlane> {
-  return startControlPlane({ bookmarkIntervalMs: 1000, ...options, host: '127.0.0.1', port: 0, log: options.log ?? (() => undefined) });
+  return startControlPlane({
+    bookmarkIntervalMs: 1000,
+    ...options,
+    host: '127.0.0.1',
+    port: 0,
+    log: options.log ?? (() => undefined),
+  });
 }

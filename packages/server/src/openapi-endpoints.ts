@@ -1,5 +1,10 @@
 import type { OpenApiEndpoints } from './http/api-server.js';
-import { findDuplicateFields, findUnknownFields, OpenApiService, pruneUnknownFields } from './openapi/index.js';
+import {
+  findDuplicateFields,
+  findUnknownFields,
+  OpenApiService,
+  pruneUnknownFields,
+} from './openapi/index.js';
 import type { Registry } from './registry/registry.js';
 import type { ResourceType } from './registry/types.js';
 import type { Obj } from './util/object.js';
@@ -15,7 +20,10 @@ export function createOpenApiEndpoints(registry: Registry, version: string): Ope
         resource: t.resource,
         namespaced: t.namespaced,
         verbs: t.verbs,
-        subresources: [...(t.subresources.status ? ['status'] : []), ...(t.subresources.scale ? ['scale'] : [])],
+        subresources: [
+          ...(t.subresources.status ? ['status'] : []),
+          ...(t.subresources.scale ? ['scale'] : []),
+        ],
         returnDeletedObject: t.returnDeletedObject,
         ...(t.definition !== undefined && { definition: t.definition }),
       })),

@@ -6,7 +6,7 @@ export interface HttpResult {
   headers: Record<string, string | string[] | undefined>;
   text: string;
   /** Parsed JSON body (undefined when it is not JSON). */
-  json: any; // biome-ignore lint/suspicious/noExplicitAny: test convenience for asserting on arbitrary bodies
+  json: any;
 }
 
 export interface HttpOptions {
@@ -62,7 +62,7 @@ export function httpClient(cp: ControlPlane) {
     delete: (path: string, opts?: HttpOptions) => send('DELETE', path, opts),
     /** Opens a watch and collects its events until `close()`. */
     watch(path: string, headers: Record<string, string> = {}) {
-      const events: any[] = []; // biome-ignore lint/suspicious/noExplicitAny: raw watch events
+      const events: any[] = [];
       let buffer = '';
       let ended = false;
       let status = 0;
@@ -72,7 +72,11 @@ export function httpClient(cp: ControlPlane) {
           port: url.port,
           path,
           method: 'GET',
-          headers: { Accept: 'application/json', Authorization: `Bearer ${cp.clientConfig.token}`, ...headers },
+          headers: {
+            Accept: 'application/json',
+            Authorization: `Bearer ${cp.clientConfig.token}`,
+            ...headers,
+          },
           agent: new Agent({ ca: cp.clientConfig.caData }),
         },
         (res) => {

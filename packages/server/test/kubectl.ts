@@ -58,7 +58,8 @@ export async function startKubectlEnv(options: TestEnvOptions = {}): Promise<Kub
     run,
     async ok(args, opts) {
       const r = await run(args, opts);
-      if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')} exited ${r.code}:\n${r.stderr}\n${r.stdout}`);
+      if (r.code !== 0)
+        throw new Error(`kubectl ${args.join(' ')} exited ${r.code}:\n${r.stderr}\n${r.stdout}`);
       return r.stdout;
     },
     spawn(args) {
@@ -71,7 +72,9 @@ export async function startKubectlEnv(options: TestEnvOptions = {}): Promise<Kub
       child.stderr.on('data', (d: Buffer) => {
         stderr += d.toString();
       });
-      const closed = new Promise<KubectlResult>((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+      const closed = new Promise<KubectlResult>((resolve) =>
+        child.on('close', (code) => resolve({ code, stdout, stderr })),
+      );
       return {
         output: () => stdout,
         stop: () => {
@@ -88,7 +91,11 @@ export async function startKubectlEnv(options: TestEnvOptions = {}): Promise<Kub
 }
 
 /** Polls `check` until it returns a truthy value or the deadline passes (no fixed sleeps in tests). */
-export async function eventually<T>(check: () => T | Promise<T>, timeoutMs = 10_000, what = 'condition'): Promise<NonNullable<T>> {
+export async function eventually<T>(
+  check: () => T | Promise<T>,
+  timeoutMs = 10_000,
+  what = 'condition',
+): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -98,7 +105,8 @@ export async function eventually<T>(check: () => T | Promise<T>, timeoutMs = 10_
     } catch (err) {
       last = err;
     }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
     await new Promise((r) => setTimeout(r, 25));
   }
 }

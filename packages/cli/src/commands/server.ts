@@ -16,7 +16,10 @@ export function registerServerCommand(program: Command): void {
     .description('run the local Kubernetes-compatible control plane (kubectl works against it)')
     .option('--host <address>', 'address to listen on', '127.0.0.1')
     .option('--port <port>', 'port to listen on (0 picks a free port)', '6443')
-    .option('--kubeconfig <path>', 'where to write the admin kubeconfig (default: <data-dir>/kubeconfig or .kubeloop/kubeconfig)')
+    .option(
+      '--kubeconfig <path>',
+      'where to write the admin kubeconfig (default: <data-dir>/kubeconfig or .kubeloop/kubeconfig)',
+    )
     .option('--data-dir <dir>', 'keep the cluster state in this directory (SQLite); in memory when omitted')
     .action(async (flags: ServerFlags) => {
       const port = Number(flags.port);
@@ -24,8 +27,15 @@ export function registerServerCommand(program: Command): void {
         throw new Error(`--port must be an integer between 0 and 65535, got ${JSON.stringify(flags.port)}`);
       }
       const dataDir = flags.dataDir ? resolve(flags.dataDir) : undefined;
-      const kubeconfigPath = resolve(flags.kubeconfig ?? (dataDir ? `${dataDir}/kubeconfig` : '.kubeloop/kubeconfig'));
-      const cp = await startControlPlane({ host: flags.host, port, kubeconfigPath, ...(dataDir && { dataDir }) });
+      const kubeconfigPath = resolve(
+        flags.kubeconfig ?? (dataDir ? `${dataDir}/kubeconfig` : '.kubeloop/kubeconfig'),
+      );
+      const cp = await startControlPlane({
+        host: flags.host,
+        port,
+        kubeconfigPath,
+        ...(dataDir && { dataDir }),
+      });
       process.stdout.write(`kubeloop control plane ready at ${cp.url}\n`);
       process.stdout.write(`  export KUBECONFIG=${kubeconfigPath}\n  kubectl get namespaces\n`);
       await new Promise<void>((done) => {

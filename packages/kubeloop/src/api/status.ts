@@ -92,7 +92,9 @@ const qualified = (gr: GroupResource): string => (gr.group ? `${gr.resource}.${g
 export class ApiError extends Error {
   readonly status: Status;
 
-  constructor(status: Omit<Status, 'kind' | 'apiVersion' | 'metadata' | 'status'> & { metadata?: Status['metadata'] }) {
+  constructor(
+    status: Omit<Status, 'kind' | 'apiVersion' | 'metadata' | 'status'> & { metadata?: Status['metadata'] },
+  ) {
     super(status.message ?? status.reason ?? `HTTP ${status.code}`);
     this.name = 'ApiError';
     this.status = {
@@ -268,7 +270,8 @@ export class ApiError extends Error {
   }
 }
 
-const reasonOf = (err: unknown): StatusReason | undefined => (err instanceof ApiError ? err.reason : undefined);
+const reasonOf = (err: unknown): StatusReason | undefined =>
+  err instanceof ApiError ? err.reason : undefined;
 const codeOf = (err: unknown): number | undefined => (err instanceof ApiError ? err.code : undefined);
 
 /** True when `err` is a 404 NotFound `ApiError`. */

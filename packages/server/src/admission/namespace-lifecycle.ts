@@ -1,6 +1,6 @@
 import { ApiError } from 'kubeloop';
-import { objectKey, type Store } from '../storage/store.js';
 import type { ResourceType } from '../registry/types.js';
+import { objectKey, type Store } from '../storage/store.js';
 import type { Obj } from '../util/object.js';
 
 /** Namespaces that exist from the start and cannot be deleted. */
@@ -16,7 +16,11 @@ export function namespaceLifecycle(store: Store) {
     const m = (obj.metadata ?? {}) as Obj;
     if (t.group === '' && t.resource === 'namespaces') {
       if (op === 'DELETE' && UNDELETABLE.has(String(m.name))) {
-        throw ApiError.forbidden({ group: '', resource: 'namespaces' }, String(m.name), 'this namespace may not be deleted');
+        throw ApiError.forbidden(
+          { group: '', resource: 'namespaces' },
+          String(m.name),
+          'this namespace may not be deleted',
+        );
       }
       return;
     }

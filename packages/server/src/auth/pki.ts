@@ -28,7 +28,9 @@ async function importKey(pem: string): Promise<CryptoKey> {
 }
 
 function serial(): string {
-  return Buffer.from(webcrypto.getRandomValues(new Uint8Array(16))).toString('hex').replace(/^[89a-f]/, '1');
+  return Buffer.from(webcrypto.getRandomValues(new Uint8Array(16)))
+    .toString('hex')
+    .replace(/^[89a-f]/, '1');
 }
 
 /** Generates the cluster's certificate authority (ECDSA P-256, 10 years). */
@@ -44,7 +46,10 @@ export async function createCertificateAuthority(commonName = 'kubeloop-ca'): Pr
     signingAlgorithm: ALG,
     extensions: [
       new x509.BasicConstraintsExtension(true, undefined, true),
-      new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign | x509.KeyUsageFlags.digitalSignature, true),
+      new x509.KeyUsagesExtension(
+        x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign | x509.KeyUsageFlags.digitalSignature,
+        true,
+      ),
       await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
     ],
   });
@@ -52,13 +57,19 @@ export async function createCertificateAuthority(commonName = 'kubeloop-ca'): Pr
 }
 
 /** Issues a serving certificate for `hosts` (DNS names and IP addresses), signed by `ca`. */
-export async function issueServingCertificate(ca: KeyPair, hosts: string[], commonName = 'kubeloop-apiserver'): Promise<KeyPair> {
+export async function issueServingCertificate(
+  ca: KeyPair,
+  hosts: string[],
+  commonName = 'kubeloop-apiserver',
+): Promise<KeyPair> {
   const caCert = new x509.X509Certificate(ca.cert);
   const caKey = await importKey(ca.key);
   const keys = (await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify'])) as CryptoKeyPair;
   const now = Date.now();
   const names = [...new Set(hosts)].map((h) =>
-    /^[\d.]+$/.test(h) || h.includes(':') ? { type: 'ip' as const, value: h } : { type: 'dns' as const, value: h },
+    /^[\d.]+$/.test(h) || h.includes(':')
+      ? { type: 'ip' as const, value: h }
+      : { type: 'dns' as const, value: h },
   );
   const cert = await x509.X509CertificateGenerator.create({
     serialNumber: serial(),
@@ -71,7 +82,10 @@ export async function issueServingCertificate(ca: KeyPair, hosts: string[], comm
     signingAlgorithm: ALG,
     extensions: [
       new x509.BasicConstraintsExtension(false, undefined, true),
-      new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment, true),
+      new x509.KeyUsagesExtension(
+        x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment,
+        true,
+      ),
       new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]),
       new x509.SubjectAlternativeNameExtension(names),
       await x509.AuthorityKeyIdentifierExtension.create(caCert),

@@ -76,13 +76,19 @@ export class NamespaceController {
   private async ensureContents(ns: string): Promise<void> {
     const reg = this.rest.registry;
     const wanted: Array<[ResourceType | undefined, Obj]> = [
-      [reg.lookup('', 'v1', 'serviceaccounts'), { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default' } }],
+      [
+        reg.lookup('', 'v1', 'serviceaccounts'),
+        { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default' } },
+      ],
       [
         reg.lookup('', 'v1', 'configmaps'),
         {
           apiVersion: 'v1',
           kind: 'ConfigMap',
-          metadata: { name: 'kube-root-ca.crt', annotations: { 'kubernetes.io/description': ROOT_CA_DESCRIPTION } },
+          metadata: {
+            name: 'kube-root-ca.crt',
+            annotations: { 'kubernetes.io/description': ROOT_CA_DESCRIPTION },
+          },
           data: { 'ca.crt': this.opts.caCert },
         },
       ],
@@ -95,7 +101,11 @@ export class NamespaceController {
         await this.rest.create(t, ns, clone(obj), { dryRun: false });
       } catch (err) {
         if (err instanceof ApiError && (err.code === 409 || err.code === 403 || err.code === 404)) continue;
-        this.opts.log?.('warn', 'could not create namespace default object', { namespace: ns, name, err: String(err) });
+        this.opts.log?.('warn', 'could not create namespace default object', {
+          namespace: ns,
+          name,
+          err: String(err),
+        });
       }
     }
   }

@@ -55,7 +55,11 @@ export class Discovery {
     if (parts.length === 1) {
       const named = [...groups.keys()].filter((g) => g !== '');
       if (aggregated) return this.aggregatedList(named);
-      return { kind: 'APIGroupList', apiVersion: 'v1', groups: named.map((g) => this.group(g, groups.get(g)!)) };
+      return {
+        kind: 'APIGroupList',
+        apiVersion: 'v1',
+        groups: named.map((g) => this.group(g, groups.get(g)!)),
+      };
     }
     const versions = groups.get(parts[1]!);
     if (!versions || parts[1] === '') return undefined;
@@ -101,10 +105,21 @@ export class Discovery {
         });
       }
       if (t.subresources.status) {
-        resources.push({ name: `${t.resource}/status`, singularName: '', namespaced: t.namespaced, kind: t.kind, verbs: SUBRESOURCE_VERBS });
+        resources.push({
+          name: `${t.resource}/status`,
+          singularName: '',
+          namespaced: t.namespaced,
+          kind: t.kind,
+          verbs: SUBRESOURCE_VERBS,
+        });
       }
     }
-    return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: group ? `${group}/${version}` : version, resources };
+    return {
+      kind: 'APIResourceList',
+      apiVersion: 'v1',
+      groupVersion: group ? `${group}/${version}` : version,
+      resources,
+    };
   }
 
   /** `apidiscovery.k8s.io/v2` APIGroupDiscoveryList: every group, version and resource in one document. */
@@ -129,10 +144,22 @@ export class Discovery {
             ...(t.categories.length > 0 && { categories: [...t.categories] }),
             subresources: [
               ...(t.subresources.scale
-                ? [{ subresource: 'scale', responseKind: { group: 'autoscaling', version: 'v1', kind: 'Scale' }, verbs: SUBRESOURCE_VERBS }]
+                ? [
+                    {
+                      subresource: 'scale',
+                      responseKind: { group: 'autoscaling', version: 'v1', kind: 'Scale' },
+                      verbs: SUBRESOURCE_VERBS,
+                    },
+                  ]
                 : []),
               ...(t.subresources.status
-                ? [{ subresource: 'status', responseKind: { group: t.group, version: t.version, kind: t.kind }, verbs: SUBRESOURCE_VERBS }]
+                ? [
+                    {
+                      subresource: 'status',
+                      responseKind: { group: t.group, version: t.version, kind: t.kind },
+                      verbs: SUBRESOURCE_VERBS,
+                    },
+                  ]
                 : []),
             ],
           })),
@@ -146,5 +173,7 @@ export class Discovery {
 function storageVersionHash(t: ResourceType): string {
   let h = 2166136261;
   for (const c of `${t.group}/${t.version}/${t.kind}`) h = Math.imul(h ^ c.charCodeAt(0), 16777619);
-  return Buffer.from(new Uint32Array([h >>> 0, (h * 31) >>> 0]).buffer).toString('base64').slice(0, 11);
+  return Buffer.from(new Uint32Array([h >>> 0, (h * 31) >>> 0]).buffer)
+    .toString('base64')
+    .slice(0, 11);
 }

@@ -9,7 +9,12 @@ import {
 import { stringify as toYaml } from 'yaml';
 import type { Discovery } from '../discovery/discovery.js';
 import { cannotBeHandledMessage, strictDecodingMessage } from '../openapi/index.js';
-import { applyJsonPatch, applyMergePatch, applyStrategicMergePatch, patchMetaForDefinition } from '../patch/index.js';
+import {
+  applyJsonPatch,
+  applyMergePatch,
+  applyStrategicMergePatch,
+  patchMetaForDefinition,
+} from '../patch/index.js';
 import type { Registry } from '../registry/registry.js';
 import type { DeleteParams, ListParams, RestStorage } from '../registry/rest.js';
 import { apiVersionOf, type ResourceType } from '../registry/types.js';
@@ -19,7 +24,7 @@ import { decodeBody, mediaType, readBody } from './body.js';
 import type { Faults } from './faults.js';
 import { negotiate, type Representation } from './negotiation.js';
 import { parseRequestInfo, type RequestInfo } from './request-info.js';
-import { partialObjectMetadata, type IncludeObject, table } from './table.js';
+import { type IncludeObject, partialObjectMetadata, table } from './table.js';
 import { serveWatch, type WatchParams } from './watch.js';
 
 /** An authenticated caller. */
@@ -65,7 +70,12 @@ const PATCH_TYPES = new Set([
 const BODY_TYPES = new Set(['application/json', 'application/yaml', '']);
 
 const NOT_FOUND = () =>
-  new ApiError({ code: 404, reason: 'NotFound', message: 'the server could not find the requested resource', details: {} });
+  new ApiError({
+    code: 404,
+    reason: 'NotFound',
+    message: 'the server could not find the requested resource',
+    details: {},
+  });
 
 /**
  * The Kubernetes HTTP API: request info from the URL, authentication, fault injection,
@@ -98,10 +108,14 @@ export class ApiServer {
           code: fault.status,
           reason: (fault.reason ?? defaultReason(fault.status)) as ApiError['reason'],
           message: fault.message ?? `injected fault: HTTP ${fault.status}`,
-          ...(fault.retryAfterSeconds !== undefined && { details: { retryAfterSeconds: fault.retryAfterSeconds } }),
+          ...(fault.retryAfterSeconds !== undefined && {
+            details: { retryAfterSeconds: fault.retryAfterSeconds },
+          }),
         });
-        if (fault.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(fault.retryAfterSeconds));
-        return this.fail(res, err);
+        if (fault.retryAfterSeconds !== undefined)
+          res.setHeader('Retry-After', String(fault.retryAfterSeconds));
+        this.fail(res, err);
+        return;
       }
     }
 
@@ -121,13 +135,22 @@ export class ApiServer {
       return;
     }
     if (!info.isResourceRequest) return this.serveDiscovery(req, res, info);
-    return this.serveResource(req, res, info, query);
+    this.serveResource(req, res, info, query);
+    return;
   }
 
   /** `/healthz`, `/livez`, `/readyz`, `/version`: readable without credentials, like the default `system:public-info-viewer`. */
   private publicEndpoint(path: string, res: ServerResponse): boolean {
-    if (path === '/healthz' || path === '/livez' || path.startsWith('/healthz/') || path.startsWith('/livez/')) {
-      res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8', 'X-Content-Type-Options': 'nosniff' });
+    if (
+      path === '/healthz' ||
+      path === '/livez' ||
+      path.startsWith('/healthz/') ||
+      path.startsWith('/livez/')
+    ) {
+      res.writeHead(200, {
+        'Content-Type': 'text/plain; charset=utf-8',
+        'X-Content-Type-Options': 'nosniff',
+      });
       res.end('ok');
       return true;
     }
@@ -147,8 +170,16 @@ export class ApiServer {
   private serveDiscovery(req: IncomingMessage, res: ServerResponse, info: RequestInfo): void {
     if (req.method !== 'GET') throw methodNotAllowed(req.method ?? '');
     const isRoot = info.path.replace(/\/+$/, '') === '/api' || info.path.replace(/\/+$/, '') === '/apis';
-    const neg = negotiate(req.headers.accept, { table: false, metadata: false, list: false, discovery: isRoot });
-    if (!neg) throw ApiError.notAcceptable('only the following media types are accepted: application/json, application/yaml');
+    const neg = negotiate(req.headers.accept, {
+      table: false,
+      metadata: false,
+      list: false,
+      discovery: isRoot,
+    });
+    if (!neg)
+      throw ApiError.notAcceptable(
+        'only the following media types are accepted: application/json, application/yaml',
+      );
     const aggregated = neg.representation.as === 'APIGroupDiscoveryList';
     const body = this.o.discovery.document(info.path, aggregated);
     if (body === undefined) throw NOT_FOUND();
@@ -159,18 +190,32 @@ export class ApiServer {
     res.end(body);
   }
 
-  private async serveResource(req: IncomingMessage, res: ServerResponse, info: RequestInfo, query: URLSearchParams): Promise<void> {
+  private async serveResource(
+    req: IncomingMessage,
+    res: ServerResponse,
+    info: RequestInfo,
+    query: URLSearchParams,
+  ): Promise<void> {
     const t = this.o.registry.lookup(info.group, info.version, info.resource);
     if (!t) {
       req.resume();
       throw NOT_FOUND();
     }
-    if (info.subresource && !(info.subresource === 'status' && t.subresources.status) && !(info.subresource === 'scale' && t.subresources.scale)) {
+    if (
+      info.subresource &&
+      !(info.subresource === 'status' && t.subresources.status) &&
+      !(info.subresource === 'scale' && t.subresources.scale)
+    ) {
       req.resume();
       throw NOT_FOUND();
     }
     const namespace = t.namespaced ? info.namespace || undefined : undefined;
-    if (t.namespaced && !namespace && info.name && !['list', 'watch', 'deletecollection'].includes(info.verb)) {
+    if (
+      t.namespaced &&
+      !namespace &&
+      info.name &&
+      !['list', 'watch', 'deletecollection'].includes(info.verb)
+    ) {
       // /apis/apps/v1/deployments/name is not a path of a namespaced kind.
       req.resume();
       throw NOT_FOUND();
@@ -190,68 +235,101 @@ export class ApiServer {
 
     switch (verb) {
       case 'get':
-        return this.get(req, res, t, namespace, name, info.subresource);
+        this.get(req, res, t, namespace, name, info.subresource);
+        return;
       case 'list':
-        return this.list(req, res, t, namespace, query);
+        this.list(req, res, t, namespace, query);
+        return;
       case 'watch':
-        return this.watch(req, res, t, namespace, name, query, info);
+        this.watch(req, res, t, namespace, name, query, info);
+        return;
       case 'create': {
         if (info.name) throw methodNotAllowed('POST', t, 'create');
         const { obj, raw } = await this.readObject(req, t);
         const warnings = this.checkFields(t, obj, raw, query, 'create');
         const stored = await this.o.rest.create(t, namespace, obj, { dryRun });
-        return this.respondObject(req, res, 201, t, stored, warnings);
+        this.respondObject(req, res, 201, t, stored, warnings);
+        return;
       }
       case 'update': {
         if (info.subresource === 'scale') {
           const { obj } = await this.readBody(req);
           const scale = await this.o.rest.updateScale(t, namespace, name, obj, { dryRun });
-          return this.sendJson(req, res, 200, scale);
+          this.sendJson(req, res, 200, scale);
+          return;
         }
         const { obj, raw } = await this.readObject(req, t);
         const warnings = this.checkFields(t, obj, raw, query, 'update');
-        const stored = await this.o.rest.update(t, namespace, name, obj, info.subresource === 'status' ? 'status' : undefined, { dryRun });
-        return this.respondObject(req, res, 200, t, stored, warnings);
+        const stored = await this.o.rest.update(
+          t,
+          namespace,
+          name,
+          obj,
+          info.subresource === 'status' ? 'status' : undefined,
+          { dryRun },
+        );
+        this.respondObject(req, res, 200, t, stored, warnings);
+        return;
       }
       case 'patch':
-        return this.patch(req, res, t, namespace, name, info.subresource, query, dryRun);
+        this.patch(req, res, t, namespace, name, info.subresource, query, dryRun);
+        return;
       case 'delete': {
         const opts = await this.deleteOptions(req, query);
         const { stored, deleted } = await this.o.rest.delete(t, namespace, name, opts, { dryRun });
         if (deleted && !t.returnDeletedObject) {
           const m = stored.object.metadata as Obj;
-          return this.sendJson(req, res, 200, {
+          this.sendJson(req, res, 200, {
             kind: 'Status',
             apiVersion: 'v1',
             metadata: {},
             status: 'Success',
             details: { name, ...(t.group && { group: t.group }), kind: t.resource, uid: m.uid },
           });
+          return;
         }
-        return this.respondObject(req, res, 200, t, stored);
+        this.respondObject(req, res, 200, t, stored);
+        return;
       }
       case 'deletecollection': {
         const opts = await this.deleteOptions(req, query);
         const items = await this.o.rest.deleteCollection(t, namespace, listParams(query), opts, { dryRun });
-        return this.sendJson(req, res, 200, {
+        this.sendJson(req, res, 200, {
           kind: t.listKind,
           apiVersion: apiVersionOf(t),
           metadata: { resourceVersion: String(this.o.rest.store.revision) },
           items: items.map((i) => i.object),
         });
+        return;
       }
       default:
         throw methodNotAllowed(req.method ?? '', t, verb);
     }
   }
 
-  private get(req: IncomingMessage, res: ServerResponse, t: ResourceType, ns: string | undefined, name: string, sub: string): void {
-    if (sub === 'scale') return this.sendJson(req, res, 200, this.o.rest.getScale(t, ns, name));
+  private get(
+    req: IncomingMessage,
+    res: ServerResponse,
+    t: ResourceType,
+    ns: string | undefined,
+    name: string,
+    sub: string,
+  ): void {
+    if (sub === 'scale') {
+      this.sendJson(req, res, 200, this.o.rest.getScale(t, ns, name));
+      return;
+    }
     const stored = this.o.rest.get(t, ns, name);
     this.respondObject(req, res, 200, t, stored);
   }
 
-  private list(req: IncomingMessage, res: ServerResponse, t: ResourceType, ns: string | undefined, query: URLSearchParams): void {
+  private list(
+    req: IncomingMessage,
+    res: ServerResponse,
+    t: ResourceType,
+    ns: string | undefined,
+    query: URLSearchParams,
+  ): void {
     const neg = this.negotiateResource(req, true);
     const out = this.o.rest.list(t, ns, listParams(query));
     const listMeta: Obj = { resourceVersion: out.resourceVersion };
@@ -260,20 +338,23 @@ export class ApiServer {
 
     switch (neg.representation.as) {
       case 'Table':
-        return this.sendJson(req, res, 200, table(t, out.items, includeObject(query), listMeta));
+        this.sendJson(req, res, 200, table(t, out.items, includeObject(query), listMeta));
+        return;
       case 'PartialObjectMetadata':
       case 'PartialObjectMetadataList':
-        return this.sendJson(req, res, 200, {
+        this.sendJson(req, res, 200, {
           kind: 'PartialObjectMetadataList',
           apiVersion: 'meta.k8s.io/v1',
           metadata: listMeta,
           items: out.items.map(partialObjectMetadata),
         });
+        return;
       default: {
         // Items are written from their cached encodings: no re-serialisation of stored objects.
         const head = `{"kind":${JSON.stringify(t.listKind)},"apiVersion":${JSON.stringify(apiVersionOf(t))},"metadata":${JSON.stringify(listMeta)},"items":[`;
         if (neg.yaml) {
-          return this.sendJson(req, res, 200, JSON.parse(`${head}${out.items.map((i) => i.json).join(',')}]}`));
+          this.sendJson(req, res, 200, JSON.parse(`${head}${out.items.map((i) => i.json).join(',')}]}`));
+          return;
         }
         res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private' });
         writeChunked(res, head, out.items, ']}');
@@ -366,13 +447,21 @@ export class ApiServer {
     if (sub === 'scale') {
       const current = this.o.rest.getScale(t, ns, name);
       const scale = await this.o.rest.updateScale(t, ns, name, applyPatch(current), { dryRun });
-      return this.sendJson(req, res, 200, scale);
+      this.sendJson(req, res, 200, scale);
+      return;
     }
-    const stored = await this.o.rest.patch(t, ns, name, sub === 'status' ? 'status' : undefined, { dryRun }, (current) => {
-      const next = applyPatch(current);
-      warnings = this.checkFields(t, next, undefined, query, 'patch');
-      return next;
-    });
+    const stored = await this.o.rest.patch(
+      t,
+      ns,
+      name,
+      sub === 'status' ? 'status' : undefined,
+      { dryRun },
+      (current) => {
+        const next = applyPatch(current);
+        warnings = this.checkFields(t, next, undefined, query, 'patch');
+        return next;
+      },
+    );
     this.respondObject(req, res, 200, t, stored, warnings);
   }
 
@@ -386,7 +475,9 @@ export class ApiServer {
   ): string[] {
     const mode = query.get('fieldValidation') ?? 'Warn';
     if (mode !== 'Strict' && mode !== 'Warn' && mode !== 'Ignore') {
-      throw ApiError.badRequest(`fieldValidation: Unsupported value: "${mode}": supported values: "Ignore", "Strict", "Warn"`);
+      throw ApiError.badRequest(
+        `fieldValidation: Unsupported value: "${mode}": supported values: "Ignore", "Strict", "Warn"`,
+      );
     }
     if (mode === 'Ignore') {
       this.o.openapi.pruneUnknown(t, obj);
@@ -395,7 +486,9 @@ export class ApiServer {
     const problems = this.o.openapi.fieldProblems(t, obj, raw);
     if (problems.length > 0 && mode === 'Strict') {
       throw ApiError.badRequest(
-        verb === 'patch' ? strictDecodingMessage(problems) : cannotBeHandledMessage(t.kind, t.version, problems),
+        verb === 'patch'
+          ? strictDecodingMessage(problems)
+          : cannotBeHandledMessage(t.kind, t.version, problems),
       );
     }
     this.o.openapi.pruneUnknown(t, obj);
@@ -410,19 +503,26 @@ export class ApiServer {
     }
     const raw = await readBody(req);
     const obj = decodeBody(raw, type || 'application/json');
-    if (!isObject(obj)) throw ApiError.badRequest(`Object 'Kind' is missing in '${raw.toString('utf8').slice(0, 200)}'`);
+    if (!isObject(obj))
+      throw ApiError.badRequest(`Object 'Kind' is missing in '${raw.toString('utf8').slice(0, 200)}'`);
     return { obj, raw: type === 'application/yaml' ? '' : raw.toString('utf8') };
   }
 
   /** Reads a create/update body and checks its apiVersion and kind against the URL. */
-  private async readObject(req: IncomingMessage, t: ResourceType): Promise<{ obj: Obj; raw: string | undefined }> {
+  private async readObject(
+    req: IncomingMessage,
+    t: ResourceType,
+  ): Promise<{ obj: Obj; raw: string | undefined }> {
     const { obj, raw } = await this.readBody(req);
     const expected = apiVersionOf(t);
     const apiVersion = obj.apiVersion;
     const kind = obj.kind;
     if (apiVersion !== undefined && apiVersion !== '' && apiVersion !== expected) {
-      if (typeof apiVersion !== 'string') throw ApiError.badRequest(`apiVersion: Invalid value: must be a string`);
-      throw ApiError.badRequest(`the API version in the data (${apiVersion}) does not match the expected API version (${expected})`);
+      if (typeof apiVersion !== 'string')
+        throw ApiError.badRequest(`apiVersion: Invalid value: must be a string`);
+      throw ApiError.badRequest(
+        `the API version in the data (${apiVersion}) does not match the expected API version (${expected})`,
+      );
     }
     if (kind !== undefined && kind !== '' && kind !== t.kind) {
       throw ApiError.badRequest(
@@ -446,7 +546,9 @@ export class ApiServer {
       if (isObject(body.preconditions)) {
         opts.preconditions = {
           ...(typeof body.preconditions.uid === 'string' && { uid: body.preconditions.uid }),
-          ...(typeof body.preconditions.resourceVersion === 'string' && { resourceVersion: body.preconditions.resourceVersion }),
+          ...(typeof body.preconditions.resourceVersion === 'string' && {
+            resourceVersion: body.preconditions.resourceVersion,
+          }),
         };
       }
     }
@@ -458,7 +560,10 @@ export class ApiServer {
     return opts;
   }
 
-  private negotiateResource(req: IncomingMessage, list: boolean): { representation: Representation; yaml: boolean } {
+  private negotiateResource(
+    req: IncomingMessage,
+    list: boolean,
+  ): { representation: Representation; yaml: boolean } {
     const neg = negotiate(req.headers.accept, { table: true, metadata: true, list });
     if (!neg) {
       throw ApiError.notAcceptable(
@@ -485,13 +590,22 @@ export class ApiServer {
     const neg = this.negotiateResource(req, false);
     switch (neg.representation.as) {
       case 'Table':
-        return this.sendJson(req, res, code, table(t, [stored], includeObject(new URLSearchParams()), { resourceVersion: String(stored.revision) }));
+        this.sendJson(
+          req,
+          res,
+          code,
+          table(t, [stored], includeObject(new URLSearchParams()), {
+            resourceVersion: String(stored.revision),
+          }),
+        );
+        return;
       case 'PartialObjectMetadata':
       case 'PartialObjectMetadataList':
-        return this.sendJson(req, res, code, partialObjectMetadata(stored));
+        this.sendJson(req, res, code, partialObjectMetadata(stored));
+        return;
       default:
-        if (neg.yaml) return this.sendJson(req, res, code, stored.object);
-        this.send(res, code, stored.json);
+        if (neg.yaml) this.sendJson(req, res, code, stored.object);
+        else this.send(res, code, stored.json);
     }
   }
 
@@ -521,7 +635,8 @@ export class ApiServer {
       return;
     }
     if (apiErr.code === 401) res.setHeader('WWW-Authenticate', 'Bearer realm="kubeloop"');
-    if (apiErr.retryAfter !== undefined && !res.hasHeader('Retry-After')) res.setHeader('Retry-After', String(apiErr.retryAfter));
+    if (apiErr.retryAfter !== undefined && !res.hasHeader('Retry-After'))
+      res.setHeader('Retry-After', String(apiErr.retryAfter));
     this.send(res, apiErr.code, JSON.stringify(apiErr.status));
   }
 }
@@ -560,7 +675,9 @@ function includeObject(query: URLSearchParams): IncludeObject {
   const v = query.get('includeObject');
   if (v === null || v === '') return 'Metadata';
   if (v === 'None' || v === 'Metadata' || v === 'Object') return v;
-  throw ApiError.badRequest(`includeObject: Unsupported value: "${v}": supported values: "Metadata", "None", "Object"`);
+  throw ApiError.badRequest(
+    `includeObject: Unsupported value: "${v}": supported values: "Metadata", "None", "Object"`,
+  );
 }
 
 function parseDryRun(query: URLSearchParams): boolean {
@@ -572,7 +689,8 @@ function parseDryRun(query: URLSearchParams): boolean {
 }
 
 function parseNonNegativeInt(name: string, v: string): number {
-  if (!/^\d+$/.test(v)) throw ApiError.badRequest(`${name}: Invalid value: "${v}": must be a non-negative integer`);
+  if (!/^\d+$/.test(v))
+    throw ApiError.badRequest(`${name}: Invalid value: "${v}": must be a non-negative integer`);
   return Number(v);
 }
 
@@ -584,8 +702,16 @@ function propagation(v: unknown): NonNullable<DeleteParams['propagationPolicy']>
 }
 
 function methodNotAllowed(method: string, t?: ResourceType, verb?: string): ApiError {
-  if (t) return ApiError.methodNotSupported({ group: t.group, resource: t.resource }, verb ?? method.toLowerCase());
-  return new ApiError({ code: 405, reason: 'MethodNotAllowed', message: `the server does not allow this method on the requested resource` });
+  if (t)
+    return ApiError.methodNotSupported(
+      { group: t.group, resource: t.resource },
+      verb ?? method.toLowerCase(),
+    );
+  return new ApiError({
+    code: 405,
+    reason: 'MethodNotAllowed',
+    message: `the server does not allow this method on the requested resource`,
+  });
 }
 
 function defaultReason(code: number): string {

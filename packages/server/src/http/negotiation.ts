@@ -45,13 +45,34 @@ export function negotiate(
     if (as === 'Table' && g === 'meta.k8s.io' && (v === 'v1' || v === 'v1beta1') && offers.table && !yaml) {
       return { representation: { as: 'Table' }, yaml };
     }
-    if (as === 'PartialObjectMetadata' && g === 'meta.k8s.io' && (v === 'v1' || v === 'v1beta1') && offers.metadata && !yaml) {
-      return { representation: { as: offers.list ? 'PartialObjectMetadataList' : 'PartialObjectMetadata' }, yaml };
+    if (
+      as === 'PartialObjectMetadata' &&
+      g === 'meta.k8s.io' &&
+      (v === 'v1' || v === 'v1beta1') &&
+      offers.metadata &&
+      !yaml
+    ) {
+      return {
+        representation: { as: offers.list ? 'PartialObjectMetadataList' : 'PartialObjectMetadata' },
+        yaml,
+      };
     }
-    if (as === 'PartialObjectMetadataList' && g === 'meta.k8s.io' && (v === 'v1' || v === 'v1beta1') && offers.metadata && offers.list && !yaml) {
+    if (
+      as === 'PartialObjectMetadataList' &&
+      g === 'meta.k8s.io' &&
+      (v === 'v1' || v === 'v1beta1') &&
+      offers.metadata &&
+      offers.list &&
+      !yaml
+    ) {
       return { representation: { as: 'PartialObjectMetadataList' }, yaml };
     }
-    if (as === 'APIGroupDiscoveryList' && g === 'apidiscovery.k8s.io' && (v === 'v2' || v === 'v2beta1') && offers.discovery) {
+    if (
+      as === 'APIGroupDiscoveryList' &&
+      g === 'apidiscovery.k8s.io' &&
+      (v === 'v2' || v === 'v2beta1') &&
+      offers.discovery
+    ) {
       return { representation: { as: 'APIGroupDiscoveryList', version: v }, yaml };
     }
   }

@@ -6,7 +6,7 @@ import { apiVersionOf, type ResourceType } from '../registry/types.js';
 import { collectionPrefix, StorageError } from '../storage/store.js';
 import type { StoredObject, StoreEvent } from '../storage/types.js';
 import type { Representation } from './negotiation.js';
-import { partialObjectMetadata, type IncludeObject, table } from './table.js';
+import { type IncludeObject, partialObjectMetadata, table } from './table.js';
 
 export interface WatchParams extends ListParams {
   allowWatchBookmarks: boolean;
@@ -49,7 +49,11 @@ export function serveWatch(
   if (p.sendInitialEvents !== undefined) {
     if (p.sendInitialEvents && !p.allowWatchBookmarks) {
       throw ApiError.invalid({ group: 'meta.k8s.io', kind: 'ListOptions' }, '', [
-        { reason: 'FieldValueForbidden', field: 'allowWatchBookmarks', message: 'Forbidden: allowWatchBookmarks required when sendInitialEvents is specified' },
+        {
+          reason: 'FieldValueForbidden',
+          field: 'allowWatchBookmarks',
+          message: 'Forbidden: allowWatchBookmarks required when sendInitialEvents is specified',
+        },
       ]);
     }
     if (p.resourceVersionMatch !== 'NotOlderThan') {
@@ -57,12 +61,14 @@ export function serveWatch(
         {
           reason: 'FieldValueForbidden',
           field: 'resourceVersionMatch',
-          message: "Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+          message: 'Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan',
         },
       ]);
     }
   } else if (p.resourceVersionMatch) {
-    throw ApiError.badRequest('resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided');
+    throw ApiError.badRequest(
+      'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided',
+    );
   }
 
   const rvParam = p.resourceVersion ?? '';
@@ -73,12 +79,19 @@ export function serveWatch(
 
   const apiVersion = apiVersionOf(t);
   let first = true;
-  const render = (type: EventType | 'BOOKMARK' | 'ERROR', obj: StoredObject | undefined, raw?: unknown): string => {
-    if (type === 'BOOKMARK' || type === 'ERROR') return `{"type":"${type}","object":${JSON.stringify(raw)}}\n`;
+  const render = (
+    type: EventType | 'BOOKMARK' | 'ERROR',
+    obj: StoredObject | undefined,
+    raw?: unknown,
+  ): string => {
+    if (type === 'BOOKMARK' || type === 'ERROR')
+      return `{"type":"${type}","object":${JSON.stringify(raw)}}\n`;
     const o = obj!;
     switch (opts.representation.as) {
       case 'Table': {
-        const body = JSON.stringify(table(t, [o], opts.includeObject, { resourceVersion: String(o.revision) }, first));
+        const body = JSON.stringify(
+          table(t, [o], opts.includeObject, { resourceVersion: String(o.revision) }, first),
+        );
         first = false;
         return `{"type":"${type}","object":${body}}\n`;
       }
@@ -174,6 +187,7 @@ export function serveWatch(
     timers[0] = setTimeout(tick, opts.bookmarkIntervalMs);
   }
   // Without timeoutSeconds, kube-apiserver ends a watch after a random 30–60 minutes.
-  const timeout = p.timeoutSeconds !== undefined ? p.timeoutSeconds * 1000 : (1800 + Math.random() * 1800) * 1000;
+  const timeout =
+    p.timeoutSeconds !== undefined ? p.timeoutSeconds * 1000 : (1800 + Math.random() * 1800) * 1000;
   timers[1] = setTimeout(end, timeout);
 }

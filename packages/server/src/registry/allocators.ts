@@ -18,12 +18,14 @@ const ipToString = (n: number) => [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, 
 export function serviceAllocator(store: Store) {
   const used = (field: (svc: Obj) => unknown[]): Set<unknown> => {
     const set = new Set<unknown>();
-    for (const s of store.list(collectionPrefix('', 'services')).items) for (const v of field(s.object as Obj)) set.add(v);
+    for (const s of store.list(collectionPrefix('', 'services')).items)
+      for (const v of field(s.object as Obj)) set.add(v);
     return set;
   };
   return (t: ResourceType, obj: Obj, old: Obj | undefined): void => {
     if (t.group !== '' || t.resource !== 'services') return;
-    const spec = isObject(obj.spec) ? obj.spec : (obj.spec = {});
+    if (!isObject(obj.spec)) obj.spec = {};
+    const spec = obj.spec as Obj;
     const oldSpec = old && isObject(old.spec) ? old.spec : undefined;
     const type = (spec.type as string | undefined) ?? 'ClusterIP';
     if (type === 'ExternalName') return;
@@ -47,7 +49,9 @@ export function serviceAllocator(store: Store) {
     if (!Array.isArray(spec.clusterIPs) || spec.clusterIPs.length === 0) spec.clusterIPs = [spec.clusterIP];
     if ((type === 'NodePort' || type === 'LoadBalancer') && Array.isArray(spec.ports)) {
       const taken = used((s) =>
-        isObject(s.spec) && Array.isArray(s.spec.ports) ? s.spec.ports.map((p) => (isObject(p) ? p.nodePort : undefined)) : [],
+        isObject(s.spec) && Array.isArray(s.spec.ports)
+          ? s.spec.ports.map((p) => (isObject(p) ? p.nodePort : undefined))
+          : [],
       );
       const oldPorts = Array.isArray(oldSpec?.ports) ? (oldSpec.ports as Obj[]) : [];
       let next = NODE_PORT_MIN;

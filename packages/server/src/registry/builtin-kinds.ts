@@ -1,7 +1,8 @@
-import { ALL_VERBS, type ResourceType, type ScaleSubresource } from './types.js';
 import { builtinBehaviours, defaultBehaviour } from './builtin/index.js';
+import { ALL_VERBS, type ResourceType, type ScaleSubresource } from './types.js';
 
-type Spec = Partial<ResourceType> & Pick<ResourceType, 'group' | 'version' | 'resource' | 'kind'> & { defPackage: string };
+type Spec = Partial<ResourceType> &
+  Pick<ResourceType, 'group' | 'version' | 'resource' | 'kind'> & { defPackage: string };
 
 const replicasScale: ScaleSubresource = {
   specReplicasPath: '.spec.replicas',
@@ -74,7 +75,13 @@ export function builtinKinds(): ResourceType[] {
       subresources: { status: true },
       verbs: ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'],
     }),
-    core({ resource: 'endpoints', kind: 'Endpoints', singular: 'endpoints', listKind: 'EndpointsList', shortNames: ['ep'] }),
+    core({
+      resource: 'endpoints',
+      kind: 'Endpoints',
+      singular: 'endpoints',
+      listKind: 'EndpointsList',
+      shortNames: ['ep'],
+    }),
     core({
       resource: 'pods',
       kind: 'Pod',
@@ -83,8 +90,19 @@ export function builtinKinds(): ResourceType[] {
       subresources: { status: true },
       returnDeletedObject: true,
     }),
-    core({ resource: 'nodes', kind: 'Node', namespaced: false, shortNames: ['no'], subresources: { status: true } }),
-    core({ resource: 'serviceaccounts', kind: 'ServiceAccount', shortNames: ['sa'], returnDeletedObject: true }),
+    core({
+      resource: 'nodes',
+      kind: 'Node',
+      namespaced: false,
+      shortNames: ['no'],
+      subresources: { status: true },
+    }),
+    core({
+      resource: 'serviceaccounts',
+      kind: 'ServiceAccount',
+      shortNames: ['sa'],
+      returnDeletedObject: true,
+    }),
     core({ resource: 'events', kind: 'Event', shortNames: ['ev'] }),
     core({
       resource: 'persistentvolumeclaims',

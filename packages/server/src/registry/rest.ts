@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import {
   ApiError,
   type FieldSelector,
-  type LabelSelector,
   fieldError,
   formatLabelSelector,
+  type LabelSelector,
   labelSelectorFromObject,
   matchesFields,
   matchesLabels,
@@ -53,7 +53,12 @@ export interface DeleteParams {
  */
 export interface RestHooks {
   /** Called before create/update/delete is persisted; throws ApiError to refuse. */
-  admit?(op: 'CREATE' | 'UPDATE' | 'DELETE', t: ResourceType, obj: Obj, old: Obj | undefined): void | Promise<void>;
+  admit?(
+    op: 'CREATE' | 'UPDATE' | 'DELETE',
+    t: ResourceType,
+    obj: Obj,
+    old: Obj | undefined,
+  ): void | Promise<void>;
   /** Fills server-allocated fields (Service clusterIP…) on create and update. */
   allocate?(t: ResourceType, obj: Obj, old: Obj | undefined): void;
 }
@@ -114,21 +119,23 @@ export class RestStorage {
     for (const r of sel ?? []) {
       if (r.field === 'metadata.name' || r.field === 'metadata.namespace') continue;
       if (!t.behaviour.fieldSelectors?.[r.field]) {
-        throw ApiError.badRequest(
-          `field label not supported: ${r.field}`,
-        );
+        throw ApiError.badRequest(`field label not supported: ${r.field}`);
       }
     }
   }
 
   /** A predicate for the label and field selectors of a list or watch. */
-  matcher(t: ResourceType, p: Pick<ListParams, 'labelSelector' | 'fieldSelector'>): ((o: StoredObject) => boolean) | undefined {
+  matcher(
+    t: ResourceType,
+    p: Pick<ListParams, 'labelSelector' | 'fieldSelector'>,
+  ): ((o: StoredObject) => boolean) | undefined {
     const { labelSelector, fieldSelector } = p;
     if (!labelSelector?.length && !fieldSelector?.length) return undefined;
     return (o) => {
       const labels = (o.object.metadata as Obj | undefined)?.labels as Record<string, string> | undefined;
       if (labelSelector?.length && !matchesLabels(labelSelector, labels)) return false;
-      if (fieldSelector?.length && !matchesFields(fieldSelector, (f) => this.fieldValue(t, o.object, f))) return false;
+      if (fieldSelector?.length && !matchesFields(fieldSelector, (f) => this.fieldValue(t, o.object, f)))
+        return false;
       return true;
     };
   }
@@ -188,7 +195,10 @@ export class RestStorage {
     }
     const out: ListOutcome = { items: result.items, resourceVersion: String(result.revision) };
     if (result.continueAfter !== undefined) {
-      out.continue = encodeContinue({ rv: result.revision, start: result.continueAfter.slice(prefix.length) });
+      out.continue = encodeContinue({
+        rv: result.revision,
+        start: result.continueAfter.slice(prefix.length),
+      });
       if (!filter) {
         const all = this.store.list(prefix, { after: result.continueAfter, atRevision: result.revision });
         out.remainingItemCount = all.items.length;
@@ -197,7 +207,12 @@ export class RestStorage {
     return out;
   }
 
-  async create(t: ResourceType, namespace: string | undefined, input: Obj, ctx: WriteContext): Promise<StoredObject> {
+  async create(
+    t: ResourceType,
+    namespace: string | undefined,
+    input: Obj,
+    ctx: WriteContext,
+  ): Promise<StoredObject> {
     const obj = input;
     const m = meta(obj);
     if (t.namespaced) m.namespace = namespace;
@@ -217,7 +232,12 @@ export class RestStorage {
     else delete m.generation;
     if (t.subresources.status) this.resetStatusOnCreate(t, obj);
 
-    this.validate(t, obj, undefined, validateObjectMeta(m, { namespaced: t.namespaced, nameValidation: t.nameValidation, create: true }));
+    this.validate(
+      t,
+      obj,
+      undefined,
+      validateObjectMeta(m, { namespaced: t.namespaced, nameValidation: t.nameValidation, create: true }),
+    );
     this.hooks.allocate?.(t, obj, undefined);
     await this.hooks.admit?.('CREATE', t, obj, undefined);
 
@@ -248,12 +268,19 @@ export class RestStorage {
   ): Promise<StoredObject> {
     const m = meta(input);
     if (m.name !== undefined && m.name !== name) {
-      throw ApiError.badRequest(`the name of the object (${String(m.name)}) does not match the name on the URL (${name})`);
+      throw ApiError.badRequest(
+        `the name of the object (${String(m.name)}) does not match the name on the URL (${name})`,
+      );
     }
-    const rv = typeof m.resourceVersion === 'string' && m.resourceVersion !== '' ? m.resourceVersion : undefined;
+    const rv =
+      typeof m.resourceVersion === 'string' && m.resourceVersion !== '' ? m.resourceVersion : undefined;
     if (rv === undefined && !t.allowUnconditionalUpdate) {
       throw ApiError.invalid(gk(t), name, [
-        { reason: 'FieldValueInvalid', field: 'metadata.resourceVersion', message: 'Invalid value: 0x0: must be specified for an update' },
+        {
+          reason: 'FieldValueInvalid',
+          field: 'metadata.resourceVersion',
+          message: 'Invalid value: 0x0: must be specified for an update',
+        },
       ]);
     }
     const expected = rv === undefined ? undefined : parseResourceVersion(rv);
@@ -269,15 +296,26 @@ export class RestStorage {
     ctx: WriteContext,
     apply: (current: Obj) => Obj,
   ): Promise<StoredObject> {
-    return this.guaranteedUpdate(t, namespace, name, subresource, ctx, undefined, (current) => {
-      const next = apply(current);
-      if (!isObject(next)) throw ApiError.badRequest('the patch did not produce an object');
-      const m = meta(next);
-      if (m.name !== undefined && m.name !== name) {
-        throw ApiError.invalid(gk(t), name, [fieldError('FieldValueInvalid', 'metadata.name', m.name, 'field is immutable')]);
-      }
-      return next;
-    }, true);
+    return this.guaranteedUpdate(
+      t,
+      namespace,
+      name,
+      subresource,
+      ctx,
+      undefined,
+      (current) => {
+        const next = apply(current);
+        if (!isObject(next)) throw ApiError.badRequest('the patch did not produce an object');
+        const m = meta(next);
+        if (m.name !== undefined && m.name !== name) {
+          throw ApiError.invalid(gk(t), name, [
+            fieldError('FieldValueInvalid', 'metadata.name', m.name, 'field is immutable'),
+          ]);
+        }
+        return next;
+      },
+      true,
+    );
   }
 
   /** Reads `.spec.replicas` & co. as an `autoscaling/v1` Scale. */
@@ -286,16 +324,29 @@ export class RestStorage {
   }
 
   /** Writes the replicas of a Scale to the object. */
-  async updateScale(t: ResourceType, namespace: string | undefined, name: string, scale: Obj, ctx: WriteContext): Promise<Obj> {
+  async updateScale(
+    t: ResourceType,
+    namespace: string | undefined,
+    name: string,
+    scale: Obj,
+    ctx: WriteContext,
+  ): Promise<Obj> {
     const scaleSpec = t.subresources.scale!;
     const replicas = isObject(scale.spec) ? scale.spec.replicas : undefined;
     if (typeof replicas !== 'number' || !Number.isInteger(replicas) || replicas < 0) {
       throw ApiError.invalid({ group: 'autoscaling', kind: 'Scale' }, name, [
-        { reason: 'FieldValueInvalid', field: 'spec.replicas', message: `Invalid value: ${String(replicas)}: must be greater than or equal to 0` },
+        {
+          reason: 'FieldValueInvalid',
+          field: 'spec.replicas',
+          message: `Invalid value: ${String(replicas)}: must be greater than or equal to 0`,
+        },
       ]);
     }
     const m = isObject(scale.metadata) ? scale.metadata : {};
-    const rv = typeof m.resourceVersion === 'string' && m.resourceVersion ? parseResourceVersion(m.resourceVersion) : undefined;
+    const rv =
+      typeof m.resourceVersion === 'string' && m.resourceVersion
+        ? parseResourceVersion(m.resourceVersion)
+        : undefined;
     const stored = await this.guaranteedUpdate(t, namespace, name, undefined, ctx, rv, (current) => {
       setPath(current, scaleSpec.specReplicasPath, replicas);
       return current;
@@ -308,7 +359,12 @@ export class RestStorage {
     const o = stored.object as Obj;
     const m = o.metadata as Obj;
     const sel = scaleSpec.labelSelectorPath ? getPath(o, scaleSpec.labelSelectorPath) : undefined;
-    const selector = typeof sel === 'string' ? sel : isObject(sel) ? formatLabelSelector(labelSelectorFromObject(sel)) : undefined;
+    const selector =
+      typeof sel === 'string'
+        ? sel
+        : isObject(sel)
+          ? formatLabelSelector(labelSelectorFromObject(sel))
+          : undefined;
     return {
       kind: 'Scale',
       apiVersion: 'autoscaling/v1',
@@ -343,7 +399,11 @@ export class RestStorage {
     const cm = current.object.metadata as Obj;
     const pre = opts.preconditions;
     if (pre?.uid && pre.uid !== cm.uid) {
-      throw ApiError.conflict(gr(t), name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${String(cm.uid)}`);
+      throw ApiError.conflict(
+        gr(t),
+        name,
+        `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${String(cm.uid)}`,
+      );
     }
     if (pre?.resourceVersion && pre.resourceVersion !== cm.resourceVersion) {
       throw ApiError.conflict(
@@ -356,7 +416,11 @@ export class RestStorage {
 
     const finalizers = strings(cm.finalizers);
     const extra =
-      opts.propagationPolicy === 'Foreground' ? 'foregroundDeletion' : opts.propagationPolicy === 'Orphan' ? 'orphan' : undefined;
+      opts.propagationPolicy === 'Foreground'
+        ? 'foregroundDeletion'
+        : opts.propagationPolicy === 'Orphan'
+          ? 'orphan'
+          : undefined;
     const wanted = extra && !finalizers.includes(extra) ? [...finalizers, extra] : finalizers;
     const graceful = this.gracefulDeletion(t, current.object as Obj);
     const isNamespace = t.group === '' && t.resource === 'namespaces';
@@ -397,7 +461,13 @@ export class RestStorage {
     for (const item of items) {
       const m = item.object.metadata as Obj;
       try {
-        const { stored } = await this.delete(t, m.namespace as string | undefined, m.name as string, opts, ctx);
+        const { stored } = await this.delete(
+          t,
+          m.namespace as string | undefined,
+          m.name as string,
+          opts,
+          ctx,
+        );
         out.push(stored);
       } catch (err) {
         // Another client deleting the same object concurrently is not a failure of the collection delete.
@@ -412,7 +482,11 @@ export class RestStorage {
    * it (its `spec.finalizers`). Pods on a node will wait for their kubelet once one exists.
    */
   private gracefulDeletion(t: ResourceType, obj: Obj): boolean {
-    return t.group === '' && t.resource === 'namespaces' && strings((obj.spec as Obj | undefined)?.finalizers).length > 0;
+    return (
+      t.group === '' &&
+      t.resource === 'namespaces' &&
+      strings((obj.spec as Obj | undefined)?.finalizers).length > 0
+    );
   }
 
   private resetStatusOnCreate(t: ResourceType, obj: Obj): void {
@@ -434,7 +508,8 @@ export class RestStorage {
     t.behaviour.defaults?.(obj);
     const causes = [...metaCauses, ...(t.behaviour.validate?.(obj, old) ?? [])];
     if (causes.length > 0) {
-      const name = (meta(obj).name as string | undefined) ?? (meta(obj).generateName as string | undefined) ?? '';
+      const name =
+        (meta(obj).name as string | undefined) ?? (meta(obj).generateName as string | undefined) ?? '';
       throw ApiError.invalid(gk(t), name, causes);
     }
   }
@@ -462,7 +537,11 @@ export class RestStorage {
       const nm = meta(next);
       const om = old.metadata as Obj;
 
-      const causes = validateObjectMeta(nm, { namespaced: t.namespaced, nameValidation: t.nameValidation, create: false });
+      const causes = validateObjectMeta(nm, {
+        namespaced: t.namespaced,
+        nameValidation: t.nameValidation,
+        create: false,
+      });
       causes.push(...metaUpdateCauses(nm, om));
       this.validate(t, next, old, causes);
       this.hooks.allocate?.(t, next, old);
@@ -479,7 +558,13 @@ export class RestStorage {
         try {
           return await this.store.delete(key, current.revision);
         } catch (err) {
-          if (err instanceof StorageError && err.code === 'Conflict' && expectedRevision === undefined && attempt < 10) continue;
+          if (
+            err instanceof StorageError &&
+            err.code === 'Conflict' &&
+            expectedRevision === undefined &&
+            attempt < 10
+          )
+            continue;
           throw this.storageError(err, t, name);
         }
       }
@@ -491,14 +576,26 @@ export class RestStorage {
       } catch (err) {
         // Someone else wrote in between (only possible across an await above): retry an
         // unconditional update on the new state, as GuaranteedUpdate does.
-        if (err instanceof StorageError && err.code === 'Conflict' && expectedRevision === undefined && attempt < 10) continue;
+        if (
+          err instanceof StorageError &&
+          err.code === 'Conflict' &&
+          expectedRevision === undefined &&
+          attempt < 10
+        )
+          continue;
         throw this.storageError(err, t, name);
       }
     }
   }
 
   /** The strategy's PrepareForUpdate: what a write to the main resource or `/status` may change. */
-  private prepareUpdate(t: ResourceType, input: Obj, old: Obj, subresource: 'status' | undefined, namespace: string | undefined): Obj {
+  private prepareUpdate(
+    t: ResourceType,
+    input: Obj,
+    old: Obj,
+    subresource: 'status' | undefined,
+    namespace: string | undefined,
+  ): Obj {
     const om = old.metadata as Obj;
     let next: Obj;
     if (subresource === 'status') {
@@ -524,7 +621,8 @@ export class RestStorage {
     if (nm.uid === undefined || nm.uid === '') nm.uid = om.uid;
     if (om.deletionTimestamp !== undefined) nm.deletionTimestamp = om.deletionTimestamp;
     else delete nm.deletionTimestamp;
-    if (om.deletionGracePeriodSeconds !== undefined) nm.deletionGracePeriodSeconds = om.deletionGracePeriodSeconds;
+    if (om.deletionGracePeriodSeconds !== undefined)
+      nm.deletionGracePeriodSeconds = om.deletionGracePeriodSeconds;
     else delete nm.deletionGracePeriodSeconds;
     if (om.generation !== undefined) nm.generation = om.generation;
     else delete nm.generation;
@@ -553,7 +651,10 @@ export class RestStorage {
 /** The pod's QoS class (`qos.GetPodQOS`): Guaranteed, Burstable or BestEffort. */
 export function podQOSClass(pod: Obj): string {
   const spec = isObject(pod.spec) ? pod.spec : {};
-  const containers = [...(Array.isArray(spec.containers) ? spec.containers : []), ...(Array.isArray(spec.initContainers) ? spec.initContainers : [])].filter(isObject);
+  const containers = [
+    ...(Array.isArray(spec.containers) ? spec.containers : []),
+    ...(Array.isArray(spec.initContainers) ? spec.initContainers : []),
+  ].filter(isObject);
   let any = false;
   let guaranteed = containers.length > 0;
   for (const c of containers) {
@@ -562,7 +663,8 @@ export function podQOSClass(pod: Obj): string {
     const limits = isObject(res.limits) ? res.limits : {};
     if (Object.keys(requests).length > 0 || Object.keys(limits).length > 0) any = true;
     for (const r of ['cpu', 'memory']) {
-      if (limits[r] === undefined || (requests[r] !== undefined && requests[r] !== limits[r])) guaranteed = false;
+      if (limits[r] === undefined || (requests[r] !== undefined && requests[r] !== limits[r]))
+        guaranteed = false;
     }
   }
   if (!any) return 'BestEffort';
@@ -615,7 +717,10 @@ function tooLarge(rv: number, current: number): ApiError {
     code: 504,
     reason: 'Timeout',
     message: `Timeout: Too large resource version: ${rv}, current: ${current}`,
-    details: { causes: [{ reason: 'ResourceVersionTooLarge', message: `Too large resource version` }], retryAfterSeconds: 1 },
+    details: {
+      causes: [{ reason: 'ResourceVersionTooLarge', message: `Too large resource version` }],
+      retryAfterSeconds: 1,
+    },
   });
 }
 
@@ -626,12 +731,19 @@ function encodeContinue(c: Continue): string {
 function decodeContinue(token: string): Continue {
   try {
     const raw = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as unknown;
-    if (isObject(raw) && raw.v === 'meta.k8s.io/v1' && typeof raw.rv === 'number' && typeof raw.start === 'string') {
+    if (
+      isObject(raw) &&
+      raw.v === 'meta.k8s.io/v1' &&
+      typeof raw.rv === 'number' &&
+      typeof raw.start === 'string'
+    ) {
       if (raw.start.includes('..') || raw.start.startsWith('/')) throw new Error('invalid start key');
       return { rv: raw.rv, start: raw.start };
     }
   } catch {
     // fall through to the error below
   }
-  throw ApiError.badRequest('continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)');
+  throw ApiError.badRequest(
+    'continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)',
+  );
 }

@@ -67,7 +67,9 @@ describe('Store (memory)', () => {
     await s.create(key('c'), cm('c'));
     const past = s.list(prefix, { atRevision: at });
     expect(past.revision).toBe(at);
-    expect(past.items.map((i) => [i.object.metadata?.name, (i.object.data as Record<string, string>)?.v])).toEqual([
+    expect(
+      past.items.map((i) => [i.object.metadata?.name, (i.object.data as Record<string, string>)?.v]),
+    ).toEqual([
       ['a', '1'],
       ['b', undefined],
     ]);
@@ -116,7 +118,9 @@ describe('Store (durable)', () => {
     const dir = mkdtempSync(join(tmpdir(), 'kubeloop-store-'));
     dirs.push(dir);
     const s1 = Store.open({ journal: openSqliteJournal(dir) });
-    await Promise.all(Array.from({ length: 50 }, (_, i) => s1.create(key(`o${i}`), cm(`o${i}`, { i: String(i) }))));
+    await Promise.all(
+      Array.from({ length: 50 }, (_, i) => s1.create(key(`o${i}`), cm(`o${i}`, { i: String(i) }))),
+    );
     await s1.delete(key('o7'));
     const rev = s1.revision;
     await s1.close();

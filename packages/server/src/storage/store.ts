@@ -265,7 +265,10 @@ export class Store {
     const watcher: Watcher = { prefix, from: fromRevision, listener };
     const bucket = bucketOf(prefix);
     let set = this.watchers.get(bucket);
-    if (!set) this.watchers.set(bucket, (set = new Set()));
+    if (!set) {
+      set = new Set();
+      this.watchers.set(bucket, set);
+    }
     set.add(watcher);
     return () => {
       set.delete(watcher);
@@ -294,7 +297,10 @@ export class Store {
   private bucket(key: string): Bucket {
     const name = bucketOf(key);
     let b = this.buckets.get(name);
-    if (!b) this.buckets.set(name, (b = new Bucket()));
+    if (!b) {
+      b = new Bucket();
+      this.buckets.set(name, b);
+    }
     return b;
   }
 

@@ -7,6 +7,7 @@ interface ServerFlags {
   port: string;
   kubeconfig?: string;
   dataDir?: string;
+  watchHistory: string;
 }
 
 /** `kubeloop server`: runs the local control plane until SIGINT/SIGTERM. */
@@ -21,10 +22,21 @@ export function registerServerCommand(program: Command): void {
       'where to write the admin kubeconfig (default: <data-dir>/kubeconfig or .kubeloop/kubeconfig)',
     )
     .option('--data-dir <dir>', 'keep the cluster state in this directory (SQLite); in memory when omitted')
+    .option(
+      '--watch-history <events>',
+      'changes kept for watch resume and consistent pagination (older: 410 Gone)',
+      '10000',
+    )
     .action(async (flags: ServerFlags) => {
       const port = Number(flags.port);
       if (!Number.isInteger(port) || port < 0 || port > 65535) {
         throw new Error(`--port must be an integer between 0 and 65535, got ${JSON.stringify(flags.port)}`);
+      }
+      const watchHistorySize = Number(flags.watchHistory);
+      if (!Number.isInteger(watchHistorySize) || watchHistorySize < 1) {
+        throw new Error(
+          `--watch-history must be a positive integer, got ${JSON.stringify(flags.watchHistory)}`,
+        );
       }
       const dataDir = flags.dataDir ? resolve(flags.dataDir) : undefined;
       const kubeconfigPath = resolve(
@@ -34,11 +46,11 @@ export function registerServerCommand(program: Command): void {
         host: flags.host,
         port,
         kubeconfigPath,
+        watchHistorySize,
         ...(dataDir && { dataDir }),
       });
-      process.stdout.write(`kubeloop control plane ready at ${cp.url}\n`);
-      process.stdout.write(`  export KUBECONFIG=${kubeconfigPath}\n  kubectl get namespaces\n`);
-      await new Promise<void>((done) => {
+      // Handlers first: a supervisor may signal the moment it reads the ready line.
+      const stopped = new Promise<void>((done) => {
         const shutdown = () => {
           process.off('SIGINT', shutdown);
           process.off('SIGTERM', shutdown);
@@ -51,5 +63,8 @@ export function registerServerCommand(program: Command): void {
         process.on('SIGINT', shutdown);
         process.on('SIGTERM', shutdown);
       });
+      process.stdout.write(`kubeloop control plane ready at ${cp.url}\n`);
+      process.stdout.write(`  export KUBECONFIG=${kubeconfigPath}\n  kubectl get namespaces\n`);
+      await stopped;
     });
 }

@@ -9,6 +9,7 @@ import {
 import { stringify as toYaml } from 'yaml';
 import type { Discovery } from '../discovery/discovery.js';
 import { cannotBeHandledMessage, strictDecodingMessage } from '../openapi/index.js';
+import { decodeProtobufObject, PROTOBUF_CONTENT_TYPE } from '../protobuf/index.js';
 import {
   applyJsonPatch,
   applyMergePatch,
@@ -20,7 +21,7 @@ import type { DeleteParams, ListParams, RestStorage } from '../registry/rest.js'
 import { apiVersionOf, type ResourceType } from '../registry/types.js';
 import type { StoredObject } from '../storage/types.js';
 import { isObject, type Obj } from '../util/object.js';
-import { decodeBody, mediaType, readBody } from './body.js';
+import { decodeBody, mediaType, nestingExceeds, readBody } from './body.js';
 import type { Faults } from './faults.js';
 import { negotiate, type Representation } from './negotiation.js';
 import { parseRequestInfo, type RequestInfo } from './request-info.js';
@@ -45,6 +46,8 @@ export interface OpenApiEndpoints {
   fieldProblems(t: ResourceType, obj: Obj, raw: string | undefined): string[];
   /** Drops the fields the schema does not know (what decoding into a typed struct does). */
   pruneUnknown(t: ResourceType, obj: Obj): void;
+  /** Go's error decoding a request object into a built-in kind's struct (a field of the wrong type), if any. */
+  typeError(t: ResourceType, obj: Obj): string | undefined;
 }
 
 export interface ApiServerOptions {
@@ -90,9 +93,7 @@ export class ApiServer {
   };
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? '/', 'https://localhost');
-    const path = url.pathname;
-    const query = url.searchParams;
+    const { path, query } = splitUrl(req.url ?? '/');
     const method = req.method ?? 'GET';
     const info = parseRequestInfo(method, path, query);
 
@@ -135,8 +136,7 @@ export class ApiServer {
       return;
     }
     if (!info.isResourceRequest) return this.serveDiscovery(req, res, info);
-    this.serveResource(req, res, info, query);
-    return;
+    await this.serveResource(req, res, info, query);
   }
 
   /** `/healthz`, `/livez`, `/readyz`, `/version`: readable without credentials, like the default `system:public-info-viewer`. */
@@ -168,7 +168,7 @@ export class ApiServer {
   }
 
   private serveDiscovery(req: IncomingMessage, res: ServerResponse, info: RequestInfo): void {
-    if (req.method !== 'GET') throw methodNotAllowed(req.method ?? '');
+    if (req.method !== 'GET') throw methodNotAllowed();
     const isRoot = info.path.replace(/\/+$/, '') === '/api' || info.path.replace(/\/+$/, '') === '/apis';
     const neg = negotiate(req.headers.accept, {
       table: false,
@@ -226,9 +226,17 @@ export class ApiServer {
     }
     const verb = info.verb;
     const allowed = info.subresource ? ['get', 'update', 'patch'] : t.verbs;
-    if (!(allowed as readonly string[]).includes(verb)) {
+    // Routes exist per verb: PUT or PATCH of a collection, POST to an object or a subresource
+    // without an object match no route, which go-restful answers with a 405.
+    const needsName = ['get', 'update', 'patch', 'delete'].includes(verb) || info.subresource !== '';
+    const forbidsName = verb === 'create' || verb === 'deletecollection' || verb === 'list';
+    if (
+      !(allowed as readonly string[]).includes(verb) ||
+      (needsName && !info.name) ||
+      (forbidsName && info.name)
+    ) {
       req.resume();
-      throw methodNotAllowed(req.method ?? '', t, verb);
+      throw methodNotAllowed();
     }
     const name = t.resource === 'namespaces' && !t.namespaced ? info.name : info.name;
     const dryRun = parseDryRun(query);
@@ -244,7 +252,6 @@ export class ApiServer {
         this.watch(req, res, t, namespace, name, query, info);
         return;
       case 'create': {
-        if (info.name) throw methodNotAllowed('POST', t, 'create');
         const { obj, raw } = await this.readObject(req, t);
         const warnings = this.checkFields(t, obj, raw, query, 'create');
         const stored = await this.o.rest.create(t, namespace, obj, { dryRun });
@@ -272,7 +279,7 @@ export class ApiServer {
         return;
       }
       case 'patch':
-        this.patch(req, res, t, namespace, name, info.subresource, query, dryRun);
+        await this.patch(req, res, t, namespace, name, info.subresource, query, dryRun);
         return;
       case 'delete': {
         const opts = await this.deleteOptions(req, query);
@@ -303,7 +310,7 @@ export class ApiServer {
         return;
       }
       default:
-        throw methodNotAllowed(req.method ?? '', t, verb);
+        throw methodNotAllowed();
     }
   }
 
@@ -479,6 +486,25 @@ export class ApiServer {
         `fieldValidation: Unsupported value: "${mode}": supported values: "Ignore", "Strict", "Warn"`,
       );
     }
+    // A patch can nest a body deeper than any request did; the server's walks are recursive.
+    if (nestingExceeds(obj))
+      throw ApiError.badRequest(`couldn't get version/kind; json parse error: exceeded max depth`);
+    // Decoding into the Go struct fails before strict field validation looks at anything.
+    const typeError = this.o.openapi.typeError(t, obj);
+    if (typeError !== undefined) {
+      if (verb === 'patch') {
+        throw ApiError.invalid({ group: '', kind: '' }, '', [
+          {
+            reason: 'FieldValueInvalid',
+            field: 'patch',
+            message: `Invalid value: ${JSON.stringify(JSON.stringify(obj))}: ${typeError}`,
+          },
+        ]);
+      }
+      throw ApiError.badRequest(
+        `${t.kind} in version ${JSON.stringify(t.version)} cannot be handled as a ${t.kind}: ${typeError}`,
+      );
+    }
     if (mode === 'Ignore') {
       this.o.openapi.pruneUnknown(t, obj);
       return [];
@@ -497,6 +523,10 @@ export class ApiServer {
 
   private async readBody(req: IncomingMessage): Promise<{ obj: Obj; raw: string }> {
     const type = mediaType(req.headers['content-type']);
+    if (type === PROTOBUF_CONTENT_TYPE) {
+      // kubectl's typed clients send built-in objects as protobuf; answers stay JSON.
+      return { obj: decodeProtobufObject(await readBody(req)), raw: '' };
+    }
     if (!BODY_TYPES.has(type)) {
       req.resume();
       throw ApiError.unsupportedMediaType(type);
@@ -538,7 +568,10 @@ export class ApiServer {
     const opts: DeleteParams = {};
     const raw = await readBody(req);
     if (raw.length > 0) {
-      const body = decodeBody(raw, 'application/json');
+      const body =
+        mediaType(req.headers['content-type']) === PROTOBUF_CONTENT_TYPE
+          ? decodeProtobufObject(raw)
+          : decodeBody(raw, 'application/json');
       if (!isObject(body)) throw ApiError.badRequest('DeleteOptions must be an object');
       if (body.propagationPolicy !== undefined) opts.propagationPolicy = propagation(body.propagationPolicy);
       if (body.orphanDependents === true) opts.propagationPolicy = 'Orphan';
@@ -641,6 +674,27 @@ export class ApiServer {
   }
 }
 
+/**
+ * The decoded path and the query of a request target, as Go's `URL.Path` reads them: escapes
+ * such as `%3A` are decoded (names in paths are often escaped), and `..` segments stay as they
+ * are (a WHATWG URL would resolve them).
+ */
+function splitUrl(target: string): { path: string; query: URLSearchParams } {
+  const q = target.indexOf('?');
+  const raw = q >= 0 ? target.slice(0, q) : target;
+  let path: string;
+  try {
+    path = decodeURIComponent(raw);
+  } catch {
+    const bad = /%(?![0-9a-fA-F]{2}).{0,2}/.exec(raw)?.[0] ?? raw;
+    throw ApiError.badRequest(`invalid URL escape ${JSON.stringify(bad)}`);
+  }
+  return {
+    path: path.startsWith('/') ? path : `/${path}`,
+    query: new URLSearchParams(q >= 0 ? target.slice(q + 1) : ''),
+  };
+}
+
 /** Writes `head`, the items' cached JSON separated by commas, and `tail`, in a few large chunks. */
 function writeChunked(res: ServerResponse, head: string, items: StoredObject[], tail: string): void {
   let buf = head;
@@ -701,16 +755,13 @@ function propagation(v: unknown): NonNullable<DeleteParams['propagationPolicy']>
   );
 }
 
-function methodNotAllowed(method: string, t?: ResourceType, verb?: string): ApiError {
-  if (t)
-    return ApiError.methodNotSupported(
-      { group: t.group, resource: t.resource },
-      verb ?? method.toLowerCase(),
-    );
+/** go-restful's answer to a method no route of the path accepts (`NewGenericServerResponse(405)`). */
+function methodNotAllowed(): ApiError {
   return new ApiError({
     code: 405,
     reason: 'MethodNotAllowed',
     message: `the server does not allow this method on the requested resource`,
+    details: {},
   });
 }
 

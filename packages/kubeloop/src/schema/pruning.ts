@@ -1,0 +1,156 @@
+/**
+ * Pruning of unknown fields (apiextensions `schema/pruning`, `PruneWithOptions` with
+ * `ReturnPruned`) and the coercion of embedded ObjectMeta (`schema/objectmeta.Coerce`),
+ * returning the paths that strict field validation reports (`unknown field "spec.foo"`).
+ */
+import type { Structural } from './structural.js';
+import { isObj } from './util.js';
+
+const META_FIELDS = new Set(['apiVersion', 'kind', 'metadata']);
+
+class PathTracker {
+  parts: string[] = [];
+  pruned: string[] = [];
+  record(key: string): void {
+    this.pruned.push(this.parts.length > 0 ? `${this.parts.join('')}.${key}` : key);
+  }
+}
+
+function prune(x: unknown, s: Structural | undefined, t: PathTracker): void {
+  if (s?.preserveUnknownFields) {
+    skipPrune(x, s, t);
+    return;
+  }
+  const base = t.parts.length;
+  if (isObj(x)) {
+    if (!s) {
+      for (const k of Object.keys(x)) {
+        t.record(k);
+        delete x[k];
+      }
+      return;
+    }
+    for (const k of Object.keys(x)) {
+      if (s.embeddedResource && META_FIELDS.has(k)) continue;
+      const prop = s.properties?.[k];
+      if (prop || s.additionalProperties) {
+        t.parts.push(t.parts.length > 0 ? `.${k}` : k);
+        prune(x[k], prop ?? s.additionalProperties?.schema, t);
+        t.parts.length = base;
+      } else {
+        if (!META_FIELDS.has(k) || t.parts.length > 0) t.record(k);
+        delete x[k];
+      }
+    }
+  } else if (Array.isArray(x)) {
+    for (let i = 0; i < x.length; i++) {
+      t.parts.push(`[${i}]`);
+      prune(x[i], s?.items, t);
+      t.parts.length = base;
+    }
+  }
+}
+
+function skipPrune(x: unknown, s: Structural, t: PathTracker): void {
+  const base = t.parts.length;
+  if (isObj(x)) {
+    for (const k of Object.keys(x)) {
+      if (s.embeddedResource && META_FIELDS.has(k)) continue;
+      const prop = s.properties?.[k];
+      if (prop || s.additionalProperties) {
+        t.parts.push(t.parts.length > 0 ? `.${k}` : k);
+        prune(x[k], prop ?? s.additionalProperties?.schema, t);
+        t.parts.length = base;
+      }
+    }
+  } else if (Array.isArray(x)) {
+    for (let i = 0; i < x.length; i++) {
+      t.parts.push(`[${i}]`);
+      prune(x[i], s.items, t);
+      t.parts.length = base;
+    }
+  }
+}
+
+/** The fields of ObjectMeta (metav1), which pruning keeps inside `metadata`. */
+export const OBJECT_META_FIELDS: ReadonlySet<string> = new Set([
+  'name',
+  'generateName',
+  'namespace',
+  'selfLink',
+  'uid',
+  'resourceVersion',
+  'generation',
+  'creationTimestamp',
+  'deletionTimestamp',
+  'deletionGracePeriodSeconds',
+  'labels',
+  'annotations',
+  'ownerReferences',
+  'finalizers',
+  'managedFields',
+]);
+
+function coerceMeta(
+  x: unknown,
+  s: Structural | undefined,
+  path: string,
+  isRoot: boolean,
+  out: string[],
+): void {
+  if (isObj(x)) {
+    if (isRoot || s?.embeddedResource) {
+      const meta = x.metadata;
+      if (isObj(meta)) {
+        for (const k of Object.keys(meta)) {
+          if (!OBJECT_META_FIELDS.has(k)) {
+            out.push(`${path ? `${path}.` : ''}metadata.${k}`);
+            delete meta[k];
+          }
+        }
+      }
+    }
+    if (!s) return;
+    for (const k of Object.keys(x)) {
+      if ((isRoot || s.embeddedResource) && META_FIELDS.has(k)) continue;
+      const prop = s.properties?.[k] ?? s.additionalProperties?.schema;
+      if (prop) coerceMeta(x[k], prop, path ? `${path}.${k}` : k, false, out);
+    }
+  } else if (Array.isArray(x) && s?.items) {
+    for (let i = 0; i < x.length; i++) coerceMeta(x[i], s.items, `${path}[${i}]`, false, out);
+  }
+}
+
+/** Options of {@link pruneStructural}. */
+export interface PruneOptions {
+  /** Treat the value as a whole resource (keep apiVersion, kind and metadata at the root). Default true. */
+  isResourceRoot?: boolean;
+  /**
+   * Also drop unknown fields inside `metadata` (at the root and in embedded resources) and report
+   * them, as the apiserver's ObjectMeta coercion does. Default true.
+   */
+  pruneMetadata?: boolean;
+}
+
+/**
+ * Removes fields the schema does not specify, in place, and returns their paths sorted as
+ * kube sorts them (`spec.foo`, `spec.items[0].bar`, `metadata.foo`). `x-kubernetes-preserve-
+ * unknown-fields` keeps unknown fields (but still prunes inside known ones); apiVersion, kind
+ * and metadata are kept at the root and in embedded resources.
+ *
+ * @example
+ * ```ts
+ * const obj = { apiVersion: 'x/v1', kind: 'Foo', metadata: { name: 'a' }, spec: { foo: 1 } };
+ * pruneStructural(toStructural({ type: 'object', properties: { spec: { type: 'object' } } }), obj);
+ * // ['spec.foo']; obj.spec is {}
+ * ```
+ */
+export function pruneStructural(s: Structural, obj: unknown, opts: PruneOptions = {}): string[] {
+  const isRoot = opts.isResourceRoot ?? true;
+  const root: Structural = isRoot && !s.embeddedResource ? { ...s, embeddedResource: true } : s;
+  const t = new PathTracker();
+  prune(obj, root, t);
+  const paths = t.pruned;
+  if (opts.pruneMetadata ?? true) coerceMeta(obj, s, '', isRoot, paths);
+  return paths.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+}

@@ -4,6 +4,8 @@
  * `startControlPlane()` serves the Kubernetes API over HTTPS (real kubectl works against it);
  * `startTestEnv()` is the same thing, fresh and in memory on a free port, for tests.
  */
+
+export type { KeyPair } from './auth/pki.js';
 export {
   type ClientConfig,
   type ControlPlane,

@@ -1,0 +1,128 @@
+/**
+ * Resource discovery (the client's RESTMapper): which plural name, scope and verbs a kind has,
+ * read from `/api/v1` or `/apis/<group>/<version>`, cached per group/version and fetched
+ * again when a kind is not (or no longer) in the cache — a CRD created a moment ago is found
+ * on first use.
+ */
+import { ApiError, isNotFound } from '../api/status.js';
+import { apiVersionOf, type GroupVersionKind, type ResolvedResource } from './descriptor.js';
+
+/** One resource of an `APIResourceList`. */
+export interface DiscoveredResource extends ResolvedResource {
+  readonly singular: string;
+  readonly shortNames: readonly string[];
+  readonly categories: readonly string[];
+  readonly verbs: readonly string[];
+  /** Subresources served, e.g. `['status', 'scale']`. */
+  readonly subresources: readonly string[];
+}
+
+/** The kind is not served at that group/version (client-go's `NoKindMatchError`). */
+export class NoKindMatchError extends Error {
+  readonly gvk: GroupVersionKind;
+  constructor(gvk: GroupVersionKind) {
+    super(`no matches for kind ${JSON.stringify(gvk.kind)} in version ${JSON.stringify(apiVersionOf(gvk))}`);
+    this.name = 'NoKindMatchError';
+    this.gvk = gvk;
+  }
+}
+
+/** True for a {@link NoKindMatchError}. */
+export const isNoKindMatch = (err: unknown): err is NoKindMatchError => err instanceof NoKindMatchError;
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x) => typeof x === 'string') : []);
+
+/** Discovery with a per-group/version cache. Owned by a client; no global state. */
+export class Discovery {
+  private readonly cache = new Map<string, Promise<DiscoveredResource[] | undefined>>();
+
+  /** @param fetch GETs a discovery path and returns the parsed JSON (throws ApiError). */
+  constructor(private readonly fetch: (path: string) => Promise<unknown>) {}
+
+  /**
+   * The resources of one group/version (`undefined` when the server does not serve it). Uses
+   * the cache unless `refresh`.
+   */
+  async resources(
+    group: string,
+    version: string,
+    refresh = false,
+  ): Promise<DiscoveredResource[] | undefined> {
+    const key = apiVersionOf({ group, version });
+    let pending = refresh ? undefined : this.cache.get(key);
+    if (!pending) {
+      pending = this.load(group, version);
+      this.cache.set(key, pending);
+      // A failed fetch must not stay cached.
+      pending.catch(() => {
+        if (this.cache.get(key) === pending) this.cache.delete(key);
+      });
+    }
+    return pending;
+  }
+
+  /**
+   * Plural, scope and verbs of a kind; asks the server again before giving up on a kind the
+   * cache does not know.
+   *
+   * @throws NoKindMatchError when the server does not serve the kind.
+   */
+  async resolve(gvk: GroupVersionKind): Promise<DiscoveredResource> {
+    const find = (list: DiscoveredResource[] | undefined) => list?.find((r) => r.kind === gvk.kind);
+    const cached = find(await this.resources(gvk.group, gvk.version));
+    if (cached) return cached;
+    const fresh = find(await this.resources(gvk.group, gvk.version, true));
+    if (fresh) return fresh;
+    throw new NoKindMatchError(gvk);
+  }
+
+  /** Forgets what is cached (one group/version, or everything). */
+  invalidate(gv?: { group: string; version: string }): void {
+    if (gv) this.cache.delete(apiVersionOf(gv));
+    else this.cache.clear();
+  }
+
+  private async load(group: string, version: string): Promise<DiscoveredResource[] | undefined> {
+    const path = group ? `/apis/${group}/${version}` : `/api/${version}`;
+    let doc: unknown;
+    try {
+      doc = await this.fetch(path);
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+    if (!isObj(doc) || !Array.isArray(doc.resources)) {
+      throw new ApiError({
+        code: 500,
+        reason: 'InternalError',
+        message: `discovery ${path}: the answer is not an APIResourceList`,
+      });
+    }
+    const subresources = new Map<string, string[]>();
+    const out: Array<Omit<DiscoveredResource, 'subresources'>> = [];
+    for (const r of doc.resources) {
+      if (!isObj(r) || typeof r.name !== 'string' || typeof r.kind !== 'string') continue;
+      const slash = r.name.indexOf('/');
+      if (slash >= 0) {
+        const parent = r.name.slice(0, slash);
+        subresources.set(parent, [...(subresources.get(parent) ?? []), r.name.slice(slash + 1)]);
+        continue;
+      }
+      out.push({
+        group,
+        version,
+        kind: r.kind,
+        plural: r.name,
+        namespaced: r.namespaced === true,
+        singular:
+          typeof r.singularName === 'string' && r.singularName ? r.singularName : r.kind.toLowerCase(),
+        shortNames: strings(r.shortNames),
+        categories: strings(r.categories),
+        verbs: strings(r.verbs),
+      });
+    }
+    return out.map((r) => Object.freeze({ ...r, subresources: subresources.get(r.plural) ?? [] }));
+  }
+}

@@ -1,0 +1,280 @@
+/**
+ * HTTP to one API server on undici: one pooled keep-alive agent per cluster and TLS identity
+ * (a new one only when an exec plugin hands out a new client certificate), credentials on
+ * every request, retries, optional rate limiting, per-request timeouts and `AbortSignal`,
+ * `Warning` headers and a metrics hook.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Readable } from 'node:stream';
+import { Agent, type Dispatcher } from 'undici';
+import type { ApiError } from '../../api/status.js';
+import { type Authenticator, type Credentials, createAuthenticator } from '../auth/authenticator.js';
+import type { ConnectionConfig } from '../config/types.js';
+import { apiErrorFromResponse, NetworkError, toNetworkError } from './errors.js';
+import type { RequestRecord } from './metrics.js';
+import { type RateLimitOptions, TokenBucket } from './rate-limit.js';
+import { isRetryable, type RetryOptions, retryDelayMs, sleep } from './retry.js';
+import { parseWarningHeaders } from './warnings.js';
+
+/** The kubeloop SDK version sent in the default `User-Agent`. */
+export const CLIENT_VERSION = '0.1.0';
+
+/** Transport settings of a client. */
+export interface TransportOptions {
+  /** `User-Agent` (default `kubeloop/<version> (<os>/<arch>) node/<version>`). */
+  userAgent?: string;
+  /**
+   * Time limit of each attempt of a request, in ms, until its answer is read completely
+   * (default 60 s; 0 = none). For a watch it bounds the wait for the response headers only.
+   */
+  timeoutMs?: number;
+  /** Offer HTTP/2 (ALPN `h2`); the server picks. Default false (HTTP/1.1, as client-go's default for watches). */
+  http2?: boolean;
+  /** Connections per server (default: as many as needed). */
+  maxConnections?: number;
+  /** Retry settings, or false for none (default: 5 retries, 100 ms base, 30 s cap). */
+  retry?: RetryOptions | false;
+  /** Client-side rate limit; none by default (controller-runtime's choice). */
+  rateLimit?: RateLimitOptions;
+  /** Called once per attempt with client-go's metric labels; see {@link ClientMetrics}. */
+  onRequest?: (record: RequestRecord) => void;
+  /**
+   * Called with each `Warning` the server sends (deprecations, unknown fields with
+   * `fieldValidation=Warn`). Default: `process.emitWarning` once per distinct text.
+   */
+  onWarning?: (warning: string, request: { method: string; url: string }) => void;
+}
+
+/** One HTTP request to the API server. */
+export interface HttpRequest {
+  method: string;
+  /** Path and query, e.g. `/api/v1/namespaces/default/pods?limit=10`. */
+  path: string;
+  body?: string;
+  contentType?: string;
+  accept?: string;
+  signal?: AbortSignal | undefined;
+  /** Overrides {@link TransportOptions.timeoutMs} for this request. */
+  timeoutMs?: number | undefined;
+}
+
+/** A complete answer. */
+export interface HttpResponse {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+/** An answer whose body is still streaming (a watch). */
+export interface StreamResponse {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: Readable;
+}
+
+const DEFAULT_RETRY = { maxRetries: 5, baseDelayMs: 100, maxDelayMs: 30_000 };
+const DEFAULT_TIMEOUT_MS = 60_000;
+
+const header = (h: IncomingHttpHeaders, name: string): string | undefined => {
+  const v = h[name];
+  return Array.isArray(v) ? v[0] : v;
+};
+
+/** The connection to one API server; owned by a `Client`, closed with it. */
+export class Transport {
+  readonly origin: string;
+  /** `host:port`, the `host` label of the metrics. */
+  readonly host: string;
+  private readonly basePath: string;
+  private readonly userAgent: string;
+  private readonly auth: Authenticator;
+  private readonly limiter: TokenBucket | undefined;
+  private readonly retry:
+    | (Required<Omit<RetryOptions, 'onRetry'>> & Pick<RetryOptions, 'onRetry'>)
+    | undefined;
+  private readonly warned = new Set<string>();
+  private agentKey: string | undefined;
+  private agent: Agent | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly config: ConnectionConfig,
+    private readonly options: TransportOptions = {},
+    auth: Authenticator = createAuthenticator(config),
+  ) {
+    let url: URL;
+    try {
+      url = new URL(config.server);
+    } catch {
+      throw new TypeError(`server ${JSON.stringify(config.server)} is not a URL`);
+    }
+    this.origin = url.origin;
+    this.host = url.host;
+    this.basePath = url.pathname.replace(/\/+$/, '');
+    this.userAgent =
+      options.userAgent ??
+      `kubeloop/${CLIENT_VERSION} (${process.platform}/${process.arch === 'x64' ? 'amd64' : process.arch}) node/${process.version}`;
+    this.auth = auth;
+    this.limiter = options.rateLimit ? new TokenBucket(options.rateLimit) : undefined;
+    this.retry = options.retry === false ? undefined : { ...DEFAULT_RETRY, ...options.retry };
+  }
+
+  /** True once {@link close} was called. */
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /** Sends a request and reads its whole answer; error answers throw {@link ApiError}, failures {@link NetworkError}. */
+  async request(req: HttpRequest): Promise<HttpResponse> {
+    return (await this.send(req, false)) as HttpResponse;
+  }
+
+  /** Sends a request and returns as soon as a 2xx answer's headers arrive; the body streams. */
+  async stream(req: HttpRequest): Promise<StreamResponse> {
+    return (await this.send(req, true)) as StreamResponse;
+  }
+
+  /** Closes every connection, including open watches. */
+  async close(): Promise<void> {
+    this.closed = true;
+    const agent = this.agent;
+    this.agent = undefined;
+    await agent?.destroy();
+  }
+
+  private dispatcher(creds: Credentials): Agent {
+    if (this.closed) throw new Error('the client is closed');
+    const key = creds.cert ?? '';
+    if (this.agent && this.agentKey === key) return this.agent;
+    const old = this.agent;
+    const tls = this.config;
+    this.agent = new Agent({
+      connect: {
+        ...(tls.caData !== undefined && { ca: tls.caData }),
+        ...(creds.cert !== undefined && { cert: creds.cert, key: creds.key }),
+        rejectUnauthorized: !tls.insecureSkipTlsVerify,
+        ...(tls.tlsServerName !== undefined && { servername: tls.tlsServerName }),
+      },
+      allowH2: this.options.http2 ?? false,
+      ...(this.options.maxConnections !== undefined && { connections: this.options.maxConnections }),
+    });
+    this.agentKey = key;
+    // A rotated client certificate needs new connections; requests on the old ones finish first.
+    void old?.close().catch(() => undefined);
+    return this.agent;
+  }
+
+  private headers(req: HttpRequest, creds: Credentials): Record<string, string | string[]> {
+    const h: Record<string, string | string[]> = {
+      'user-agent': this.userAgent,
+      accept: req.accept ?? 'application/json',
+    };
+    if (req.contentType) h['content-type'] = req.contentType;
+    if (creds.authorization) h.authorization = creds.authorization;
+    const imp = this.config.impersonate;
+    if (imp) {
+      h['impersonate-user'] = imp.user;
+      if (imp.uid) h['impersonate-uid'] = imp.uid;
+      if (imp.groups?.length) h['impersonate-group'] = imp.groups;
+      for (const [k, v] of Object.entries(imp.extra ?? {}))
+        h[`impersonate-extra-${encodeURIComponent(k)}`] = v;
+    }
+    return h;
+  }
+
+  private warn(headers: IncomingHttpHeaders, method: string, url: string): void {
+    const texts = parseWarningHeaders(headers.warning);
+    for (const text of texts) {
+      if (this.options.onWarning) this.options.onWarning(text, { method, url });
+      else if (!this.warned.has(text)) {
+        if (this.warned.size < 1000) this.warned.add(text);
+        process.emitWarning(text, { type: 'KubernetesWarning' });
+      }
+    }
+  }
+
+  private async send(req: HttpRequest, stream: boolean): Promise<HttpResponse | StreamResponse> {
+    const path = this.basePath + req.path;
+    const url = this.origin + path;
+    const where = { method: req.method, url };
+    const timeoutMs = req.timeoutMs ?? this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    let attempt = 0;
+    let refreshed = false;
+    for (;;) {
+      if (req.signal?.aborted) throw req.signal.reason;
+      if (this.limiter) await this.limiter.acquire(req.signal);
+      const creds = await this.auth.credentials();
+      const started = performance.now();
+      const record = (code: string) =>
+        this.options.onRequest?.({
+          method: req.method,
+          host: this.host,
+          path: req.path,
+          code,
+          durationSeconds: (performance.now() - started) / 1000,
+          attempt,
+        });
+
+      // A whole-answer deadline for buffered requests; a watch only bounds the wait for headers.
+      const ac = stream ? undefined : new AbortController();
+      let timedOut = false;
+      const timer =
+        ac && timeoutMs > 0
+          ? setTimeout(() => {
+              timedOut = true;
+              ac.abort(new NetworkError('timeout', `no complete answer within ${timeoutMs} ms`, where));
+            }, timeoutMs)
+          : undefined;
+      const onAbort = () => ac?.abort(req.signal?.reason);
+      if (ac) {
+        req.signal?.addEventListener('abort', onAbort, { once: true });
+        if (req.signal?.aborted) onAbort();
+      }
+
+      let failure: ApiError | NetworkError;
+      try {
+        const res = await this.dispatcher(creds).request({
+          origin: this.origin,
+          path,
+          method: req.method as Dispatcher.HttpMethod,
+          headers: this.headers(req, creds),
+          ...(req.body !== undefined && { body: req.body }),
+          signal: ac?.signal ?? req.signal,
+          ...(stream && { bodyTimeout: 0, headersTimeout: timeoutMs > 0 ? timeoutMs : 0 }),
+          ...(!stream && { bodyTimeout: 0, headersTimeout: 0 }),
+        });
+        const ok = res.statusCode < 400;
+        if (stream && ok) {
+          record(String(res.statusCode));
+          this.warn(res.headers, req.method, url);
+          return { status: res.statusCode, headers: res.headers, body: res.body };
+        }
+        const body = await res.body.text();
+        record(String(res.statusCode));
+        this.warn(res.headers, req.method, url);
+        if (ok) return { status: res.statusCode, headers: res.headers, body };
+        failure = apiErrorFromResponse(res.statusCode, body, header(res.headers, 'retry-after'));
+        if (res.statusCode === 401 && !refreshed) {
+          refreshed = true;
+          if (await this.auth.refresh(creds)) continue;
+        }
+      } catch (err) {
+        record('<error>');
+        if (req.signal?.aborted) throw req.signal.reason;
+        if (timedOut)
+          throw new NetworkError('timeout', `no complete answer within ${timeoutMs} ms`, where, err);
+        if (this.closed) throw new NetworkError('reset', 'the client was closed', where, err);
+        failure = toNetworkError(err, where);
+      } finally {
+        if (timer) clearTimeout(timer);
+        req.signal?.removeEventListener('abort', onAbort);
+      }
+
+      if (!this.retry || attempt >= this.retry.maxRetries || !isRetryable(req.method, failure)) throw failure;
+      attempt++;
+      const delayMs = retryDelayMs(attempt, failure, this.retry);
+      this.retry.onRetry?.({ method: req.method, url, attempt, delayMs, error: failure });
+      await sleep(delayMs, req.signal);
+    }
+  }
+}

@@ -1,0 +1,128 @@
+/**
+ * Decoding of a watch stream: newline-delimited JSON `{"type": …, "object": …}` events into
+ * typed {@link WatchEvent}s. Nothing is skipped: a line that is not a watch event becomes an
+ * `ERROR` event carrying a {@link WatchDecodeError}, and a server `ERROR` event (such as 410
+ * Gone for a too-old resourceVersion) is thrown as an `ApiError`.
+ */
+import type { Readable } from 'node:stream';
+import { ApiError, type Status } from '../api/status.js';
+import { NetworkError, toNetworkError } from './transport/errors.js';
+import type { KubeObject } from './types.js';
+
+/**
+ * One event of a watch.
+ * - `ADDED`/`MODIFIED`/`DELETED`: the object as of `resourceVersion`.
+ * - `BOOKMARK`: no change, only the latest `resourceVersion` (`initialEventsEnd` marks the end
+ *   of the initial state of a `sendInitialEvents` watch).
+ * - `ERROR`: a line that could not be decoded; the stream goes on.
+ */
+export type WatchEvent<T> =
+  | { type: 'ADDED' | 'MODIFIED' | 'DELETED'; object: T; resourceVersion: string }
+  | { type: 'BOOKMARK'; resourceVersion: string; initialEventsEnd: boolean }
+  | { type: 'ERROR'; error: WatchDecodeError };
+
+/** A line of a watch stream that is not a valid watch event. */
+export class WatchDecodeError extends Error {
+  /** The offending line (truncated to 1 KiB). */
+  readonly line: string;
+  constructor(problem: string, line: string, cause?: unknown) {
+    super(`watch: ${problem}`, cause === undefined ? undefined : { cause });
+    this.name = 'WatchDecodeError';
+    this.line = line.length > 1024 ? `${line.slice(0, 1024)}…` : line;
+  }
+}
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Decodes one line; throws ApiError for a server ERROR event. */
+export function decodeWatchLine<T extends KubeObject>(line: string): WatchEvent<T> {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(line);
+  } catch (err) {
+    return {
+      type: 'ERROR',
+      error: new WatchDecodeError(`invalid JSON: ${(err as Error).message}`, line, err),
+    };
+  }
+  if (!isObj(doc) || typeof doc.type !== 'string') {
+    return { type: 'ERROR', error: new WatchDecodeError('an event must be an object with a "type"', line) };
+  }
+  const object = doc.object;
+  switch (doc.type) {
+    case 'ADDED':
+    case 'MODIFIED':
+    case 'DELETED': {
+      if (!isObj(object))
+        return { type: 'ERROR', error: new WatchDecodeError(`${doc.type} event without an object`, line) };
+      const meta = isObj(object.metadata) ? object.metadata : undefined;
+      const rv = typeof meta?.resourceVersion === 'string' ? meta.resourceVersion : '';
+      return { type: doc.type, object: object as T, resourceVersion: rv };
+    }
+    case 'BOOKMARK': {
+      const meta = isObj(object) && isObj(object.metadata) ? object.metadata : undefined;
+      if (typeof meta?.resourceVersion !== 'string') {
+        return {
+          type: 'ERROR',
+          error: new WatchDecodeError('BOOKMARK event without metadata.resourceVersion', line),
+        };
+      }
+      const ann = isObj(meta.annotations) ? meta.annotations : undefined;
+      return {
+        type: 'BOOKMARK',
+        resourceVersion: meta.resourceVersion,
+        initialEventsEnd: ann?.['k8s.io/initial-events-end'] === 'true',
+      };
+    }
+    case 'ERROR': {
+      if (isObj(object) && object.kind === 'Status') throw ApiError.fromStatus(object as Partial<Status>);
+      throw new ApiError({
+        code: 500,
+        reason: 'InternalError',
+        message: `watch ERROR event: ${line.slice(0, 512)}`,
+      });
+    }
+    default:
+      return {
+        type: 'ERROR',
+        error: new WatchDecodeError(`unknown event type ${JSON.stringify(doc.type)}`, line),
+      };
+  }
+}
+
+/**
+ * Turns a watch response body into events. Ends when the server ends the stream (its
+ * `timeoutSeconds`, or a dropped watch) or when `signal` aborts; a broken connection throws
+ * {@link NetworkError}.
+ */
+export async function* decodeWatchStream<T extends KubeObject>(
+  body: Readable,
+  where: { method: string; url: string },
+  signal?: AbortSignal,
+  closed: () => boolean = () => false,
+): AsyncGenerator<WatchEvent<T>, void, undefined> {
+  body.setEncoding('utf8');
+  let buffer = '';
+  try {
+    for await (const chunk of body as AsyncIterable<string>) {
+      buffer += chunk;
+      let nl = buffer.indexOf('\n');
+      while (nl >= 0) {
+        const line = buffer.slice(0, nl).trim();
+        buffer = buffer.slice(nl + 1);
+        if (line !== '') yield decodeWatchLine<T>(line);
+        nl = buffer.indexOf('\n');
+      }
+    }
+  } catch (err) {
+    if (signal?.aborted || closed()) return;
+    if (err instanceof ApiError || err instanceof NetworkError) throw err;
+    throw toNetworkError(err, where);
+  } finally {
+    body.destroy();
+  }
+  const rest = buffer.trim();
+  // A stream cut in the middle of an event: report it rather than lose it.
+  if (rest !== '') yield decodeWatchLine<T>(rest);
+}

@@ -4,7 +4,14 @@ import { createServer, type Server } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { dirname } from 'node:path';
 import { namespaceLifecycle, SYSTEM_NAMESPACES } from './admission/namespace-lifecycle.js';
-import { createCertificateAuthority, issueServingCertificate, type KeyPair } from './auth/pki.js';
+import { CrdController } from './apiextensions/crd-controller.js';
+import {
+  createCertificateAuthority,
+  issueClientCertificate,
+  issueServingCertificate,
+  type KeyPair,
+} from './auth/pki.js';
+import { authenticateClientCertificate } from './auth/x509.js';
 import { NamespaceController } from './controllers/namespace.js';
 import { Discovery } from './discovery/discovery.js';
 import { ApiServer, type UserInfo } from './http/api-server.js';
@@ -59,6 +66,11 @@ export interface ControlPlane {
   /** The storage (for white-box checks in tests). */
   readonly store: Store;
   readonly registry: Registry;
+  /**
+   * Mints a client certificate signed by the cluster CA: the server authenticates it as `user`
+   * (subject CN) in `groups` (subject O), like kube-apiserver's x509 authenticator.
+   */
+  issueClientCertificate(user: string, groups?: readonly string[]): Promise<KeyPair>;
   /** Stops serving, ends every connection, flushes and closes storage. Idempotent. */
   stop(): Promise<void>;
 }
@@ -96,9 +108,13 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     const registry = new Registry();
     const lifecycle = namespaceLifecycle(store);
     const rest = new RestStorage(store, registry, {
-      admit: (op, t, obj) => lifecycle(op, t, obj),
+      admit: (op, t, obj) => {
+        lifecycle(op, t, obj);
+        if (op === 'CREATE') crds.admitCreate(t);
+      },
       allocate: serviceAllocator(store),
     });
+    const crds = new CrdController(rest, log);
     const faults = new Faults();
     let address = `${host}:${options.port ?? 6443}`;
     const discovery = new Discovery(registry, () => address);
@@ -115,6 +131,8 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       openapi,
       faults,
       authenticate: (req) => {
+        const fromCert = authenticateClientCertificate(req);
+        if (fromCert) return fromCert;
         const auth = req.headers.authorization;
         if (!auth?.startsWith('Bearer ')) return undefined;
         return users.get(auth.slice(7).trim());
@@ -128,14 +146,25 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     await bootstrap(rest, registry);
     const namespaces = new NamespaceController(rest, { caCert: ca.cert, log });
     namespaces.start();
+    crds.start();
 
     const serving = await issueServingCertificate(ca, ['localhost', '127.0.0.1', '::1', host]);
-    const server = createServer({ cert: serving.cert, key: serving.key, ca: ca.cert }, api.listener);
+    // Client certificates are asked for but not required: they are checked per request, and a
+    // connection without one (or with one the CA did not sign) falls back to its bearer token.
+    const server = createServer(
+      { cert: serving.cert, key: serving.key, ca: ca.cert, requestCert: true, rejectUnauthorized: false },
+      api.listener,
+    );
     server.keepAliveTimeout = 60_000;
     server.headersTimeout = 65_000;
     server.requestTimeout = 0; // watches are long-lived
     const sockets = new Set<Socket>();
     server.on('secureConnection', (s) => {
+      // A handshake that completes while stopping would otherwise keep server.close() waiting.
+      if (stopping) {
+        s.destroy();
+        return;
+      }
       sockets.add(s);
       s.on('close', () => sockets.delete(s));
     });
@@ -159,6 +188,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       stopping ??= (async () => {
         ready = false;
         namespaces.stop();
+        crds.stop();
         faults.dropWatches();
         await new Promise<void>((resolve) => {
           server.close(() => resolve());
@@ -177,6 +207,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       faults,
       store,
       registry,
+      issueClientCertificate: (user, groups) => issueClientCertificate(ca, user, groups),
       stop,
     };
   } catch (err) {

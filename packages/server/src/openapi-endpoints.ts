@@ -5,6 +5,7 @@ import {
   OpenApiService,
   pruneUnknownFields,
 } from './openapi/index.js';
+import { decodeTypeError } from './openapi/type-check.js';
 import type { Registry } from './registry/registry.js';
 import type { ResourceType } from './registry/types.js';
 import type { Obj } from './util/object.js';
@@ -26,20 +27,37 @@ export function createOpenApiEndpoints(registry: Registry, version: string): Ope
         ],
         returnDeletedObject: t.returnDeletedObject,
         ...(t.definition !== undefined && { definition: t.definition }),
+        ...(t.custom && { schema: t.custom.schema as Record<string, unknown> }),
       })),
     { version },
   );
   registry.onChange(() => service.invalidate());
   const view = (t: ResourceType) => service.schemaFor(t.group, t.version, t.kind);
+  // Custom resources are pruned by the CRD's compiled schema (kubeloop/schema), which reports
+  // what it removed; an object pruned while its problems were collected is not pruned twice.
+  const prunedCustom = new WeakSet<Obj>();
+  const pruneCustom = (t: ResourceType, obj: Obj): string[] => {
+    prunedCustom.add(obj);
+    return t.custom!.compiled.prune(obj, { isResourceRoot: true }).map((p) => `unknown field "${p}"`);
+  };
   return {
     handle: (path, query, headers) => service.handle(path, query, headers),
     fieldProblems(t: ResourceType, obj: Obj, raw: string | undefined): string[] {
+      const duplicates = raw ? findDuplicateFields(raw) : [];
+      if (t.custom) return [...duplicates, ...pruneCustom(t, obj)];
       const schema = view(t);
-      return [...(raw ? findDuplicateFields(raw) : []), ...(schema ? findUnknownFields(obj, schema) : [])];
+      return [...duplicates, ...(schema ? findUnknownFields(obj, schema) : [])];
     },
     pruneUnknown(t: ResourceType, obj: Obj): void {
+      if (t.custom) {
+        if (!prunedCustom.has(obj)) pruneCustom(t, obj);
+        return;
+      }
       const schema = view(t);
       if (schema) pruneUnknownFields(obj, schema);
+    },
+    typeError(t: ResourceType, obj: Obj): string | undefined {
+      return t.definition ? decodeTypeError(obj, t.definition) : undefined;
     },
   };
 }

@@ -29,6 +29,8 @@ export function httpClient(cp: ControlPlane) {
         ...(payload !== undefined && { 'Content-Type': 'application/json' }),
         ...opts.headers,
       };
+      // Without a length node sends the body of a DELETE unframed, and the server misreads it.
+      if (payload !== undefined) headers['Content-Length'] = String(Buffer.byteLength(payload));
       const token = opts.token === undefined ? cp.clientConfig.token : opts.token;
       if (token) headers.Authorization = `Bearer ${token}`;
       const req = httpsRequest(

@@ -19,8 +19,17 @@ export interface KubectlEnv {
   run(args: string[], opts?: { input?: string; timeoutMs?: number }): Promise<KubectlResult>;
   /** Runs kubectl and throws with its stderr unless it exits 0; returns stdout. */
   ok(args: string[], opts?: { input?: string; timeoutMs?: number }): Promise<string>;
-  /** Starts a long-running kubectl (e.g. `get -w`); `stop()` kills it and returns what it printed. */
-  spawn(args: string[]): { output: () => string; stop: () => Promise<KubectlResult> };
+  /**
+   * Starts a long-running kubectl (e.g. `get -w`); `stop()` kills it and returns what it printed.
+   * `done` settles when it exits by itself (e.g. `delete --wait` once the object is gone).
+   */
+  spawn(args: string[]): {
+    output: () => string;
+    /** What it wrote to stderr so far (with `-v=6`, the requests it made). */
+    errorOutput: () => string;
+    stop: () => Promise<KubectlResult>;
+    done: Promise<KubectlResult>;
+  };
   stop(): Promise<void>;
 }
 
@@ -77,10 +86,12 @@ export async function startKubectlEnv(options: TestEnvOptions = {}): Promise<Kub
       );
       return {
         output: () => stdout,
+        errorOutput: () => stderr,
         stop: () => {
           child.kill('SIGTERM');
           return closed;
         },
+        done: closed,
       };
     },
     async stop() {

@@ -2,20 +2,22 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   ApiError,
   type FieldSelector,
+  fieldError,
   type LabelSelector,
   parseFieldSelector,
   parseLabelSelector,
 } from 'kubeloop';
 import { stringify as toYaml } from 'yaml';
+import { presentAs } from '../apiextensions/conversion.js';
 import type { Discovery } from '../discovery/discovery.js';
 import { cannotBeHandledMessage, strictDecodingMessage } from '../openapi/index.js';
-import { decodeProtobufObject, PROTOBUF_CONTENT_TYPE } from '../protobuf/index.js';
 import {
   applyJsonPatch,
   applyMergePatch,
   applyStrategicMergePatch,
   patchMetaForDefinition,
 } from '../patch/index.js';
+import { decodeProtobufObject, PROTOBUF_CONTENT_TYPE } from '../protobuf/index.js';
 import type { Registry } from '../registry/registry.js';
 import type { DeleteParams, ListParams, RestStorage } from '../registry/rest.js';
 import { apiVersionOf, type ResourceType } from '../registry/types.js';
@@ -201,6 +203,8 @@ export class ApiServer {
       req.resume();
       throw NOT_FOUND();
     }
+    if (t.custom?.deprecationWarning)
+      res.appendHeader('Warning', `299 - ${JSON.stringify(t.custom.deprecationWarning)}`);
     if (
       info.subresource &&
       !(info.subresource === 'status' && t.subresources.status) &&
@@ -283,7 +287,9 @@ export class ApiServer {
         return;
       case 'delete': {
         const opts = await this.deleteOptions(req, query);
-        const { stored, deleted } = await this.o.rest.delete(t, namespace, name, opts, { dryRun });
+        const { stored, deleted } = await this.o.rest.delete(t, namespace, name, opts, {
+          dryRun: opts.dryRun ?? dryRun,
+        });
         if (deleted && !t.returnDeletedObject) {
           const m = stored.object.metadata as Obj;
           this.sendJson(req, res, 200, {
@@ -295,12 +301,15 @@ export class ApiServer {
           });
           return;
         }
-        this.respondObject(req, res, 200, t, stored);
+        // kube-apiserver answers 202 for a deletion left pending when orphanDependents=false was asked.
+        this.respondObject(req, res, !deleted && opts.orphanDependents === false ? 202 : 200, t, stored);
         return;
       }
       case 'deletecollection': {
         const opts = await this.deleteOptions(req, query);
-        const items = await this.o.rest.deleteCollection(t, namespace, listParams(query), opts, { dryRun });
+        const items = await this.o.rest.deleteCollection(t, namespace, listParams(query), opts, {
+          dryRun: opts.dryRun ?? dryRun,
+        });
         this.sendJson(req, res, 200, {
           kind: t.listKind,
           apiVersion: apiVersionOf(t),
@@ -339,6 +348,7 @@ export class ApiServer {
   ): void {
     const neg = this.negotiateResource(req, true);
     const out = this.o.rest.list(t, ns, listParams(query));
+    if (t.custom) out.items = out.items.map((i) => presentAs(t, i));
     const listMeta: Obj = { resourceVersion: out.resourceVersion };
     if (out.continue !== undefined) listMeta.continue = out.continue;
     if (out.remainingItemCount !== undefined) listMeta.remainingItemCount = out.remainingItemCount;
@@ -465,7 +475,11 @@ export class ApiServer {
       { dryRun },
       (current) => {
         const next = applyPatch(current);
-        warnings = this.checkFields(t, next, undefined, query, 'patch');
+        // In a strict decoding error the patch handler prints a strategic merge patch as Go's
+        // `%+v` of the patch map, and a JSON or merge patch as the patched object's JSON.
+        const shown = () =>
+          type === 'application/strategic-merge-patch+json' ? goSprint(patch) : JSON.stringify(next);
+        warnings = this.checkFields(t, next, undefined, query, 'patch', shown);
         return next;
       },
     );
@@ -479,6 +493,7 @@ export class ApiServer {
     raw: string | undefined,
     query: URLSearchParams,
     verb: 'create' | 'update' | 'patch',
+    patchShown?: () => string,
   ): string[] {
     const mode = query.get('fieldValidation') ?? 'Warn';
     if (mode !== 'Strict' && mode !== 'Warn' && mode !== 'Ignore') {
@@ -493,13 +508,19 @@ export class ApiServer {
     const typeError = this.o.openapi.typeError(t, obj);
     if (typeError !== undefined) {
       if (verb === 'patch') {
-        throw ApiError.invalid({ group: '', kind: '' }, '', [
-          {
-            reason: 'FieldValueInvalid',
-            field: 'patch',
-            message: `Invalid value: ${JSON.stringify(JSON.stringify(obj))}: ${typeError}`,
-          },
-        ]);
+        // Like strict errors below: field.Invalid("patch", …) of a kindless, nameless object.
+        const cause = fieldError(
+          'FieldValueInvalid',
+          'patch',
+          patchShown?.() ?? JSON.stringify(obj),
+          typeError,
+        );
+        throw new ApiError({
+          code: 422,
+          reason: 'Invalid',
+          message: ` "" is invalid: ${cause.field}: ${cause.message}`,
+          details: { causes: [cause] },
+        });
       }
       throw ApiError.badRequest(
         `${t.kind} in version ${JSON.stringify(t.version)} cannot be handled as a ${t.kind}: ${typeError}`,
@@ -511,11 +532,22 @@ export class ApiServer {
     }
     const problems = this.o.openapi.fieldProblems(t, obj, raw);
     if (problems.length > 0 && mode === 'Strict') {
-      throw ApiError.badRequest(
-        verb === 'patch'
-          ? strictDecodingMessage(problems)
-          : cannotBeHandledMessage(t.kind, t.version, problems),
-      );
+      if (verb === 'patch') {
+        // patch.go reports them as field.Invalid("patch", …) of a kindless, nameless object: a 422.
+        const cause = fieldError(
+          'FieldValueInvalid',
+          'patch',
+          patchShown?.() ?? JSON.stringify(obj),
+          strictDecodingMessage(problems),
+        );
+        throw new ApiError({
+          code: 422,
+          reason: 'Invalid',
+          message: ` "" is invalid: ${cause.field}: ${cause.message}`,
+          details: { causes: [cause] },
+        });
+      }
+      throw ApiError.badRequest(cannotBeHandledMessage(t.kind, t.version, problems));
     }
     this.o.openapi.pruneUnknown(t, obj);
     return problems;
@@ -564,8 +596,11 @@ export class ApiServer {
     return { obj, raw: raw || undefined };
   }
 
-  private async deleteOptions(req: IncomingMessage, query: URLSearchParams): Promise<DeleteParams> {
-    const opts: DeleteParams = {};
+  private async deleteOptions(
+    req: IncomingMessage,
+    query: URLSearchParams,
+  ): Promise<DeleteParams & { dryRun?: boolean; orphanDependents?: boolean }> {
+    const opts: DeleteParams & { dryRun?: boolean; orphanDependents?: boolean } = {};
     const raw = await readBody(req);
     if (raw.length > 0) {
       const body =
@@ -575,6 +610,16 @@ export class ApiServer {
       if (!isObject(body)) throw ApiError.badRequest('DeleteOptions must be an object');
       if (body.propagationPolicy !== undefined) opts.propagationPolicy = propagation(body.propagationPolicy);
       if (body.orphanDependents === true) opts.propagationPolicy = 'Orphan';
+      if (typeof body.orphanDependents === 'boolean') opts.orphanDependents = body.orphanDependents;
+      // `kubectl delete --dry-run=server` asks for the dry run in the body, not the query.
+      if (body.dryRun !== undefined && body.dryRun !== null) {
+        if (!Array.isArray(body.dryRun) || body.dryRun.some((v) => v !== 'All')) {
+          throw ApiError.invalid({ group: 'meta.k8s.io', kind: 'DeleteOptions' }, '', [
+            fieldError('FieldValueNotSupported', 'dryRun', body.dryRun, 'supported values: "All"'),
+          ]);
+        }
+        if (body.dryRun.length > 0) opts.dryRun = true;
+      }
       if (typeof body.gracePeriodSeconds === 'number') opts.gracePeriodSeconds = body.gracePeriodSeconds;
       if (isObject(body.preconditions)) {
         opts.preconditions = {
@@ -615,12 +660,13 @@ export class ApiServer {
     warnings: string[] = [],
   ): void {
     if (warnings.length > 0) {
-      res.setHeader(
+      res.appendHeader(
         'Warning',
         warnings.map((w) => `299 - ${JSON.stringify(w)}`),
       );
     }
     const neg = this.negotiateResource(req, false);
+    stored = presentAs(t, stored);
     switch (neg.representation.as) {
       case 'Table':
         this.sendJson(
@@ -732,6 +778,25 @@ function includeObject(query: URLSearchParams): IncludeObject {
   throw ApiError.badRequest(
     `includeObject: Unsupported value: "${v}": supported values: "Metadata", "None", "Object"`,
   );
+}
+
+/** Go's `%v` of a value decoded from JSON into `interface{}`: `map[k:v …]` (sorted keys), `[a b]`, `<nil>`. */
+function goSprint(v: unknown): string {
+  if (v === null || v === undefined) return '<nil>';
+  if (Array.isArray(v)) return `[${v.map(goSprint).join(' ')}]`;
+  if (isObject(v))
+    return `map[${Object.keys(v)
+      .sort()
+      .map((k) => `${k}:${goSprint(v[k])}`)
+      .join(' ')}]`;
+  if (typeof v === 'number' && !Number.isInteger(v)) {
+    // float64 with the shortest digits; %e notation below 1e-4 and from 1e6, exponent of 2+ digits.
+    const [mantissa, exp] = v.toExponential().split('e') as [string, string];
+    const e = Number(exp);
+    if (e >= -4 && e < 6) return String(v);
+    return `${mantissa}e${e < 0 ? '-' : '+'}${String(Math.abs(e)).padStart(2, '0')}`;
+  }
+  return String(v);
 }
 
 function parseDryRun(query: URLSearchParams): boolean {

@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { ApiError } from 'kubeloop';
+import { presentAs } from '../apiextensions/conversion.js';
 import type { ListParams, RestStorage } from '../registry/rest.js';
 import { parseResourceVersion } from '../registry/rest.js';
 import { apiVersionOf, type ResourceType } from '../registry/types.js';
@@ -86,7 +87,7 @@ export function serveWatch(
   ): string => {
     if (type === 'BOOKMARK' || type === 'ERROR')
       return `{"type":"${type}","object":${JSON.stringify(raw)}}\n`;
-    const o = obj!;
+    const o = presentAs(t, obj!);
     switch (opts.representation.as) {
       case 'Table': {
         const body = JSON.stringify(
@@ -186,8 +187,7 @@ export function serveWatch(
     };
     timers[0] = setTimeout(tick, opts.bookmarkIntervalMs);
   }
-  // Without timeoutSeconds, kube-apiserver ends a watch after a random 30–60 minutes.
-  const timeout =
-    p.timeoutSeconds !== undefined ? p.timeoutSeconds * 1000 : (1800 + Math.random() * 1800) * 1000;
+  // Without timeoutSeconds (or with 0), kube-apiserver ends a watch after a random 30–60 minutes.
+  const timeout = p.timeoutSeconds ? p.timeoutSeconds * 1000 : (1800 + Math.random() * 1800) * 1000;
   timers[1] = setTimeout(end, timeout);
 }

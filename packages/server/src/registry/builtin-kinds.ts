@@ -176,6 +176,7 @@ export function builtinKinds(): ResourceType[] {
       generation: true,
       subresources: { status: true },
       returnDeletedObject: true,
+      deletionFinalizers: ['customresourcecleanup.apiextensions.k8s.io'],
     }),
   ];
 }

@@ -11,6 +11,7 @@ import {
   type StatusCause,
   validateObjectMeta,
 } from 'kubeloop';
+import { fromStorageVersion, toStorageVersion } from '../apiextensions/conversion.js';
 import { collectionPrefix, objectKey, StorageError, type Store } from '../storage/store.js';
 import type { KubeObject, StoredObject } from '../storage/types.js';
 import { clone, deepEqual, getPath, isObject, meta, type Obj, setPath, timestamp } from '../util/object.js';
@@ -155,7 +156,8 @@ export class RestStorage {
         throw ApiError.badRequest('specifying resource version is not allowed when using continue');
       }
       const token = decodeContinue(p.continue);
-      if (token.rv < this.store.oldestRevision) {
+      // A negative revision (the token of an expired list's Status) continues at the latest state.
+      if (token.rv >= 0 && token.rv < this.store.oldestRevision) {
         throw new ApiError({
           code: 410,
           reason: 'Expired',
@@ -164,7 +166,7 @@ export class RestStorage {
           metadata: { continue: encodeContinue({ rv: -1, start: token.start }) },
         });
       }
-      atRevision = token.rv === -1 ? undefined : token.rv;
+      atRevision = token.rv < 0 ? undefined : token.rv;
       after = prefix + token.start;
     } else if (p.resourceVersion && p.resourceVersion !== '0') {
       const rv = parseResourceVersion(p.resourceVersion);
@@ -215,11 +217,7 @@ export class RestStorage {
   ): Promise<StoredObject> {
     const obj = input;
     const m = meta(obj);
-    if (t.namespaced) m.namespace = namespace;
-    else delete m.namespace;
-    if (m.resourceVersion !== undefined && m.resourceVersion !== '') {
-      throw ApiError.internal('resourceVersion should not be set on objects to be created');
-    }
+    checkNamespace(t, m, namespace);
     if ((m.name === undefined || m.name === '') && typeof m.generateName === 'string' && m.generateName) {
       m.name = `${m.generateName}${randomSuffix()}`;
     }
@@ -247,6 +245,15 @@ export class RestStorage {
       if (this.store.get(key)) throw ApiError.alreadyExists(gr(t), name);
       return dryRunResult(key, obj);
     }
+    if (hasResourceVersion(m.resourceVersion)) {
+      // etcd3's store refuses it with a plain error, which kube-apiserver answers as a 500
+      // without a reason; a resourceVersion that is not a number is ignored.
+      throw new ApiError({
+        code: 500,
+        message: 'resourceVersion should not be set on objects to be created',
+      });
+    }
+    toStorageVersion(t, obj);
     try {
       return await this.store.create(key, obj);
     } catch (err) {
@@ -267,6 +274,7 @@ export class RestStorage {
     ctx: WriteContext,
   ): Promise<StoredObject> {
     const m = meta(input);
+    checkNamespace(t, m, namespace);
     if (m.name !== undefined && m.name !== name) {
       throw ApiError.badRequest(
         `the name of the object (${String(m.name)}) does not match the name on the URL (${name})`,
@@ -307,10 +315,14 @@ export class RestStorage {
         const next = apply(current);
         if (!isObject(next)) throw ApiError.badRequest('the patch did not produce an object');
         const m = meta(next);
-        if (m.name !== undefined && m.name !== name) {
-          throw ApiError.invalid(gk(t), name, [
-            fieldError('FieldValueInvalid', 'metadata.name', m.name, 'field is immutable'),
-          ]);
+        // The patch handler's namespace and name checks (`applyPatch`/`checkName`): a patched
+        // object that moved or was renamed is a bad request, not a validation error.
+        checkNamespace(t, m, namespace);
+        const patchedName = typeof m.name === 'string' ? m.name : '';
+        if (patchedName !== name) {
+          throw ApiError.badRequest(
+            `the name of the object (${patchedName}) does not match the name on the URL (${name})`,
+          );
         }
         return next;
       },
@@ -421,7 +433,9 @@ export class RestStorage {
         : opts.propagationPolicy === 'Orphan'
           ? 'orphan'
           : undefined;
-    const wanted = extra && !finalizers.includes(extra) ? [...finalizers, extra] : finalizers;
+    const wanted = [...finalizers];
+    for (const f of [...(t.deletionFinalizers ?? []), ...(extra ? [extra] : [])])
+      if (!wanted.includes(f)) wanted.push(f);
     const graceful = this.gracefulDeletion(t, current.object as Obj);
     const isNamespace = t.group === '' && t.resource === 'namespaces';
 
@@ -497,7 +511,9 @@ export class RestStorage {
       return;
     }
     if (t.group === '' && t.resource === 'namespaces') {
-      obj.status = { phase: 'Active' };
+      // No phase yet: the namespace defaults read its absence as "create" and add both the
+      // `kubernetes` finalizer and phase Active (PrepareForCreate), so deletion waits for the controller.
+      obj.status = {};
       return;
     }
     if (t.group === '' && t.resource === 'nodes') return;
@@ -532,10 +548,14 @@ export class RestStorage {
         throw ApiError.staleObject(gr(t), name);
       }
       const old = current.object as Obj;
-      const input = desired(fromCurrent ? (clone(old) as Obj) : (clone(old) as Obj));
+      const base = clone(old) as Obj;
+      fromStorageVersion(t, base);
+      const input = desired(base);
       const next = this.prepareUpdate(t, input, old, subresource, namespace);
       const nm = meta(next);
       const om = old.metadata as Obj;
+      // An unconditional update is validated as an update of the stored version (BeforeUpdate).
+      if (nm.resourceVersion === undefined || nm.resourceVersion === '') nm.resourceVersion = om.resourceVersion;
 
       const causes = validateObjectMeta(nm, {
         namespaced: t.namespaced,
@@ -547,7 +567,8 @@ export class RestStorage {
       this.hooks.allocate?.(t, next, old);
       await this.hooks.admit?.('UPDATE', t, next, old);
 
-      if (t.generation && !deepEqual(specOf(next), specOf(old))) {
+      toStorageVersion(t, next);
+      if (t.generation && !deepEqual(specOf(t, next), specOf(t, old))) {
         nm.generation = ((om.generation as number | undefined) ?? 0) + 1;
       }
 
@@ -671,10 +692,13 @@ export function podQOSClass(pod: Obj): string {
   return guaranteed ? 'Guaranteed' : 'Burstable';
 }
 
-/** Everything but metadata and status: what `metadata.generation` tracks. */
-function specOf(obj: Obj): Obj {
-  const { metadata: _m, status: _s, ...rest } = obj;
-  return rest;
+/**
+ * What `metadata.generation` tracks: everything but metadata and, when the kind has a status
+ * subresource, status (a custom resource without one bumps its generation on status changes too).
+ */
+function specOf(t: ResourceType, obj: Obj): Obj {
+  const { metadata: _m, status, ...rest } = obj;
+  return t.subresources.status ? rest : { ...rest, status };
 }
 
 /** ValidateObjectMetaUpdate: fields that cannot change, and finalizers during deletion. */
@@ -698,6 +722,30 @@ function metaUpdateCauses(nm: Obj, om: Obj): StatusCause[] {
     }
   }
   return causes;
+}
+
+/**
+ * `rest.EnsureObjectNamespaceMatchesRequestNamespace`: an object without a namespace takes the
+ * URL's, a cluster-scoped object loses its namespace, and a different one is a 400.
+ */
+function checkNamespace(t: ResourceType, m: Obj, namespace: string | undefined): void {
+  if (!t.namespaced) {
+    delete m.namespace;
+    return;
+  }
+  if (m.namespace !== undefined && m.namespace !== '' && m.namespace !== namespace) {
+    throw ApiError.badRequest(
+      'the namespace of the provided object does not match the namespace sent on the request',
+    );
+  }
+  m.namespace = namespace;
+}
+
+/** Whether a resourceVersion parses as a non-zero uint64, as apimachinery's versioner reads it. */
+function hasResourceVersion(rv: unknown): boolean {
+  if (typeof rv !== 'string' || !/^\d+$/.test(rv)) return false;
+  const n = BigInt(rv);
+  return n > 0n && n < 2n ** 64n;
 }
 
 function dryRunResult(key: string, obj: Obj): StoredObject {

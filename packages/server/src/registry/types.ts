@@ -1,4 +1,5 @@
 import type { NameValidation } from 'kubeloop';
+import type { CompiledSchema, JSONSchemaProps } from 'kubeloop/schema';
 import type { KindBehaviour } from './builtin/index.js';
 
 /** A verb of the Kubernetes API, as listed in discovery. */
@@ -52,6 +53,22 @@ export interface ResourceType {
   returnDeletedObject: boolean;
   /** Defaults, validation, printing and field selectors. */
   behaviour: KindBehaviour;
+  /** Finalizers the server adds when a deletion starts (a CRD's `customresourcecleanup`). */
+  deletionFinalizers?: readonly string[];
+  /** Set for custom resources: their schema and how versions are stored. */
+  custom?: CustomResourceInfo;
+}
+
+/** What the server knows of a custom resource version beyond the generic type. */
+export interface CustomResourceInfo {
+  /** The version's `openAPIV3Schema`, compiled once (validation, defaulting, pruning, CEL). */
+  compiled: CompiledSchema;
+  schema: JSONSchemaProps;
+  /** The version objects are stored at; reads and writes through other versions are converted. */
+  storageVersion: string;
+  conversion: 'None' | 'Webhook';
+  /** `Warning` sent with every request to a deprecated version. */
+  deprecationWarning?: string;
 }
 
 /** `apiVersion` of a resource type: `v1` or `group/version`. */

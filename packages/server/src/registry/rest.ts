@@ -304,30 +304,21 @@ export class RestStorage {
     ctx: WriteContext,
     apply: (current: Obj) => Obj,
   ): Promise<StoredObject> {
-    return this.guaranteedUpdate(
-      t,
-      namespace,
-      name,
-      subresource,
-      ctx,
-      undefined,
-      (current) => {
-        const next = apply(current);
-        if (!isObject(next)) throw ApiError.badRequest('the patch did not produce an object');
-        const m = meta(next);
-        // The patch handler's namespace and name checks (`applyPatch`/`checkName`): a patched
-        // object that moved or was renamed is a bad request, not a validation error.
-        checkNamespace(t, m, namespace);
-        const patchedName = typeof m.name === 'string' ? m.name : '';
-        if (patchedName !== name) {
-          throw ApiError.badRequest(
-            `the name of the object (${patchedName}) does not match the name on the URL (${name})`,
-          );
-        }
-        return next;
-      },
-      true,
-    );
+    return this.guaranteedUpdate(t, namespace, name, subresource, ctx, undefined, (current) => {
+      const next = apply(current);
+      if (!isObject(next)) throw ApiError.badRequest('the patch did not produce an object');
+      const m = meta(next);
+      // The patch handler's namespace and name checks (`applyPatch`/`checkName`): a patched
+      // object that moved or was renamed is a bad request, not a validation error.
+      checkNamespace(t, m, namespace);
+      const patchedName = typeof m.name === 'string' ? m.name : '';
+      if (patchedName !== name) {
+        throw ApiError.badRequest(
+          `the name of the object (${patchedName}) does not match the name on the URL (${name})`,
+        );
+      }
+      return next;
+    });
   }
 
   /** Reads `.spec.replicas` & co. as an `autoscaling/v1` Scale. */
@@ -538,7 +529,6 @@ export class RestStorage {
     ctx: WriteContext,
     expectedRevision: number | undefined,
     desired: (current: Obj) => Obj,
-    fromCurrent = false,
   ): Promise<StoredObject> {
     const key = this.key(t, namespace, name);
     for (let attempt = 0; ; attempt++) {
@@ -555,7 +545,8 @@ export class RestStorage {
       const nm = meta(next);
       const om = old.metadata as Obj;
       // An unconditional update is validated as an update of the stored version (BeforeUpdate).
-      if (nm.resourceVersion === undefined || nm.resourceVersion === '') nm.resourceVersion = om.resourceVersion;
+      if (nm.resourceVersion === undefined || nm.resourceVersion === '')
+        nm.resourceVersion = om.resourceVersion;
 
       const causes = validateObjectMeta(nm, {
         namespaced: t.namespaced,

@@ -19,6 +19,7 @@
  *   throw ApiError.badRequest(cannotBeHandledMessage('Deployment', 'v1', errors));
  * ```
  */
+import { canonicalQuantity } from './quantity.js';
 import { CLOSED, type SchemaNode, type SchemaView } from './schema-view.js';
 
 /** sigs.k8s.io/json stops collecting strict errors after this many. */
@@ -37,7 +38,8 @@ export function findUnknownFields(obj: unknown, schema: SchemaView): string[] {
  * Removes from `obj`, in place, the fields {@link findUnknownFields} reports, and returns the
  * same messages: what kube-apiserver does to unknown fields when it does not reject them
  * (`fieldValidation=Warn|Ignore`): decoding into a Go struct drops them, and so does pruning a
- * custom resource.
+ * custom resource. For built-in kinds it also does the rest of that round trip: empty
+ * `omitempty` lists and maps are dropped and quantities re-rendered canonically.
  */
 export function pruneUnknownFields(obj: unknown, schema: SchemaView): string[] {
   return unknownFields(obj, schema, true);
@@ -96,9 +98,18 @@ class UnknownFieldWalker {
         const meta = child === this.objectMeta;
         if (meta) this.inMetadata++;
         this.segments.push(this.segments.length === 0 ? key : `.${key}`);
-        this.walk((value as Record<string, unknown>)[key], child);
+        const v = (value as Record<string, unknown>)[key];
+        this.walk(v, child);
         this.segments.pop();
         if (meta) this.inMetadata--;
+        // Decoding into the Go struct drops an empty `omitempty` list or map as well, and
+        // re-renders quantities.
+        if (this.prune && node.omitEmpty?.has(key) && isEmptyCollection(v)) {
+          delete (value as Record<string, unknown>)[key];
+        } else if (this.prune && child.quantity && (typeof v === 'string' || typeof v === 'number')) {
+          const text = canonicalQuantity(v);
+          if (text !== undefined) (value as Record<string, unknown>)[key] = text;
+        }
       } else if (!open) {
         const path = this.segments.length === 0 ? key : `${this.segments.join('')}.${key}`;
         (this.inMetadata > 0 ? this.foundInMetadata : this.found).push(path);
@@ -107,6 +118,11 @@ class UnknownFieldWalker {
       }
     }
   }
+}
+
+function isEmptyCollection(v: unknown): boolean {
+  if (Array.isArray(v)) return v.length === 0;
+  return v !== null && typeof v === 'object' && Object.keys(v).length === 0;
 }
 
 /**

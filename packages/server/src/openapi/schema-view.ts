@@ -30,6 +30,13 @@ export interface SchemaNode {
   opaque: boolean;
   /** `x-kubernetes-embedded-resource`: `apiVersion`, `kind` and `metadata` are implied. */
   embedded: boolean;
+  /**
+   * Built-in kinds: the list and map fields a Go struct round trip drops when empty
+   * (`json:",omitempty"`), so that `labels: {}` or `ports: []` are not stored.
+   */
+  omitEmpty?: ReadonlySet<string>;
+  /** A `resource.Quantity`: decoding re-renders it canonically (see `canonicalQuantity`). */
+  quantity?: boolean;
 }
 
 /**
@@ -54,6 +61,7 @@ export class SchemaView {
 }
 
 const OBJECT_META = 'io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta';
+const QUANTITY = 'io.k8s.apimachinery.pkg.api.resource.Quantity';
 const SCALAR_TYPES = new Set(['string', 'integer', 'number', 'boolean']);
 
 function newNode(): SchemaNode {
@@ -123,12 +131,13 @@ export class SchemaCompiler {
     // Registered before it is filled, so that recursive definitions (JSONSchemaProps) resolve.
     this.defNodes.set(name, node);
     const schema = this.spec.schemas.get(name);
-    if (schema) Object.assign(node, this.builtin(schema));
+    if (schema) Object.assign(node, this.builtin(schema, name));
     else node.open = true;
+    if (name === QUANTITY) node.quantity = true;
     return node;
   }
 
-  private builtin(schema: Obj): SchemaNode {
+  private builtin(schema: Obj, definition?: string): SchemaNode {
     const ref = refName(schema);
     if (ref !== undefined) return this.builtinRef(ref);
     const node = newNode();
@@ -150,10 +159,17 @@ export class SchemaCompiler {
     const props = asObj(schema.properties);
     if (props) {
       node.props = new Map();
+      const required = new Set(Array.isArray(schema.required) ? schema.required : []);
+      const keepEmpty = definition ? KEEPS_EMPTY[definition] : undefined;
+      const omitEmpty = new Set<string>();
       for (const [key, sub] of Object.entries(props)) {
         const subSchema = asObj(sub);
-        if (subSchema) node.props.set(key, this.builtin(subSchema));
+        if (!subSchema) continue;
+        node.props.set(key, this.builtin(subSchema));
+        // A field the schema does not require is `omitempty` in the Go types, with few exceptions.
+        if (isCollection(subSchema) && !required.has(key) && !keepEmpty?.includes(key)) omitEmpty.add(key);
       }
+      if (omitEmpty.size > 0) node.omitEmpty = omitEmpty;
     }
     // Go structs flatten embedded structs; OpenAPI expresses the same with allOf.
     if (Array.isArray(schema.allOf)) {
@@ -165,6 +181,7 @@ export class SchemaCompiler {
           node.props ??= new Map();
           for (const [key, value] of partNode.props) node.props.set(key, value);
         }
+        if (partNode.omitEmpty) node.omitEmpty = new Set([...(node.omitEmpty ?? []), ...partNode.omitEmpty]);
         node.additional ??= partNode.additional;
         node.open ||= partNode.open;
       }
@@ -212,6 +229,25 @@ export class SchemaCompiler {
     props.set('metadata', this.builtinRef(OBJECT_META));
     node.props = props;
   }
+}
+
+/**
+ * Optional list fields of built-in types declared without `omitempty` (`json:"rules"`): Go
+ * encodes an empty one as `[]`, so it is kept.
+ */
+const KEEPS_EMPTY: Record<string, readonly string[] | undefined> = {
+  'io.k8s.api.rbac.v1.Role': ['rules'],
+  'io.k8s.api.rbac.v1.ClusterRole': ['rules'],
+  'io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionStatus': [
+    'conditions',
+    'storedVersions',
+  ],
+};
+
+/** A list, or a map (`additionalProperties` without declared properties). */
+function isCollection(schema: Obj): boolean {
+  if (schema.type === 'array') return true;
+  return schema.type === 'object' && asObj(schema.additionalProperties) !== undefined && !schema.properties;
 }
 
 /** A value decoded whole (apiVersion, kind). */

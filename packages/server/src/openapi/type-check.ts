@@ -249,3 +249,63 @@ export function decodeTypeError(
   }
   return decoder.saved;
 }
+
+/** Go's zero value of a type, for the null items and map values it cannot hold as null. */
+function zeroValue(schema: Obj, spec: BuiltinSpec): unknown {
+  const ref = refName(schema);
+  if (ref === TIME || ref === MICRO_TIME || ref === QUANTITY || ref === INT_OR_STRING) return null;
+  const s = ref !== undefined ? spec.schemas.get(ref) : schema;
+  if (!s) return null;
+  switch (s.type) {
+    case 'string':
+      return s.format === 'byte' ? null : '';
+    case 'integer':
+    case 'number':
+      return 0;
+    case 'boolean':
+      return false;
+  }
+  return isObj(s.properties) ? {} : null;
+}
+
+/**
+ * Rewrites the `null`s of a decodable object the way a decode into the Go struct and an encode
+ * back turn them out: a field set to null is dropped (omitted as empty), and a null list item or
+ * map value becomes the zero value of its type (`{}` for a struct, `""` for a string), so that no
+ * validation or defaulting code meets a null where Go would never have one.
+ */
+export function normalizeNulls(obj: Obj, definition: string, spec: BuiltinSpec = builtinSpec()): void {
+  const walk = (v: unknown, schema: Obj | undefined): void => {
+    if (v === null || typeof v !== 'object' || !schema) return;
+    const ref = refName(schema);
+    if (ref === TIME || ref === MICRO_TIME || ref === QUANTITY || ref === INT_OR_STRING) return;
+    const s = ref !== undefined ? spec.schemas.get(ref) : schema;
+    if (!s) return;
+    if (Array.isArray(v)) {
+      const items = isObj(s.items) ? s.items : undefined;
+      if (!items) return;
+      for (let i = 0; i < v.length; i++) {
+        if (v[i] === null) v[i] = zeroValue(items, spec);
+        else walk(v[i], items);
+      }
+      return;
+    }
+    const o = v as Obj;
+    const props = isObj(s.properties) ? s.properties : undefined;
+    const additional = isObj(s.additionalProperties) ? s.additionalProperties : undefined;
+    if (props) {
+      for (const key of Object.keys(o)) {
+        const prop = props[key];
+        if (!isObj(prop)) continue;
+        if (o[key] === null) delete o[key];
+        else walk(o[key], prop);
+      }
+    } else if (additional) {
+      for (const key of Object.keys(o)) {
+        if (o[key] === null) o[key] = zeroValue(additional, spec);
+        else walk(o[key], additional);
+      }
+    }
+  };
+  walk(obj, { $ref: `#/components/schemas/${definition}` });
+}

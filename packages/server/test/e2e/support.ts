@@ -1,0 +1,79 @@
+/**
+ * Helpers of the end-to-end kubectl suite: reading kubectl's table output, writing manifests,
+ * and small checks on what the server returned.
+ */
+import { stringify } from 'yaml';
+
+/** A kubectl table (`kubectl get`, `api-resources`): the header and the rows by column name. */
+export interface KubectlTable {
+  columns: string[];
+  rows: Record<string, string>[];
+}
+
+/**
+ * Reads kubectl's column output. Columns are cut at the header's positions (not at spaces),
+ * since headers (`NOMINATED NODE`) and cells (an empty `SHORTNAMES`) may contain or be blanks.
+ */
+export function parseTable(out: string): KubectlTable {
+  const lines = out.split('\n').filter((l) => l.trim() !== '');
+  const header = lines[0] ?? '';
+  const starts: number[] = [];
+  const columns: string[] = [];
+  for (const m of header.matchAll(/\S+(?: \S+)*/g)) {
+    starts.push(m.index);
+    columns.push(m[0]);
+  }
+  const rows = lines.slice(1).map((line) => {
+    const row: Record<string, string> = {};
+    columns.forEach((c, i) => {
+      row[c] = line.slice(starts[i], starts[i + 1]).trim();
+    });
+    return row;
+  });
+  return { columns, rows };
+}
+
+/** Kubernetes objects as a multi-document YAML manifest. */
+export function manifest(...objects: unknown[]): string {
+  return objects.map((o) => stringify(o)).join('---\n');
+}
+
+/** Whether an IPv4 address lies in a CIDR block (e.g. the service range `10.96.0.0/12`). */
+export function inCidr(ip: string, cidr: string): boolean {
+  const [base, bits] = cidr.split('/');
+  const toInt = (a: string) => a.split('.').reduce((n, octet) => n * 256 + Number(octet), 0);
+  if (!/^\d+\.\d+\.\d+\.\d+$/.test(ip)) return false;
+  const size = 2 ** (32 - Number(bits));
+  return Math.floor(toInt(ip) / size) === Math.floor(toInt(base ?? '') / size);
+}
+
+/** `kubectl get -o json` of a list: its items by `kind/name`. */
+export function itemsByKindName(listJson: string): Map<string, any> {
+  const list = JSON.parse(listJson);
+  return new Map(list.items.map((o: any) => [`${o.kind}/${o.metadata.name}`, o]));
+}
+
+/** A Deployment manifest (label and selector `app: <name>`; one nginx container unless given). */
+export function deployment(
+  name: string,
+  namespace: string,
+  opts: {
+    replicas?: number;
+    labels?: Record<string, string>;
+    containers?: Record<string, unknown>[];
+  } = {},
+): Record<string, unknown> {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name, namespace, labels: { app: name, ...opts.labels } },
+    spec: {
+      ...(opts.replicas !== undefined && { replicas: opts.replicas }),
+      selector: { matchLabels: { app: name } },
+      template: {
+        metadata: { labels: { app: name } },
+        spec: { containers: opts.containers ?? [{ name, image: 'nginx:1.27' }] },
+      },
+    },
+  };
+}

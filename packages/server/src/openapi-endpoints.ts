@@ -5,7 +5,7 @@ import {
   OpenApiService,
   pruneUnknownFields,
 } from './openapi/index.js';
-import { decodeTypeError } from './openapi/type-check.js';
+import { decodeTypeError, normalizeNulls } from './openapi/type-check.js';
 import type { Registry } from './registry/registry.js';
 import type { ResourceType } from './registry/types.js';
 import type { Obj } from './util/object.js';
@@ -56,8 +56,11 @@ export function createOpenApiEndpoints(registry: Registry, version: string): Ope
       const schema = view(t);
       if (schema) pruneUnknownFields(obj, schema);
     },
-    typeError(t: ResourceType, obj: Obj): string | undefined {
-      return t.definition ? decodeTypeError(obj, t.definition) : undefined;
+    decode(t: ResourceType, obj: Obj): string | undefined {
+      if (!t.definition) return undefined;
+      const error = decodeTypeError(obj, t.definition);
+      if (error === undefined) normalizeNulls(obj, t.definition);
+      return error;
     },
   };
 }

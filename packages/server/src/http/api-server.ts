@@ -48,8 +48,11 @@ export interface OpenApiEndpoints {
   fieldProblems(t: ResourceType, obj: Obj, raw: string | undefined): string[];
   /** Drops the fields the schema does not know (what decoding into a typed struct does). */
   pruneUnknown(t: ResourceType, obj: Obj): void;
-  /** Go's error decoding a request object into a built-in kind's struct (a field of the wrong type), if any. */
-  typeError(t: ResourceType, obj: Obj): string | undefined;
+  /**
+   * Decodes a request object of a built-in kind as Go does into its struct: returns the error (a
+   * field of the wrong type), or else rewrites its nulls in place as the decode/encode round trip would.
+   */
+  decode(t: ResourceType, obj: Obj): string | undefined;
 }
 
 export interface ApiServerOptions {
@@ -462,7 +465,7 @@ export class ApiServer {
     };
     let warnings: string[] = [];
     if (sub === 'scale') {
-      const current = this.o.rest.getScale(t, ns, name);
+      const current = this.o.rest.getScale(t, ns, name, true);
       const scale = await this.o.rest.updateScale(t, ns, name, applyPatch(current), { dryRun });
       this.sendJson(req, res, 200, scale);
       return;
@@ -505,7 +508,7 @@ export class ApiServer {
     if (nestingExceeds(obj))
       throw ApiError.badRequest(`couldn't get version/kind; json parse error: exceeded max depth`);
     // Decoding into the Go struct fails before strict field validation looks at anything.
-    const typeError = this.o.openapi.typeError(t, obj);
+    const typeError = this.o.openapi.decode(t, obj);
     if (typeError !== undefined) {
       if (verb === 'patch') {
         // Like strict errors below: field.Invalid("patch", …) of a kindless, nameless object.

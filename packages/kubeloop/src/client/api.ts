@@ -7,6 +7,8 @@ import { ApiError, isNotFound, type Status } from '../api/status.js';
 import { apiVersionOf, formatGvk, type ResolvedResource, type ResourceDescriptor } from './descriptor.js';
 import type { Discovery } from './discovery.js';
 import {
+  ACCEPT_METADATA,
+  ACCEPT_METADATA_LIST,
   type ApplyOptions,
   type DeleteCollectionOptions,
   type DeleteOptions,
@@ -105,6 +107,7 @@ export class ResourceApi<T extends KubeObject> {
             resourceVersionMatch: options.resourceVersionMatch,
             timeoutSeconds: options.timeoutSeconds,
           }),
+        ...(options.metadataOnly && { accept: ACCEPT_METADATA_LIST }),
       },
       options,
     );
@@ -397,6 +400,7 @@ export class ResourceApi<T extends KubeObject> {
         }),
       signal: options.signal,
       timeoutMs: options.timeoutMs,
+      ...(options.metadataOnly && { accept: ACCEPT_METADATA }),
     };
     const transport = this.core.transport;
     let res: Awaited<ReturnType<Transport['stream']>>;
@@ -406,6 +410,7 @@ export class ResourceApi<T extends KubeObject> {
       if (options.signal?.aborted) return;
       throw err;
     }
+    options.onConnect?.();
     yield* decodeWatchStream<T>(
       res.body,
       { method: 'GET', url: transport.origin + req.path },

@@ -58,6 +58,11 @@ export interface SelectorOptions {
 
 /** Options of list. */
 export interface ListOptions extends RequestOptions, SelectorOptions {
+  /**
+   * Ask for `PartialObjectMetadataList` (items carry only `apiVersion`, `kind` and `metadata`);
+   * a server that cannot answer so sends whole objects.
+   */
+  metadataOnly?: boolean;
   /** Page size; the answer's `metadata.continue` fetches the next page. */
   limit?: number;
   continue?: string;
@@ -85,6 +90,13 @@ export interface WatchOptions extends SelectorOptions {
   signal?: AbortSignal;
   /** Time limit for the server to start answering, in ms. */
   timeoutMs?: number;
+  /**
+   * Ask for `PartialObjectMetadata` objects (only `apiVersion`, `kind` and `metadata`); a server
+   * that cannot answer so sends whole objects.
+   */
+  metadataOnly?: boolean;
+  /** Called once the server accepted the watch (its response headers arrived). */
+  onConnect?: () => void;
 }
 
 /** The patch formats. `apply` is server-side apply. */
@@ -178,6 +190,13 @@ export function selectorParams(o: SelectorOptions) {
     fieldSelector: fieldSelector === '' ? undefined : fieldSelector,
   };
 }
+
+/** `Accept` of a metadata-only list: PartialObjectMetadataList, else whole objects. */
+export const ACCEPT_METADATA_LIST =
+  'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
+/** `Accept` of a metadata-only watch: PartialObjectMetadata events, else whole objects. */
+export const ACCEPT_METADATA =
+  'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json';
 
 /** The `DeleteOptions` body of delete and deletecollection. */
 export function deleteBody(o: DeleteOptions): string | undefined {

@@ -61,6 +61,20 @@ describe('CEL rules', () => {
       ['spec: Invalid value: "object": replicas 3 > 2'],
     ],
     [
+      // Only the fields the rule and its message read are converted for CEL: the message's own
+      // field must be there too.
+      'messageExpression reading a field the rule does not',
+      { rule: 'self.replicas <= self.max', messageExpression: "'too many for ' + self.name" },
+      { replicas: 3, max: 2, name: 'web', tags: ['a'], labels: { a: 'b' } },
+      ['spec: Invalid value: "object": too many for web'],
+    ],
+    [
+      'has() of an absent field with other fields present',
+      { rule: 'has(self.name) || self.replicas == 0', message: 'name or no replicas' },
+      { replicas: 1, max: 2, tags: ['a'] },
+      ['spec: Invalid value: "object": name or no replicas'],
+    ],
+    [
       'reason Forbidden',
       { rule: 'self.replicas < 5', reason: 'FieldValueForbidden', message: 'no' },
       { replicas: 7 },

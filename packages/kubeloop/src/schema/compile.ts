@@ -12,7 +12,7 @@ import { validateEmbeddedObjectMeta } from './objectmeta.js';
 import { type PruneOptions, pruneStructural } from './pruning.js';
 import { type Structural, toStructural } from './structural.js';
 import type { JSONSchemaProps } from './types.js';
-import { deepEqualJSON, isObj } from './util.js';
+import { deepEqualJSON, goNumberValue, isObj } from './util.js';
 import { compileValueValidator, type ValidationSink } from './validate.js';
 
 /** Options of {@link CompiledSchema.validate}. */
@@ -241,23 +241,61 @@ export interface CustomResourceKind {
   scale?: { specReplicasPath: string; statusReplicasPath: string; labelSelectorPath?: string };
 }
 
-function nestedInt(obj: unknown, path: string): { value: number; err?: string } {
+/** Go's `%v` of a value decoded from JSON into `interface{}`. */
+function goV(v: unknown): string {
+  if (v === null || v === undefined) return '<nil>';
+  if (typeof v === 'string') return v;
+  if (typeof v === 'number') return goNumberValue(v);
+  if (Array.isArray(v)) return `[${v.map(goV).join(' ')}]`;
+  if (isObj(v))
+    return `map[${Object.keys(v)
+      .sort()
+      .map((k) => `${k}:${goV(v[k])}`)
+      .join(' ')}]`;
+  return String(v);
+}
+
+/** Go's `%T` of a value decoded from JSON into `interface{}`. */
+function goT(v: unknown): string {
+  if (v === null || v === undefined) return '<nil>';
+  if (typeof v === 'string') return 'string';
+  if (typeof v === 'number') return Number.isInteger(v) ? 'int64' : 'float64';
+  if (typeof v === 'boolean') return 'bool';
+  if (Array.isArray(v)) return '[]interface {}';
+  return 'map[string]interface {}';
+}
+
+/**
+ * `unstructured.NestedFieldNoCopy` along a scale path: the value, or apimachinery's accessor
+ * error when a step is not an object.
+ */
+function nestedField(obj: unknown, path: string): { value: unknown; found: boolean; err?: string } {
   const parts = path.replace(/^\./, '').split('.');
   let v: unknown = obj;
-  for (const p of parts) {
-    if (v === undefined || v === null) return { value: 0 };
+  for (let i = 0; i < parts.length; i++) {
+    if (v === undefined || v === null) return { value: undefined, found: false };
     if (!isObj(v))
       return {
-        value: 0,
-        err: `${v} accessor error: ${JSON.stringify(v)} is of the type ${typeof v}, expected map[string]interface{}`,
+        value: undefined,
+        found: false,
+        err: `.${parts.slice(0, i + 1).join('.')} accessor error: ${goV(v)} is of the type ${goT(v)}, expected map[string]interface{}`,
       };
-    v = v[p];
+    if (!Object.hasOwn(v, parts[i]!)) return { value: undefined, found: false };
+    v = v[parts[i]!];
   }
-  if (v === undefined || v === null) return { value: 0 };
+  return { value: v, found: true };
+}
+
+/** `unstructured.NestedInt64`: 0 when absent, an accessor error when not an integer. */
+function nestedInt(obj: unknown, path: string): { value: number; err?: string } {
+  const f = nestedField(obj, path);
+  if (f.err) return { value: 0, err: f.err };
+  if (!f.found) return { value: 0 };
+  const v = f.value;
   if (typeof v !== 'number' || !Number.isInteger(v))
     return {
       value: 0,
-      err: `.${parts.join('.')} accessor error: ${JSON.stringify(v)} is of the type ${typeof v === 'number' ? 'float64' : typeof v}, expected int64`,
+      err: `.${path.replace(/^\./, '')} accessor error: ${goV(v)} is of the type ${goT(v)}, expected int64`,
     };
   return { value: v };
 }
@@ -278,17 +316,14 @@ function validateScale(
   if (spec) check(scale.specReplicasPath);
   check(scale.statusReplicasPath);
   if (scale.labelSelectorPath) {
-    const parts = scale.labelSelectorPath.replace(/^\./, '').split('.');
-    let v: unknown = obj;
-    for (const p of parts) v = isObj(v) ? v[p] : undefined;
-    if (v !== undefined && v !== null && typeof v !== 'string')
-      errs.push(
-        fieldErrors.invalid(
-          scale.labelSelectorPath,
-          '',
-          `.${parts.join('.')} accessor error: ${JSON.stringify(v)} is of the type ${typeof v}, expected string`,
-        ),
-      );
+    // `unstructured.NestedString`: only a string (or nothing) is a selector.
+    const f = nestedField(obj, scale.labelSelectorPath);
+    const err =
+      f.err ??
+      (f.found && typeof f.value !== 'string'
+        ? `.${scale.labelSelectorPath.replace(/^\./, '')} accessor error: ${goV(f.value)} is of the type ${goT(f.value)}, expected string`
+        : undefined);
+    if (err) errs.push(fieldErrors.invalid(scale.labelSelectorPath, '', err));
   }
   return errs;
 }
@@ -310,7 +345,15 @@ export function validateCustomResource(
   obj: Record<string, unknown>,
   kind: CustomResourceKind,
   old?: Record<string, unknown>,
-  opts?: SchemaValidateOptions & { statusOnly?: boolean },
+  opts?: SchemaValidateOptions & {
+    /** A write to the status subresource: the spec replicas of the scale subresource are not checked. */
+    statusOnly?: boolean;
+    /**
+     * Validate ObjectMeta too (default true). A server whose generic registry validates metadata
+     * for every kind turns it off so that a bad name is not reported twice.
+     */
+    objectMeta?: boolean;
+  },
 ): StatusCause[] {
   const errs: StatusCause[] = [];
   const gv = `${kind.group}/${kind.version}`;
@@ -318,7 +361,9 @@ export function validateCustomResource(
   if (obj.apiVersion !== gv)
     errs.push(fieldErrors.invalid('apiVersion', obj.apiVersion ?? '', `must be ${gv}`));
   if (errs.length > 0) return errs;
-  if (old) {
+  if (opts?.objectMeta === false) {
+    // The caller validates metadata.
+  } else if (old) {
     errs.push(
       ...validateObjectMeta(obj.metadata, {
         namespaced: kind.namespaced,

@@ -1296,9 +1296,22 @@ export const isProtectedCommunityGroup = (group: string): boolean =>
   group === 'kubernetes.io' ||
   group.endsWith('.kubernetes.io');
 
-type ApprovalState = 'missing' | 'bypassed' | 'approved' | 'invalid';
+/** How a protected group's `api-approved.kubernetes.io` annotation reads (`apihelpers.GetAPIApprovalState`). */
+export type ApiApprovalState = 'missing' | 'bypassed' | 'approved' | 'invalid';
 
-function approvalState(annotations: Record<string, string> | undefined): [ApprovalState, string] {
+/**
+ * The approval state of a CRD's annotations and the reason kube gives for it — what the
+ * `KubernetesAPIApprovalPolicyConformant` condition reports for a protected group.
+ *
+ * @example
+ * ```ts
+ * apiApprovalState({ 'api-approved.kubernetes.io': 'unapproved, experimental' });
+ * // ['bypassed', 'not approved: "unapproved, experimental"']
+ * ```
+ */
+export function apiApprovalState(
+  annotations: Record<string, string> | undefined,
+): [ApiApprovalState, string] {
   const a = annotations?.[APPROVAL_ANNOTATION] ?? '';
   if (a.length === 0)
     return [
@@ -1323,8 +1336,8 @@ function validateAPIApproval(
   old: CustomResourceDefinition | undefined,
 ): StatusCause[] {
   if (!isProtectedCommunityGroup(crd.spec?.group ?? '')) return [];
-  const [state, reason] = approvalState(crd.metadata?.annotations);
-  if (old && approvalState(old.metadata?.annotations)[0] === state) return [];
+  const [state, reason] = apiApprovalState(crd.metadata?.annotations);
+  if (old && apiApprovalState(old.metadata?.annotations)[0] === state) return [];
   const p = `metadata.annotations[${APPROVAL_ANNOTATION}]`;
   if (state === 'missing') return [fieldErrors.required(p, reason)];
   if (state === 'invalid')

@@ -17,17 +17,78 @@ export function pruneNonNullableNullsWithoutDefaults(x: unknown, s: Structural |
   if (!s) return;
   if (isObj(x)) {
     for (const k of Object.keys(x)) {
+      const v = x[k];
+      // Scalars hold no nulls below them: only nulls and containers need a look.
+      if (v !== null && typeof v !== 'object') continue;
       const prop = s.properties?.[k] ?? s.additionalProperties?.schema;
       if (!prop) continue;
-      if (x[k] === null && prop.default === undefined && !prop.nullable) {
+      if (v === null && prop.default === undefined && !prop.nullable) {
         delete x[k];
         continue;
       }
-      pruneNonNullableNullsWithoutDefaults(x[k], prop);
+      pruneNonNullableNullsWithoutDefaults(v, prop);
     }
   } else if (Array.isArray(x)) {
-    for (const v of x) pruneNonNullableNullsWithoutDefaults(v, s.items);
+    for (const v of x)
+      if (v !== null && typeof v === 'object') pruneNonNullableNullsWithoutDefaults(v, s.items);
   }
+}
+
+/** Applies the defaults of one schema node (and below) to a value; absent when there are none. */
+type Defaulter = (x: unknown) => void;
+
+const defaulters = new WeakMap<Structural, Defaulter | null>();
+
+/**
+ * The defaulting of a schema node, built once: only properties with defaults and the subtrees
+ * that hold some are visited (most of an object has none).
+ */
+function defaulterFor(s: Structural | undefined): Defaulter | undefined {
+  if (!s) return undefined;
+  let d = defaulters.get(s);
+  if (d === undefined) {
+    d = buildDefaulter(s) ?? null;
+    defaulters.set(s, d);
+  }
+  return d ?? undefined;
+}
+
+function buildDefaulter(s: Structural): Defaulter | undefined {
+  const props = Object.entries(s.properties ?? {});
+  const withDefault = props.filter(([, p]) => p.default !== undefined);
+  const children = props.flatMap(([k, p]) => {
+    const d = defaulterFor(p);
+    return d ? [[k, d] as const] : [];
+  });
+  const ap = s.additionalProperties?.schema;
+  const apDefaulter = defaulterFor(ap);
+  const apDefault = ap && ap.default !== undefined ? ap : undefined;
+  const items = s.items;
+  const itemsDefaulter = defaulterFor(items);
+  const itemsDefault = items && items.default !== undefined ? items : undefined;
+  const objectWork = withDefault.length > 0 || children.length > 0 || apDefaulter || apDefault;
+  const arrayWork = itemsDefaulter || itemsDefault;
+  if (!objectWork && !arrayWork) return undefined;
+  return (x) => {
+    if (isObj(x)) {
+      for (const [k, prop] of withDefault) {
+        if (!Object.hasOwn(x, k) || isNonNullableNull(x[k], prop)) x[k] = deepCopyJSON(prop.default);
+      }
+      for (const [k, d] of children) if (Object.hasOwn(x, k)) d(x[k]);
+      if ((apDefaulter || apDefault) && ap) {
+        for (const k of Object.keys(x)) {
+          if (s.properties?.[k]) continue;
+          if (apDefault && isNonNullableNull(x[k], ap)) x[k] = deepCopyJSON(ap.default);
+          apDefaulter?.(x[k]);
+        }
+      }
+    } else if (Array.isArray(x) && items) {
+      for (let i = 0; i < x.length; i++) {
+        if (itemsDefault && isNonNullableNull(x[i], items)) x[i] = deepCopyJSON(items.default);
+        itemsDefaulter?.(x[i]);
+      }
+    }
+  };
 }
 
 /**
@@ -37,32 +98,7 @@ export function pruneNonNullableNullsWithoutDefaults(x: unknown, s: Structural |
  * item or map value takes the item/value schema's default.
  */
 export function defaultValue(x: unknown, s: Structural | undefined): void {
-  if (!s) return;
-  if (isObj(x)) {
-    if (s.properties) {
-      for (const k in s.properties) {
-        const prop = s.properties[k] as Structural;
-        if (prop.default === undefined) continue;
-        if (!Object.hasOwn(x, k) || isNonNullableNull(x[k], prop)) x[k] = deepCopyJSON(prop.default);
-      }
-    }
-    for (const k of Object.keys(x)) {
-      const prop = s.properties?.[k];
-      if (prop) defaultValue(x[k], prop);
-      else if (s.additionalProperties) {
-        const ap = s.additionalProperties.schema;
-        if (ap && isNonNullableNull(x[k], ap) && ap.default !== undefined) x[k] = deepCopyJSON(ap.default);
-        defaultValue(x[k], ap);
-      }
-    }
-  } else if (Array.isArray(x)) {
-    const items = s.items;
-    for (let i = 0; i < x.length; i++) {
-      if (items && isNonNullableNull(x[i], items) && items.default !== undefined)
-        x[i] = deepCopyJSON(items.default);
-      defaultValue(x[i], items);
-    }
-  }
+  defaulterFor(s)?.(x);
 }
 
 /**

@@ -7,6 +7,8 @@ import { isIPv4, isIPv6 } from 'node:net';
 
 const dateRe = /^(\d{4})-(\d{2})-(\d{2})$/;
 
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
 /** `2006-01-02` with a real calendar day (Go's `time.Parse`). */
 export function isDate(s: string): boolean {
   const m = dateRe.exec(s);
@@ -15,21 +17,8 @@ export function isDate(s: string): boolean {
   const mo = Number(m[2]);
   const d = Number(m[3]);
   if (mo < 1 || mo > 12 || d < 1) return false;
-  const days = [
-    31,
-    y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0) ? 29 : 28,
-    31,
-    30,
-    31,
-    30,
-    31,
-    31,
-    30,
-    31,
-    30,
-    31,
-  ];
-  return d <= (days[mo - 1] ?? 0);
+  const leap = y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0);
+  return d <= (mo === 2 && leap ? 29 : (DAYS_IN_MONTH[mo - 1] ?? 0));
 }
 
 const timeRe = /^([0-9]{2}):([0-9]{2}):([0-9]{2})(.[0-9]+)?(z|([+-][0-9]{2}:[0-9]{2}))$/;
@@ -37,9 +26,12 @@ const timeRe = /^([0-9]{2}):([0-9]{2}):([0-9]{2})(.[0-9]+)?(z|([+-][0-9]{2}:[0-9
 /** strfmt `IsDateTime`: RFC 3339 date-time (case-insensitive `T`/`Z`). */
 export function isDateTime(s: string): boolean {
   if (s.length < 4) return false;
-  const parts = s.toLowerCase().split('t');
-  if (parts.length < 2 || !isDate(parts[0] ?? '')) return false;
-  const m = timeRe.exec(parts[1] ?? '');
+  // strfmt splits the lowercased text at `t`: the date, then the time up to any further `t`.
+  const lower = s.toLowerCase();
+  const i = lower.indexOf('t');
+  if (i < 0 || !isDate(lower.slice(0, i))) return false;
+  const j = lower.indexOf('t', i + 1);
+  const m = timeRe.exec(j < 0 ? lower.slice(i + 1) : lower.slice(i + 1, j));
   if (!m) return false;
   return Number(m[1]) <= 23 && Number(m[2]) <= 59 && Number(m[3]) <= 59;
 }

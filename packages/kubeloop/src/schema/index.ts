@@ -41,6 +41,8 @@ export {
   validateCustomResource,
 } from './compile.js';
 export {
+  type ApiApprovalState,
+  apiApprovalState,
   isProtectedCommunityGroup,
   MAX_SELECTABLE_FIELDS,
   setCustomResourceDefinitionDefaults,

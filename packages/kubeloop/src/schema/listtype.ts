@@ -23,18 +23,6 @@ function nonUnique(values: readonly unknown[]): number[] {
 
 const UNSPECIFIED = Symbol('unspecified');
 
-function validateArray(path: string, s: Structural, obj: unknown[], errs: StatusCause[]): void {
-  if (s.listType === 'set') {
-    for (const i of nonUnique(obj)) errs.push(fieldErrors.duplicate(`${path}[${i}]`, goBadValue(obj[i])));
-  } else if (s.listType === 'map') {
-    validateListMap(path, s, obj, errs);
-  }
-  if (s.items)
-    obj.forEach((x, i) => {
-      validateAny(`${path}[${i}]`, s.items as Structural, x, errs);
-    });
-}
-
 function validateListMap(path: string, s: Structural, obj: unknown[], errs: StatusCause[]): void {
   for (let i = 0; i < obj.length; i++) {
     const x = obj[i];
@@ -68,23 +56,62 @@ function validateListMap(path: string, s: Structural, obj: unknown[], errs: Stat
   for (const i of nonUnique(vals)) errs.push(fieldErrors.duplicate(`${path}[${i}]`, goBadValue(vals[i])));
 }
 
-function validateAny(path: string, s: Structural, x: unknown, errs: StatusCause[]): void {
-  if (Array.isArray(x)) validateArray(path, s, x, errs);
-  else if (isObj(x)) validateObject(path, s, x, errs);
+/**
+ * The part of a schema that holds set or map lists: only these nodes are walked (most of an
+ * object lies elsewhere). Built once per schema node.
+ */
+interface ListPlan {
+  s: Structural;
+  items?: ListPlan;
+  props?: [key: string, plan: ListPlan][];
+  addl?: ListPlan;
 }
 
-function validateObject(
-  path: string,
-  s: Structural,
-  obj: Record<string, unknown>,
-  errs: StatusCause[],
-): void {
-  const ap = s.additionalProperties?.schema;
-  if (ap) for (const [k, v] of Object.entries(obj)) validateAny(`${path}[${k}]`, ap, v, errs);
-  if (s.properties) {
-    for (const [k, v] of Object.entries(obj)) {
-      const sub = s.properties[k];
-      if (sub) validateAny(path ? `${path}.${k}` : k, sub, v, errs);
+const plans = new WeakMap<Structural, ListPlan | null>();
+
+function planFor(s: Structural | undefined): ListPlan | undefined {
+  if (!s) return undefined;
+  let p = plans.get(s);
+  if (p === undefined) {
+    const items = planFor(s.items);
+    const props = Object.entries(s.properties ?? {}).flatMap(([k, sub]) => {
+      const sp = planFor(sub);
+      return sp ? [[k, sp] as [string, ListPlan]] : [];
+    });
+    const addl = planFor(s.additionalProperties?.schema);
+    p =
+      s.listType === 'set' || s.listType === 'map' || items || props.length > 0 || addl
+        ? { s, ...(items && { items }), ...(props.length > 0 && { props }), ...(addl && { addl }) }
+        : null;
+    plans.set(s, p);
+  }
+  return p ?? undefined;
+}
+
+function validateAny(path: string, p: ListPlan, x: unknown, errs: StatusCause[]): void {
+  if (Array.isArray(x)) validateArray(path, p, x, errs);
+  else if (isObj(x)) validateObject(path, p, x, errs);
+}
+
+function validateArray(path: string, p: ListPlan, obj: unknown[], errs: StatusCause[]): void {
+  const s = p.s;
+  if (s.listType === 'set') {
+    for (const i of nonUnique(obj)) errs.push(fieldErrors.duplicate(`${path}[${i}]`, goBadValue(obj[i])));
+  } else if (s.listType === 'map') {
+    validateListMap(path, s, obj, errs);
+  }
+  const items = p.items;
+  if (items)
+    for (let i = 0; i < obj.length; i++) {
+      validateAny(`${path}[${i}]`, items, obj[i], errs);
+    }
+}
+
+function validateObject(path: string, p: ListPlan, obj: Record<string, unknown>, errs: StatusCause[]): void {
+  if (p.addl) for (const [k, v] of Object.entries(obj)) validateAny(`${path}[${k}]`, p.addl, v, errs);
+  if (p.props) {
+    for (const [k, sub] of p.props) {
+      if (Object.hasOwn(obj, k)) validateAny(path ? `${path}.${k}` : k, sub, obj[k], errs);
     }
   }
 }
@@ -101,6 +128,7 @@ function validateObject(
  */
 export function validateListSetsAndMaps(s: Structural, obj: unknown, path = ''): StatusCause[] {
   const errs: StatusCause[] = [];
-  if (isObj(obj)) validateObject(path, s, obj, errs);
+  const p = planFor(s);
+  if (p && isObj(obj)) validateObject(path, p, obj, errs);
   return errs;
 }

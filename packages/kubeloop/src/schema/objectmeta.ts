@@ -15,13 +15,13 @@ function validateEmbeddedResource(path: string, x: Record<string, unknown>, errs
     if (k === 'apiVersion') {
       if (typeof v !== 'string')
         errs.push(fieldErrors.invalid(at('apiVersion'), goBadValue(v), 'must be a string'));
-      else if (v.length === 0) errs.push(fieldErrors.required(at('apiVersion')));
+      else if (v.length === 0) errs.push(fieldErrors.invalid(at('apiVersion'), v, 'must not be empty'));
       else if (v.split('/').length > 2)
         errs.push(fieldErrors.invalid(at('apiVersion'), v, `unexpected GroupVersion string: ${v}`));
     } else if (k === 'kind') {
       if (typeof v !== 'string')
         errs.push(fieldErrors.invalid(at('kind'), goBadValue(v), 'must be a string'));
-      else if (v.length === 0) errs.push(fieldErrors.required(at('kind')));
+      else if (v.length === 0) errs.push(fieldErrors.invalid(at('kind'), v, 'must not be empty'));
       else {
         const e = isDNS1035Label(v.toLowerCase());
         if (e.length > 0)
@@ -35,7 +35,15 @@ function validateEmbeddedResource(path: string, x: Record<string, unknown>, errs
       }
     } else if (k === 'metadata') {
       if (v !== null && !isObj(v)) {
-        errs.push(fieldErrors.invalid(at('metadata'), goBadValue(v), 'must be an object'));
+        // GetObjectMeta round-trips metadata through JSON into metav1.ObjectMeta.
+        const jsonType = Array.isArray(v) ? 'array' : typeof v === 'boolean' ? 'bool' : typeof v;
+        errs.push(
+          fieldErrors.invalid(
+            at('metadata'),
+            goBadValue(v),
+            `json: cannot unmarshal ${jsonType} into Go value of type v1.ObjectMeta`,
+          ),
+        );
         continue;
       }
       const meta: Record<string, unknown> = { ...(v ?? {}) };
@@ -56,8 +64,24 @@ function validateEmbeddedResource(path: string, x: Record<string, unknown>, errs
   }
 }
 
+const withEmbedded = new WeakMap<Structural, boolean>();
+
+/** Whether a schema node or anything below it is an embedded resource (memoized per schema node). */
+export function hasEmbeddedResource(s: Structural): boolean {
+  let r = withEmbedded.get(s);
+  if (r === undefined) {
+    r =
+      s.embeddedResource ||
+      (s.items !== undefined && hasEmbeddedResource(s.items)) ||
+      Object.values(s.properties ?? {}).some(hasEmbeddedResource) ||
+      (s.additionalProperties?.schema !== undefined && hasEmbeddedResource(s.additionalProperties.schema));
+    withEmbedded.set(s, r);
+  }
+  return r;
+}
+
 function walk(path: string, x: unknown, s: Structural | undefined, errs: StatusCause[]): void {
-  if (!s) return;
+  if (!s || !hasEmbeddedResource(s)) return;
   if (isObj(x)) {
     if (s.embeddedResource) validateEmbeddedResource(path, x, errs);
     for (const [k, v] of Object.entries(x)) {

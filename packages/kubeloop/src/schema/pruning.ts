@@ -3,16 +3,21 @@
  * `ReturnPruned`) and the coercion of embedded ObjectMeta (`schema/objectmeta.Coerce`),
  * returning the paths that strict field validation reports (`unknown field "spec.foo"`).
  */
+
+import { hasEmbeddedResource } from './objectmeta.js';
 import type { Structural } from './structural.js';
 import { isObj } from './util.js';
 
 const META_FIELDS = new Set(['apiVersion', 'kind', 'metadata']);
 
+/** Where the walk is (keys and indices, joined only when a field is pruned) and what it pruned. */
 class PathTracker {
-  parts: string[] = [];
+  parts: (string | number)[] = [];
   pruned: string[] = [];
   record(key: string): void {
-    this.pruned.push(this.parts.length > 0 ? `${this.parts.join('')}.${key}` : key);
+    let path = '';
+    for (const p of this.parts) path += typeof p === 'number' ? `[${p}]` : path ? `.${p}` : p;
+    this.pruned.push(path ? `${path}.${key}` : key);
   }
 }
 
@@ -34,7 +39,7 @@ function prune(x: unknown, s: Structural | undefined, t: PathTracker): void {
       if (s.embeddedResource && META_FIELDS.has(k)) continue;
       const prop = s.properties?.[k];
       if (prop || s.additionalProperties) {
-        t.parts.push(t.parts.length > 0 ? `.${k}` : k);
+        t.parts.push(k);
         prune(x[k], prop ?? s.additionalProperties?.schema, t);
         t.parts.length = base;
       } else {
@@ -44,7 +49,7 @@ function prune(x: unknown, s: Structural | undefined, t: PathTracker): void {
     }
   } else if (Array.isArray(x)) {
     for (let i = 0; i < x.length; i++) {
-      t.parts.push(`[${i}]`);
+      t.parts.push(i);
       prune(x[i], s?.items, t);
       t.parts.length = base;
     }
@@ -58,14 +63,14 @@ function skipPrune(x: unknown, s: Structural, t: PathTracker): void {
       if (s.embeddedResource && META_FIELDS.has(k)) continue;
       const prop = s.properties?.[k];
       if (prop || s.additionalProperties) {
-        t.parts.push(t.parts.length > 0 ? `.${k}` : k);
+        t.parts.push(k);
         prune(x[k], prop ?? s.additionalProperties?.schema, t);
         t.parts.length = base;
       }
     }
   } else if (Array.isArray(x)) {
     for (let i = 0; i < x.length; i++) {
-      t.parts.push(`[${i}]`);
+      t.parts.push(i);
       prune(x[i], s.items, t);
       t.parts.length = base;
     }
@@ -114,9 +119,10 @@ function coerceMeta(
     for (const k of Object.keys(x)) {
       if ((isRoot || s.embeddedResource) && META_FIELDS.has(k)) continue;
       const prop = s.properties?.[k] ?? s.additionalProperties?.schema;
-      if (prop) coerceMeta(x[k], prop, path ? `${path}.${k}` : k, false, out);
+      // Only embedded resources below have metadata to coerce.
+      if (prop && hasEmbeddedResource(prop)) coerceMeta(x[k], prop, path ? `${path}.${k}` : k, false, out);
     }
-  } else if (Array.isArray(x) && s?.items) {
+  } else if (Array.isArray(x) && s?.items && hasEmbeddedResource(s.items)) {
     for (let i = 0; i < x.length; i++) coerceMeta(x[i], s.items, `${path}[${i}]`, false, out);
   }
 }

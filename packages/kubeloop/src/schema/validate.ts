@@ -159,8 +159,10 @@ function compileNode(s: JSONSchemaProps): ValueValidator {
             fn(v, path, inner);
             return inner.causes;
           };
+          // kube-openapi keeps the errors of one failed branch only (the one with the most
+          // successful checks, the first on a tie), not those of every branch.
           if (anyOf.length > 0) {
-            const all: StatusCause[] = [];
+            let best: StatusCause[] | undefined;
             let ok = false;
             for (const fn of anyOf) {
               const r = sub(fn);
@@ -168,23 +170,23 @@ function compileNode(s: JSONSchemaProps): ValueValidator {
                 ok = true;
                 break;
               }
-              all.push(...r);
+              best ??= r;
             }
             if (!ok) {
               sink.causes.push(
                 fieldErrors.invalid(rootField(sink), '', `${path} must validate at least one schema (anyOf)`),
               );
-              sink.causes.push(...all);
+              sink.causes.push(...(best ?? []));
             }
           }
           for (const fn of allOf) sink.causes.push(...sub(fn));
           if (oneOf.length > 0) {
             let valid = 0;
-            const all: StatusCause[] = [];
+            let best: StatusCause[] | undefined;
             for (const fn of oneOf) {
               const r = sub(fn);
               if (r.length === 0) valid++;
-              else all.push(...r);
+              else best ??= r;
             }
             if (valid !== 1) {
               const extra = valid === 0 ? 'Found none valid' : `Found ${valid} valid alternatives`;
@@ -195,7 +197,7 @@ function compileNode(s: JSONSchemaProps): ValueValidator {
                   `${path} must validate one and only one schema (oneOf). ${extra}`,
                 ),
               );
-              if (valid === 0) sink.causes.push(...all);
+              if (valid === 0) sink.causes.push(...(best ?? []));
             }
           }
           if (not && sub(not).length === 0)

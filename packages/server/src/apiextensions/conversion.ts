@@ -4,16 +4,23 @@ import type { StoredObject } from '../storage/types.js';
 import type { Obj } from '../util/object.js';
 
 /**
- * Version conversion of custom resources. Objects are stored at the CRD's storage version;
- * a request through another served version sees them converted. Strategy `None` only rewrites
- * `apiVersion`; `Webhook` conversion is not available yet and fails clearly.
+ * Reading and writing custom resources across versions, as apiextensions' storage codec does.
+ * Objects are stored at the CRD's storage version. Reading one prunes the fields the storage
+ * version's schema does not know and applies its defaults (so that an object stored before a
+ * default was added shows it), then converts it to the requested version: strategy `None` only
+ * rewrites `apiVersion`; `Webhook` conversion is not available yet and fails clearly.
  */
 
-const views = new WeakMap<StoredObject, Map<string, StoredObject>>();
+/**
+ * Marks an object written through the storage version itself: the write pruned and defaulted it
+ * with that version's schema, so reading it back changes nothing. The store copies the object
+ * shallowly (spreading symbol keys too) and JSON never carries the mark, so it lasts exactly as
+ * long as this in-memory state of the object.
+ */
+const COERCED_WITH = Symbol('kubeloop.coercedWith');
 
-function needsConversion(t: ResourceType, apiVersion: unknown): boolean {
-  return t.custom !== undefined && apiVersion !== apiVersionOf(t);
-}
+/** Views of stored objects: per stored state, per served type (a CRD change makes new types). */
+const views = new WeakMap<StoredObject, WeakMap<ResourceType, StoredObject>>();
 
 function webhookUnavailable(t: ResourceType, from: unknown): ApiError {
   return ApiError.internal(
@@ -21,37 +28,91 @@ function webhookUnavailable(t: ResourceType, from: unknown): ApiError {
   );
 }
 
-/** The stored object as seen through `t`'s version (cached per object and version). */
-export function presentAs(t: ResourceType, stored: StoredObject): StoredObject {
-  const from = stored.object.apiVersion;
-  if (!needsConversion(t, from)) return stored;
-  if (t.custom?.conversion === 'Webhook') throw webhookUnavailable(t, from);
+/** The compiled schema of the version an object is at (its apiVersion), if the CRD has that version. */
+function schemaAt(t: ResourceType, apiVersion: unknown) {
+  const version = typeof apiVersion === 'string' ? apiVersion.slice(apiVersion.indexOf('/') + 1) : '';
+  return t.custom?.versionSchemas?.get(version);
+}
+
+/**
+ * What decoding a stored object does before conversion: prune unknown fields and apply
+ * defaults with the schema of the version it is stored at. Returns whether pruning removed anything.
+ */
+function coerce(t: ResourceType, obj: Obj): boolean {
+  const schema = schemaAt(t, obj.apiVersion);
+  if (!schema) return false;
+  const pruned = schema.prune(obj, { isResourceRoot: true }).length > 0;
+  schema.applyDefaults(obj);
+  return pruned;
+}
+
+/**
+ * Converts an object at the storage version to `t`'s version, in place; the converted object is
+ * pruned with the target version's schema (apiextensions' schemaCoercingConverter). Returns
+ * whether pruning removed anything.
+ */
+function convert(t: ResourceType, obj: Obj): boolean {
   const target = apiVersionOf(t);
-  let byVersion = views.get(stored);
-  if (!byVersion) {
-    byVersion = new Map();
-    views.set(stored, byVersion);
+  if (obj.apiVersion === target) return false;
+  if (t.custom?.conversion === 'Webhook') throw webhookUnavailable(t, obj.apiVersion);
+  obj.apiVersion = target;
+  return (t.custom?.compiled.prune(obj, { isResourceRoot: true }).length ?? 0) > 0;
+}
+
+/**
+ * The stored object as a client of `t`'s version sees it (cached per stored state and type).
+ * Returns `stored` itself when reading changes nothing, which is the common case.
+ */
+export function presentAs(t: ResourceType, stored: StoredObject): StoredObject {
+  if (!t.custom) return stored;
+  const from = stored.object.apiVersion;
+  if (
+    from === apiVersionOf(t) &&
+    (stored.object as Record<symbol, unknown>)[COERCED_WITH] === schemaAt(t, from)
+  )
+    return stored;
+  let byType = views.get(stored);
+  const cached = byType?.get(t);
+  if (cached) return cached;
+  if (from !== apiVersionOf(t) && t.custom.conversion === 'Webhook') throw webhookUnavailable(t, from);
+  // A parse of the cached encoding is the cheapest deep copy, and re-encoding it shows
+  // whether defaulting added anything (keys it adds come last, so equal text means no change).
+  const object = JSON.parse(stored.json) as Obj;
+  const coerced = coerce(t, object);
+  const pruned = convert(t, object) || coerced;
+  const json = JSON.stringify(object);
+  const view =
+    !pruned && json === stored.json ? stored : { key: stored.key, object, revision: stored.revision, json };
+  if (!byType) {
+    byType = new WeakMap();
+    views.set(stored, byType);
   }
-  let view = byVersion.get(target);
-  if (!view) {
-    const object = { ...stored.object, apiVersion: target };
-    view = { key: stored.key, object, revision: stored.revision, json: JSON.stringify(object) };
-    byVersion.set(target, view);
-  }
+  byType.set(t, view);
   return view;
 }
 
-/** Converts an object written through `t`'s version to the storage version, in place. */
+/**
+ * Converts an object written through `t`'s version to the storage version, in place. With
+ * strategy `None` the fields the storage version's schema does not know are pruned, as kube does.
+ */
 export function toStorageVersion(t: ResourceType, obj: Obj): void {
   const custom = t.custom;
-  if (!custom || custom.storageVersion === t.version) return;
+  if (!custom) return;
+  if (custom.storageVersion === t.version) {
+    (obj as Record<symbol, unknown>)[COERCED_WITH] = schemaAt(t, obj.apiVersion);
+    return;
+  }
   if (custom.conversion === 'Webhook') throw webhookUnavailable(t, obj.apiVersion);
   obj.apiVersion = `${t.group}/${custom.storageVersion}`;
+  schemaAt(t, obj.apiVersion)?.prune(obj, { isResourceRoot: true });
 }
 
-/** Converts a stored object to `t`'s version, for code that works on plain objects (patches). */
+/**
+ * A stored object (a copy the caller owns) read for an update through `t`'s version: pruned,
+ * defaulted and converted as {@link presentAs} does, so that patches apply to what a client sees.
+ */
 export function fromStorageVersion(t: ResourceType, obj: Obj): void {
-  if (!needsConversion(t, obj.apiVersion)) return;
-  if (t.custom?.conversion === 'Webhook') throw webhookUnavailable(t, obj.apiVersion);
-  obj.apiVersion = apiVersionOf(t);
+  if (!t.custom) return;
+  coerce(t, obj);
+  convert(t, obj);
 }

@@ -1,14 +1,23 @@
 import { ApiError } from 'kubeloop';
-import type { CustomResourceDefinition } from 'kubeloop/schema';
+import {
+  apiApprovalState,
+  type CompiledSchema,
+  type CustomResourceDefinition,
+  compileSchema,
+  isProtectedCommunityGroup,
+  type JSONSchemaProps,
+} from 'kubeloop/schema';
 import type { RestStorage } from '../registry/rest.js';
 import type { ResourceType } from '../registry/types.js';
 import { collectionPrefix } from '../storage/store.js';
-import type { StoreEvent } from '../storage/types.js';
+import type { StoreEvent, Unsubscribe } from '../storage/types.js';
 import { clone, deepEqual, isObject, type Obj, timestamp } from '../util/object.js';
 import { customResourceTypes } from './custom-resource-type.js';
 
 /** The finalizer that makes a CRD wait until all its custom resources are deleted. */
 export const CRD_CLEANUP_FINALIZER = 'customresourcecleanup.apiextensions.k8s.io';
+
+const CRD_PREFIX = collectionPrefix('apiextensions.k8s.io', 'customresourcedefinitions');
 
 type Names = {
   plural: string;
@@ -27,16 +36,30 @@ interface Condition {
   lastTransitionTime?: string;
 }
 
+type Crd = CustomResourceDefinition & { metadata: Obj; status?: Obj };
+
+/** What one CRD serves: its types, and the inputs they were built from (to skip identical rebuilds). */
+interface Served {
+  types: ResourceType[];
+  spec: unknown;
+  names: unknown;
+}
+
 /**
- * The controllers of apiextensions-apiserver: naming (NamesAccepted, name conflicts),
- * establishing (the resource is served and listed in discovery), `storedVersions`, and the
- * finalizer that deletes every custom resource before its CRD goes away.
+ * The controllers of apiextensions-apiserver: naming (`NamesAccepted`, name conflicts within a
+ * group), establishing (the resource is served and listed in discovery), API approval of
+ * protected groups, `storedVersions`, and the finalizer that deletes every custom resource
+ * before its CRD goes away.
  */
 export class CrdController {
   /** CRD name → the served types registered for it. */
-  private readonly served = new Map<string, ResourceType[]>();
+  private readonly served = new Map<string, Served>();
+  /** CRD name → its compiled schemas by their JSON (a status write must not recompile CEL programs). */
+  private readonly compiled = new Map<string, Map<string, CompiledSchema>>();
+  /** CRD name → the watch of its custom resources while its deletion waits for them to go. */
+  private readonly cleanupWatches = new Map<string, Unsubscribe>();
   private readonly pending = new Set<string>();
-  private unsubscribe: (() => void) | undefined;
+  private unsubscribe: Unsubscribe | undefined;
   private running = false;
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
@@ -52,33 +75,41 @@ export class CrdController {
 
   /** Serves every stored CRD at once (a restart must not lose custom resources), then follows changes. */
   start(): void {
-    const prefix = collectionPrefix('apiextensions.k8s.io', 'customresourcedefinitions');
-    const snapshot = this.rest.store.list(prefix);
-    for (const item of snapshot.items) this.serve(item.object as unknown as CustomResourceDefinition);
+    const snapshot = this.rest.store.list(CRD_PREFIX);
+    for (const item of snapshot.items) this.serve(item.object as unknown as Crd);
     for (const item of snapshot.items) this.enqueue(nameOf(item.object as Obj));
-    this.unsubscribe = this.rest.store.watch(prefix, snapshot.revision, (ev: StoreEvent) => {
-      const crd = ev.object.object as unknown as CustomResourceDefinition;
+    this.unsubscribe = this.rest.store.watch(CRD_PREFIX, snapshot.revision, (ev: StoreEvent) => {
+      const crd = ev.object.object as unknown as Crd;
+      const name = nameOf(crd as unknown as Obj);
       if (ev.type === 'DELETED') {
-        this.unserve(nameOf(crd as unknown as Obj));
-        return;
+        this.unserve(name);
+        this.compiled.delete(name);
+        this.cleanupWatches.get(name)?.();
+        this.cleanupWatches.delete(name);
+      } else {
+        // Serving follows the CRD synchronously: a client that created a CRD may use it next.
+        this.serve(crd);
+        this.enqueue(name);
       }
-      // Serving must follow the CRD synchronously: a client that created a CRD may use it next.
-      this.serve(crd);
-      this.enqueue(nameOf(crd as unknown as Obj));
+      // The naming controller looks at the whole group again: a name one CRD gave up may
+      // now be free for another.
+      this.enqueueGroup(crd.spec?.group, name);
     });
   }
 
   stop(): void {
     this.stopped = true;
     this.unsubscribe?.();
+    for (const u of this.cleanupWatches.values()) u();
+    this.cleanupWatches.clear();
     if (this.timer) clearTimeout(this.timer);
   }
 
   /** Admission: no new custom resources while their CRD is being deleted. */
   admitCreate(t: ResourceType): void {
     if (!t.custom) return;
-    for (const [name, types] of this.served) {
-      if (!types.includes(t)) continue;
+    for (const [name, served] of this.served) {
+      if (!served.types.includes(t)) continue;
       const crd = this.rest.store.get(this.rest.key(this.crdType, undefined, name));
       if ((crd?.object.metadata as Obj | undefined)?.deletionTimestamp) {
         throw new ApiError({
@@ -93,6 +124,15 @@ export class CrdController {
   private enqueue(name: string): void {
     this.pending.add(name);
     this.schedule(0);
+  }
+
+  private enqueueGroup(group: string | undefined, except: string): void {
+    if (!group) return;
+    for (const item of this.rest.store.list(CRD_PREFIX).items) {
+      const c = item.object as unknown as Crd;
+      const name = nameOf(c as unknown as Obj);
+      if (name !== except && c.spec?.group === group) this.enqueue(name);
+    }
   }
 
   private schedule(delayMs: number): void {
@@ -112,10 +152,7 @@ export class CrdController {
       for (const name of [...this.pending]) {
         this.pending.delete(name);
         try {
-          if (!(await this.reconcile(name))) {
-            this.pending.add(name);
-            retry = true;
-          }
+          await this.reconcile(name);
         } catch (err) {
           this.pending.add(name);
           retry = true;
@@ -131,130 +168,224 @@ export class CrdController {
     else if (this.pending.size > 0) this.schedule(0);
   }
 
-  /** The names this CRD may use: rejected when another established CRD of the group has them. */
-  private conflicts(crd: CustomResourceDefinition): string | undefined {
-    const names = crd.spec.names as Names;
-    const mine = nameOf(crd as unknown as Obj);
-    for (const [other, types] of this.served) {
-      if (other === mine) continue;
-      const t = types[0];
-      if (!t || t.group !== crd.spec.group) continue;
-      if (t.resource === names.plural) return `"${names.plural}" is already in use`;
-      if (t.singular === names.singular) return `"${names.singular}" is already in use`;
-      if (t.kind === names.kind) return `"${names.kind}" is already in use`;
-      for (const s of names.shortNames ?? []) if (t.shortNames.includes(s)) return `"${s}" is already in use`;
+  /**
+   * The names other CRDs of the group hold (`getAcceptedNamesForGroup`): their accepted names,
+   * plus the names of what is served already (a CRD served before its status was written).
+   */
+  private claimedNames(group: string, self: string): { resources: Set<string>; kinds: Set<string> } {
+    const resources = new Set<string>();
+    const kinds = new Set<string>();
+    const add = (n: Partial<Names> | undefined) => {
+      if (!n) return;
+      for (const r of [n.plural, n.singular, ...(n.shortNames ?? [])]) if (r) resources.add(r);
+      for (const k of [n.kind, n.listKind]) if (k) kinds.add(k);
+    };
+    for (const item of this.rest.store.list(CRD_PREFIX).items) {
+      const c = item.object as unknown as Crd;
+      if (c.spec?.group !== group) continue;
+      const status = c.status;
+      add(isObject(status?.acceptedNames) ? (status.acceptedNames as Partial<Names>) : undefined);
     }
-    return undefined;
+    for (const [name, s] of this.served) {
+      if (name === self) continue;
+      const t = s.types[0];
+      if (!t || t.group !== group) continue;
+      add({
+        plural: t.resource,
+        singular: t.singular,
+        shortNames: [...t.shortNames],
+        kind: t.kind,
+        listKind: t.listKind,
+      });
+    }
+    return { resources, kinds };
   }
 
-  /** Registers (or refreshes) the served versions of an accepted CRD. */
-  private serve(crd: CustomResourceDefinition): void {
+  /**
+   * The naming controller's `calculateNamesAndConditions`: every requested name that is the one
+   * already accepted, or not claimed by another CRD of the group, is accepted; the last conflict
+   * found is the condition's reason.
+   */
+  private namesFor(crd: Crd): { accepted: Names; namesAccepted: Condition } {
     const name = nameOf(crd as unknown as Obj);
-    if (!crd.spec?.names?.plural) return;
-    if (this.conflicts(crd)) {
-      this.unserve(name);
+    const requested = crd.spec.names as Names;
+    const acceptedBefore = (
+      isObject(crd.status?.acceptedNames) ? crd.status.acceptedNames : {}
+    ) as Partial<Names>;
+    // The group's names include the CRD's own accepted ones: a name it holds is "fresh" only in
+    // the role it holds it in, as in kube.
+    const { resources, kinds } = this.claimedNames(crd.spec.group, name);
+    const fresh = (wanted: string | undefined, accepted: string | undefined, used: Set<string>): boolean =>
+      wanted === accepted || !used.has(wanted ?? '');
+    const next: Partial<Names> = { ...acceptedBefore };
+    let conflict: { reason: string; message: string } | undefined;
+    const inUse = (n: string) => `"${n}" is already in use`;
+
+    if (fresh(requested.plural, acceptedBefore.plural, resources)) next.plural = requested.plural;
+    else conflict = { reason: 'PluralConflict', message: inUse(requested.plural) };
+    if (fresh(requested.singular, acceptedBefore.singular, resources)) next.singular = requested.singular;
+    else conflict = { reason: 'SingularConflict', message: inUse(requested.singular ?? '') };
+    if (!deepEqual(requested.shortNames ?? [], acceptedBefore.shortNames ?? [])) {
+      const mine = new Set(acceptedBefore.shortNames ?? []);
+      const taken = (requested.shortNames ?? []).filter((s) => !mine.has(s) && resources.has(s));
+      if (taken.length === 0) next.shortNames = requested.shortNames;
+      else
+        conflict = {
+          reason: 'ShortNamesConflict',
+          // utilerrors.NewAggregate: one error as is, several as `[a, b]`.
+          message: taken.length === 1 ? inUse(taken[0]!) : `[${taken.map(inUse).join(', ')}]`,
+        };
+    }
+    if (fresh(requested.kind, acceptedBefore.kind, kinds)) next.kind = requested.kind;
+    else conflict = { reason: 'KindConflict', message: inUse(requested.kind) };
+    if (fresh(requested.listKind, acceptedBefore.listKind, kinds)) next.listKind = requested.listKind;
+    else conflict = { reason: 'ListKindConflict', message: inUse(requested.listKind ?? '') };
+    if (requested.categories !== undefined) next.categories = requested.categories;
+    else delete next.categories;
+    if (next.shortNames !== undefined && next.shortNames.length === 0) delete next.shortNames;
+
+    const accepted = { plural: '', kind: '', ...next } as Names;
+    return {
+      accepted,
+      namesAccepted: conflict
+        ? { type: 'NamesAccepted', status: 'False', ...conflict }
+        : { type: 'NamesAccepted', status: 'True', reason: 'NoConflicts', message: 'no conflicts found' },
+    };
+  }
+
+  /**
+   * Registers (or refreshes) the served versions of a CRD: an established CRD is served under its
+   * accepted names; a new one as soon as its names are free, before its status says so.
+   */
+  private serve(crd: Crd): void {
+    const name = nameOf(crd as unknown as Obj);
+    if (!crd.spec?.names?.plural || !Array.isArray(crd.spec.versions)) return;
+    const established = conditionOf(crd, 'Established')?.status === 'True';
+    let names: Obj;
+    if (established && isObject(crd.status?.acceptedNames) && crd.status.acceptedNames.plural) {
+      names = crd.status.acceptedNames;
+    } else {
+      const { accepted, namesAccepted } = this.namesFor(crd);
+      if (namesAccepted.status !== 'True') {
+        this.unserve(name);
+        return;
+      }
+      names = accepted as unknown as Obj;
+    }
+    const before = this.served.get(name);
+    if (before && before.spec === crd.spec && deepEqual(before.names, names)) return;
+    if (before && deepEqual(before.spec, crd.spec) && deepEqual(before.names, names)) {
+      before.spec = crd.spec;
       return;
     }
-    const status = (crd as unknown as Obj).status as Obj | undefined;
-    const accepted =
-      isObject(status?.acceptedNames) && status.acceptedNames.plural ? status.acceptedNames : crd.spec.names;
     let types: ResourceType[];
     try {
-      types = customResourceTypes(crd, accepted as Obj);
+      types = customResourceTypes(crd, names, (schema) => this.compile(name, schema));
     } catch (err) {
       this.log?.('error', 'CRD cannot be served', { crd: name, err: String(err) });
       return;
     }
-    const before = this.served.get(name) ?? [];
     const reg = this.rest.registry;
-    for (const t of before) {
-      if (!types.some((n) => n.version === t.version && n.resource === t.resource))
-        reg.unregister(t.group, t.version, t.resource);
+    // Registered afresh in kube-aware version order: discovery lists a group's versions in
+    // registration order, and the first one is the preferred version kubectl uses.
+    for (const t of before?.types ?? []) reg.unregister(t.group, t.version, t.resource);
+    reg.register(...[...types].sort((a, b) => compareKubeAwareVersions(a.version, b.version)));
+    this.served.set(name, { types, spec: crd.spec, names });
+  }
+
+  /** The compiled schema of a CRD version, reused while the schema's JSON stays the same. */
+  private compile(crdName: string, schema: JSONSchemaProps): CompiledSchema {
+    const json = JSON.stringify(schema);
+    let cache = this.compiled.get(crdName);
+    if (!cache) {
+      cache = new Map();
+      this.compiled.set(crdName, cache);
     }
-    reg.register(...types);
-    this.served.set(name, types);
+    let c = cache.get(json);
+    if (!c) {
+      c = compileSchema(schema, { isResourceRoot: true });
+      // Keep only a few versions' schemas: an old schema is of no use once the CRD changed.
+      if (cache.size >= 16) cache.clear();
+      cache.set(json, c);
+    }
+    return c;
   }
 
   private unserve(name: string): void {
-    for (const t of this.served.get(name) ?? [])
+    for (const t of this.served.get(name)?.types ?? [])
       this.rest.registry.unregister(t.group, t.version, t.resource);
     this.served.delete(name);
   }
 
-  /** Brings one CRD's status in line; returns false when it must be looked at again. */
-  private async reconcile(name: string): Promise<boolean> {
+  /** Brings one CRD's status in line. */
+  private async reconcile(name: string): Promise<void> {
     const stored = this.rest.store.get(this.rest.key(this.crdType, undefined, name));
-    if (!stored) return true;
-    const crd = clone(stored.object) as unknown as CustomResourceDefinition & { status?: Obj; metadata: Obj };
+    if (!stored) return;
+    const crd = clone(stored.object) as unknown as Crd;
     if (crd.metadata.deletionTimestamp) return this.finalize(crd);
 
-    const conflict = this.conflicts(crd);
     const status: Obj = clone(crd.status ?? {});
     const conditions = (Array.isArray(status.conditions) ? status.conditions : []) as Condition[];
     const now = timestamp();
-    const setCondition = (c: Condition) => {
-      const i = conditions.findIndex((x) => x.type === c.type);
-      const prev = conditions[i];
-      const next = {
-        ...c,
-        lastTransitionTime: prev && prev.status === c.status ? prev.lastTransitionTime : now,
-      };
-      if (i >= 0) conditions[i] = next;
-      else conditions.push(next);
-    };
-    if (conflict) {
-      setCondition({
-        type: 'NamesAccepted',
-        status: 'False',
-        reason: reasonFor(conflict, crd),
-        message: conflict,
-      });
-      setCondition({
+    const set = (c: Condition) => setCondition(conditions, c, now);
+
+    const approval = approvalCondition(crd);
+    if (approval) set(approval);
+
+    const { accepted, namesAccepted } = this.namesFor(crd);
+    status.acceptedNames = accepted;
+    set(namesAccepted);
+    const established = conditions.find((c) => c.type === 'Established');
+    if (namesAccepted.status === 'True') {
+      // The establishing controller: once names are accepted the resource is served for good.
+      if (established?.status !== 'True')
+        set({
+          type: 'Established',
+          status: 'True',
+          reason: 'InitialNamesAccepted',
+          message: 'the initial names have been accepted',
+        });
+    } else if (!established) {
+      set({
         type: 'Established',
         status: 'False',
         reason: 'NotAccepted',
         message: 'not all names are accepted',
       });
-    } else {
-      status.acceptedNames = clone(crd.spec.names);
-      setCondition({
-        type: 'NamesAccepted',
-        status: 'True',
-        reason: 'NoConflicts',
-        message: 'no conflicts found',
-      });
-      setCondition({
-        type: 'Established',
-        status: 'True',
-        reason: 'InitialNamesAccepted',
-        message: 'the initial names have been accepted',
-      });
-      const storage = crd.spec.versions.find((v) => v.storage)?.name;
-      const storedVersions = Array.isArray(status.storedVersions) ? (status.storedVersions as string[]) : [];
-      if (storage && !storedVersions.includes(storage)) storedVersions.push(storage);
-      status.storedVersions = storedVersions;
     }
+    const storage = crd.spec.versions.find((v) => v.storage)?.name;
+    const storedVersions = Array.isArray(status.storedVersions) ? (status.storedVersions as string[]) : [];
+    if (storage && !storedVersions.includes(storage)) storedVersions.push(storage);
+    status.storedVersions = storedVersions;
     status.conditions = conditions;
-    if (!isObject(status.acceptedNames)) status.acceptedNames = { plural: '', kind: '' };
-    if (deepEqual(status, crd.status ?? {})) return true;
+    if (deepEqual(status, crd.status ?? {})) return;
     const next = { ...(crd as unknown as Obj), status };
-    await this.rest.update(this.crdType, undefined, name, next, 'status', { dryRun: false });
-    this.serve(next as unknown as CustomResourceDefinition);
-    return true;
+    const written = await this.rest.update(this.crdType, undefined, name, next, 'status', { dryRun: false });
+    this.serve(written.object as unknown as Crd);
   }
 
-  /** Deletes the CRD's custom resources; once none is left, lets the CRD go. */
-  private async finalize(crd: CustomResourceDefinition & { status?: Obj; metadata: Obj }): Promise<boolean> {
+  /**
+   * The CRD finalizer: marks the CRD Terminating, deletes its custom resources (each deletion
+   * honours the resource's own finalizers), and once none is left lets the CRD go.
+   */
+  private async finalize(crd: Crd): Promise<void> {
     const name = nameOf(crd as unknown as Obj);
     const finalizers = Array.isArray(crd.metadata.finalizers) ? (crd.metadata.finalizers as string[]) : [];
-    if (!finalizers.includes(CRD_CLEANUP_FINALIZER)) return true;
-    const types = this.served.get(name) ?? [];
-    const t = types.find((x) => x.custom?.storageVersion === x.version) ?? types[0];
-    let remaining = 0;
-    if (t) {
+    if (!finalizers.includes(CRD_CLEANUP_FINALIZER)) return;
+    const served = this.served.get(name)?.types ?? [];
+    const t = served.find((x) => x.custom?.storageVersion === x.version) ?? served[0];
+    const wasEstablished = conditionOf(crd, 'Established')?.status === 'True';
+
+    let done: Condition;
+    if (t && wasEstablished) {
+      await this.setTerminating(crd, {
+        type: 'Terminating',
+        status: 'True',
+        reason: 'InstanceDeletionInProgress',
+        message: 'CustomResource deletion is in progress',
+      });
       const { items } = this.rest.list(t, undefined, {});
       for (const item of items) {
-        remaining++;
         const m = item.object.metadata as Obj;
         if (m.deletionTimestamp) continue;
         try {
@@ -263,27 +394,122 @@ export class CrdController {
           if (!(err instanceof ApiError && (err.code === 404 || err.code === 409))) throw err;
         }
       }
+      const left = this.rest.list(t, undefined, {});
+      if (left.items.length > 0) {
+        // Resources with finalizers of their own: look again whenever one of them changes.
+        if (!this.cleanupWatches.has(name)) {
+          const prefix = collectionPrefix(t.group, t.resource);
+          this.cleanupWatches.set(
+            name,
+            this.rest.store.watch(prefix, Number(left.resourceVersion), () => this.enqueue(name)),
+          );
+        }
+        return;
+      }
+      done = {
+        type: 'Terminating',
+        status: 'False',
+        reason: 'InstanceDeletionCompleted',
+        message: 'removed all instances',
+      };
+    } else {
+      done = {
+        type: 'Terminating',
+        status: 'False',
+        reason: 'NeverEstablished',
+        message: 'resource was never established',
+      };
     }
-    if (remaining > 0) return false;
+    this.cleanupWatches.get(name)?.();
+    this.cleanupWatches.delete(name);
     await this.rest.patch(this.crdType, undefined, name, undefined, { dryRun: false }, (current) => {
       const m = current.metadata as Obj;
+      const status = isObject(current.status) ? current.status : {};
+      const conditions = (Array.isArray(status.conditions) ? status.conditions : []) as Condition[];
+      setCondition(conditions, done, timestamp());
+      current.status = { ...status, conditions };
       m.finalizers = (Array.isArray(m.finalizers) ? (m.finalizers as string[]) : []).filter(
         (f) => f !== CRD_CLEANUP_FINALIZER,
       );
       return current;
     });
-    return true;
   }
+
+  private async setTerminating(crd: Crd, c: Condition): Promise<void> {
+    const current = conditionOf(crd, 'Terminating');
+    if (current && current.status === c.status && current.reason === c.reason) return;
+    const status: Obj = clone(crd.status ?? {});
+    const conditions = (Array.isArray(status.conditions) ? status.conditions : []) as Condition[];
+    setCondition(conditions, c, timestamp());
+    status.conditions = conditions;
+    const written = await this.rest.update(
+      this.crdType,
+      undefined,
+      nameOf(crd as unknown as Obj),
+      { ...(crd as unknown as Obj), status },
+      'status',
+      { dryRun: false },
+    );
+    crd.status = clone(written.object.status) as Obj;
+    crd.metadata.resourceVersion = (written.object.metadata as Obj).resourceVersion;
+  }
+}
+
+/** `KubernetesAPIApprovalPolicyConformant` of a CRD in a protected group (`*.k8s.io`, `*.kubernetes.io`). */
+function approvalCondition(crd: Crd): Condition | undefined {
+  if (!isProtectedCommunityGroup(crd.spec.group)) return undefined;
+  const [state, reason] = apiApprovalState(crd.metadata.annotations as Record<string, string> | undefined);
+  const type = 'KubernetesAPIApprovalPolicyConformant';
+  switch (state) {
+    case 'approved':
+      return { type, status: 'True', reason: 'ApprovedAnnotation', message: reason };
+    case 'bypassed':
+      return { type, status: 'False', reason: 'UnapprovedAnnotation', message: reason };
+    case 'missing':
+      return { type, status: 'False', reason: 'MissingAnnotation', message: reason };
+    default:
+      return { type, status: 'False', reason: 'InvalidAnnotation', message: reason };
+  }
+}
+
+/** `SetCRDCondition`: replaces a condition of the same type; the transition time moves only when the status does. */
+function setCondition(conditions: Condition[], c: Condition, now: string): void {
+  const i = conditions.findIndex((x) => x.type === c.type);
+  const prev = conditions[i];
+  const next = { ...c, lastTransitionTime: prev && prev.status === c.status ? prev.lastTransitionTime : now };
+  if (i >= 0) conditions[i] = next;
+  else conditions.push(next);
+}
+
+function conditionOf(crd: Crd, type: string): Condition | undefined {
+  const conditions = crd.status?.conditions;
+  return Array.isArray(conditions)
+    ? (conditions as unknown as Condition[]).find((c) => isObject(c) && c.type === type)
+    : undefined;
+}
+
+/**
+ * apimachinery's `version.CompareKubeAwareVersionStrings`, as a sort order: GA before beta before
+ * alpha, higher numbers first, then versions that do not look like kube versions, alphabetically.
+ */
+export function compareKubeAwareVersions(a: string, b: string): number {
+  const parse = (v: string) => {
+    const m = /^v(\d+)(?:(alpha|beta)(\d+))?$/.exec(v);
+    if (!m) return undefined;
+    return {
+      major: Number(m[1]),
+      stage: m[2] === 'alpha' ? 0 : m[2] === 'beta' ? 1 : 2,
+      minor: Number(m[3] ?? 0),
+    };
+  };
+  const x = parse(a);
+  const y = parse(b);
+  if (!x || !y) return x ? -1 : y ? 1 : a < b ? -1 : a > b ? 1 : 0;
+  if (x.stage !== y.stage) return y.stage - x.stage;
+  if (x.major !== y.major) return y.major - x.major;
+  return y.minor - x.minor;
 }
 
 function nameOf(obj: Obj): string {
   return String((obj.metadata as Obj | undefined)?.name ?? '');
-}
-
-function reasonFor(conflict: string, crd: CustomResourceDefinition): string {
-  const names = crd.spec.names as Names;
-  if (conflict.includes(`"${names.plural}"`)) return 'PluralConflict';
-  if (conflict.includes(`"${names.singular}"`)) return 'SingularConflict';
-  if (conflict.includes(`"${names.kind}"`)) return 'KindConflict';
-  return 'ShortNamesConflict';
 }

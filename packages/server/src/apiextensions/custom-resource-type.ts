@@ -8,43 +8,42 @@ import {
   type JSONSchemaProps,
   validateCustomResource,
 } from 'kubeloop/schema';
+import { docs } from '../registry/builtin/descriptions.js';
 import type { KindBehaviour, TableColumnDefinition } from '../registry/builtin/index.js';
 import { ALL_VERBS, type ResourceType } from '../registry/types.js';
 import type { Obj } from '../util/object.js';
 
 /** The columns a CRD without `additionalPrinterColumns` shows (apiextensions' default). */
 const DEFAULT_COLUMNS: CustomResourceColumnDefinition[] = [
-  { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+  {
+    name: 'Age',
+    type: 'date',
+    description: docs.meta.creationTimestamp,
+    jsonPath: '.metadata.creationTimestamp',
+  },
 ];
 
 const NAME_COLUMN: TableColumnDefinition = {
   name: 'Name',
   type: 'string',
   format: 'name',
-  description:
-    'Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names',
+  description: docs.meta.name,
   priority: 0,
 };
 
 const PERMISSIVE: JSONSchemaProps = { type: 'object', 'x-kubernetes-preserve-unknown-fields': true };
-
-/** Schemas compiled once per schema object, shared by versions and CRD updates that keep them. */
-const compiledCache = new WeakMap<object, CompiledSchema>();
-function compiled(schema: JSONSchemaProps): CompiledSchema {
-  let c = compiledCache.get(schema);
-  if (!c) {
-    c = compileSchema(schema, { isResourceRoot: true });
-    compiledCache.set(schema, c);
-  }
-  return c;
-}
 
 /**
  * The resource types an established CRD serves: one per served version, sharing storage
  * (objects live at the storage version) and each with its own schema, columns, selectable
  * fields and subresources.
  */
-export function customResourceTypes(crd: CustomResourceDefinition, acceptedNames: Obj): ResourceType[] {
+export function customResourceTypes(
+  crd: CustomResourceDefinition,
+  acceptedNames: Obj,
+  compile: (schema: JSONSchemaProps) => CompiledSchema = (schema) =>
+    compileSchema(schema, { isResourceRoot: true }),
+): ResourceType[] {
   const spec = crd.spec;
   const storage = spec.versions.find((v) => v.storage)?.name ?? spec.versions[0]?.name ?? '';
   const conversion = spec.conversion?.strategy === 'Webhook' ? 'Webhook' : 'None';
@@ -57,11 +56,14 @@ export function customResourceTypes(crd: CustomResourceDefinition, acceptedNames
     categories?: string[];
   };
   const namespaced = spec.scope !== 'Cluster';
+  const versionSchemas = new Map(
+    spec.versions.map((v) => [v.name, compile((v.schema?.openAPIV3Schema ?? PERMISSIVE) as JSONSchemaProps)]),
+  );
   const out: ResourceType[] = [];
   for (const v of spec.versions) {
     if (!v.served) continue;
     const schema = (v.schema?.openAPIV3Schema ?? PERMISSIVE) as JSONSchemaProps;
-    const schemaCompiled = compiled(schema);
+    const schemaCompiled = versionSchemas.get(v.name) ?? compile(schema);
     const scale = v.subresources?.scale;
     const kindRef = {
       group: spec.group,
@@ -79,14 +81,18 @@ export function customResourceTypes(crd: CustomResourceDefinition, acceptedNames
     const columns = v.additionalPrinterColumns?.length ? v.additionalPrinterColumns : DEFAULT_COLUMNS;
     const behaviour: KindBehaviour = {
       defaults: (obj) => schemaCompiled.applyDefaults(obj),
-      validate: (obj, old) => validateCustomResource(schemaCompiled, obj, kindRef, old),
+      // The generic registry validates ObjectMeta for every kind already.
+      validate: (obj, old) =>
+        validateCustomResource(schemaCompiled, obj, kindRef, old, { objectMeta: false }),
       columns: [
         NAME_COLUMN,
         ...columns.map((c) => ({
           name: c.name,
           type: c.type,
           format: c.format ?? '',
-          description: c.description ?? '',
+          // tableconvertor.New: the column's description, or where it comes from.
+          description:
+            c.description || `Custom resource definition column (in JSONPath format): ${c.jsonPath}`,
           priority: c.priority ?? 0,
         })),
       ],
@@ -128,12 +134,14 @@ export function customResourceTypes(crd: CustomResourceDefinition, acceptedNames
       generation: true,
       nameValidation: 'subdomain',
       allowUnconditionalUpdate: false,
-      returnDeletedObject: true,
+      // The custom resource store does not set ReturnDeletedObject: DELETE answers a Status.
+      returnDeletedObject: false,
       behaviour,
       custom: {
         compiled: schemaCompiled,
         schema,
         storageVersion: storage,
+        versionSchemas,
         conversion,
         ...(v.deprecated && {
           deprecationWarning: v.deprecationWarning ?? `${spec.group}/${v.name} ${names.kind} is deprecated`,

@@ -80,6 +80,9 @@ function randomSuffix(n = 5): string {
   return s;
 }
 
+/** ScaleREST's marker of a custom resource without spec replicas (the smallest int32). */
+const ABSENT_SPEC_REPLICAS = -2147483648;
+
 function strings(v: unknown): string[] {
   return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
 }
@@ -118,7 +121,9 @@ export class RestStorage {
   /** Checks that every field of a selector is supported, as the apiserver's field label conversion does. */
   checkFieldSelector(t: ResourceType, sel: FieldSelector | undefined): void {
     for (const r of sel ?? []) {
-      if (r.field === 'metadata.name' || r.field === 'metadata.namespace') continue;
+      if (r.field === 'metadata.name') continue;
+      // crConverter.ConvertFieldLabel: a cluster-scoped custom resource has no namespace field.
+      if (r.field === 'metadata.namespace' && (t.namespaced || !t.custom)) continue;
       if (!t.behaviour.fieldSelectors?.[r.field]) {
         throw ApiError.badRequest(`field label not supported: ${r.field}`);
       }
@@ -321,9 +326,21 @@ export class RestStorage {
     });
   }
 
-  /** Reads `.spec.replicas` & co. as an `autoscaling/v1` Scale. */
-  getScale(t: ResourceType, namespace: string | undefined, name: string): Obj {
-    return this.scaleOf(t, this.get(t, namespace, name));
+  /**
+   * Reads `.spec.replicas` & co. as an `autoscaling/v1` Scale. A custom resource without spec
+   * replicas has no Scale to read (ScaleREST.Get: a 500); `forUpdate` (the base of a patch) marks
+   * the replicas as absent instead, as ScaleREST.Update does.
+   */
+  getScale(t: ResourceType, namespace: string | undefined, name: string, forUpdate = false): Obj {
+    const stored = this.get(t, namespace, name);
+    const scale = this.scaleOf(t, stored);
+    const path = t.subresources.scale!.specReplicasPath;
+    if (t.custom && getPath(stored.object as Obj, path) === undefined) {
+      if (!forUpdate)
+        throw ApiError.internal(`the spec replicas field ${JSON.stringify(path)} does not exist`);
+      (scale.spec as Obj).replicas = ABSENT_SPEC_REPLICAS;
+    }
+    return scale;
   }
 
   /** Writes the replicas of a Scale to the object. */
@@ -335,8 +352,17 @@ export class RestStorage {
     ctx: WriteContext,
   ): Promise<Obj> {
     const scaleSpec = t.subresources.scale!;
-    const replicas = isObject(scale.spec) ? scale.spec.replicas : undefined;
-    if (typeof replicas !== 'number' || !Number.isInteger(replicas) || replicas < 0) {
+    let replicas = isObject(scale.spec) ? scale.spec.replicas : undefined;
+    if (t.custom) {
+      // A custom resource's Scale is only decoded (an int32, 0 when absent); the resource's own
+      // validation judges the value it lands in.
+      if (replicas === ABSENT_SPEC_REPLICAS)
+        throw ApiError.badRequest(
+          `the spec replicas field ${JSON.stringify(scaleSpec.specReplicasPath)} cannot be empty`,
+        );
+      replicas ??= 0;
+    }
+    if (typeof replicas !== 'number' || !Number.isInteger(replicas) || (replicas < 0 && !t.custom)) {
       throw ApiError.invalid({ group: 'autoscaling', kind: 'Scale' }, name, [
         {
           reason: 'FieldValueInvalid',

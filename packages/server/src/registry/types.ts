@@ -66,6 +66,11 @@ export interface CustomResourceInfo {
   schema: JSONSchemaProps;
   /** The version objects are stored at; reads and writes through other versions are converted. */
   storageVersion: string;
+  /**
+   * Every version's compiled schema, served or not: an object read from storage is pruned and
+   * defaulted with the schema of the version it was stored at.
+   */
+  versionSchemas?: ReadonlyMap<string, CompiledSchema>;
   conversion: 'None' | 'Webhook';
   /** `Warning` sent with every request to a deprecated version. */
   deprecationWarning?: string;

@@ -51,6 +51,8 @@ const RESERVED = new Set([
 
 /** The CEL field name of a property (`apiextensions` escaping: `__dash__`, `__dot__`, `__namespace__`, …). */
 export function escapeCelName(name: string): string | undefined {
+  // The common case (a plain identifier) needs no escaping: skip the replacements.
+  if (PLAIN_IDENTIFIER.test(name) && !name.includes('__')) return RESERVED.has(name) ? `__${name}__` : name;
   if (!/^[a-zA-Z_.\-/][a-zA-Z0-9_.\-/]*$/.test(name)) return undefined;
   if (RESERVED.has(name)) return `__${name}__`;
   return name
@@ -59,6 +61,8 @@ export function escapeCelName(name: string): string | undefined {
     .replaceAll('-', '__dash__')
     .replaceAll('/', '__slash__');
 }
+
+const PLAIN_IDENTIFIER = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 
 /** One compiled rule of a schema node. */
 export interface CompiledRule {
@@ -76,6 +80,8 @@ export interface CompiledRule {
   run?: (vars: Record<string, unknown>) => unknown;
   runMessage?: (vars: Record<string, unknown>) => unknown;
   ast?: AstNode;
+  /** The checked AST of the messageExpression, when it compiled. */
+  messageAst?: AstNode;
 }
 
 interface AstNode {
@@ -85,6 +91,34 @@ interface AstNode {
 }
 
 const isAst = (x: unknown): x is AstNode => isObj(x) && typeof (x as { op?: unknown }).op === 'string';
+
+/**
+ * Collects the fields an expression selects from variable `name` (`self.a`, `has(self.b)`);
+ * false when it uses the variable in any other way (`self == oldSelf`, `self.all(…)`), which
+ * needs the whole value.
+ */
+function selectedFields(n: unknown, name: string, out: Set<string>): boolean {
+  if (Array.isArray(n)) return n.every((x) => selectedFields(x, name, out));
+  if (!isAst(n)) return true;
+  const a = n.args;
+  if (n.op === '.' && Array.isArray(a) && isAst(a[0]) && a[0].op === 'id' && a[0].args === name) {
+    if (typeof a[1] !== 'string') return false;
+    out.add(a[1]);
+    return true;
+  }
+  if (n.op === 'id') return a !== name;
+  return selectedFields(a, name, out);
+}
+
+/** The fields of `name` a node's rules read; undefined when one of them needs the whole value. */
+function fieldsRead(rules: readonly CompiledRule[], name: string): Set<string> | undefined {
+  const out = new Set<string>();
+  for (const r of rules) {
+    if (r.ast && !selectedFields(r.ast, name, out)) return undefined;
+    if (r.messageAst && !selectedFields(r.messageAst, name, out)) return undefined;
+  }
+  return out;
+}
 
 // ---------------------------------------------------------------------------------------------
 // Types
@@ -194,8 +228,32 @@ function parseDuration(s: string): unknown {
   return new DurationCtor(BigInt(Math.trunc(secs) * sign), Math.round((secs % 1) * 1e9) * sign);
 }
 
-/** Converts a JSON value into CEL runtime values typed by the schema. */
-export function toCelValue(v: unknown, s: Structural | undefined, withMeta = false): unknown {
+const jsonKeys = new WeakMap<Structural, Map<string, string>>();
+
+/** CEL field name → JSON property name of an object schema's properties (built once per node). */
+function jsonKeysOf(s: Structural): Map<string, string> {
+  let m = jsonKeys.get(s);
+  if (!m) {
+    m = new Map();
+    for (const k of Object.keys(s.properties ?? {})) {
+      const esc = escapeCelName(k);
+      if (esc) m.set(esc, k);
+    }
+    jsonKeys.set(s, m);
+  }
+  return m;
+}
+
+/**
+ * Converts a JSON value into CEL runtime values typed by the schema. `only` limits an object to
+ * the fields (by their CEL names) the rules read, so that large objects are not converted whole.
+ */
+export function toCelValue(
+  v: unknown,
+  s: Structural | undefined,
+  withMeta = false,
+  only?: ReadonlySet<string>,
+): unknown {
   if (v === null || v === undefined) return null;
   if (!s || s.intOrString) return genericToCel(v);
   switch (s.type) {
@@ -218,15 +276,32 @@ export function toCelValue(v: unknown, s: Structural | undefined, withMeta = fal
       if (!isObj(v)) return v;
       const out: Record<string, unknown> = {};
       const meta = withMeta || s.embeddedResource;
+      if (only && s.properties) {
+        // Convert just the fields the rules read (by their CEL names).
+        const keys = jsonKeysOf(s);
+        for (const name of only) {
+          const k = keys.get(name) ?? name;
+          if (!Object.hasOwn(v, k)) continue;
+          const x = v[k];
+          const prop = s.properties[k];
+          if (meta && (k === 'apiVersion' || k === 'kind' || k === 'metadata')) out[k] = genericToCel(x);
+          else if (prop) out[name] = toCelValue(x, prop);
+          else
+            out[k] = s.additionalProperties ? toCelValue(x, s.additionalProperties.schema) : genericToCel(x);
+        }
+        return out;
+      }
       for (const [k, x] of Object.entries(v)) {
         if (meta && (k === 'apiVersion' || k === 'kind' || k === 'metadata')) {
-          out[k] = genericToCel(x);
+          if (!only || only.has(k)) out[k] = genericToCel(x);
           continue;
         }
         const prop = s.properties?.[k];
         if (prop) {
           const esc = escapeCelName(k);
-          if (esc) out[esc] = toCelValue(x, prop);
+          if (esc && (!only || only.has(esc))) out[esc] = toCelValue(x, prop);
+        } else if (only && !only.has(k)) {
+          // not read by any rule
         } else if (s.additionalProperties) {
           out[k] = toCelValue(x, s.additionalProperties.schema);
         } else {
@@ -554,6 +629,7 @@ export class CelSchemaCompiler {
             out.messageExpressionError = 'messageExpression must evaluate to a string';
           else {
             out.messageMaxCost = estimate(parsed.ast, sizes, maxCardinality(s)).cost * cardinality;
+            out.messageAst = parsed.ast as unknown as AstNode;
             const evalParsed = this.evalEnv.parse(msrc);
             out.runMessage = (vars) => evalParsed(vars);
           }
@@ -586,6 +662,9 @@ export function goValidationRule(r: ValidationRule): ReturnType<typeof rawFieldV
 interface NodeValidator {
   s: Structural;
   rules: CompiledRule[];
+  /** The fields of `self` / `oldSelf` the rules read (CEL names); undefined: the whole value. */
+  selfFields?: ReadonlySet<string>;
+  oldSelfFields?: ReadonlySet<string>;
   items?: NodeValidator;
   props?: Map<string, NodeValidator>;
   addl?: NodeValidator;
@@ -662,7 +741,18 @@ export class CelValidator {
       : undefined;
     const rules = s.validations?.length ? this.compiler.compile(s) : [];
     if (rules.length === 0 && !items && !props && !addl) return undefined;
-    return { s, rules, isRoot, ...(items && { items }), ...(props && { props }), ...(addl && { addl }) };
+    const selfFields = fieldsRead(rules, 'self');
+    const oldSelfFields = fieldsRead(rules, 'oldSelf');
+    return {
+      s,
+      rules,
+      isRoot,
+      ...(selfFields && { selfFields }),
+      ...(oldSelfFields && { oldSelfFields }),
+      ...(items && { items }),
+      ...(props && { props }),
+      ...(addl && { addl }),
+    };
   }
 
   /**
@@ -745,8 +835,9 @@ export class CelValidator {
       );
       return false;
     }
-    const self = toCelValue(obj, n.s, n.isRoot);
-    const oldSelf = old === undefined || old === null ? undefined : toCelValue(old, n.s, n.isRoot);
+    const self = toCelValue(obj, n.s, n.isRoot, n.selfFields);
+    const oldSelf =
+      old === undefined || old === null ? undefined : toCelValue(old, n.s, n.isRoot, n.oldSelfFields);
     const unchanged = st.update && correlated && old !== undefined && deepEqualJSON(obj, old);
     const sizes = valueSize(obj);
     for (const c of n.rules) {

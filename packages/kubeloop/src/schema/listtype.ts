@@ -13,7 +13,8 @@ function nonUnique(values: readonly unknown[]): number[] {
   const seen = new Map<string, number>();
   const out: number[] = [];
   values.forEach((x, i) => {
-    const k = x === UNSPECIFIED ? '\u0000unspecified' : goJSON(x);
+    // Strings (the usual set items) are keyed as themselves, apart from every JSON text.
+    const k = x === UNSPECIFIED ? '\u0000unspecified' : typeof x === 'string' ? `\u0001${x}` : goJSON(x);
     const times = seen.get(k) ?? 0;
     if (times === 1) out.push(i);
     seen.set(k, times + 1);

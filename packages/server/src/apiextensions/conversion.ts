@@ -5,10 +5,11 @@ import type { Obj } from '../util/object.js';
 
 /**
  * Reading and writing custom resources across versions, as apiextensions' storage codec does.
- * Objects are stored at the CRD's storage version. Reading one prunes the fields the storage
- * version's schema does not know and applies its defaults (so that an object stored before a
- * default was added shows it), then converts it to the requested version: strategy `None` only
- * rewrites `apiVersion`; `Webhook` conversion is not available yet and fails clearly.
+ * Objects are stored at the CRD's storage version. Reading one prunes the fields the schema of
+ * the version it was stored at does not know and applies that schema's defaults (so that an
+ * object stored before a default was added shows it), then converts it to the requested
+ * version and prunes it with that version's schema: strategy `None` only rewrites `apiVersion`;
+ * `Webhook` conversion is not available yet and fails clearly (500).
  */
 
 /**

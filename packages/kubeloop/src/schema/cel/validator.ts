@@ -75,6 +75,8 @@ export interface CompiledRule {
   fieldPath: string;
   /** Estimated maximum cost of one evaluation. */
   maxCost: number;
+  /** The rule's cost when it does not depend on the sizes of the values (computed once). */
+  fixedCost?: number;
   /** Estimated maximum cost of the messageExpression. */
   messageMaxCost: number;
   run?: (vars: Record<string, unknown>) => unknown;
@@ -609,6 +611,10 @@ export class CelSchemaCompiler {
         out.ast = ast;
         out.usesOldSelf = usesOldSelf(ast);
         out.maxCost = estimate(ast, sizes, maxCardinality(s)).cost * cardinality;
+        // A rule whose cost is the same for empty and for huge values has one cost: no need to
+        // estimate it again for every object.
+        const small = estimate(ast, () => 0, 0).cost;
+        if (small === estimate(ast, () => 1e9, 1e9).cost) out.fixedCost = small;
         const evalParsed = this.evalEnv.parse(src);
         out.run = (vars) => evalParsed(vars);
       } catch (e) {
@@ -852,7 +858,7 @@ export class CelValidator {
         self,
         oldSelf: optional ? (oldSelf === undefined ? Optional.none() : Optional.of(oldSelf)) : oldSelf,
       };
-      const cost = estimate(c.ast, sizes, maxCardinality(n.s)).cost;
+      const cost = c.fixedCost ?? estimate(c.ast, sizes, maxCardinality(n.s)).cost;
       if (cost > PER_CALL_LIMIT) {
         errs.push(
           fieldErrors.invalid(

@@ -69,9 +69,12 @@ function skipPrune(x: unknown, s: Structural, t: PathTracker): void {
       }
     }
   } else if (Array.isArray(x)) {
+    // Like kube's skipPrune: items of a preserved array keep their unknown fields too.
+    const items = s.items;
+    if (!items) return;
     for (let i = 0; i < x.length; i++) {
       t.parts.push(i);
-      prune(x[i], s.items, t);
+      skipPrune(x[i], items, t);
       t.parts.length = base;
     }
   }

@@ -229,8 +229,8 @@ describe('rbac', () => {
     expect((obj.subjects as Obj[]).map((s) => s.apiGroup)).toEqual([
       'rbac.authorization.k8s.io',
       'rbac.authorization.k8s.io',
-      '',
-      '',
+      undefined,
+      undefined,
     ]);
   });
 

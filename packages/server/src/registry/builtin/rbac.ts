@@ -73,7 +73,8 @@ function defaultBinding(obj: Obj): void {
   if (!str(roleRef.apiGroup)) roleRef.apiGroup = GROUP;
   for (const s of objs(obj.subjects)) {
     if (str(s.apiGroup)) continue;
-    if (s.kind === 'ServiceAccount') s.apiGroup = '';
+    // The default is "", which Go's omitempty leaves out of the stored JSON.
+    if (s.kind === 'ServiceAccount') delete s.apiGroup;
     else if (s.kind === 'User' || s.kind === 'Group') s.apiGroup = GROUP;
   }
 }

@@ -5,6 +5,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { dirname } from 'node:path';
 import { namespaceLifecycle, SYSTEM_NAMESPACES } from './admission/namespace-lifecycle.js';
 import { CrdController } from './apiextensions/crd-controller.js';
+import { manageFields, manageScaleFields } from './apply/hooks.js';
 import {
   createCertificateAuthority,
   issueClientCertificate,
@@ -113,6 +114,8 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
         if (op === 'CREATE') crds.admitCreate(t);
       },
       allocate: serviceAllocator(store),
+      manageFields,
+      manageScaleFields,
     });
     const crds = new CrdController(rest, log);
     const faults = new Faults();

@@ -243,7 +243,10 @@ describe('writes', () => {
     expect(ps.details.causes).toEqual([
       { reason: 'FieldValueInvalid', field: 'patch', message: expect.any(String) },
     ]);
-    expectStatus(await http.post(`${CM}?fieldValidation=Loud`, body), 400, 'BadRequest');
+    // ValidateCreateOptions: an unsupported directive makes the options invalid.
+    expect(expectStatus(await http.post(`${CM}?fieldValidation=Loud`, body), 422, 'Invalid').message).toBe(
+      'CreateOptions.meta.k8s.io "" is invalid: fieldValidation: Unsupported value: "Loud": supported values: "", "Ignore", "Strict", "Warn"',
+    );
   });
 });
 

@@ -120,14 +120,20 @@ function problemsOf(req: FuzzRequest, a: Answer): string[] {
   const status = json as Record<string, unknown> | undefined;
   if (a.status === 500) {
     // kube-apiserver's own 500s (plain Go errors, without a reason): a create that carries a
-    // resourceVersion, and the strategic merge patch library's failures (`does not contain
-    // declared merge key`, `expected a []interface {}, but received a string`…). A crash of the
-    // local server would carry the reason InternalError and be logged.
+    // resourceVersion, an apply configuration outside the schema, and the strategic merge patch
+    // library's failures (`does not contain declared merge key`, `expected a []interface {}, but
+    // received a string`…). A crash of the local server would carry the reason InternalError and
+    // be logged.
     const upstream =
       status?.reason === undefined &&
       ((req.method === 'POST' &&
         status?.message === 'resourceVersion should not be set on objects to be created') ||
-        (req.method === 'PATCH' && req.headers['Content-Type'] === 'application/strategic-merge-patch+json'));
+        (req.method === 'PATCH' &&
+          req.headers['Content-Type'] === 'application/strategic-merge-patch+json') ||
+        // An apply configuration that does not fit the schema (kubernetes/kubernetes#122480).
+        (req.method === 'PATCH' &&
+          req.headers['Content-Type'] === 'application/apply-patch+yaml' &&
+          String(status?.message).startsWith('failed to create typed patch object')));
     if (!upstream) problems.push(`HTTP 500: ${a.text.slice(0, 500)}`);
   } else if (a.status === 504) {
     // A list at a resourceVersion from the future, as kube-apiserver answers it.

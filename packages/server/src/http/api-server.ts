@@ -3,12 +3,16 @@ import {
   ApiError,
   type FieldSelector,
   fieldError,
+  fieldErrors,
   type LabelSelector,
   parseFieldSelector,
   parseLabelSelector,
+  type StatusCause,
 } from 'kubeloop';
-import { stringify as toYaml } from 'yaml';
+import { parse as parseYaml, stringify as toYaml } from 'yaml';
 import { presentAs } from '../apiextensions/conversion.js';
+import { scaleWithManagedFields } from '../apply/hooks.js';
+import { applyConfiguration, fieldManagerCauses, managerOrUserAgent } from '../apply/index.js';
 import type { Discovery } from '../discovery/discovery.js';
 import { cannotBeHandledMessage, strictDecodingMessage } from '../openapi/index.js';
 import {
@@ -260,27 +264,30 @@ export class ApiServer {
         return;
       case 'create': {
         const { obj, raw } = await this.readObject(req, t);
-        const warnings = this.checkFields(t, obj, raw, query, 'create');
-        const stored = await this.o.rest.create(t, namespace, obj, { dryRun });
+        const fieldManager = writeManager(req, query, 'CreateOptions');
+        const warnings = keepManagedFieldsReset(obj, () => this.checkFields(t, obj, raw, query, 'create'));
+        const stored = await this.o.rest.create(t, namespace, obj, { dryRun, fieldManager });
         this.respondObject(req, res, 201, t, stored, warnings);
         return;
       }
       case 'update': {
         if (info.subresource === 'scale') {
           const { obj } = await this.readBody(req);
-          const scale = await this.o.rest.updateScale(t, namespace, name, obj, { dryRun });
+          const fieldManager = writeManager(req, query, 'UpdateOptions');
+          const scale = await this.o.rest.updateScale(t, namespace, name, obj, { dryRun, fieldManager });
           this.sendJson(req, res, 200, scale);
           return;
         }
         const { obj, raw } = await this.readObject(req, t);
-        const warnings = this.checkFields(t, obj, raw, query, 'update');
+        const fieldManager = writeManager(req, query, 'UpdateOptions');
+        const warnings = keepManagedFieldsReset(obj, () => this.checkFields(t, obj, raw, query, 'update'));
         const stored = await this.o.rest.update(
           t,
           namespace,
           name,
           obj,
           info.subresource === 'status' ? 'status' : undefined,
-          { dryRun },
+          { dryRun, fieldManager },
         );
         this.respondObject(req, res, 200, t, stored, warnings);
         return;
@@ -428,12 +435,8 @@ export class ApiServer {
       throw ApiError.unsupportedMediaType(type);
     }
     if (type === 'application/apply-patch+yaml') {
-      req.resume();
-      throw new ApiError({
-        code: 415,
-        reason: 'UnsupportedMediaType',
-        message: 'server-side apply (application/apply-patch+yaml) is not supported by this server yet',
-      });
+      await this.apply(req, res, t, ns, name, sub, query, dryRun);
+      return;
     }
     const meta = t.definition ? patchMetaForDefinition(t.definition) : undefined;
     if (type === 'application/strategic-merge-patch+json' && !meta) {
@@ -445,6 +448,7 @@ export class ApiServer {
       });
     }
     const raw = await readBody(req);
+    const fieldManager = writeManager(req, query, 'PatchOptions', false);
     const patch = decodeBody(raw, 'application/json');
     if (type === 'application/json-patch+json' ? !Array.isArray(patch) : !isObject(patch)) {
       throw ApiError.badRequest(
@@ -466,7 +470,7 @@ export class ApiServer {
     let warnings: string[] = [];
     if (sub === 'scale') {
       const current = this.o.rest.getScale(t, ns, name, true);
-      const scale = await this.o.rest.updateScale(t, ns, name, applyPatch(current), { dryRun });
+      const scale = await this.o.rest.updateScale(t, ns, name, applyPatch(current), { dryRun, fieldManager });
       this.sendJson(req, res, 200, scale);
       return;
     }
@@ -475,18 +479,117 @@ export class ApiServer {
       ns,
       name,
       sub === 'status' ? 'status' : undefined,
-      { dryRun },
+      { dryRun, fieldManager },
       (current) => {
         const next = applyPatch(current);
         // In a strict decoding error the patch handler prints a strategic merge patch as Go's
         // `%+v` of the patch map, and a JSON or merge patch as the patched object's JSON.
         const shown = () =>
           type === 'application/strategic-merge-patch+json' ? goSprint(patch) : JSON.stringify(next);
-        warnings = this.checkFields(t, next, undefined, query, 'patch', shown);
+        warnings = keepManagedFieldsReset(next, () =>
+          this.checkFields(t, next, undefined, query, 'patch', shown),
+        );
         return next;
       },
     );
     this.respondObject(req, res, 200, t, stored, warnings);
+  }
+
+  /**
+   * Server-side apply (`application/apply-patch+yaml`): merges the configuration into the object
+   * (creating it when absent, except through a subresource), with conflicts between managers.
+   */
+  private async apply(
+    req: IncomingMessage,
+    res: ServerResponse,
+    t: ResourceType,
+    ns: string | undefined,
+    name: string,
+    sub: string,
+    query: URLSearchParams,
+    dryRun: boolean,
+  ): Promise<void> {
+    const raw = await readBody(req);
+    const manager = writeManager(req, query, 'PatchOptions', true);
+    const force = parseBool('force', query.get('force'));
+    const config = decodeApplyYaml(raw.toString('utf8'), query.get('fieldValidation') === 'Strict');
+    const ctx = { dryRun, fieldManager: manager, applied: true };
+    // Types of the configuration are checked by the typed merge; this only normalises the result
+    // as decoding into the Go type does (canonical quantities, empty omitempty lists dropped).
+    const normalise = (obj: Obj) => {
+      this.checkFields(t, obj, undefined, new URLSearchParams({ fieldValidation: 'Ignore' }), 'patch');
+      return obj;
+    };
+    if (sub === 'scale') {
+      const parent = this.o.rest.get(t, ns, name);
+      const current = scaleWithManagedFields(
+        t,
+        parent.object as Obj,
+        this.o.rest.getScale(t, ns, name, true),
+      );
+      const next = applyConfiguration(t, current, structuredClone(config), {
+        manager,
+        force,
+        subresource: 'scale',
+      });
+      const scale = await this.o.rest.updateScale(t, ns, name, next, ctx);
+      this.sendJson(req, res, 200, scale);
+      return;
+    }
+    const subresource = sub === 'status' ? 'status' : undefined;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const stored = await this.o.rest.patch(t, ns, name, subresource, ctx, (current) =>
+          normalise(applyConfiguration(t, current, structuredClone(config), { manager, force, subresource })),
+        );
+        this.respondObject(req, res, 200, t, stored);
+        return;
+      } catch (err) {
+        // Apply creates a missing object, except through a subresource.
+        if (!(err instanceof ApiError && err.code === 404 && err.reason === 'NotFound') || subresource)
+          throw err;
+        if (this.o.rest.store.get(this.o.rest.key(t, ns, name))) throw err;
+      }
+      const created = normalise(
+        applyConfiguration(t, undefined, structuredClone(config), { manager, force }),
+      );
+      const m = isObject(created.metadata) ? created.metadata : {};
+      if (typeof m.uid === 'string' && m.uid !== '') {
+        throw ApiError.conflict(
+          { group: t.group, resource: t.resource },
+          name,
+          `uid mismatch: the provided object specified uid ${m.uid}, and no existing object was found`,
+        );
+      }
+      // WipeObjectMetaSystemFields, then the patch handler's namespace and name checks.
+      for (const f of [
+        'creationTimestamp',
+        'uid',
+        'deletionTimestamp',
+        'deletionGracePeriodSeconds',
+        'selfLink',
+      ])
+        delete m[f];
+      if (t.namespaced && m.namespace !== undefined && m.namespace !== '' && m.namespace !== ns) {
+        throw ApiError.badRequest(
+          'the namespace of the provided object does not match the namespace sent on the request',
+        );
+      }
+      const objName = typeof m.name === 'string' ? m.name : '';
+      if (objName !== name) {
+        throw ApiError.badRequest(
+          `the name of the object (${objName}) does not match the name on the URL (${name})`,
+        );
+      }
+      try {
+        const stored = await this.o.rest.create(t, ns, created, ctx);
+        this.respondObject(req, res, 201, t, stored);
+        return;
+      } catch (err) {
+        // Created concurrently: apply to it instead.
+        if (!(err instanceof ApiError && err.reason === 'AlreadyExists') || attempt >= 3) throw err;
+      }
+    }
   }
 
   /** fieldValidation=Strict|Warn|Ignore on a request object; returns Warning texts. */
@@ -498,7 +601,7 @@ export class ApiServer {
     verb: 'create' | 'update' | 'patch',
     patchShown?: () => string,
   ): string[] {
-    const mode = query.get('fieldValidation') ?? 'Warn';
+    const mode = query.get('fieldValidation') || 'Warn';
     if (mode !== 'Strict' && mode !== 'Warn' && mode !== 'Ignore') {
       throw ApiError.badRequest(
         `fieldValidation: Unsupported value: "${mode}": supported values: "Ignore", "Strict", "Warn"`,
@@ -800,6 +903,91 @@ function goSprint(v: unknown): string {
     return `${mantissa}e${e < 0 ? '-' : '+'}${String(Math.abs(e)).padStart(2, '0')}`;
   }
   return String(v);
+}
+
+/** `fieldValidation` values of the write options (empty: the default, `Warn`). */
+const FIELD_VALIDATION_VALUES = ['', 'Ignore', 'Strict', 'Warn'];
+
+/**
+ * The manager a write is recorded under (`fieldManager`, else the User-Agent prefix), after the
+ * checks of `ValidateCreateOptions`/`ValidateUpdateOptions`/`ValidatePatchOptions`.
+ */
+function writeManager(
+  req: IncomingMessage,
+  query: URLSearchParams,
+  options: 'CreateOptions' | 'UpdateOptions' | 'PatchOptions',
+  isApply = false,
+): string {
+  const fieldManager = query.get('fieldManager') ?? '';
+  const causes: StatusCause[] = [];
+  if (options === 'PatchOptions') {
+    if (!isApply) {
+      if (query.has('force'))
+        causes.push(fieldErrors.forbidden('force', 'may not be specified for non-apply patch'));
+    } else if (!fieldManager) {
+      causes.push(fieldErrors.required('fieldManager', 'is required for apply patch'));
+    }
+  }
+  causes.push(...fieldManagerCauses(fieldManager));
+  const validation = query.get('fieldValidation');
+  if (validation !== null && !FIELD_VALIDATION_VALUES.includes(validation))
+    causes.push(fieldErrors.notSupported('fieldValidation', validation, FIELD_VALIDATION_VALUES));
+  if (causes.length > 0) throw ApiError.invalid({ group: 'meta.k8s.io', kind: options }, '', causes);
+  return managerOrUserAgent(fieldManager, req.headers['user-agent']);
+}
+
+/**
+ * `managedFields: []` (or one empty entry) asks the field manager to drop every entry. Decoding
+ * into the Go type keeps that empty list, though its JSON encoding would omit it: keep it through
+ * the normalisation of `checkFields`.
+ */
+function keepManagedFieldsReset<T>(obj: Obj, check: () => T): T {
+  const mf = isObject(obj.metadata) ? obj.metadata.managedFields : undefined;
+  const reset =
+    Array.isArray(mf) &&
+    (mf.length === 0 || (mf.length === 1 && isObject(mf[0]) && Object.keys(mf[0]).length === 0));
+  const out = check();
+  if (reset && isObject(obj.metadata)) obj.metadata.managedFields = [];
+  return out;
+}
+
+/** A boolean query parameter as Go's `strconv.ParseBool` reads it. */
+function parseBool(name: string, v: string | null): boolean {
+  if (v === null || v === '') return false;
+  if (['1', 't', 'T', 'TRUE', 'true', 'True'].includes(v)) return true;
+  if (['0', 'f', 'F', 'FALSE', 'false', 'False'].includes(v)) return false;
+  throw ApiError.badRequest(
+    `${name}: Invalid value: ${JSON.stringify(v)}: strconv.ParseBool: parsing ${JSON.stringify(v)}: invalid syntax`,
+  );
+}
+
+/**
+ * An apply configuration: YAML (JSON is YAML) into a map, as `sigs.k8s.io/yaml` decodes it;
+ * with `strict`, duplicate keys are an error (`error strict decoding YAML`).
+ */
+function decodeApplyYaml(text: string, strict: boolean): Obj {
+  let value: unknown;
+  try {
+    value = parseYaml(text, { version: '1.1', uniqueKeys: false, maxAliasCount: 100 });
+  } catch (err) {
+    throw ApiError.badRequest(`error decoding YAML: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  if (value === null || value === undefined) value = {};
+  if (!isObject(value)) {
+    throw ApiError.badRequest(
+      `error decoding YAML: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal ${Array.isArray(value) ? 'array' : typeof value === 'string' ? 'string' : typeof value === 'boolean' ? 'bool' : 'number'} into Go value of type map[string]interface {}`,
+    );
+  }
+  if (strict) {
+    try {
+      parseYaml(text, { version: '1.1', uniqueKeys: true, maxAliasCount: 100 });
+    } catch (err) {
+      throw ApiError.badRequest(
+        `error strict decoding YAML: ${err instanceof Error ? err.message : String(err)}`,
+      );
+    }
+  }
+  return value;
 }
 
 function parseDryRun(query: URLSearchParams): boolean {

@@ -22,6 +22,13 @@ import { apiVersionOf, type ResourceType } from './types.js';
 export interface WriteContext {
   /** `dryRun=All`: run everything, persist nothing. */
   dryRun: boolean;
+  /**
+   * Who writes, for `metadata.managedFields`: the request's `fieldManager`, else its User-Agent
+   * prefix. Undefined for the server's own writes, which are not tracked.
+   */
+  fieldManager?: string;
+  /** A server-side apply: its managed fields are already computed. */
+  applied?: boolean;
 }
 
 /** Parsed list/watch parameters. */
@@ -62,6 +69,26 @@ export interface RestHooks {
   ): void | Promise<void>;
   /** Fills server-allocated fields (Service clusterIP…) on create and update. */
   allocate?(t: ResourceType, obj: Obj, old: Obj | undefined): void;
+  /**
+   * Records `manager`'s create (`old` undefined) or update in `next.metadata.managedFields`,
+   * after defaulting and before server allocations, as kube-apiserver's field manager sees them.
+   */
+  manageFields?(
+    t: ResourceType,
+    old: Obj | undefined,
+    next: Obj,
+    manager: string,
+    subresource: 'status' | undefined,
+  ): void;
+  /** The same for a write to `/scale`: moves ownership of the replicas on `parent`. */
+  manageScaleFields?(
+    t: ResourceType,
+    parent: Obj,
+    oldScale: Obj,
+    newScale: Obj,
+    manager: string,
+    applied: boolean,
+  ): void;
 }
 
 interface Continue {
@@ -241,6 +268,8 @@ export class RestStorage {
       undefined,
       validateObjectMeta(m, { namespaced: t.namespaced, nameValidation: t.nameValidation, create: true }),
     );
+    if (ctx.fieldManager !== undefined && !ctx.applied)
+      this.hooks.manageFields?.(t, undefined, obj, ctx.fieldManager, undefined);
     this.hooks.allocate?.(t, obj, undefined);
     await this.hooks.admit?.('CREATE', t, obj, undefined);
 
@@ -376,8 +405,16 @@ export class RestStorage {
       typeof m.resourceVersion === 'string' && m.resourceVersion
         ? parseResourceVersion(m.resourceVersion)
         : undefined;
-    const stored = await this.guaranteedUpdate(t, namespace, name, undefined, ctx, rv, (current) => {
+    // The Scale's managed fields are the parent's replicas owners: moved here, not recomputed.
+    const parentCtx = { ...ctx, applied: true };
+    const stored = await this.guaranteedUpdate(t, namespace, name, undefined, parentCtx, rv, (current) => {
+      const oldScale =
+        ctx.fieldManager !== undefined
+          ? this.scaleOf(t, { key: '', object: current as KubeObject, revision: 0, json: '' })
+          : undefined;
       setPath(current, scaleSpec.specReplicasPath, replicas);
+      if (oldScale && ctx.fieldManager !== undefined)
+        this.hooks.manageScaleFields?.(t, current, oldScale, scale, ctx.fieldManager, ctx.applied === true);
       return current;
     });
     return this.scaleOf(t, stored);
@@ -581,6 +618,8 @@ export class RestStorage {
       });
       causes.push(...metaUpdateCauses(nm, om));
       this.validate(t, next, old, causes);
+      if (ctx.fieldManager !== undefined && !ctx.applied)
+        this.hooks.manageFields?.(t, old, next, ctx.fieldManager, subresource);
       this.hooks.allocate?.(t, next, old);
       await this.hooks.admit?.('UPDATE', t, next, old);
 
@@ -640,7 +679,10 @@ export class RestStorage {
       next = clone(old) as Obj;
       if (input.status === undefined) delete next.status;
       else next.status = input.status;
-      // A status write may not touch metadata, except the resourceVersion precondition.
+      // A status write may not touch metadata, except the resourceVersion precondition and the
+      // managed fields the field manager computed for this write (the status strategies keep them).
+      const mf = isObject(input.metadata) ? input.metadata.managedFields : undefined;
+      if (mf !== undefined) meta(next).managedFields = mf;
     } else {
       next = input;
       if (t.subresources.status) {

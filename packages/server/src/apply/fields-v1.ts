@@ -1,0 +1,107 @@
+/**
+ * The `FieldsV1` format of `metadata.managedFields[].fieldsV1`: a field set as nested JSON
+ * objects keyed by serialized path elements, where `{}` marks a member and `".": {}` marks a
+ * node that is a member and also has children (`fieldpath.Set.ToJSON` / `FromJSON`).
+ */
+import {
+  comparePathElements,
+  deserializePathElement,
+  type PathElement,
+  serializePathElement,
+  UnknownPathElementType,
+} from './path.js';
+import { FieldSet } from './set.js';
+import { isObj, type Obj, put } from './value.js';
+
+/**
+ * Serializes a set as kube-apiserver writes it: keys in path-element order, the `"."` member
+ * marker last.
+ *
+ * @example
+ * ```ts
+ * toFieldsV1(FieldSet.of([{ field: 'data' }, { field: 'a' }])); // { 'f:data': { 'f:a': {} } }
+ * ```
+ */
+export function toFieldsV1(set: FieldSet): Obj {
+  return emit(set, false);
+}
+
+function emit(s: FieldSet, includeSelf: boolean): Obj {
+  const out: Obj = {};
+  let mi = 0;
+  let ci = 0;
+  const m = s.members;
+  const c = s.children;
+  while (mi < m.length || ci < c.length) {
+    const order = mi >= m.length ? 1 : ci >= c.length ? -1 : comparePathElements(m[mi]!, c[ci]!.pe);
+    if (order < 0) {
+      put(out, serializePathElement(m[mi++]!), {});
+    } else if (order > 0) {
+      const child = c[ci++]!;
+      put(out, serializePathElement(child.pe), emit(child.set, false));
+    } else {
+      const child = c[ci++]!;
+      mi++;
+      put(out, serializePathElement(child.pe), emit(child.set, true));
+    }
+  }
+  if (includeSelf && Object.keys(out).length > 0) out['.'] = {};
+  return out;
+}
+
+/** Error of a FieldsV1 value that cannot be read. */
+export class FieldsV1Error extends Error {}
+
+/**
+ * Parses a FieldsV1 value; keys of unknown kinds are dropped, as a newer format would be.
+ *
+ * @example
+ * ```ts
+ * fromFieldsV1({ 'f:spec': { 'f:replicas': {} } }).has([{ field: 'spec' }, { field: 'replicas' }]); // true
+ * ```
+ */
+export function fromFieldsV1(fields: unknown): FieldSet {
+  if (!isObj(fields)) throw new FieldsV1Error('FieldsV1 must be a JSON object');
+  return read(fields).children ?? new FieldSet();
+}
+
+function read(node: Obj): { children: FieldSet | undefined; isMember: boolean } {
+  let children: FieldSet | undefined;
+  let isMember = false;
+  for (const [key, value] of Object.entries(node)) {
+    if (key === '.') {
+      isMember = true;
+      continue;
+    }
+    let pe: PathElement;
+    try {
+      pe = deserializePathElement(key);
+    } catch (err) {
+      if (err instanceof UnknownPathElementType) continue;
+      throw new FieldsV1Error(
+        `parsing key as path element: ${err instanceof Error ? err.message : String(err)}`,
+      );
+    }
+    if (!isObj(value)) throw new FieldsV1Error(`expected an object for ${key}`);
+    const sub = read(value);
+    if (sub.isMember) {
+      children ??= new FieldSet();
+      children.insertMember(pe);
+    }
+    if (sub.children) {
+      children ??= new FieldSet();
+      const existing = children.child(pe);
+      if (existing) {
+        const merged = existing.union(sub.children);
+        existing.members = merged.members;
+        existing.children = merged.children;
+      } else {
+        const target = children.descend(pe);
+        target.members = sub.children.members;
+        target.children = sub.children.children;
+      }
+    }
+  }
+  if (!children) isMember = true;
+  return { children, isMember };
+}

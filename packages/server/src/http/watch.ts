@@ -164,10 +164,19 @@ export function serveWatch(
   try {
     if (initial) {
       const snapshot = store.list(prefix, { filter: matches });
-      for (const item of snapshot.items) write(render('ADDED', item));
+      // Batched: one write (one TLS record, one syscall) per event made large snapshots slow.
+      let batch = '';
+      for (const item of snapshot.items) {
+        batch += render('ADDED', item);
+        if (batch.length > 256 * 1024) {
+          write(batch);
+          batch = '';
+        }
+      }
       from = snapshot.revision;
       lastRevision = from;
-      if (p.sendInitialEvents) write(bookmark(from, true));
+      if (p.sendInitialEvents) batch += bookmark(from, true);
+      if (batch !== '') write(batch);
     }
     unsubscribe = store.watch(prefix, from, onEvent);
   } catch (err) {

@@ -1,0 +1,62 @@
+import { Readable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { ApiError, isGone } from '../api/status.js';
+import { decodeWatchBatches, decodeWatchLines, type WatchEvent } from './watch.js';
+
+const where = { method: 'GET', url: 'https://x/api/v1/pods?watch=true' };
+const cm = (name: string, rv: string) => ({ kind: 'ConfigMap', metadata: { name, resourceVersion: rv } });
+const added = (name: string, rv: string) => JSON.stringify({ type: 'ADDED', object: cm(name, rv) });
+const names = (events: WatchEvent<ReturnType<typeof cm>>[]) =>
+  events.map((e) => (e.type === 'ADDED' ? e.object.metadata.name : e.type));
+
+describe('decodeWatchLines', () => {
+  it('decodes the complete lines of a chunk in one go', () => {
+    const { events, error } = decodeWatchLines<ReturnType<typeof cm>>(
+      [added('a', '1'), added('b', '2'), `${added('c', '3')}\r`].join('\n'),
+    );
+    expect(error).toBeUndefined();
+    expect(names(events)).toEqual(['a', 'b', 'c']);
+    expect(events[2]).toMatchObject({ type: 'ADDED', resourceVersion: '3' });
+  });
+
+  it('falls back to one line at a time for blank and broken lines', () => {
+    const { events } = decodeWatchLines([added('a', '1'), '', 'not json', added('b', '2')].join('\n'));
+    expect(events.map((e) => e.type)).toEqual(['ADDED', 'ERROR', 'ADDED']);
+    const bad = events[1];
+    expect(bad?.type === 'ERROR' && bad.error.line).toBe('not json');
+  });
+
+  it('reports malformed events of a chunk with their text', () => {
+    const { events } = decodeWatchLines(['{"type":"ADDED"}', added('a', '1')].join('\n'));
+    expect(events.map((e) => e.type)).toEqual(['ERROR', 'ADDED']);
+    const bad = events[0];
+    expect(bad?.type === 'ERROR' && bad.error.line).toBe('{"type":"ADDED"}');
+  });
+
+  it('keeps the events before a server ERROR event and hands its error back', () => {
+    const status = ApiError.expired('too old resource version: 1 (5)').status;
+    const { events, error } = decodeWatchLines(
+      [added('a', '1'), JSON.stringify({ type: 'ERROR', object: status }), added('b', '2')].join('\n'),
+    );
+    expect(names(events as WatchEvent<ReturnType<typeof cm>>[])).toEqual(['a']);
+    expect(isGone(error)).toBe(true);
+  });
+});
+
+describe('decodeWatchBatches', () => {
+  it('yields the complete events of each chunk, then throws a server ERROR after them', async () => {
+    const status = ApiError.expired('gone').status;
+    const body = Readable.from([
+      `${added('a', '1')}\n${added('b', '2')}\n${added('c', '3').slice(0, 10)}`,
+      `${added('c', '3').slice(10)}\n`,
+      `${added('d', '4')}\n${JSON.stringify({ type: 'ERROR', object: status })}\n${added('e', '5')}\n`,
+    ]);
+    const batches: string[][] = [];
+    const err = await (async () => {
+      for await (const batch of decodeWatchBatches<ReturnType<typeof cm>>(body, where))
+        batches.push(names(batch));
+    })().catch((e: unknown) => e);
+    expect(batches).toEqual([['a', 'b'], ['c'], ['d']]);
+    expect(isGone(err)).toBe(true);
+  });
+});

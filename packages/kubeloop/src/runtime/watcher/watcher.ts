@@ -1,0 +1,666 @@
+/**
+ * The watcher: the first layer of the runtime (kube-rs's `watcher`, client-go's `Reflector`
+ * without its store). It lists a collection, then watches it from the list's resourceVersion,
+ * and turns everything that can go wrong on the way (dropped streams, 410 Gone, server errors,
+ * silent connections) into one unbroken stream of changes:
+ *
+ * - every change arrives once, in order, as `ADDED`, `MODIFIED` or `DELETED`;
+ * - after a relist (the watch's resourceVersion expired) only the differences are delivered,
+ *   including `DELETED` for objects that vanished while nobody was watching;
+ * - `SYNCED` marks the end of each complete (re)list.
+ *
+ * It stops only when its signal aborts (or its consumer stops iterating).
+ */
+import { ApiError, isBadRequest, isForbidden, isGone, isInvalid, isUnauthorized } from '../../api/status.js';
+import type { ResourceApi } from '../../client/api.js';
+import { formatGvk } from '../../client/descriptor.js';
+import type { FieldSelectorInput, LabelSelectorInput } from '../../client/options.js';
+import type { KubeObject } from '../../client/types.js';
+import { toPartialObjectMetadata } from '../cache/transform.js';
+import { type Clock, realClock, sleep } from '../clock.js';
+import { objectKey } from '../keys.js';
+import { Backoff, type BackoffOptions } from './backoff.js';
+
+/**
+ * One change delivered by a {@link watcher}.
+ *
+ * @example
+ * ```ts
+ * for await (const ev of watcher(pods, { signal })) {
+ *   if (ev.type === 'MODIFIED') console.log(ev.old.metadata?.resourceVersion, '→', ev.object.metadata?.resourceVersion);
+ * }
+ * ```
+ *
+ * - `ADDED`: an object the watcher did not know (`initialList`: part of the very first list).
+ * - `MODIFIED`: a new version of a known object; `old` is the version delivered before.
+ * - `DELETED`: the object is gone; its last state as the server reported it, or, when the
+ *   deletion was only noticed by a relist (`finalStateUnknown`), the last state seen.
+ * - `SYNCED`: a (re)list is complete: everything delivered so far is the state of the
+ *   collection at `resourceVersion`. `initial` for the first one.
+ */
+export type WatcherEvent<T> =
+  | { type: 'ADDED'; object: T; initialList: boolean }
+  | { type: 'MODIFIED'; object: T; old: T }
+  | { type: 'DELETED'; object: T; finalStateUnknown: boolean }
+  | { type: 'SYNCED'; resourceVersion: string; initial: boolean };
+
+/**
+ * How the watcher reads the whole collection: paged lists, or one streaming watch-list.
+ *
+ * @example
+ * ```ts
+ * const mode: ListMode = 'watch-list';
+ * ```
+ */
+export type ListMode = 'list' | 'watch-list';
+
+/**
+ * What the watcher is doing, for logs and metrics.
+ *
+ * @example
+ * ```ts
+ * watcher(pods, { signal, onLifecycle: (e) => { if (e.type === 'error') log.error(e.message) } });
+ * ```
+ *
+ * - `relisting`: a (re)list starts (`reason`: the first one, an expired resourceVersion, or an error).
+ * - `synced`: the (re)list is complete.
+ * - `connected`: a watch stream was accepted by the server.
+ * - `bookmark`: the server confirmed progress up to `resourceVersion` (a later resume starts
+ *   there, so a quiet collection does not fall out of the server's history).
+ * - `reconnecting`: a stream ended (the server closed it, or it was `idle` past the watchdog's
+ *   bound) and is resumed from `resourceVersion`.
+ * - `error`: a request failed; `auth` is set for 401 and 403, which need a human
+ *   (credentials or RBAC) and are reported loudly.
+ * - `backoff`: waiting before the next attempt.
+ * - `fallback`: the server does not support watch-list; plain lists are used from now on.
+ */
+export type WatcherLifecycleEvent =
+  | { type: 'relisting'; resource: string; reason: 'initial' | 'expired' | 'error'; mode: ListMode }
+  | {
+      type: 'synced';
+      resource: string;
+      resourceVersion: string;
+      objects: number;
+      mode: ListMode;
+      durationMs: number;
+    }
+  | { type: 'connected'; resource: string; mode: 'watch' | 'watch-list'; resourceVersion: string | undefined }
+  | { type: 'bookmark'; resource: string; resourceVersion: string }
+  | { type: 'reconnecting'; resource: string; reason: 'closed' | 'idle'; resourceVersion: string | undefined }
+  | {
+      type: 'error';
+      resource: string;
+      verb: 'list' | 'watch';
+      error: unknown;
+      message: string;
+      auth: boolean;
+    }
+  | { type: 'backoff'; resource: string; delayMs: number; attempt: number; cause: unknown }
+  | { type: 'fallback'; resource: string; from: 'watch-list'; to: 'list'; cause: unknown };
+
+/**
+ * What a watcher remembers of the objects it delivered, to turn a relist into differences.
+ * The watcher writes it before it delivers the events (a batch at a time), so a store passed
+ * here is at least as new as any event a consumer is handling.
+ *
+ * @example
+ * ```ts
+ * const store = new Store<Pod>();
+ * for await (const ev of watcher(pods, { memory: store.asWatcherMemory(), signal })) {
+ *   if (ev.type === 'SYNCED') console.log(store.size, 'pods');
+ * }
+ * ```
+ */
+export interface WatcherMemory<T> {
+  /** Number of remembered objects. */
+  readonly size: number;
+  get(key: string): T | undefined;
+  /** Remembers `obj`; returns what to deliver (the same object, or the stored form of it). */
+  set(key: string, obj: T): T;
+  delete(key: string): void;
+  /** Every remembered key. */
+  keys(): Iterable<string>;
+}
+
+/**
+ * Options of {@link watcher}.
+ *
+ * @example
+ * ```ts
+ * const options: WatcherOptions<Pod> = { signal, labelSelector: { app: 'web' }, backoff: { maxMs: 10_000 } };
+ * ```
+ */
+export interface WatcherOptions<T> {
+  /** Ends the watcher (and every request it has open). */
+  signal?: AbortSignal;
+  labelSelector?: LabelSelectorInput;
+  fieldSelector?: FieldSelectorInput;
+  /**
+   * Read the collection with a streaming watch-list (`sendInitialEvents=true`) instead of paged
+   * lists: one request, no full list in memory. With `'auto'` (default) a server that rejects
+   * it is detected and plain lists are used from then on.
+   */
+  watchList?: boolean | 'auto';
+  /** Page size of lists (default 500); 0 lists everything in one request. */
+  pageSize?: number;
+  /** Waits between failed attempts (default 0.8 s doubling to 30 s, jittered, reset after 2 min). */
+  backoff?: BackoffOptions;
+  /**
+   * The watchdog: a stream with no event (bookmarks included) for this long is considered dead
+   * and reopened from the last resourceVersion (default 3 min; bookmarks come every minute or so
+   * from a real API server). 0 disables it.
+   */
+  idleTimeoutMs?: number;
+  /** Server-side lifetime of each watch request (default: random 5–10 min, as client-go). */
+  watchTimeoutSeconds?: number;
+  /** Objects as PartialObjectMetadata only (metadata-only informers). */
+  metadataOnly?: boolean;
+  /** Applied to every object received, before anything else sees it. */
+  transform?: (obj: T) => T;
+  /** Where the delivered state is remembered (default: a private map). */
+  memory?: WatcherMemory<T>;
+  /**
+   * Lifecycle events. Default: 401/403 errors are written as process warnings (never a
+   * silent hang); everything else is quiet.
+   */
+  onLifecycle?: (event: WatcherLifecycleEvent) => void;
+  /** Time source of backoffs and the watchdog (tests). */
+  clock?: Clock;
+  /** Source of backoff jitter (tests). */
+  random?: () => number;
+}
+
+/**
+ * A stream ended almost as soon as it started, without an event: treated as a failure, so that
+ * a server that keeps closing watches is not hammered.
+ */
+class ShortWatchError extends Error {
+  constructor(ms: number) {
+    super(`the watch ended after ${Math.round(ms)} ms without any event`);
+    this.name = 'ShortWatchError';
+  }
+}
+
+/** A watch-list stream ended before its `initial-events-end` bookmark. */
+class IncompleteWatchListError extends Error {
+  constructor() {
+    super('the watch-list stream ended before all initial events were sent');
+    this.name = 'IncompleteWatchListError';
+  }
+}
+
+const rvOf = (obj: KubeObject): string | undefined => obj.metadata?.resourceVersion;
+
+/** A 504 `ResourceVersionTooLarge`: the server is behind the resourceVersion asked for. */
+const isTooLargeResourceVersion = (err: unknown): boolean =>
+  err instanceof ApiError &&
+  err.code === 504 &&
+  (err.details?.causes ?? []).some((c) => c.reason === 'ResourceVersionTooLarge');
+
+/**
+ * How a watcher names its collection in messages.
+ *
+ * @example
+ * ```ts
+ * describeCollection(client.api(Deployment, 'web')); // 'deployments.apps (Deployment.v1.apps) in namespace "web"'
+ * ```
+ */
+export function describeCollection(
+  api: ResourceApi<KubeObject>,
+  selectors: { labelSelector?: unknown; fieldSelector?: unknown } = {},
+): string {
+  const d = api.descriptor;
+  const what = d.plural ? `${d.plural}${d.group ? `.${d.group}` : ''} (${formatGvk(d)})` : formatGvk(d);
+  const where = api.namespace ? ` in namespace "${api.namespace}"` : '';
+  const sel = [
+    selectors.labelSelector !== undefined ? 'labelSelector' : '',
+    selectors.fieldSelector !== undefined ? 'fieldSelector' : '',
+  ].filter(Boolean);
+  return `${what}${where}${sel.length ? ` (with ${sel.join(' and ')})` : ''}`;
+}
+
+/**
+ * The default lifecycle listener: authentication and authorization failures become process
+ * warnings, so that they are never silent.
+ *
+ * @example
+ * ```ts
+ * watcher(pods, { onLifecycle: (e) => { warnOnAuthErrors(e); metrics.record(e); } });
+ * ```
+ */
+export function warnOnAuthErrors(event: WatcherLifecycleEvent): void {
+  if (event.type === 'error' && event.auth)
+    process.emitWarning(event.message, { type: 'KubeloopWatcherError' });
+}
+
+class MapMemory<T> implements WatcherMemory<T> {
+  private readonly map = new Map<string, T>();
+  get size() {
+    return this.map.size;
+  }
+  get(key: string) {
+    return this.map.get(key);
+  }
+  set(key: string, obj: T) {
+    this.map.set(key, obj);
+    return obj;
+  }
+  delete(key: string) {
+    this.map.delete(key);
+  }
+  keys() {
+    return this.map.keys();
+  }
+}
+
+/**
+ * Watches a collection: lists it (paged, or as a streaming watch-list where the server supports
+ * it), then watches from the list's resourceVersion with bookmarks; resumes dropped streams
+ * from the last resourceVersion seen, relists on 410 Gone delivering only the differences,
+ * backs off on errors (jittered, 0.8 s to 30 s), and reopens a stream gone quiet. Runs until
+ * `signal` aborts.
+ *
+ * @example
+ * ```ts
+ * const ac = new AbortController();
+ * for await (const ev of watcher(client.api(ConfigMap, 'default'), { signal: ac.signal })) {
+ *   if (ev.type === 'SYNCED') console.log('up to date at', ev.resourceVersion);
+ *   else console.log(ev.type, ev.object.metadata?.name);
+ * }
+ * ```
+ */
+export async function* watcher<T extends KubeObject>(
+  api: ResourceApi<T>,
+  options: WatcherOptions<T> = {},
+): AsyncGenerator<WatcherEvent<T>, void, undefined> {
+  for await (const batch of watcherBatches(api, options)) yield* batch;
+}
+
+/**
+ * The {@link watcher}'s events in batches, as they come off the network (all the changes of a
+ * received chunk, or of a list page): for consumers of many events, such as informers. The
+ * memory is up to date with a whole batch before it is delivered.
+ *
+ * @example
+ * ```ts
+ * for await (const batch of watcherBatches(api, { signal })) for (const ev of batch) handle(ev);
+ * ```
+ */
+export function watcherBatches<T extends KubeObject>(
+  api: ResourceApi<T>,
+  options: WatcherOptions<T> = {},
+): AsyncGenerator<WatcherEvent<T>[], void, undefined> {
+  return new WatcherRun(api, options).run();
+}
+
+type Batch<T> = WatcherEvent<T>[];
+
+class WatcherRun<T extends KubeObject> {
+  private readonly signal: AbortSignal;
+  private readonly clock: Clock;
+  private readonly backoff: Backoff;
+  private readonly memory: WatcherMemory<T>;
+  private readonly report: (event: WatcherLifecycleEvent) => void;
+  private readonly resource: string;
+  private readonly idleTimeoutMs: number;
+  private readonly pageSize: number;
+  /** Where the next watch resumes; undefined when the collection must be (re)listed. */
+  private rv: string | undefined;
+  private relistReason: 'initial' | 'expired' | 'error' = 'initial';
+  private watchListMode: boolean | 'auto';
+  /** A continuation expired: list the next time in one request. */
+  private fullList = false;
+  private synced = false;
+  /** Events delivered since the last failure: a failure after a healthy stream retries at once. */
+  private healthy = false;
+  private verb: 'list' | 'watch' = 'list';
+  /** Events applied to the memory and not yet delivered. */
+  private out: Batch<T> = [];
+
+  constructor(
+    private readonly api: ResourceApi<T>,
+    private readonly o: WatcherOptions<T>,
+  ) {
+    this.signal = o.signal ?? new AbortController().signal;
+    this.clock = o.clock ?? realClock;
+    this.backoff = new Backoff(o.backoff, this.clock, o.random);
+    this.memory = o.memory ?? new MapMemory<T>();
+    const listener = o.onLifecycle ?? warnOnAuthErrors;
+    this.report = (event) => {
+      try {
+        listener(event);
+      } catch {
+        // A broken listener must not break the watcher.
+      }
+    };
+    this.resource = describeCollection(api as ResourceApi<KubeObject>, o);
+    this.idleTimeoutMs = o.idleTimeoutMs ?? 180_000;
+    this.pageSize = o.pageSize ?? 500;
+    this.watchListMode = o.watchList ?? 'auto';
+  }
+
+  /** The events applied so far, to deliver. */
+  private take(): Batch<T> {
+    const out = this.out;
+    this.out = [];
+    return out;
+  }
+
+  async *run(): AsyncGenerator<Batch<T>, void, undefined> {
+    while (!this.signal.aborted) {
+      try {
+        if (this.rv === undefined) {
+          if (this.watchListMode) yield* this.watch(true);
+          else {
+            yield* this.list();
+            yield* this.watch(false);
+          }
+        } else yield* this.watch(false);
+      } catch (err) {
+        // What was applied to the memory before the failure is delivered all the same.
+        if (this.out.length > 0) yield this.take();
+        if (this.signal.aborted) return;
+        const delayMs = this.failed(err);
+        if (delayMs > 0) {
+          try {
+            await sleep(this.clock, delayMs, this.signal);
+          } catch {
+            return;
+          }
+        }
+      }
+    }
+  }
+
+  /** Sorts out a failure; returns how long to wait before the next attempt. */
+  private failed(err: unknown): number {
+    const wasHealthy = this.healthy;
+    this.healthy = false;
+    if (isGone(err) || isTooLargeResourceVersion(err)) {
+      // The resourceVersion is no longer served: only a relist can catch up.
+      this.rv = undefined;
+      this.relistReason = 'expired';
+      return wasHealthy ? 0 : this.wait(err);
+    }
+    if (
+      this.verb === 'watch' &&
+      this.rv === undefined &&
+      this.watchListMode === 'auto' &&
+      (isInvalid(err) || isBadRequest(err))
+    ) {
+      this.watchListMode = false;
+      this.report({ type: 'fallback', resource: this.resource, from: 'watch-list', to: 'list', cause: err });
+      return 0;
+    }
+    if (err instanceof IncompleteWatchListError) this.relistReason = 'error';
+    const auth = isUnauthorized(err) || isForbidden(err) || (err instanceof ApiError && err.code === 403);
+    this.report({
+      type: 'error',
+      resource: this.resource,
+      verb: this.verb,
+      error: err,
+      message: this.describeError(err, auth),
+      auth,
+    });
+    if (this.rv === undefined && this.synced) this.relistReason = 'error';
+    return this.wait(err);
+  }
+
+  private wait(cause: unknown): number {
+    // A server that says how long to wait (429, 503 with Retry-After) is taken at its word.
+    const asked = cause instanceof ApiError && cause.retryAfter !== undefined ? cause.retryAfter * 1000 : 0;
+    const delayMs = Math.max(this.backoff.next(), asked);
+    this.report({ type: 'backoff', resource: this.resource, delayMs, attempt: this.backoff.attempt, cause });
+    return delayMs;
+  }
+
+  private describeError(err: unknown, auth: boolean): string {
+    const what = err instanceof Error ? err.message : String(err);
+    if (!auth) return `watcher of ${this.resource}: ${this.verb} failed: ${what}`;
+    const code = (err as ApiError).code;
+    const why =
+      code === 401
+        ? 'the server does not accept the client credentials (401 Unauthorized); renew them'
+        : `the client is not allowed to ${this.verb} them (403 Forbidden); grant "${this.verb}" on this resource in RBAC`;
+    return `watcher of ${this.resource}: cannot ${this.verb}: ${why}: ${what}`;
+  }
+
+  /** Makes a received object ready for delivery. */
+  private prepare(obj: T): T {
+    const out = this.o.metadataOnly ? (toPartialObjectMetadata(obj) as unknown as T) : obj;
+    return this.o.transform ? this.o.transform(out) : out;
+  }
+
+  /**
+   * An object of a (re)list: applied and queued for delivery when new or changed. `seen` is
+   * undefined when nothing was known when the relist began (the first list): then nothing can
+   * be stale or gone, and there is nothing to track.
+   */
+  private relisted(obj: T, seen: Set<string> | undefined): void {
+    const key = objectKey(obj);
+    if (seen === undefined) {
+      this.out.push({ type: 'ADDED', object: this.memory.set(key, obj), initialList: !this.synced });
+      return;
+    }
+    seen.add(key);
+    const old = this.memory.get(key);
+    if (old === undefined) {
+      this.out.push({ type: 'ADDED', object: this.memory.set(key, obj), initialList: !this.synced });
+    } else if (rvOf(old) !== rvOf(obj)) {
+      this.out.push({ type: 'MODIFIED', object: this.memory.set(key, obj), old });
+    }
+  }
+
+  /** The end of a (re)list: objects not seen in it are gone; then SYNCED. */
+  private finishRelist(
+    seen: Set<string> | undefined,
+    resourceVersion: string,
+    mode: ListMode,
+    started: number,
+  ) {
+    const gone: string[] = [];
+    if (seen) for (const key of this.memory.keys()) if (!seen.has(key)) gone.push(key);
+    const objects = seen ? seen.size : this.memory.size;
+    // The keys of a large collection: not to be kept alive by a generator frame while watching.
+    seen?.clear();
+    for (const key of gone) {
+      const old = this.memory.get(key);
+      this.memory.delete(key);
+      if (old !== undefined) this.out.push({ type: 'DELETED', object: old, finalStateUnknown: true });
+    }
+    this.rv = resourceVersion;
+    this.fullList = false;
+    const initial = !this.synced;
+    this.synced = true;
+    this.report({
+      type: 'synced',
+      resource: this.resource,
+      resourceVersion,
+      objects,
+      mode,
+      durationMs: this.clock.now() - started,
+    });
+    this.out.push({ type: 'SYNCED', resourceVersion, initial });
+  }
+
+  /** A change seen by a watch: applied and queued for delivery unless it is already known. */
+  private changed(type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: T): void {
+    const key = objectKey(obj);
+    const old = this.memory.get(key);
+    if (type === 'DELETED') {
+      if (old === undefined) return;
+      this.memory.delete(key);
+      this.out.push({ type: 'DELETED', object: obj, finalStateUnknown: false });
+    } else if (old === undefined) {
+      this.out.push({ type: 'ADDED', object: this.memory.set(key, obj), initialList: false });
+    } else if (rvOf(old) !== rvOf(obj)) {
+      this.out.push({ type: 'MODIFIED', object: this.memory.set(key, obj), old });
+    }
+  }
+
+  private selectors() {
+    return {
+      ...(this.o.labelSelector !== undefined && { labelSelector: this.o.labelSelector }),
+      ...(this.o.fieldSelector !== undefined && { fieldSelector: this.o.fieldSelector }),
+    };
+  }
+
+  /** A paged (or, after an expired continuation, whole) list, delivered as differences. */
+  private async *list(): AsyncGenerator<Batch<T>, void, undefined> {
+    this.verb = 'list';
+    this.report({ type: 'relisting', resource: this.resource, reason: this.relistReason, mode: 'list' });
+    const started = this.clock.now();
+    const seen = this.memory.size > 0 ? new Set<string>() : undefined;
+    const options = {
+      ...this.selectors(),
+      signal: this.signal,
+      ...(this.o.metadataOnly && { metadataOnly: true }),
+    };
+    let resourceVersion = '';
+    if (this.fullList || this.pageSize === 0) {
+      const list = await this.api.list(options);
+      resourceVersion = list.metadata.resourceVersion ?? '';
+      for (const item of list.items) this.relisted(this.prepare(item), seen);
+    } else {
+      let pages = 0;
+      try {
+        for await (const page of this.api.listPages({ ...options, limit: this.pageSize })) {
+          pages++;
+          resourceVersion = page.metadata.resourceVersion ?? resourceVersion;
+          for (const item of page.items) this.relisted(this.prepare(item), seen);
+          if (this.out.length > 0) yield this.take();
+        }
+      } catch (err) {
+        // The continuation expired (the list took longer than the server keeps history).
+        if (pages > 0 && isGone(err)) this.fullList = true;
+        throw err;
+      }
+    }
+    this.finishRelist(seen, resourceVersion, 'list', started);
+    yield this.take();
+  }
+
+  /**
+   * One watch stream. With `initial` it is a watch-list: the current state as ADDED events up
+   * to a bookmark marking their end, delivered as the differences of a relist, then changes.
+   */
+  private async *watch(initial: boolean): AsyncGenerator<Batch<T>, void, undefined> {
+    this.verb = 'watch';
+    const started = this.clock.now();
+    if (initial) {
+      this.report({
+        type: 'relisting',
+        resource: this.resource,
+        reason: this.relistReason,
+        mode: 'watch-list',
+      });
+    }
+    const ac = new AbortController();
+    const onAbort = () => ac.abort(this.signal.reason);
+    // The signal may have aborted while a list before this watch was being delivered.
+    if (this.signal.aborted) return;
+    this.signal.addEventListener('abort', onAbort, { once: true });
+    let lastActivity = started;
+    let idle = false;
+    let watchdog: { cancel(): void } | undefined;
+    const check = () => {
+      const quiet = this.clock.now() - lastActivity;
+      if (quiet >= this.idleTimeoutMs) {
+        idle = true;
+        ac.abort(new Error(`watch idle for ${Math.round(quiet)} ms`));
+      } else watchdog = this.clock.setTimer(check, this.idleTimeoutMs - quiet, { unref: true });
+    };
+    if (this.idleTimeoutMs > 0) watchdog = this.clock.setTimer(check, this.idleTimeoutMs, { unref: true });
+
+    // While the initial events of a watch-list arrive: the keys seen (none to track when nothing
+    // was known before); `relisting` is cleared at their end bookmark.
+    let relisting = initial;
+    let seen = initial && this.memory.size > 0 ? new Set<string>() : undefined;
+    let events = 0;
+    const mode = initial ? 'watch-list' : 'watch';
+    const from = initial ? undefined : this.rv;
+    try {
+      const stream = this.api.watchBatches({
+        ...this.selectors(),
+        ...(from !== undefined && { resourceVersion: from }),
+        allowWatchBookmarks: true,
+        ...(initial && { sendInitialEvents: true }),
+        timeoutSeconds: this.o.watchTimeoutSeconds ?? Math.floor(300 + Math.random() * 300),
+        signal: ac.signal,
+        ...(this.o.metadataOnly && { metadataOnly: true }),
+        onConnect: () => {
+          lastActivity = this.clock.now();
+          this.report({ type: 'connected', resource: this.resource, mode, resourceVersion: from });
+        },
+      });
+      for await (const batch of stream) {
+        lastActivity = this.clock.now();
+        events += batch.length;
+        for (const ev of batch) {
+          switch (ev.type) {
+            case 'ADDED':
+            case 'MODIFIED':
+            case 'DELETED': {
+              const obj = this.prepare(ev.object);
+              if (relisting) {
+                // Initial events of a watch-list: the state to reconcile against what was known.
+                if (ev.type !== 'DELETED') this.relisted(obj, seen);
+              } else {
+                this.changed(ev.type, obj);
+                if (ev.resourceVersion) this.rv = ev.resourceVersion;
+                this.healthy = true;
+              }
+              break;
+            }
+            case 'BOOKMARK':
+              if (!relisting) {
+                this.rv = ev.resourceVersion;
+                this.healthy = true;
+                this.report({
+                  type: 'bookmark',
+                  resource: this.resource,
+                  resourceVersion: ev.resourceVersion,
+                });
+              } else if (ev.initialEventsEnd) {
+                // From here on the stream carries changes after the bookmark, like any watch.
+                this.finishRelist(seen, ev.resourceVersion, 'watch-list', started);
+                relisting = false;
+                seen = undefined;
+              }
+              break;
+            case 'ERROR':
+              throw ev.error;
+          }
+        }
+        if (this.out.length > 0) yield this.take();
+      }
+    } finally {
+      watchdog?.cancel();
+      this.signal.removeEventListener('abort', onAbort);
+    }
+    this.afterStream(relisting, idle, events, started);
+  }
+
+  /** A stream ended without an error: resume, or count it as a failure when it was useless. */
+  private afterStream(incomplete: boolean, idle: boolean, events: number, started: number): void {
+    if (this.signal.aborted) return;
+    if (incomplete) throw new IncompleteWatchListError();
+    if (idle) {
+      this.report({
+        type: 'reconnecting',
+        resource: this.resource,
+        reason: 'idle',
+        resourceVersion: this.rv,
+      });
+      return;
+    }
+    const ms = this.clock.now() - started;
+    if (events === 0 && ms < 1000) throw new ShortWatchError(ms);
+    this.report({
+      type: 'reconnecting',
+      resource: this.resource,
+      reason: 'closed',
+      resourceVersion: this.rv,
+    });
+  }
+}

@@ -403,6 +403,23 @@ function buildRows(startup: Partial<Record<Mode, StartupResult>>, s: Partial<Rec
         });
       }
     }
+    for (const mode of ['memory', 'durable'] as const) {
+      const x = s[mode];
+      if (!x) continue;
+      rows.push({
+        metric: 'server CPU per create',
+        variant: mode,
+        unit: 'ms',
+        better: 'lower',
+        ours: x.create.serverCpuMsPerCreate,
+        ...(e && { etcd: e.create.serverCpuMsPerCreate }),
+        note:
+          (mode === 'memory'
+            ? 'CPU time (user + system) of the server process over the creates: unlike creates/s, it barely moves when other ' +
+              `processes share the machine; 1000 / it = creates/s one core could sustain: `
+            : '') + `${Math.round(1000 / x.create.serverCpuMsPerCreate).toLocaleString('en-US')}/s`,
+      });
+    }
   }
   for (const mode of ['memory', 'durable'] as const) {
     const l = s[mode]?.list;

@@ -53,6 +53,9 @@ describe('Store (memory)', () => {
     expect(page2.items.map((i) => i.object.metadata?.name)).toEqual(['d']);
     expect(page2.continueAfter).toBeUndefined();
     expect(s.list(collectionPrefix('', 'configmaps')).items).toHaveLength(5);
+    expect(s.count(prefix, page1.continueAfter!)).toBe(1);
+    expect(s.count(prefix, key('a'))).toBe(3);
+    expect(s.count(collectionPrefix('', 'configmaps'), key('a'))).toBe(4);
     const filtered = s.list(prefix, { filter: (o) => o.object.metadata?.name !== 'b', limit: 2 });
     expect(filtered.items.map((i) => i.object.metadata?.name)).toEqual(['a', 'c']);
   });

@@ -213,6 +213,19 @@ export class Store {
     return lo;
   }
 
+  /**
+   * How many objects lie under `prefix` after key `after`, as of `atRevision`. At the current
+   * revision this is two binary searches in the sorted keys (paginated lists report it on every page).
+   */
+  count(prefix: string, after: string, atRevision = this.rev): number {
+    if (atRevision !== this.rev) return this.list(prefix, { after, atRevision }).items.length;
+    const keys = this.buckets.get(bucketOf(prefix))?.sortedKeys() ?? [];
+    const from = lowerBound(keys, after >= prefix ? after : prefix, after >= prefix);
+    // Every key under the prefix sorts before prefix + U+FFFF.
+    const to = lowerBound(keys, `${prefix}\uffff`, false);
+    return Math.max(0, to - from);
+  }
+
   /** Creates `key`; fails with AlreadyExists when it is present. */
   create(key: string, object: KubeObject): Promise<StoredObject> {
     this.assertWritable();

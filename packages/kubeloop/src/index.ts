@@ -1,11 +1,17 @@
 /**
  * kubeloop — write Kubernetes operators in TypeScript.
  *
- * The root export is the object model shared by every part of kubeloop (and by the local
- * control plane): `Status` errors, label and field selectors, name and metadata validation.
+ * The root export is what an operator author starts with: the object model (`Status` errors,
+ * selectors, metadata validation — also alone as `kubeloop/api`) and resource declarations
+ * (`defineResource`, TypeBox's `Type`, Kubernetes' schema vocabulary `Kube`, `Static`).
+ *
+ * @example
+ * ```ts
+ * import { defineResource, Type, type Static } from 'kubeloop';
+ * export const Foo = defineResource({ group: 'example.com', version: 'v1', kind: 'Foo',
+ *   spec: Type.Object({ replicas: Type.Integer({ minimum: 1 }) }) });
+ * export type Foo = Static<typeof Foo>;
+ * ```
  */
-
-export * from './api/fields.js';
-export * from './api/labels.js';
-export * from './api/status.js';
-export * from './api/validation.js';
+export * from './api/index.js';
+export * from './schema/define/index.js';

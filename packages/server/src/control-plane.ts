@@ -3,6 +3,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { dirname } from 'node:path';
+import { Client } from 'kubeloop/client';
 import { namespaceLifecycle, SYSTEM_NAMESPACES } from './admission/namespace-lifecycle.js';
 import { CrdController } from './apiextensions/crd-controller.js';
 import { manageFields, manageScaleFields } from './apply/hooks.js';
@@ -13,7 +14,11 @@ import {
   type KeyPair,
 } from './auth/pki.js';
 import { authenticateClientCertificate } from './auth/x509.js';
+import { GarbageCollector } from './controllers/garbage-collector.js';
+import { Kubelet, type SimulatedNodesOptions } from './controllers/kubelet.js';
 import { NamespaceController } from './controllers/namespace.js';
+import { ReplicaSetController } from './controllers/replicaset.js';
+import { Scheduler } from './controllers/scheduler.js';
 import { Discovery } from './discovery/discovery.js';
 import { ApiServer, type UserInfo } from './http/api-server.js';
 import { Faults } from './http/faults.js';
@@ -43,6 +48,18 @@ export interface ControlPlaneOptions {
   name?: string;
   /** Where warnings and errors go (default: stderr as JSON lines). */
   log?: (level: 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
+  /**
+   * Run the built-in controllers of kube-controller-manager (default true): the garbage
+   * collector, and with simulated nodes their kubelet, the scheduler and the ReplicaSet controller. `false`: a bare API server (the
+   * namespace and CRD controllers still run).
+   */
+  controllers?: boolean;
+  /**
+   * Simulated nodes and their kubelet (default: one node, `kubeloop-node-1`; `startTestEnv`:
+   * none). Pods bound to them run, and are deleted gracefully; the scheduler and the ReplicaSet
+   * controller run with them (without nodes, pods and ReplicaSets stay untouched, as in envtest).
+   */
+  nodes?: SimulatedNodesOptions;
 }
 
 /** Connection settings for a client of the control plane. */
@@ -108,12 +125,14 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     });
     const registry = new Registry();
     const lifecycle = namespaceLifecycle(store);
+    let kubelet: Kubelet | undefined;
     const rest = new RestStorage(store, registry, {
       admit: (op, t, obj) => {
         lifecycle(op, t, obj);
         if (op === 'CREATE') crds.admitCreate(t);
       },
       allocate: serviceAllocator(store),
+      hasKubelet: (node) => kubelet?.runs(node) ?? false,
       manageFields,
       manageScaleFields,
     });
@@ -123,8 +142,15 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     const discovery = new Discovery(registry, () => address);
     const version = versionInfo();
     const openapi = createOpenApiEndpoints(registry, version.gitVersion!);
+    // The built-in controllers call the API with their own token, so that fault injection
+    // (meant for the client under test) leaves their requests alone.
+    const controllerToken = randomBytes(32).toString('base64url');
     const users = new Map<string, UserInfo>([
       [token, { username: 'kubeloop-admin', groups: ['system:masters', 'system:authenticated'] }],
+      [
+        controllerToken,
+        { username: 'system:kube-controller-manager', groups: ['system:masters', 'system:authenticated'] },
+      ],
     ]);
     let ready = false;
     const api = new ApiServer({
@@ -133,6 +159,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       discovery,
       openapi,
       faults,
+      exemptFromFaults: (req) => req.headers.authorization === `Bearer ${controllerToken}`,
       authenticate: (req) => {
         const fromCert = authenticateClientCertificate(req);
         if (fromCert) return fromCert;
@@ -180,6 +207,26 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     const url = `https://${host.includes(':') ? `[${host}]` : host}:${port}`;
     ready = true;
 
+    // Controllers talk to the server over HTTPS like any operator; they start in the background
+    // so that readiness does not wait for their informers to sync.
+    let controllerClient: Client | undefined;
+    let gc: GarbageCollector | undefined;
+    let scheduler: Scheduler | undefined;
+    let replicaSets: ReplicaSetController | undefined;
+    if (options.controllers !== false) {
+      controllerClient = new Client({ server: url, token: controllerToken, caData: ca.cert });
+      gc = new GarbageCollector(controllerClient, registry, { log });
+      gc.start();
+      if ((options.nodes?.count ?? 1) > 0) {
+        kubelet = new Kubelet(controllerClient, { ...options.nodes, log });
+        kubelet.start();
+        scheduler = new Scheduler(controllerClient, { log });
+        scheduler.start();
+        replicaSets = new ReplicaSetController(controllerClient, { log });
+        replicaSets.start();
+      }
+    }
+
     const kubeconfig = renderKubeconfig({ name, server: url, caCert: ca.cert, token });
     if (options.kubeconfigPath) {
       mkdirSync(dirname(options.kubeconfigPath), { recursive: true });
@@ -190,6 +237,11 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     const stop = () => {
       stopping ??= (async () => {
         ready = false;
+        await replicaSets?.stop();
+        await scheduler?.stop();
+        await kubelet?.stop();
+        await gc?.stop();
+        await controllerClient?.close();
         namespaces.stop();
         crds.stop();
         faults.dropWatches();
@@ -339,5 +391,6 @@ export function startTestEnv(options: TestEnvOptions = {}): Promise<ControlPlane
     host: '127.0.0.1',
     port: 0,
     log: options.log ?? (() => undefined),
+    nodes: { count: 0, ...options.nodes },
   });
 }

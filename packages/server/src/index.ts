@@ -15,4 +15,5 @@ export {
   startTestEnv,
   type TestEnvOptions,
 } from './control-plane.js';
+export { type NodeTaint, SIMULATE_ANNOTATION, type SimulatedNodesOptions } from './controllers/kubelet.js';
 export type { FaultAction, FaultMatch, FaultRule, Faults } from './http/faults.js';

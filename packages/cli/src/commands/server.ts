@@ -8,6 +8,20 @@ interface ServerFlags {
   kubeconfig?: string;
   dataDir?: string;
   watchHistory: string;
+  nodes: string;
+  nodeLabels?: string;
+}
+
+/** `k=v,k2=v2` into a label map. */
+function parseLabels(text: string): Record<string, string> {
+  const labels: Record<string, string> = {};
+  for (const pair of text.split(',').filter((p) => p.trim() !== '')) {
+    const eq = pair.indexOf('=');
+    if (eq <= 0)
+      throw new Error(`--node-labels wants key=value pairs separated by commas, got ${JSON.stringify(pair)}`);
+    labels[pair.slice(0, eq).trim()] = pair.slice(eq + 1).trim();
+  }
+  return labels;
 }
 
 /** `kubeloop server`: runs the local control plane until SIGINT/SIGTERM. */
@@ -27,6 +41,12 @@ export function registerServerCommand(program: Command): void {
       'changes kept for watch resume and consistent pagination (older: 410 Gone)',
       '10000',
     )
+    .option(
+      '--nodes <count>',
+      'simulated nodes (named kubeloop-node-1…) whose kubelet runs the pods bound to them',
+      '1',
+    )
+    .option('--node-labels <k=v,...>', 'labels of every simulated node')
     .action(async (flags: ServerFlags) => {
       const port = Number(flags.port);
       if (!Number.isInteger(port) || port < 0 || port > 65535) {
@@ -38,6 +58,11 @@ export function registerServerCommand(program: Command): void {
           `--watch-history must be a positive integer, got ${JSON.stringify(flags.watchHistory)}`,
         );
       }
+      const nodeCount = Number(flags.nodes);
+      if (!Number.isInteger(nodeCount) || nodeCount < 0) {
+        throw new Error(`--nodes must be a non-negative integer, got ${JSON.stringify(flags.nodes)}`);
+      }
+      const nodeLabels = flags.nodeLabels ? parseLabels(flags.nodeLabels) : undefined;
       const dataDir = flags.dataDir ? resolve(flags.dataDir) : undefined;
       const kubeconfigPath = resolve(
         flags.kubeconfig ?? (dataDir ? `${dataDir}/kubeconfig` : '.kubeloop/kubeconfig'),
@@ -47,6 +72,7 @@ export function registerServerCommand(program: Command): void {
         port,
         kubeconfigPath,
         watchHistorySize,
+        nodes: { count: nodeCount, ...(nodeLabels && { labels: nodeLabels }) },
         ...(dataDir && { dataDir }),
       });
       // Handlers first: a supervisor may signal the moment it reads the ready line.

@@ -10,7 +10,7 @@ import type { ResourceDefinition } from '../schema/define/resource.js';
 import type { CustomResourceDefinition, JSONSchemaProps } from '../schema/types.js';
 import { crdToTypeScript, parseCustomResourceDefinitions, schemaToTypeBox } from './typescript.js';
 
-const SCHEMA_INDEX = fileURLToPath(new URL('../schema/index.ts', import.meta.url));
+const SCHEMA_INDEX = fileURLToPath(new URL('../index.ts', import.meta.url));
 const TESTDATA = new URL('../schema/testdata/', import.meta.url);
 const FIXTURES = ['foo', 'foobar', 'genericdaemon', 'etcdcluster', 'kitchensink'] as const;
 const fixtureText = (n: string) => readFileSync(new URL(`${n}-crd.yaml`, TESTDATA), 'utf8');
@@ -54,7 +54,7 @@ function normalize(crdIn: CustomResourceDefinition): CustomResourceDefinition {
 describe('CRD → TypeScript', () => {
   it('declares a CRD with defineResource, Type and Kube', () => {
     const ts = crdToTypeScript(fixtureText('kitchensink'));
-    expect(ts).toContain("import { defineResource, Kube, type Static, Type } from 'kubeloop/schema';");
+    expect(ts).toContain("import { defineResource, Kube, type Static, Type } from 'kubeloop';");
     expect(ts).toContain('export const Sink = defineResource({');
     expect(ts).toContain('export type Sink = Static<typeof Sink>;');
     expect(ts).toContain("group: 'kitchen.example.com',");

@@ -59,7 +59,75 @@ export {
   toPartialObjectMetadata,
 } from './cache/transform.js';
 export { type Clock, FakeClock, realClock, sleep, type Timer, type TimerOptions } from './clock.js';
+export {
+  ControllerBuilder,
+  type ControllerDefinition,
+  type ControllerOptions,
+  controller,
+  type MapFn,
+  type WatchSpec,
+} from './controller/builder.js';
+export { Controller } from './controller/controller.js';
+export { isPanic, isTerminalError, ReconcileTimeoutError, TerminalError } from './controller/errors.js';
+export { ControllerMetrics, RECONCILE_TIME_BUCKETS, type ReconcileOutcome } from './controller/metrics.js';
+export {
+  and,
+  annotationsChanged,
+  generationChanged,
+  labelsChanged,
+  not,
+  or,
+  type Predicate,
+  predicate,
+  resourceVersionChanged,
+} from './controller/predicates.js';
+export type {
+  CacheReader,
+  GoneFn,
+  ObjectEventRecorder,
+  ReconcileContext,
+  Reconciled,
+  ReconcileFn,
+  ReconcileRequest,
+  ReconcileResult,
+} from './controller/types.js';
+export {
+  type Condition,
+  type ConditionInput,
+  findCondition,
+  isConditionTrue,
+  removeCondition,
+  setCondition,
+} from './helpers/conditions.js';
+export {
+  createOrPatch,
+  createOrUpdate,
+  type MutateFn,
+  type OperationResult,
+  type PatchOperationResult,
+} from './helpers/create-or-update.js';
+export { deepEqual, mergePatchBetween } from './helpers/diff.js';
+export {
+  addFinalizer,
+  finalize,
+  hasFinalizer,
+  isBeingDeleted,
+  removeFinalizer,
+} from './helpers/finalizers.js';
+export {
+  controllerOf,
+  OwnerReferenceError,
+  setControllerReference,
+  setOwnerReference,
+} from './helpers/owner.js';
+export { writeStatus } from './helpers/status.js';
 export { objectKey, splitKey } from './keys.js';
+export { ManagerCache } from './manager/cache.js';
+export { EventRecorder, type EventRecorderOptions, type EventType, microTime } from './manager/events.js';
+export { type LeaderElectionOptions, LeaderElector } from './manager/leader-election.js';
+export { LeaderElectionLostError, Manager, type ManagerOptions } from './manager/manager.js';
+export { atLeast, WriteTracker } from './manager/read-your-writes.js';
+export { trackingClient } from './manager/tracking-client.js';
 export { Backoff, type BackoffOptions } from './watcher/backoff.js';
 export {
   describeCollection,

@@ -50,7 +50,6 @@ export {
   validateDefaults,
 } from './crd.js';
 export { applyDefaultsStructural, defaultValue, pruneNonNullableNullsWithoutDefaults } from './defaulting.js';
-export * from './define/index.js';
 export { normalizeFormat, SUPPORTED_STRING_FORMATS, stringFormatChecker } from './formats.js';
 export {
   columnCell,

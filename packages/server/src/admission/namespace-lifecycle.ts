@@ -1,4 +1,4 @@
-import { ApiError } from 'kubeloop';
+import { ApiError } from 'kubeloop/api';
 import type { ResourceType } from '../registry/types.js';
 import { objectKey, type Store } from '../storage/store.js';
 import type { Obj } from '../util/object.js';

@@ -1,4 +1,4 @@
-import { ApiError } from 'kubeloop';
+import { ApiError } from 'kubeloop/api';
 import { apiVersionOf, type ResourceType } from '../registry/types.js';
 import type { StoredObject } from '../storage/types.js';
 import type { Obj } from '../util/object.js';

@@ -1,4 +1,4 @@
-import { ApiError } from 'kubeloop';
+import { ApiError } from 'kubeloop/api';
 import { describe, expect, it } from 'vitest';
 import { Registry } from '../registry/registry.js';
 import type { ResourceType } from '../registry/types.js';

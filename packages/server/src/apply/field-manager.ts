@@ -10,7 +10,7 @@
  *   are forced (the upgrade from client-side apply), and that annotation follows the configuration;
  * - `apiVersion`, `kind` and server-set metadata are never owned.
  */
-import { ApiError, fieldErrors, type StatusCause } from 'kubeloop';
+import { ApiError, fieldErrors, type StatusCause } from 'kubeloop/api';
 import { decodeProtobufObject, encodeProtobufObject, supportsProtobuf } from '../protobuf/index.js';
 import { apiVersionOf, type ResourceType } from '../registry/types.js';
 import { timestamp } from '../util/object.js';

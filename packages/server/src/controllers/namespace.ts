@@ -1,4 +1,4 @@
-import { ApiError } from 'kubeloop';
+import { ApiError } from 'kubeloop/api';
 import type { RestStorage } from '../registry/rest.js';
 import type { ResourceType } from '../registry/types.js';
 import { collectionPrefix } from '../storage/store.js';

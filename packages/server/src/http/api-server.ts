@@ -8,7 +8,7 @@ import {
   parseFieldSelector,
   parseLabelSelector,
   type StatusCause,
-} from 'kubeloop';
+} from 'kubeloop/api';
 import { parse as parseYaml, stringify as toYaml } from 'yaml';
 import { presentAs } from '../apiextensions/conversion.js';
 import { scaleWithManagedFields } from '../apply/hooks.js';
@@ -65,6 +65,8 @@ export interface ApiServerOptions {
   discovery: Discovery;
   openapi: OpenApiEndpoints;
   faults: Faults;
+  /** Requests fault injection leaves alone (the built-in controllers' own requests). */
+  exemptFromFaults?(req: IncomingMessage): boolean;
   authenticate(req: IncomingMessage): UserInfo | undefined;
   version: Record<string, string>;
   bookmarkIntervalMs: number;
@@ -106,7 +108,8 @@ export class ApiServer {
     const method = req.method ?? 'GET';
     const info = parseRequestInfo(method, path, query);
 
-    const fault = this.o.faults.take(info);
+    const exempt = this.o.exemptFromFaults?.(req) === true;
+    const fault = exempt ? undefined : this.o.faults.take(info);
     if (fault) {
       if ('drop' in fault) {
         req.socket.destroy();
@@ -215,7 +218,8 @@ export class ApiServer {
     if (
       info.subresource &&
       !(info.subresource === 'status' && t.subresources.status) &&
-      !(info.subresource === 'scale' && t.subresources.scale)
+      !(info.subresource === 'scale' && t.subresources.scale) &&
+      !(info.subresource === 'binding' && t.group === '' && t.resource === 'pods')
     ) {
       req.resume();
       throw NOT_FOUND();
@@ -236,11 +240,13 @@ export class ApiServer {
       throw NOT_FOUND();
     }
     const verb = info.verb;
-    const allowed = info.subresource ? ['get', 'update', 'patch'] : t.verbs;
+    const allowed =
+      info.subresource === 'binding' ? ['create'] : info.subresource ? ['get', 'update', 'patch'] : t.verbs;
     // Routes exist per verb: PUT or PATCH of a collection, POST to an object or a subresource
     // without an object match no route, which go-restful answers with a 405.
     const needsName = ['get', 'update', 'patch', 'delete'].includes(verb) || info.subresource !== '';
-    const forbidsName = verb === 'create' || verb === 'deletecollection' || verb === 'list';
+    const forbidsName =
+      (verb === 'create' && !info.subresource) || verb === 'deletecollection' || verb === 'list';
     if (
       !(allowed as readonly string[]).includes(verb) ||
       (needsName && !info.name) ||
@@ -263,6 +269,21 @@ export class ApiServer {
         this.watch(req, res, t, namespace, name, query, info);
         return;
       case 'create': {
+        if (info.subresource === 'binding') {
+          const { obj } = await this.readBody(req);
+          await this.o.rest.bind(t, namespace, name, obj, {
+            dryRun,
+            fieldManager: writeManager(req, query, 'CreateOptions'),
+          });
+          this.sendJson(req, res, 201, {
+            kind: 'Status',
+            apiVersion: 'v1',
+            metadata: {},
+            status: 'Success',
+            code: 201,
+          });
+          return;
+        }
         const { obj, raw } = await this.readObject(req, t);
         const fieldManager = writeManager(req, query, 'CreateOptions');
         const warnings = keepManagedFieldsReset(obj, () => this.checkFields(t, obj, raw, query, 'create'));
@@ -415,7 +436,8 @@ export class ApiServer {
       maxBufferedBytes: 64 * 1024 * 1024,
       representation: neg.representation,
       includeObject: includeObject(query),
-      track: (close) => this.o.faults.trackWatch(info, close),
+      track: (close) =>
+        this.o.exemptFromFaults?.(req) ? () => undefined : this.o.faults.trackWatch(info, close),
     });
   }
 

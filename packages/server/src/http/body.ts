@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { ApiError } from 'kubeloop';
+import { ApiError } from 'kubeloop/api';
 import { parse as parseYaml } from 'yaml';
 
 /** The largest request body the server accepts (kube-apiserver's limit: 3 MiB). */

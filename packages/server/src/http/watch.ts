@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { ApiError } from 'kubeloop';
+import { ApiError } from 'kubeloop/api';
 import { presentAs } from '../apiextensions/conversion.js';
 import type { ListParams, RestStorage } from '../registry/rest.js';
 import { parseResourceVersion } from '../registry/rest.js';

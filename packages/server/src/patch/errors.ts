@@ -4,7 +4,7 @@
  *
  * @internal
  */
-import { ApiError } from 'kubeloop';
+import { ApiError } from 'kubeloop/api';
 
 /**
  * 422 as built by `errors.NewGenericServerResponse(422, …)`: the apiserver drops the underlying

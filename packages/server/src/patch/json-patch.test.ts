@@ -1,4 +1,4 @@
-import { ApiError, type Status } from 'kubeloop';
+import { ApiError, type Status } from 'kubeloop/api';
 import { describe, expect, it } from 'vitest';
 import { applyJsonPatch, MAX_JSON_PATCH_OPERATIONS } from './json-patch.js';
 

@@ -17,7 +17,7 @@
  * does not say why.
  */
 import jsonpatch, { type Operation } from 'fast-json-patch';
-import { ApiError } from 'kubeloop';
+import { ApiError } from 'kubeloop/api';
 import { patchBadRequest, patchUnprocessable } from './errors.js';
 import { cloneJson, getOwn, hasOwn, isObj, jsonEqual, jsonKindName, type Obj } from './json-value.js';
 import type { PatchOptions } from './options.js';

@@ -4,7 +4,7 @@
  * `modified`), `threeWay` to `current` gives `result`. The schema mirrors the Go test's
  * `MergeItem` struct tags.
  */
-import { isBadRequest } from 'kubeloop';
+import { isBadRequest } from 'kubeloop/api';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { patchMetaFromSchema } from './patch-meta.js';

@@ -1,4 +1,4 @@
-import { ApiError } from 'kubeloop';
+import { ApiError } from 'kubeloop/api';
 import { describe, expect, it } from 'vitest';
 import { patchMetaForDefinition } from './patch-meta.js';
 import { applyStrategicMergePatch } from './strategic-merge-patch.js';

@@ -1,4 +1,4 @@
-import { ApiError } from 'kubeloop';
+import { ApiError } from 'kubeloop/api';
 import { describe, expect, test } from 'vitest';
 import { formatDuration, formatMicroTime, formatTime } from './format.js';
 import { decodeProtobufObject, encodeMessage, encodeProtobufObject, supportsProtobuf } from './index.js';

@@ -14,7 +14,7 @@
  * }
  * ```
  */
-import { ApiError } from 'kubeloop';
+import { ApiError } from 'kubeloop/api';
 import { DecodeContext, decodeEnvelope, readUnknown, UnsupportedType } from './decode.js';
 import { K8S_PROTO } from './table.js';
 import { ProtoWireError } from './wire.js';

@@ -1,4 +1,4 @@
-import { ApiError } from 'kubeloop';
+import { ApiError } from 'kubeloop/api';
 import { collectionPrefix, type Store } from '../storage/store.js';
 import { isObject, type Obj } from '../util/object.js';
 import type { ResourceType } from './types.js';

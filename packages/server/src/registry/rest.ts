@@ -10,7 +10,7 @@ import {
   matchesLabels,
   type StatusCause,
   validateObjectMeta,
-} from 'kubeloop';
+} from 'kubeloop/api';
 import { fromStorageVersion, toStorageVersion } from '../apiextensions/conversion.js';
 import { collectionPrefix, objectKey, StorageError, type Store } from '../storage/store.js';
 import type { KubeObject, StoredObject } from '../storage/types.js';
@@ -67,6 +67,12 @@ export interface RestHooks {
     obj: Obj,
     old: Obj | undefined,
   ): void | Promise<void>;
+  /**
+   * Whether a kubelet runs the node a pod is bound to: only then is a pod deleted gracefully
+   * (it gets a `deletionTimestamp` and the kubelet removes it after the grace period). Pods on
+   * other nodes go at once, as the pod garbage collector would remove them from a missing node.
+   */
+  hasKubelet?(nodeName: string): boolean;
   /** Fills server-allocated fields (Service clusterIP…) on create and update. */
   allocate?(t: ResourceType, obj: Obj, old: Obj | undefined): void;
   /**
@@ -234,8 +240,7 @@ export class RestStorage {
         start: result.continueAfter.slice(prefix.length),
       });
       if (!filter) {
-        const all = this.store.list(prefix, { after: result.continueAfter, atRevision: result.revision });
-        out.remainingItemCount = all.items.length;
+        out.remainingItemCount = this.store.count(prefix, result.continueAfter, result.revision);
       }
     }
     return out;
@@ -490,6 +495,30 @@ export class RestStorage {
     const wanted = [...finalizers];
     for (const f of [...(t.deletionFinalizers ?? []), ...(extra ? [extra] : [])])
       if (!wanted.includes(f)) wanted.push(f);
+    const podGrace = this.podGracePeriod(t, current.object as Obj, opts);
+    if (podGrace > 0) {
+      let next: Obj | undefined;
+      const existing =
+        typeof cm.deletionGracePeriodSeconds === 'number' ? cm.deletionGracePeriodSeconds : undefined;
+      if (!cm.deletionTimestamp || (existing !== undefined && podGrace < existing)) {
+        // A second delete may only shorten the grace period (Kubernetes' BeforeDelete).
+        const start = cm.deletionTimestamp
+          ? Date.parse(String(cm.deletionTimestamp)) - (existing ?? 0) * 1000
+          : Date.now();
+        next = clone(current.object) as Obj;
+        const nm = meta(next);
+        nm.deletionTimestamp = timestamp(new Date(start + podGrace * 1000));
+        nm.deletionGracePeriodSeconds = podGrace;
+        if (wanted.length > 0) nm.finalizers = wanted;
+      }
+      if (!next) return { stored: current, deleted: false };
+      if (ctx.dryRun) return { stored: dryRunResult(key, next), deleted: false };
+      try {
+        return { stored: await this.store.update(key, next, current.revision), deleted: false };
+      } catch (err) {
+        throw this.storageError(err, t, name);
+      }
+    }
     const graceful = this.gracefulDeletion(t, current.object as Obj);
     const isNamespace = t.group === '' && t.resource === 'namespaces';
 
@@ -549,6 +578,97 @@ export class RestStorage {
    * Deletions that wait for someone else: a namespace until the namespace controller has emptied
    * it (its `spec.finalizers`). Pods on a node will wait for their kubelet once one exists.
    */
+  /**
+   * `POST pods/<name>/binding` (Kubernetes' `BindingREST`): assigns a pod that has no node yet
+   * to `binding.target.name`, merges the binding's annotations and marks it `PodScheduled`.
+   * This is how schedulers bind; `spec.nodeName` is otherwise immutable.
+   */
+  async bind(
+    t: ResourceType,
+    namespace: string | undefined,
+    name: string,
+    binding: Obj,
+    ctx: WriteContext,
+  ): Promise<void> {
+    const bm = isObject(binding.metadata) ? binding.metadata : {};
+    if (bm.name !== name) throw ApiError.badRequest('name in URL does not match name in Binding object');
+    const target = isObject(binding.target) ? binding.target : {};
+    const causes: StatusCause[] = [];
+    if (target.kind !== undefined && target.kind !== '' && target.kind !== 'Node')
+      causes.push({
+        reason: 'FieldValueNotSupported',
+        field: 'target.kind',
+        message: `Unsupported value: ${JSON.stringify(target.kind)}: supported values: "", "Node"`,
+      });
+    if (typeof target.name !== 'string' || target.name === '')
+      causes.push({ reason: 'FieldValueRequired', field: 'target.name', message: 'Required value' });
+    if (causes.length > 0) throw ApiError.invalid({ group: '', kind: 'Binding' }, name, causes);
+    const node = target.name as string;
+    const conflict = (why: string) => ApiError.conflict({ group: '', resource: 'pods/binding' }, name, why);
+    for (;;) {
+      const current = this.get(t, namespace, name);
+      const pod = current.object as Obj;
+      const pm = pod.metadata as Obj;
+      const spec = isObject(pod.spec) ? pod.spec : {};
+      if (pm.deletionTimestamp) throw conflict(`pod ${name} is being deleted, cannot be assigned to a host`);
+      if (spec.nodeName)
+        throw conflict(`pod ${name} is already assigned to node ${JSON.stringify(spec.nodeName)}`);
+      const next = clone(pod) as Obj;
+      (next.spec as Obj).nodeName = node;
+      const annotations = isObject(bm.annotations) ? bm.annotations : {};
+      if (Object.keys(annotations).length > 0) {
+        const nm = meta(next);
+        nm.annotations = { ...(isObject(nm.annotations) ? nm.annotations : {}), ...annotations };
+      }
+      if (!isObject(next.status)) next.status = {};
+      const status = next.status as Obj;
+      const conditions = (Array.isArray(status.conditions) ? status.conditions : []) as Obj[];
+      const scheduled = conditions.find((c) => c.type === 'PodScheduled');
+      if (!scheduled)
+        conditions.push({
+          type: 'PodScheduled',
+          status: 'True',
+          lastProbeTime: null,
+          lastTransitionTime: timestamp(),
+        });
+      else if (scheduled.status !== 'True')
+        Object.assign(scheduled, {
+          status: 'True',
+          lastTransitionTime: timestamp(),
+          reason: undefined,
+          message: undefined,
+        });
+      if (scheduled)
+        for (const k of ['reason', 'message']) if (scheduled[k] === undefined) delete scheduled[k];
+      status.conditions = conditions;
+      if (ctx.dryRun) return;
+      try {
+        await this.store.update(this.key(t, namespace, name), next, current.revision);
+        return;
+      } catch (err) {
+        // Someone else wrote the pod meanwhile: read it again (a GuaranteedUpdate).
+        if (err instanceof StorageError && err.code === 'Conflict') continue;
+        throw this.storageError(err, t, name);
+      }
+    }
+  }
+
+  /**
+   * The grace period of a pod's deletion (Kubernetes' pod strategy `CheckGracefulDelete`): the
+   * request's, else the pod's `terminationGracePeriodSeconds` (30); 0 for a pod not scheduled,
+   * already terminated, or on a node no kubelet runs. 0 for every other kind.
+   */
+  private podGracePeriod(t: ResourceType, pod: Obj, opts: DeleteParams): number {
+    if (t.group !== '' || t.resource !== 'pods') return 0;
+    const spec = isObject(pod.spec) ? pod.spec : {};
+    const phase = isObject(pod.status) ? pod.status.phase : undefined;
+    if (typeof spec.nodeName !== 'string' || !spec.nodeName) return 0;
+    if (phase === 'Succeeded' || phase === 'Failed') return 0;
+    if (!this.hooks.hasKubelet?.(spec.nodeName)) return 0;
+    if (typeof opts.gracePeriodSeconds === 'number') return Math.max(0, opts.gracePeriodSeconds);
+    return typeof spec.terminationGracePeriodSeconds === 'number' ? spec.terminationGracePeriodSeconds : 30;
+  }
+
   private gracefulDeletion(t: ResourceType, obj: Obj): boolean {
     return (
       t.group === '' &&

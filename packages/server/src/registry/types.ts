@@ -1,4 +1,4 @@
-import type { NameValidation } from 'kubeloop';
+import type { NameValidation } from 'kubeloop/api';
 import type { CompiledSchema, JSONSchemaProps } from 'kubeloop/schema';
 import type { KindBehaviour } from './builtin/index.js';
 

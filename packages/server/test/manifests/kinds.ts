@@ -2,7 +2,7 @@
  * The seeds' kinds declared in TypeScript with `defineResource` — what an operator author
  * writes instead of Go types with markers — plus a kitchen-sink kind that uses every feature.
  */
-import { defineResource, Kube, type Static, Type } from 'kubeloop/schema';
+import { defineResource, Kube, type Static, Type } from 'kubeloop';
 
 /** sample-controller's Foo (seed 003). */
 export const Foo = defineResource({

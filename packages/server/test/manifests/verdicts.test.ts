@@ -4,8 +4,9 @@
  * (which serves the CRD that declaration generated). The verdicts, the error messages and
  * causes, the stored objects (defaults, pruning) and the warnings must be the same.
  */
+
+import type { ResourceDefinition } from 'kubeloop';
 import { ApiError } from 'kubeloop';
-import type { ResourceDefinition } from 'kubeloop/schema';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ControlPlane } from '../../src/index.js';
 import { startTestEnv } from '../../src/index.js';

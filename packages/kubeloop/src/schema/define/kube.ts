@@ -266,7 +266,7 @@ function Conditions(options: TArrayOptions = {}): TArray<TUnsafe<Condition>> {
  *
  * @example
  * ```ts
- * import { Kube, Type, defineResource } from 'kubeloop/schema';
+ * import { Kube, Type, defineResource } from 'kubeloop';
  * const spec = Type.Object({
  *   port: Kube.IntOrString(),
  *   memory: Type.Optional(Kube.Quantity()),

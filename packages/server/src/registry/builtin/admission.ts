@@ -1,5 +1,5 @@
 /** admissionregistration.k8s.io/v1 Mutating- and ValidatingWebhookConfigurations. */
-import type { StatusCause } from 'kubeloop';
+import type { StatusCause } from 'kubeloop/api';
 import { ageColumn, col, type KindBehaviour, nameColumn } from './types.js';
 import {
   def,

@@ -1,5 +1,5 @@
 /** apiextensions.k8s.io/v1 CustomResourceDefinitions: defaults and the checks of the CRD's own fields. */
-import type { StatusCause } from 'kubeloop';
+import type { StatusCause } from 'kubeloop/api';
 import {
   type CustomResourceDefinition,
   setCustomResourceDefinitionDefaults,

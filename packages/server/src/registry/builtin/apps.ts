@@ -1,5 +1,5 @@
 /** apps/v1 kinds: deployments, replicasets, statefulsets and daemonsets. */
-import type { StatusCause } from 'kubeloop';
+import type { StatusCause } from 'kubeloop/api';
 import { defaultClaimSpec } from './core.js';
 import { docs } from './descriptions.js';
 import { defaultPodTemplate, validatePodTemplate } from './podspec.js';

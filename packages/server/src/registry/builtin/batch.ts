@@ -1,5 +1,5 @@
 /** batch/v1 Jobs: defaults (with the generated selector), validation, printer and field selectors. */
-import type { StatusCause } from 'kubeloop';
+import type { StatusCause } from 'kubeloop/api';
 import { containerCells } from './apps.js';
 import { docs } from './descriptions.js';
 import { defaultPodTemplate, validatePodTemplate } from './podspec.js';

@@ -1,5 +1,5 @@
 /** coordination.k8s.io/v1 Leases. */
-import type { StatusCause } from 'kubeloop';
+import type { StatusCause } from 'kubeloop/api';
 import { docs } from './descriptions.js';
 import { ageColumn, col, type KindBehaviour, nameColumn } from './types.js';
 import { dig, invalid, isObj, numOr, since, str } from './util.js';

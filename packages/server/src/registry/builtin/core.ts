@@ -2,7 +2,7 @@
  * core/v1 kinds: namespaces, configmaps, secrets, services, endpoints, pods, nodes,
  * serviceaccounts, events and persistentvolumeclaims.
  */
-import type { StatusCause } from 'kubeloop';
+import type { StatusCause } from 'kubeloop/api';
 import { docs } from './descriptions.js';
 import { defaultPod, validatePodSpec, validatePodUpdate } from './podspec.js';
 import { ageColumn, col, type KindBehaviour, nameColumn } from './types.js';

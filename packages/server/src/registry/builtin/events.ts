@@ -2,7 +2,7 @@
  * events.k8s.io/v1 Events. The API server stores them as core events, so the printer and the
  * legacy validation work on the core view of the object.
  */
-import type { StatusCause } from 'kubeloop';
+import type { StatusCause } from 'kubeloop/api';
 import { type CoreEventView, eventColumns, eventRow, legacyValidateEvent } from './core.js';
 import type { KindBehaviour } from './types.js';
 import { dig, immutable, int, invalid, isObj, type Obj, objAt, parseTime, required, str } from './util.js';

@@ -4,7 +4,7 @@
  * `pkg/apis/core/v1/defaults.go`, the Pod-only defaults and admission plugins, and the parts of
  * `ValidatePodSpec` a user plausibly trips over.
  */
-import type { StatusCause } from 'kubeloop';
+import type { StatusCause } from 'kubeloop/api';
 import {
   addQuantity,
   arr,

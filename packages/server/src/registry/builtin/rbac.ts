@@ -1,5 +1,5 @@
 /** rbac.authorization.k8s.io/v1: Roles, ClusterRoles, RoleBindings and ClusterRoleBindings. */
-import type { StatusCause } from 'kubeloop';
+import type { StatusCause } from 'kubeloop/api';
 import { createdAtBehaviour } from './default.js';
 import { docs } from './descriptions.js';
 import { ageColumn, col, type KindBehaviour, nameColumn } from './types.js';

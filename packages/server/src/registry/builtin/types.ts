@@ -1,4 +1,4 @@
-import type { StatusCause } from 'kubeloop';
+import type { StatusCause } from 'kubeloop/api';
 import { docs } from './descriptions.js';
 
 /** `metav1.TableColumnDefinition`: one column of a server-side `Table`. */

@@ -3,7 +3,7 @@
  * `field.Error` causes with Go's value formatting, the name rules of `k8s.io/apimachinery/pkg/util/validation`,
  * label selectors, resource quantities and kubectl's `duration.HumanDuration`.
  */
-import type { StatusCause } from 'kubeloop';
+import type { StatusCause } from 'kubeloop/api';
 
 export type Obj = Record<string, unknown>;
 

@@ -1,0 +1,10 @@
+/**
+ * `kubeloop/api` — the object model alone: `Status` errors, label and field selectors, metadata
+ * validation. The root `kubeloop` export re-exports it together with `defineResource`; code that
+ * must stay light (the local control plane) imports this subpath.
+ */
+
+export * from './fields.js';
+export * from './labels.js';
+export * from './status.js';
+export * from './validation.js';

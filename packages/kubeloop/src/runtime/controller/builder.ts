@@ -1,0 +1,213 @@
+/**
+ * The controller builder (controller-runtime's `builder`): name the reconciled kind, the kinds
+ * it owns and watches, filters, scope and concurrency; end with the reconcile function.
+ */
+import type { ResourceDescriptor } from '../../client/descriptor.js';
+import type { LabelSelectorInput } from '../../client/options.js';
+import type { KubeObject } from '../../client/types.js';
+import type { ControllerPermissions, PolicyRule } from '../../manifests/rbac.js';
+import type { RateLimiter } from '../workqueue/rate-limiter.js';
+import type { Predicate } from './predicates.js';
+import type { GoneFn, ReconcileFn, ReconcileRequest } from './types.js';
+
+/**
+ * Maps an object of a watched kind to the requests it should trigger.
+ *
+ * @example
+ * ```ts
+ * const bySecret: MapFn<Secret> = (s) => [{ namespace: s.metadata!.namespace!, name: s.metadata!.labels!.app! }];
+ * ```
+ */
+export type MapFn<W> = (obj: W) => readonly ReconcileRequest[];
+
+/** A watched kind beside the primary one. @internal shape, read by the manager. */
+export interface WatchSpec {
+  readonly kind: ResourceDescriptor;
+  /** `owns`: enqueue the controller owner of the primary kind; `watches`: the mapping function. */
+  readonly relation: 'owns' | 'watches';
+  readonly map?: MapFn<KubeObject>;
+  readonly predicates: readonly Predicate[];
+  readonly labelSelector?: LabelSelectorInput;
+}
+
+/**
+ * Tuning of a controller.
+ *
+ * @example
+ * ```ts
+ * controller(Foo).withOptions({ maxConcurrentReconciles: 4, reconcileTimeoutMs: 60_000 })
+ * ```
+ */
+export interface ControllerOptions {
+  /** Reconciles running at once (default 1). One key is never reconciled twice at once. */
+  maxConcurrentReconciles?: number;
+  /** Aborts (and retries) a reconcile that runs longer (default: no limit). */
+  reconcileTimeoutMs?: number;
+  /** Backoff of failed keys (default `defaultControllerRateLimiter()`). */
+  rateLimiter?: RateLimiter<string>;
+}
+
+/**
+ * A finished controller: give it to `Manager.add()`. Also carries the RBAC rules it needs
+ * (`permissions`) for `kubeloop/manifests`.
+ *
+ * @example
+ * ```ts
+ * rbacManifests({ controllers: [fooController.permissions] }, names);
+ * ```
+ */
+export interface ControllerDefinition<T extends KubeObject = KubeObject> {
+  readonly name: string;
+  readonly kind: ResourceDescriptor<T>;
+  readonly predicates: readonly Predicate<T>[];
+  readonly watches: readonly WatchSpec[];
+  /** Namespace the controller's informers watch (`''`: all). */
+  readonly namespace: string;
+  readonly labelSelector?: LabelSelectorInput;
+  readonly options: Readonly<ControllerOptions>;
+  readonly reconcileFn: ReconcileFn<T>;
+  readonly goneFn?: GoneFn;
+  readonly permissions: ControllerPermissions;
+}
+
+interface State<T extends KubeObject> {
+  name?: string;
+  kind: ResourceDescriptor<T>;
+  predicates: Predicate<T>[];
+  watches: WatchSpec[];
+  namespace: string;
+  labelSelector?: LabelSelectorInput;
+  options: ControllerOptions;
+  goneFn?: GoneFn;
+  extraRules: PolicyRule[];
+}
+
+/**
+ * Builds a controller step by step; every step returns a new builder (a builder can be
+ * shared as a template).
+ */
+export class ControllerBuilder<T extends KubeObject> {
+  /** @internal use {@link controller}. */
+  constructor(private readonly state: State<T>) {}
+
+  private with(patch: Partial<State<T>>): ControllerBuilder<T> {
+    return new ControllerBuilder({ ...this.state, ...patch });
+  }
+
+  /** The controller's name in logs and metrics (default: the kind, lowercased). */
+  named(name: string): ControllerBuilder<T> {
+    return this.with({ name });
+  }
+
+  /**
+   * Children the controller creates with a controller owner reference to the primary object:
+   * a change or deletion of a child reconciles its owner.
+   */
+  owns<C extends KubeObject>(
+    kind: ResourceDescriptor<C>,
+    options: { predicates?: Predicate<C>[] } = {},
+  ): ControllerBuilder<T> {
+    const spec: WatchSpec = { kind, relation: 'owns', predicates: (options.predicates ?? []) as Predicate[] };
+    return this.with({ watches: [...this.state.watches, spec] });
+  }
+
+  /**
+   * Any other kind, mapped to requests by `map` (e.g. the Foos that reference a Secret).
+   *
+   * @example
+   * ```ts
+   * controller(Foo).watches(Secret, (s) => foosUsing(s).map((f) => ({ namespace: f.ns, name: f.name })))
+   * ```
+   */
+  watches<W extends KubeObject>(
+    kind: ResourceDescriptor<W>,
+    map: MapFn<W>,
+    options: { predicates?: Predicate<W>[]; labelSelector?: LabelSelectorInput } = {},
+  ): ControllerBuilder<T> {
+    const spec: WatchSpec = {
+      kind,
+      relation: 'watches',
+      map: map as MapFn<KubeObject>,
+      predicates: (options.predicates ?? []) as Predicate[],
+      ...(options.labelSelector !== undefined && { labelSelector: options.labelSelector }),
+    };
+    return this.with({ watches: [...this.state.watches, spec] });
+  }
+
+  /** Filters of the primary kind's events (all must pass). */
+  withPredicates(...predicates: Predicate<T>[]): ControllerBuilder<T> {
+    return this.with({ predicates: [...this.state.predicates, ...predicates] });
+  }
+
+  /** Watches one namespace only (every kind of the controller). */
+  inNamespace(namespace: string): ControllerBuilder<T> {
+    return this.with({ namespace });
+  }
+
+  /** Reconciles only primary objects matching the selector. */
+  withLabelSelector(labelSelector: LabelSelectorInput): ControllerBuilder<T> {
+    return this.with({ labelSelector });
+  }
+
+  /** Concurrency, timeout, backoff. */
+  withOptions(options: ControllerOptions): ControllerBuilder<T> {
+    return this.with({ options: { ...this.state.options, ...options } });
+  }
+
+  /** What the reconcile does beyond its kinds (reading Secrets, …), for the generated RBAC. */
+  needs(...rules: PolicyRule[]): ControllerBuilder<T> {
+    return this.with({ extraRules: [...this.state.extraRules, ...rules] });
+  }
+
+  /** Called with the key when the object is gone (rarely needed: prefer finalizers). */
+  onGone(fn: GoneFn): ControllerBuilder<T> {
+    return this.with({ goneFn: fn });
+  }
+
+  /** The reconcile function; finishes the controller. */
+  reconcile(fn: ReconcileFn<T>): ControllerDefinition<T> {
+    const s = this.state;
+    const owns = s.watches.filter((w) => w.relation === 'owns').map((w) => w.kind);
+    const watches = s.watches.filter((w) => w.relation === 'watches').map((w) => w.kind);
+    return Object.freeze({
+      name: s.name ?? s.kind.kind.toLowerCase(),
+      kind: s.kind,
+      predicates: s.predicates,
+      watches: s.watches,
+      namespace: s.namespace,
+      ...(s.labelSelector !== undefined && { labelSelector: s.labelSelector }),
+      options: s.options,
+      reconcileFn: fn,
+      ...(s.goneFn && { goneFn: s.goneFn }),
+      permissions: {
+        for: s.kind,
+        ...(owns.length > 0 && { owns }),
+        ...(watches.length > 0 && { watches }),
+        ...(s.extraRules.length > 0 && { extraRules: s.extraRules }),
+      },
+    });
+  }
+}
+
+/**
+ * Starts a controller of a kind.
+ *
+ * @example
+ * ```ts
+ * export const fooController = controller(Foo)
+ *   .owns(Deployment)
+ *   .reconcile(async (foo, { client }) => {
+ *     await client.apply(deploymentFor(foo), { fieldManager: 'foo-controller' });
+ *   });
+ * ```
+ */
+export function controller<T extends KubeObject>(kind: ResourceDescriptor<T>): ControllerBuilder<T> {
+  return new ControllerBuilder<T>({
+    kind,
+    predicates: [],
+    watches: [],
+    namespace: '',
+    options: {},
+    extraRules: [],
+  });
+}

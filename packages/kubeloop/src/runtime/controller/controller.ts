@@ -1,0 +1,274 @@
+/**
+ * A running controller: informers feed a rate-limited workqueue of keys; workers reconcile
+ * them (client-go's sample-controller loop, controller-runtime's `controller`).
+ */
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Client } from '../../client/client.js';
+import { parseApiVersion } from '../../client/descriptor.js';
+import type { KubeObject } from '../../client/types.js';
+import type { EventHandler, Informer } from '../cache/informer.js';
+import { objectKey, splitKey } from '../keys.js';
+import type { ManagerCache } from '../manager/cache.js';
+import type { EventRecorder } from '../manager/events.js';
+import type { WorkQueueMetrics } from '../workqueue/metrics.js';
+import { WorkQueue } from '../workqueue/queue.js';
+import type { ControllerDefinition, WatchSpec } from './builder.js';
+import { isPanic, isTerminalError, ReconcileTimeoutError } from './errors.js';
+import type { ControllerMetrics, ReconcileOutcome } from './metrics.js';
+import { allow } from './predicates.js';
+import type { ReconcileContext, Reconciled, ReconcileRequest } from './types.js';
+
+/** What a controller borrows from its manager. @internal */
+export interface ControllerDeps {
+  client: Client;
+  /** A client whose reads are not cached (namespace scope discovery). */
+  rawClient: Client;
+  cache: ManagerCache;
+  events: EventRecorder;
+  log: Logger;
+  metrics: ControllerMetrics;
+  queueMetrics: WorkQueueMetrics;
+}
+
+const keyOf = (r: ReconcileRequest) => (r.namespace ? `${r.namespace}/${r.name}` : r.name);
+
+/**
+ * One controller of a manager. Made by the manager from a {@link ControllerDefinition}.
+ */
+export class Controller<T extends KubeObject = KubeObject> {
+  readonly name: string;
+  private primary: Informer<T> | undefined;
+  private secondary: { spec: WatchSpec; informer: Informer<KubeObject> }[] = [];
+  private queue: WorkQueue<string> | undefined;
+  private removers: (() => void)[] = [];
+  private workers: Promise<void>[] = [];
+  private readonly inFlight = new Set<Promise<void>>();
+  private hardStop = new AbortController();
+  private ownerNamespaced = true;
+  private readonly maxConcurrent: number;
+
+  constructor(
+    readonly definition: ControllerDefinition<T>,
+    private readonly deps: ControllerDeps,
+  ) {
+    this.name = definition.name;
+    this.maxConcurrent = Math.max(1, definition.options.maxConcurrentReconciles ?? 1);
+  }
+
+  /** Number of reconciles running now. */
+  get active(): number {
+    return this.inFlight.size;
+  }
+
+  /** Makes the informers (so that the manager's cache sync covers them). */
+  async prepare(): Promise<void> {
+    const d = this.definition;
+    this.ownerNamespaced = (await this.deps.rawClient.resolve(d.kind)).namespaced;
+    this.primary = this.deps.cache.informer(d.kind, {
+      namespace: d.namespace,
+      ...(d.labelSelector !== undefined && { labelSelector: d.labelSelector }),
+    });
+    this.secondary = d.watches.map((spec) => ({
+      spec,
+      informer: this.deps.cache.informer(spec.kind, {
+        namespace: d.namespace,
+        ...(spec.labelSelector !== undefined && { labelSelector: spec.labelSelector }),
+      }),
+    }));
+  }
+
+  /** Starts the workers and the event handlers (the cache is already synced). */
+  start(): void {
+    if (!this.primary) throw new Error(`controller ${this.name}: prepare() first`);
+    const d = this.definition;
+    const queue = new WorkQueue<string>({
+      name: this.name,
+      metrics: this.deps.queueMetrics,
+      ...(d.options.rateLimiter && { rateLimiter: d.options.rateLimiter }),
+    });
+    this.queue = queue;
+    this.hardStop = new AbortController();
+    this.deps.metrics.initialize(this.name);
+    this.deps.metrics.maxConcurrent.set({ controller: this.name }, this.maxConcurrent);
+    const add = (obj: KubeObject) => queue.add(objectKey(obj));
+    const ps = d.predicates;
+    this.removers.push(
+      this.primary.addEventHandler({
+        onAdd: (o) => allow(ps, { type: 'create', obj: o }) && add(o),
+        onUpdate: (old, o) => allow(ps, { type: 'update', oldObj: old, obj: o }) && add(o),
+        onDelete: (o) => allow(ps, { type: 'delete', obj: o }) && add(o),
+      }),
+    );
+    for (const { spec, informer } of this.secondary) {
+      const enqueue =
+        spec.relation === 'owns'
+          ? (o: KubeObject) => {
+              const owner = this.ownerOf(o);
+              if (owner) queue.add(keyOf(owner));
+            }
+          : (o: KubeObject) => {
+              for (const r of spec.map?.(o) ?? []) queue.add(keyOf(r));
+            };
+      const handler: EventHandler<KubeObject> = {
+        onAdd: (o) => allow(spec.predicates, { type: 'create', obj: o }) && enqueue(o),
+        onUpdate: (old, o) => {
+          if (!allow(spec.predicates, { type: 'update', oldObj: old, obj: o })) return;
+          // The owner may have changed: both the old and the new one hear about it.
+          enqueue(old);
+          enqueue(o);
+        },
+        onDelete: (o) => allow(spec.predicates, { type: 'delete', obj: o }) && enqueue(o),
+      };
+      this.removers.push(informer.addEventHandler(handler));
+    }
+    this.workers = Array.from({ length: this.maxConcurrent }, () => this.work(queue));
+  }
+
+  /**
+   * Stops taking work; lets running reconciles finish for up to `graceMs` (0: abort them at
+   * once), then aborts them; resolves when every worker is done.
+   */
+  async stop(graceMs: number): Promise<void> {
+    for (const remove of this.removers) remove();
+    this.removers = [];
+    const queue = this.queue;
+    if (!queue) return;
+    void queue.shutdown();
+    if (graceMs > 0 && this.inFlight.size > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        Promise.all(this.inFlight),
+        new Promise<void>((resolve) => {
+          timer = setTimeout(resolve, graceMs);
+        }),
+      ]);
+      clearTimeout(timer);
+    }
+    this.hardStop.abort(new Error(`controller ${this.name} stopped`));
+    await Promise.all(this.workers);
+    this.workers = [];
+    this.queue = undefined;
+  }
+
+  private ownerOf(o: KubeObject): ReconcileRequest | undefined {
+    const { group, kind } = this.definition.kind;
+    for (const ref of o.metadata?.ownerReferences ?? []) {
+      if (!ref.controller || ref.kind !== kind || parseApiVersion(ref.apiVersion).group !== group) continue;
+      return { namespace: this.ownerNamespaced ? (o.metadata?.namespace ?? '') : '', name: ref.name };
+    }
+    return undefined;
+  }
+
+  private async work(queue: WorkQueue<string>): Promise<void> {
+    for (;;) {
+      const key = await queue.get(this.hardStop.signal);
+      if (key === undefined) return;
+      const run = this.process(queue, key);
+      this.inFlight.add(run);
+      try {
+        await run;
+      } finally {
+        this.inFlight.delete(run);
+        queue.done(key);
+      }
+    }
+  }
+
+  private async process(queue: WorkQueue<string>, key: string): Promise<void> {
+    const d = this.definition;
+    const { metrics } = this.deps;
+    const controller = this.name;
+    const request = splitKey(key);
+    const reconcileID = randomUUID();
+    const log = this.deps.log.child({
+      controller,
+      kind: d.kind.kind,
+      namespace: request.namespace,
+      name: request.name,
+      reconcileID,
+    });
+    const ac = new AbortController();
+    const onStop = () => ac.abort(this.hardStop.signal.reason);
+    this.hardStop.signal.addEventListener('abort', onStop, { once: true });
+    const timeoutMs = d.options.reconcileTimeoutMs;
+    let timer: NodeJS.Timeout | undefined;
+    const started = performance.now();
+    metrics.activeWorkers.inc({ controller });
+    let outcome: ReconcileOutcome = 'success';
+    try {
+      const stopped = new Promise<never>((_, reject) => {
+        const fail = () => reject(ac.signal.reason);
+        if (ac.signal.aborted) fail();
+        else ac.signal.addEventListener('abort', fail, { once: true });
+        if (timeoutMs !== undefined) {
+          timer = setTimeout(() => ac.abort(new ReconcileTimeoutError(timeoutMs)), timeoutMs);
+        }
+      });
+      stopped.catch(() => undefined);
+      const attempt = async (): Promise<Reconciled> => {
+        if (!this.primary) return undefined;
+        const obj = await this.deps.cache.read(
+          this.primary,
+          d.kind,
+          request.namespace,
+          request.name,
+          ac.signal,
+        );
+        const ctx: ReconcileContext = {
+          client: this.deps.client,
+          cache: this.deps.cache,
+          log,
+          events: this.deps.events.forObject(
+            obj ?? { apiVersion: '', kind: d.kind.kind, metadata: { ...request } },
+          ),
+          signal: ac.signal,
+          request,
+          reconcileID,
+          controller,
+        };
+        if (obj === undefined) return d.goneFn?.(request, ctx);
+        return d.reconcileFn(obj, ctx);
+      };
+      const running = attempt();
+      running.catch(() => undefined);
+      const result = await Promise.race([running, stopped]);
+      if (this.hardStop.signal.aborted) return;
+      if (result && result.requeueAfter !== undefined) {
+        outcome = 'requeue_after';
+        queue.forget(key);
+        queue.addAfter(key, Math.max(0, result.requeueAfter));
+      } else if (result?.requeue) {
+        outcome = 'requeue';
+        queue.addRateLimited(key);
+      } else {
+        queue.forget(key);
+      }
+    } catch (err) {
+      if (this.hardStop.signal.aborted) return;
+      outcome = 'error';
+      metrics.reconcileErrors.inc({ controller });
+      if (isTerminalError(err)) {
+        metrics.terminalErrors.inc({ controller });
+        log.error({ err }, 'terminal reconcile error, not retrying');
+        queue.forget(key);
+      } else {
+        if (isPanic(err)) {
+          metrics.panics.inc({ controller });
+          log.error({ err }, 'reconcile threw an exception');
+        } else {
+          log.error({ err }, 'reconcile failed');
+        }
+        queue.addRateLimited(key);
+      }
+    } finally {
+      clearTimeout(timer);
+      this.hardStop.signal.removeEventListener('abort', onStop);
+      metrics.activeWorkers.dec({ controller });
+      if (!this.hardStop.signal.aborted) {
+        metrics.reconcileTotal.inc({ controller, result: outcome });
+        metrics.reconcileTime.observe({ controller }, (performance.now() - started) / 1000);
+      }
+    }
+  }
+}

@@ -1,0 +1,111 @@
+/**
+ * The vocabulary of a reconcile: what it is asked to do, what it gets, what it answers.
+ */
+import type { Logger } from 'pino';
+import type { Client } from '../../client/client.js';
+import type { ResourceDescriptor } from '../../client/descriptor.js';
+import type { LabelSelectorInput } from '../../client/options.js';
+import type { KubeObject } from '../../client/types.js';
+
+/**
+ * Which object to reconcile: its namespace (`''` for cluster-scoped kinds) and name.
+ *
+ * @example
+ * ```ts
+ * const req: ReconcileRequest = { namespace: 'default', name: 'web' };
+ * ```
+ */
+export interface ReconcileRequest {
+  readonly namespace: string;
+  readonly name: string;
+}
+
+/**
+ * What a reconcile answers: nothing (done until the next change), or a later look. A thrown
+ * error retries with rate-limited backoff (unless it is a `TerminalError`).
+ *
+ * @example
+ * ```ts
+ * return { requeueAfter: 30_000 }; // look again in 30 s
+ * ```
+ */
+export type ReconcileResult = undefined | { readonly requeueAfter?: number; readonly requeue?: boolean };
+
+/**
+ * Reads from the manager's shared cache. Reads see every write the manager's client made
+ * (read-your-writes): a read of an object the controller just wrote waits until the cache
+ * holds that write (or, past the manager's `readYourWritesTimeoutMs`, reads the server).
+ *
+ * @example
+ * ```ts
+ * const dep = await cache.get(Deployment, foo.spec.deploymentName, foo.metadata?.namespace);
+ * const pods = await cache.list(Pod, { namespace: 'apps', labelSelector: { app: 'web' } });
+ * ```
+ */
+export interface CacheReader {
+  /** One object, or `undefined` when it does not exist. */
+  get<T extends KubeObject>(
+    kind: ResourceDescriptor<T>,
+    name: string,
+    namespace?: string,
+  ): Promise<T | undefined>;
+  /** Objects of a kind (all namespaces unless `namespace`), optionally filtered by labels. */
+  list<T extends KubeObject>(
+    kind: ResourceDescriptor<T>,
+    options?: { namespace?: string; labelSelector?: LabelSelectorInput },
+  ): Promise<T[]>;
+}
+
+/**
+ * Records Kubernetes Events (`events.k8s.io/v1`) about one object; repeats of the same event
+ * are aggregated into a series instead of piling up.
+ *
+ * @example
+ * ```ts
+ * ctx.events.normal('Scaled', `scaled to ${n} replicas`);
+ * ctx.events.warning('InvalidSpec', 'spec.image is empty');
+ * ```
+ */
+export interface ObjectEventRecorder {
+  normal(reason: string, note: string, action?: string): void;
+  warning(reason: string, note: string, action?: string): void;
+}
+
+/**
+ * What a reconcile function gets beside the object.
+ *
+ * @example
+ * ```ts
+ * controller(Foo).reconcile(async (foo, { client, cache, log, events, signal }) => { ... });
+ * ```
+ */
+export interface ReconcileContext {
+  /** The manager's client: writes through it are tracked for read-your-writes. */
+  readonly client: Client;
+  /** Reads from the shared cache. */
+  readonly cache: CacheReader;
+  /** A logger with controller, kind, namespace, name and reconcileID. */
+  readonly log: Logger;
+  /** Events about the reconciled object. */
+  readonly events: ObjectEventRecorder;
+  /** Aborts at the reconcile timeout, when leadership is lost, and past the shutdown grace period. */
+  readonly signal: AbortSignal;
+  /** The key being reconciled. */
+  readonly request: ReconcileRequest;
+  /** A unique id of this reconcile (also in every log line). */
+  readonly reconcileID: string;
+  /** The controller's name. */
+  readonly controller: string;
+}
+
+/**
+ * What a reconcile function returns, synchronously or not: a {@link ReconcileResult} or nothing.
+ */
+// biome-ignore lint/suspicious/noConfusingVoidType: an async function that returns nothing is a Promise<void>.
+export type Reconciled = ReconcileResult | void;
+
+/** The business logic: bring the world in line with `obj`. */
+export type ReconcileFn<T> = (obj: T, ctx: ReconcileContext) => Promise<Reconciled> | Reconciled;
+
+/** Called instead of the reconcile function when the object is gone from the cache. */
+export type GoneFn = (request: ReconcileRequest, ctx: ReconcileContext) => Promise<Reconciled> | Reconciled;

@@ -1,0 +1,135 @@
+/**
+ * The manager's cache: shared informers, read with read-your-writes (see read-your-writes.ts).
+ */
+import { isNotFound } from '../../api/status.js';
+import type { Client } from '../../client/client.js';
+import type { ResourceDescriptor } from '../../client/descriptor.js';
+import type { LabelSelectorInput } from '../../client/options.js';
+import type { KubeObject } from '../../client/types.js';
+import type { InformerFactory } from '../cache/factory.js';
+import type { Informer } from '../cache/informer.js';
+import type { CacheReader } from '../controller/types.js';
+import type { ObjectRef, WriteTracker } from './read-your-writes.js';
+
+/**
+ * Reads of the shared informers that always reflect the manager's own writes.
+ *
+ * @example
+ * ```ts
+ * const dep = await manager.cache.get(Deployment, 'web', 'apps');
+ * ```
+ */
+export class ManagerCache implements CacheReader {
+  private readonly watched = new WeakSet<object>();
+  /** Unfiltered informers by kind, so reads use the informer whose events triggered them. */
+  private readonly byKind = new Map<string, { namespace: string; informer: Informer<KubeObject> }[]>();
+
+  constructor(
+    private readonly informers: InformerFactory,
+    private readonly tracker: WriteTracker,
+    /** A client whose reads are not tracked: the fallback when the cache lags. */
+    private readonly client: Client,
+    private readonly options: { namespace: string; readYourWritesTimeoutMs: number },
+  ) {}
+
+  /** The shared informer of a kind in a scope; wakes read-your-writes waiters on its events. */
+  informer<T extends KubeObject>(
+    kind: ResourceDescriptor<T>,
+    scope: { namespace?: string; labelSelector?: LabelSelectorInput } = {},
+  ): Informer<T> {
+    const informer = this.informers.informer(kind, {
+      namespace: scope.namespace ?? this.options.namespace,
+      ...(scope.labelSelector !== undefined && { labelSelector: scope.labelSelector }),
+    });
+    if (!this.watched.has(informer)) {
+      this.watched.add(informer);
+      const changed = (obj: KubeObject, deleted = false) =>
+        this.tracker.changed(
+          obj,
+          {
+            group: kind.group,
+            kind: kind.kind,
+            namespace: obj.metadata?.namespace ?? '',
+            name: obj.metadata?.name ?? '',
+          },
+          deleted,
+        );
+      informer.addEventHandler({
+        onAdd: (o) => changed(o),
+        onUpdate: (_o, n) => changed(n),
+        onDelete: (o) => changed(o, true),
+      });
+      if (scope.labelSelector === undefined) {
+        const k = `${kind.group}/${kind.kind}`;
+        const list = this.byKind.get(k) ?? [];
+        list.push({
+          namespace: scope.namespace ?? this.options.namespace,
+          informer: informer as unknown as Informer<KubeObject>,
+        });
+        this.byKind.set(k, list);
+      }
+    }
+    return informer;
+  }
+
+  /** The informer to read a namespace from: one of that namespace, else one of all, else a new one. */
+  private readerOf<T extends KubeObject>(kind: ResourceDescriptor<T>, namespace: string): Informer<T> {
+    const list = this.byKind.get(`${kind.group}/${kind.kind}`) ?? [];
+    const found =
+      (namespace !== '' ? list.find((e) => e.namespace === namespace) : undefined) ??
+      list.find((e) => e.namespace === '');
+    return found ? (found.informer as unknown as Informer<T>) : this.informer(kind);
+  }
+
+  async get<T extends KubeObject>(
+    kind: ResourceDescriptor<T>,
+    name: string,
+    namespace = '',
+  ): Promise<T | undefined> {
+    const informer = this.readerOf(kind, namespace);
+    await informer.waitForSync();
+    return this.read(informer, kind, namespace, name);
+  }
+
+  async list<T extends KubeObject>(
+    kind: ResourceDescriptor<T>,
+    options: { namespace?: string; labelSelector?: LabelSelectorInput } = {},
+  ): Promise<T[]> {
+    const namespace = options.namespace ?? '';
+    const informer = this.readerOf(kind, namespace);
+    await informer.waitForSync();
+    await Promise.all(
+      this.tracker
+        .refsOf(kind.group, kind.kind, namespace)
+        .map((ref) => this.read(informer, kind, ref.namespace, ref.name)),
+    );
+    return informer.store.list({
+      ...(namespace !== '' && { namespace }),
+      ...(options.labelSelector !== undefined && { labelSelector: options.labelSelector }),
+    });
+  }
+
+  /**
+   * Reads one object of `informer`, waiting for the manager's writes to reach it; past the
+   * timeout, reads the server.
+   */
+  async read<T extends KubeObject>(
+    informer: Informer<T>,
+    kind: ResourceDescriptor<T>,
+    namespace: string,
+    name: string,
+    signal?: AbortSignal,
+  ): Promise<T | undefined> {
+    const ref: ObjectRef = { group: kind.group, kind: kind.kind, namespace, name };
+    const read = () => informer.store.get(name, namespace);
+    if (await this.tracker.wait(ref, read, this.options.readYourWritesTimeoutMs, signal)) return read();
+    signal?.throwIfAborted();
+    this.tracker.forget(ref);
+    try {
+      return await this.client.api(kind, namespace).get(name, { ...(signal && { signal }) });
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+}

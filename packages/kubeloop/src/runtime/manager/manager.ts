@@ -1,0 +1,377 @@
+/**
+ * The manager (controller-runtime's `manager`): one client, one shared cache, the controllers,
+ * leader election, probes and metrics, events, and a graceful shutdown.
+ */
+import type { Server } from 'node:http';
+import { hostname } from 'node:os';
+import { type Logger, pino } from 'pino';
+import { Gauge, Registry } from 'prom-client';
+import { Client } from '../../client/client.js';
+import { ClientMetrics } from '../../client/transport/metrics.js';
+import type { KubeObject } from '../../client/types.js';
+import type { ManagerPermissions } from '../../manifests/rbac.js';
+import { InformerFactory } from '../cache/factory.js';
+import type { ControllerDefinition } from '../controller/builder.js';
+import { Controller } from '../controller/controller.js';
+import { ControllerMetrics } from '../controller/metrics.js';
+import type { CacheReader } from '../controller/types.js';
+import { WorkQueueMetrics } from '../workqueue/metrics.js';
+import { ManagerCache } from './cache.js';
+import { EventRecorder } from './events.js';
+import { closeServer, type Endpoints, serveEndpoints } from './http.js';
+import { type LeaderElectionOptions, LeaderElector } from './leader-election.js';
+import { WriteTracker } from './read-your-writes.js';
+import { trackingClient } from './tracking-client.js';
+
+/**
+ * Options of a {@link Manager}. Every one has a production default.
+ *
+ * @example
+ * ```ts
+ * new Manager({ leaderElection: { id: 'foo-operator' }, metricsAddress: ':8080', healthProbeAddress: ':8081' });
+ * ```
+ */
+export interface ManagerOptions {
+  /** The client (default `Client.load()`, with its request metrics on `/metrics`). */
+  client?: Client;
+  /** Request metrics of a client you pass, to show on `/metrics`. */
+  clientMetrics?: ClientMetrics;
+  /** The logger (default: pino at `info`, or `LOG_LEVEL`). */
+  logger?: Logger;
+  /** The namespace the cache watches (default `''`: all). */
+  namespace?: string;
+  /** Leader election (default: none — every replica reconciles). */
+  leaderElection?: LeaderElectionOptions;
+  /** Address of `/healthz` and `/readyz` (default `:8081`; `false`: none). */
+  healthProbeAddress?: string | false;
+  /** Address of `/metrics` (default `:8080`; `false`: none). May equal the probes'. */
+  metricsAddress?: string | false;
+  /** How long a shutdown waits for running reconciles (default 30 000 ms). */
+  gracefulShutdownTimeoutMs?: number;
+  /** How long the start waits for the caches to sync (default 120 000 ms). */
+  cacheSyncTimeoutMs?: number;
+  /** How long a cache read waits for the manager's own write before asking the server (default 10 000 ms). */
+  readYourWritesTimeoutMs?: number;
+  /** Stop gracefully on SIGTERM and SIGINT (default true). */
+  handleSignals?: boolean;
+  /** `reportingController` of Events (default: the leader election id, else `kubeloop-manager`). */
+  name?: string;
+  /** Where metrics are registered (default: a registry of the manager's own). */
+  registry?: Registry;
+}
+
+/** The manager lost its Lease: its controllers stopped; `start()` rejects with this. */
+export class LeaderElectionLostError extends Error {
+  constructor(lease: string) {
+    super(`leader election lost: lease ${lease}`);
+    this.name = 'LeaderElectionLostError';
+  }
+}
+
+/**
+ * Runs controllers: `add()` them, then `start()` — it resolves when the manager has stopped
+ * (SIGTERM, SIGINT, or `stop()`).
+ *
+ * @example
+ * ```ts
+ * await new Manager({ leaderElection: { id: 'foo-operator' } }).add(fooController).start();
+ * ```
+ */
+export class Manager {
+  /** The metrics registry behind `/metrics`. */
+  readonly registry: Registry;
+  /** The logger. */
+  readonly log: Logger;
+  private readonly options: ManagerOptions;
+  private readonly definitions: ControllerDefinition<KubeObject>[] = [];
+  private readonly controllers: Controller<KubeObject>[] = [];
+  private rawClient: Client | undefined;
+  private trackedClient: Client | undefined;
+  private ownsClient = false;
+  private managerCache: ManagerCache | undefined;
+  private recorder: EventRecorder | undefined;
+  private informers: InformerFactory | undefined;
+  private elector: LeaderElector | undefined;
+  private readonly tracker = new WriteTracker();
+  private readonly controllerMetrics: ControllerMetrics;
+  private readonly queueMetrics: WorkQueueMetrics;
+  private readonly leaderGauge: Gauge<'name'>;
+  private clientMetrics: ClientMetrics | undefined;
+  private servers: Server[] = [];
+  private urls: { health?: string; metrics?: string } = {};
+  private synced = false;
+  private running: Promise<void> | undefined;
+  private stopRequested: ((mode: { release: boolean; graceful: boolean; error?: Error }) => void) | undefined;
+  private readonly stopMode = new Promise<{ release: boolean; graceful: boolean; error?: Error }>(
+    (resolve) => {
+      this.stopRequested = resolve;
+    },
+  );
+  private readyWaiters: { resolve: () => void; reject: (e: unknown) => void }[] = [];
+  private failed: unknown;
+
+  constructor(options: ManagerOptions = {}) {
+    this.options = options;
+    this.log = options.logger ?? pino({ level: process.env.LOG_LEVEL ?? 'info' });
+    this.registry = options.registry ?? new Registry();
+    this.controllerMetrics = new ControllerMetrics(this.registry);
+    this.queueMetrics = new WorkQueueMetrics({ registry: this.registry });
+    this.leaderGauge = new Gauge({
+      name: 'leader_election_master_status',
+      help: 'Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. "name" is the string used to identify the lease.',
+      labelNames: ['name'],
+      registers: [this.registry],
+    });
+    this.clientMetrics = options.clientMetrics;
+  }
+
+  /** Adds a controller (before `start()`). */
+  add<T extends KubeObject>(definition: ControllerDefinition<T>): this {
+    if (this.running) throw new Error('add controllers before start()');
+    if (this.definitions.some((d) => d.name === definition.name)) {
+      throw new Error(`a controller named ${JSON.stringify(definition.name)} was already added`);
+    }
+    this.definitions.push(definition as unknown as ControllerDefinition<KubeObject>);
+    return this;
+  }
+
+  /** The RBAC the manager needs, for `kubeloop/manifests`' `derivePolicyRules`/`rbacManifests`. */
+  get permissions(): ManagerPermissions {
+    return {
+      controllers: this.definitions.map((d) => d.permissions),
+      leaderElection: this.options.leaderElection !== undefined,
+      events: true,
+      ...(this.options.namespace && { namespaces: [this.options.namespace] }),
+    };
+  }
+
+  /** The manager's client (writes tracked for read-your-writes); available once started. */
+  get client(): Client {
+    if (!this.trackedClient) throw new Error('the manager has not started');
+    return this.trackedClient;
+  }
+
+  /** The shared cache; available once started. */
+  get cache(): CacheReader {
+    if (!this.managerCache) throw new Error('the manager has not started');
+    return this.managerCache;
+  }
+
+  /** The event recorder; available once started. */
+  get events(): EventRecorder {
+    if (!this.recorder) throw new Error('the manager has not started');
+    return this.recorder;
+  }
+
+  /** Whether this manager leads (always true without leader election, once started). */
+  get isLeader(): boolean {
+    return this.elector ? this.elector.isLeader : this.running !== undefined;
+  }
+
+  /** This manager's leader election identity. */
+  get identity(): string | undefined {
+    return this.elector?.identity;
+  }
+
+  /** Base URL of the probes (`http://host:port`), once listening. */
+  get healthUrl(): string | undefined {
+    return this.urls.health;
+  }
+
+  /** Base URL of `/metrics`, once listening. */
+  get metricsUrl(): string | undefined {
+    return this.urls.metrics;
+  }
+
+  /** Resolves once the endpoints listen and the caches synced; rejects if the start failed. */
+  ready(): Promise<void> {
+    if (this.synced) return Promise.resolve();
+    if (this.failed !== undefined) return Promise.reject(this.failed);
+    return new Promise((resolve, reject) => this.readyWaiters.push({ resolve, reject }));
+  }
+
+  /**
+   * Runs the manager until it stops; resolves after a clean shutdown, rejects when the caches
+   * could not sync or leadership was lost.
+   */
+  start(): Promise<void> {
+    this.running ??= this.run().then(
+      () => undefined,
+      (err: unknown) => {
+        this.failed = err;
+        for (const w of this.readyWaiters.splice(0)) w.reject(err);
+        throw err;
+      },
+    );
+    return this.running;
+  }
+
+  /**
+   * Graceful shutdown: stops taking work, waits for running reconciles (up to
+   * `gracefulShutdownTimeoutMs`), releases the Lease, stops the cache. Resolves when done.
+   */
+  async stop(): Promise<void> {
+    this.stopRequested?.({ release: true, graceful: true });
+    await this.running?.catch(() => undefined);
+  }
+
+  /**
+   * Stops at once as a crash would: reconciles are abandoned and the Lease is not released
+   * (another replica takes over when it expires). For tests of failover.
+   */
+  async abort(): Promise<void> {
+    this.stopRequested?.({ release: false, graceful: false });
+    await this.running?.catch(() => undefined);
+  }
+
+  private async run(): Promise<void> {
+    const o = this.options;
+    const onSignal = () => {
+      this.log.info('signal received, shutting down');
+      this.stopRequested?.({ release: true, graceful: true });
+    };
+    if (o.handleSignals ?? true) {
+      process.on('SIGTERM', onSignal);
+      process.on('SIGINT', onSignal);
+    }
+    try {
+      await this.runUntilStopped();
+    } finally {
+      process.off('SIGTERM', onSignal);
+      process.off('SIGINT', onSignal);
+    }
+  }
+
+  private async runUntilStopped(): Promise<void> {
+    const o = this.options;
+    if (o.client) {
+      this.rawClient = o.client;
+    } else {
+      this.clientMetrics ??= new ClientMetrics();
+      this.rawClient = await Client.load({ onRequest: this.clientMetrics.observe });
+      this.ownsClient = true;
+    }
+    const raw = this.rawClient;
+    const name = o.name ?? o.leaderElection?.id ?? 'kubeloop-manager';
+    this.trackedClient = trackingClient(raw, this.tracker);
+    this.informers = new InformerFactory(raw);
+    this.managerCache = new ManagerCache(this.informers, this.tracker, raw, {
+      namespace: o.namespace ?? '',
+      readYourWritesTimeoutMs: o.readYourWritesTimeoutMs ?? 10_000,
+    });
+    this.recorder = new EventRecorder(raw, {
+      reportingController: name,
+      reportingInstance: `${name}-${hostname()}`,
+      log: this.log,
+    });
+    let mode: { release: boolean; graceful: boolean; error?: Error } = { release: true, graceful: true };
+    let startedControllers = false;
+    try {
+      await this.listen();
+      for (const d of this.definitions) {
+        const c = new Controller(d, {
+          client: this.trackedClient,
+          rawClient: raw,
+          cache: this.managerCache,
+          events: this.recorder,
+          log: this.log,
+          metrics: this.controllerMetrics,
+          queueMetrics: this.queueMetrics,
+        });
+        await c.prepare();
+        this.controllers.push(c);
+      }
+      this.informers.start();
+      const sync = this.informers.waitForSync({ timeoutMs: o.cacheSyncTimeoutMs ?? 120_000 });
+      const outcome = await Promise.race([sync.then(() => undefined), this.stopMode]);
+      if (outcome) {
+        sync.catch(() => undefined);
+        mode = outcome;
+        return;
+      }
+      this.synced = true;
+      for (const w of this.readyWaiters.splice(0)) w.resolve();
+      this.log.info({ controllers: this.controllers.map((c) => c.name) }, 'caches synced');
+
+      const startControllers = () => {
+        startedControllers = true;
+        for (const c of this.controllers) c.start();
+      };
+      const le = o.leaderElection;
+      if (le) {
+        this.leaderGauge.set({ name: le.id }, 0);
+        this.elector = new LeaderElector(
+          raw,
+          le,
+          {
+            onStartedLeading: () => {
+              this.leaderGauge.set({ name: le.id }, 1);
+              startControllers();
+            },
+            onStoppedLeading: () => {
+              this.leaderGauge.set({ name: le.id }, 0);
+              // Stop reconciling at once: another replica may already lead.
+              for (const c of this.controllers) void c.stop(0);
+              this.stopRequested?.({
+                release: false,
+                graceful: false,
+                error: new LeaderElectionLostError(le.id),
+              });
+            },
+            onNewLeader: (id) => this.log.info({ lease: le.id, leader: id }, 'new leader observed'),
+          },
+          this.log,
+        );
+        void this.elector.run();
+      } else {
+        startControllers();
+      }
+      mode = await this.stopMode;
+    } finally {
+      const grace = mode.graceful ? (o.gracefulShutdownTimeoutMs ?? 30_000) : 0;
+      if (startedControllers) await Promise.all(this.controllers.map((c) => c.stop(grace)));
+      if (this.elector) {
+        await this.elector.stop(mode.release);
+        if (o.leaderElection) this.leaderGauge.set({ name: o.leaderElection.id }, 0);
+      }
+      if (mode.graceful) await this.recorder.flush();
+      await this.informers.stop();
+      await Promise.all(this.servers.map(closeServer));
+      this.servers = [];
+      if (this.ownsClient) await raw.close();
+      for (const w of this.readyWaiters.splice(0))
+        w.reject(new Error('the manager stopped before its caches synced'));
+      this.log.info('manager stopped');
+    }
+    if (mode.error) throw mode.error;
+  }
+
+  private async listen(): Promise<void> {
+    const o = this.options;
+    const health = o.healthProbeAddress === undefined ? ':8081' : o.healthProbeAddress;
+    const metrics = o.metricsAddress === undefined ? ':8080' : o.metricsAddress;
+    const probes: Endpoints = { healthz: () => true, readyz: () => this.synced };
+    const metricsEndpoint: Endpoints = { metrics: () => this.renderMetrics() };
+    if (health !== false && health === metrics) {
+      const { server, url } = await serveEndpoints(health, { ...probes, ...metricsEndpoint });
+      this.servers.push(server);
+      this.urls = { health: url, metrics: url };
+      return;
+    }
+    if (health !== false) {
+      const { server, url } = await serveEndpoints(health, probes);
+      this.servers.push(server);
+      this.urls.health = url;
+    }
+    if (metrics !== false) {
+      const { server, url } = await serveEndpoints(metrics, metricsEndpoint);
+      this.servers.push(server);
+      this.urls.metrics = url;
+    }
+  }
+
+  private async renderMetrics(): Promise<string> {
+    const own = await this.registry.metrics();
+    return this.clientMetrics ? `${own}\n${this.clientMetrics.render()}` : own;
+  }
+}

@@ -14,6 +14,7 @@ import {
   type KeyPair,
 } from './auth/pki.js';
 import { authenticateClientCertificate } from './auth/x509.js';
+import { DeploymentController } from './controllers/deployment.js';
 import { GarbageCollector } from './controllers/garbage-collector.js';
 import { Kubelet, type SimulatedNodesOptions } from './controllers/kubelet.js';
 import { NamespaceController } from './controllers/namespace.js';
@@ -50,14 +51,14 @@ export interface ControlPlaneOptions {
   log?: (level: 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
   /**
    * Run the built-in controllers of kube-controller-manager (default true): the garbage
-   * collector, and with simulated nodes their kubelet, the scheduler and the ReplicaSet controller. `false`: a bare API server (the
+   * collector, and with simulated nodes their kubelet, the scheduler and the Deployment and ReplicaSet controllers. `false`: a bare API server (the
    * namespace and CRD controllers still run).
    */
   controllers?: boolean;
   /**
    * Simulated nodes and their kubelet (default: one node, `kubeloop-node-1`; `startTestEnv`:
-   * none). Pods bound to them run, and are deleted gracefully; the scheduler and the ReplicaSet
-   * controller run with them (without nodes, pods and ReplicaSets stay untouched, as in envtest).
+   * none). Pods bound to them run, and are deleted gracefully; the scheduler and the Deployment and
+   * ReplicaSet controllers run with them (without nodes, workloads stay untouched, as in envtest).
    */
   nodes?: SimulatedNodesOptions;
 }
@@ -213,6 +214,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     let gc: GarbageCollector | undefined;
     let scheduler: Scheduler | undefined;
     let replicaSets: ReplicaSetController | undefined;
+    let deployments: DeploymentController | undefined;
     if (options.controllers !== false) {
       controllerClient = new Client({ server: url, token: controllerToken, caData: ca.cert });
       gc = new GarbageCollector(controllerClient, registry, { log });
@@ -224,6 +226,8 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
         scheduler.start();
         replicaSets = new ReplicaSetController(controllerClient, { log });
         replicaSets.start();
+        deployments = new DeploymentController(controllerClient, { log });
+        deployments.start();
       }
     }
 
@@ -237,6 +241,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     const stop = () => {
       stopping ??= (async () => {
         ready = false;
+        await deployments?.stop();
         await replicaSets?.stop();
         await scheduler?.stop();
         await kubelet?.stop();

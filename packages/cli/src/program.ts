@@ -1,4 +1,6 @@
 import { Command } from 'commander';
+import { registerDevCommand } from './commands/dev.js';
+import { registerRunCommand } from './commands/run.js';
 import { registerServerCommand } from './commands/server.js';
 
 /** The `kubeloop` command with all its subcommands. */
@@ -8,5 +10,7 @@ export function createProgram(): Command {
     .version('0.1.0')
     .showHelpAfterError();
   registerServerCommand(program);
+  registerDevCommand(program);
+  registerRunCommand(program);
   return program;
 }

@@ -1,0 +1,31 @@
+/**
+ * `npm run manifests`: regenerates `config/` (CRD, RBAC, manager, samples) from the
+ * declarations, so the YAML never drifts from the code.
+ */
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { generateManifests, writeGeneratedFiles } from 'kubeloop/manifests';
+import { Foo } from './api/foo.js';
+import { createManager } from './operator.js';
+
+/** The sample applied by `kubeloop dev`. */
+export const sampleFoo: Foo = {
+  apiVersion: 'samplecontroller.k8s.io/v1alpha1',
+  kind: 'Foo',
+  metadata: { name: 'example-foo' },
+  spec: { deploymentName: 'example-foo', replicas: 1 },
+};
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const files = generateManifests({
+  name: 'sample-controller',
+  image: 'sample-controller:latest',
+  resources: [Foo],
+  ...createManager({ leaderElection: { id: 'sample-controller.samplecontroller.k8s.io' } }).permissions,
+  samples: [sampleFoo],
+});
+await writeGeneratedFiles(
+  root,
+  files.filter((f) => f.path.startsWith('config/')),
+);
+for (const f of files) if (f.path.startsWith('config/')) process.stdout.write(`wrote ${f.path}\n`);

@@ -1,0 +1,104 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { describeState } from './dev.js';
+import { formatLogLine } from './project.js';
+
+const root = fileURLToPath(new URL('../../../../', import.meta.url));
+
+describe('kubeloop dev', () => {
+  const dirs: string[] = [];
+  afterEach(() => {
+    for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  });
+
+  it("runs `npm start`'s command: the sample Foo gets reconciled, kubectl sees it, and Ctrl-C exits 0", async () => {
+    // The command of the root `start` script, as the README tells users to run it (built by `npm test`).
+    const start: string = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).scripts.start;
+    const [cmd, ...args] = start.split(' ');
+    expect(cmd).toBe('node');
+    const dir = mkdtempSync(join(tmpdir(), 'kubeloop-dev-'));
+    dirs.push(dir);
+    const kubeconfig = join(dir, 'kubeconfig');
+    const child = spawn(
+      process.execPath,
+      [
+        ...args,
+        '--port=0',
+        `--kubeconfig=${kubeconfig}`,
+        '--metrics-bind-address=127.0.0.1:0',
+        '--health-probe-bind-address=127.0.0.1:0',
+      ],
+      { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let out = '';
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    const reconciled = new Promise<void>((resolve, reject) => {
+      child.stdout.on('data', (d: Buffer) => {
+        out += d.toString();
+        if (/\[Foo\] default\/example-foo .*status\.availableReplicas=1/.test(out)) resolve();
+      });
+      child.stderr.on('data', (d: Buffer) => {
+        out += d.toString();
+      });
+      exited.then((code) => reject(new Error(`kubeloop dev exited with ${code}:\n${out}`)));
+    });
+    reconciled.catch(() => undefined);
+    try {
+      await reconciled;
+      expect(out).toContain(`export KUBECONFIG=${kubeconfig}`);
+      const get = spawnSync(
+        'kubectl',
+        [
+          '--kubeconfig',
+          kubeconfig,
+          'get',
+          'foo',
+          'example-foo',
+          '-o',
+          'jsonpath={.status.availableReplicas}',
+        ],
+        { encoding: 'utf8', env: { ...process.env, HOME: dir } },
+      );
+      expect(get.stdout).toBe('1');
+    } finally {
+      child.kill('SIGINT');
+    }
+    expect(await exited).toBe(0);
+  });
+});
+
+describe('the live view', () => {
+  it('summarises a pino line and an object', () => {
+    const line = JSON.stringify({
+      level: 30,
+      time: Date.UTC(2026, 0, 1, 12, 0, 1),
+      pid: 1,
+      hostname: 'h',
+      controller: 'foo',
+      kind: 'Foo',
+      namespace: 'default',
+      name: 'example-foo',
+      reconcileID: 'x',
+      deployment: 'example-foo',
+      replicas: 2,
+      msg: 'created Deployment',
+    });
+    expect(formatLogLine(line)).toBe(
+      '12:00:01 INFO  Foo default/example-foo: created Deployment  deployment=example-foo replicas=2',
+    );
+    expect(formatLogLine('not json')).toBe('not json');
+    expect(
+      describeState({
+        apiVersion: 'samplecontroller.k8s.io/v1alpha1',
+        kind: 'Foo',
+        metadata: { name: 'a' },
+        spec: { deploymentName: 'a', replicas: 2 },
+        status: { availableReplicas: 1 },
+      }),
+    ).toBe('spec.deploymentName=a spec.replicas=2 status.availableReplicas=1');
+  });
+});

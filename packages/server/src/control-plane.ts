@@ -3,7 +3,6 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { dirname } from 'node:path';
-import { Client } from 'kubeloop/client';
 import { namespaceLifecycle, SYSTEM_NAMESPACES } from './admission/namespace-lifecycle.js';
 import { CrdController } from './apiextensions/crd-controller.js';
 import { manageFields, manageScaleFields } from './apply/hooks.js';
@@ -14,12 +13,9 @@ import {
   type KeyPair,
 } from './auth/pki.js';
 import { authenticateClientCertificate } from './auth/x509.js';
-import { DeploymentController } from './controllers/deployment.js';
-import { GarbageCollector } from './controllers/garbage-collector.js';
-import { Kubelet, type SimulatedNodesOptions } from './controllers/kubelet.js';
+import type { BuiltinControllers } from './controllers/builtin.js';
+import type { Kubelet, SimulatedNodesOptions } from './controllers/kubelet.js';
 import { NamespaceController } from './controllers/namespace.js';
-import { ReplicaSetController } from './controllers/replicaset.js';
-import { Scheduler } from './controllers/scheduler.js';
 import { Discovery } from './discovery/discovery.js';
 import { ApiServer, type UserInfo } from './http/api-server.js';
 import { Faults } from './http/faults.js';
@@ -51,14 +47,15 @@ export interface ControlPlaneOptions {
   log?: (level: 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
   /**
    * Run the built-in controllers of kube-controller-manager (default true): the garbage
-   * collector, and with simulated nodes their kubelet, the scheduler and the Deployment and ReplicaSet controllers. `false`: a bare API server (the
+   * collector, and with simulated nodes their kubelet, the scheduler and the Deployment, ReplicaSet,
+   * DaemonSet, StatefulSet, Job and Endpoints controllers. `false`: a bare API server (the
    * namespace and CRD controllers still run).
    */
   controllers?: boolean;
   /**
    * Simulated nodes and their kubelet (default: one node, `kubeloop-node-1`; `startTestEnv`:
-   * none). Pods bound to them run, and are deleted gracefully; the scheduler and the Deployment and
-   * ReplicaSet controllers run with them (without nodes, workloads stay untouched, as in envtest).
+   * none). Pods bound to them run, and are deleted gracefully; the scheduler and the workload
+   * controllers (Deployment, ReplicaSet, DaemonSet, StatefulSet, Job) and Endpoints run with them (without nodes, workloads stay untouched, as in envtest).
    */
   nodes?: SimulatedNodesOptions;
 }
@@ -210,26 +207,27 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
 
     // Controllers talk to the server over HTTPS like any operator; they start in the background
     // so that readiness does not wait for their informers to sync.
-    let controllerClient: Client | undefined;
-    let gc: GarbageCollector | undefined;
-    let scheduler: Scheduler | undefined;
-    let replicaSets: ReplicaSetController | undefined;
-    let deployments: DeploymentController | undefined;
-    if (options.controllers !== false) {
-      controllerClient = new Client({ server: url, token: controllerToken, caData: ca.cert });
-      gc = new GarbageCollector(controllerClient, registry, { log });
-      gc.start();
-      if ((options.nodes?.count ?? 1) > 0) {
-        kubelet = new Kubelet(controllerClient, { ...options.nodes, log });
-        kubelet.start();
-        scheduler = new Scheduler(controllerClient, { log });
-        scheduler.start();
-        replicaSets = new ReplicaSetController(controllerClient, { log });
-        replicaSets.start();
-        deployments = new DeploymentController(controllerClient, { log });
-        deployments.start();
-      }
-    }
+    // The built-in controllers (and the client and runtime they need) load after the server is
+    // ready: start-up and a bare server's memory stay small, and nothing waits for them.
+    let controllers: BuiltinControllers | undefined;
+    const controllersStarting =
+      options.controllers === false
+        ? Promise.resolve()
+        : import('./controllers/builtin.js').then(
+            (m) => {
+              if (stopping) return;
+              controllers = m.startBuiltinControllers({
+                server: url,
+                token: controllerToken,
+                caData: ca.cert,
+                registry,
+                nodes: options.nodes,
+                log,
+              });
+              kubelet = controllers.kubelet;
+            },
+            (err: unknown) => log('error', 'built-in controllers failed to start', { err: String(err) }),
+          );
 
     const kubeconfig = renderKubeconfig({ name, server: url, caCert: ca.cert, token });
     if (options.kubeconfigPath) {
@@ -241,12 +239,8 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     const stop = () => {
       stopping ??= (async () => {
         ready = false;
-        await deployments?.stop();
-        await replicaSets?.stop();
-        await scheduler?.stop();
-        await kubelet?.stop();
-        await gc?.stop();
-        await controllerClient?.close();
+        await controllersStarting;
+        await controllers?.stop();
         namespaces.stop();
         crds.stop();
         faults.dropWatches();

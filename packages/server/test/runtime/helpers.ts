@@ -81,7 +81,8 @@ export async function startRuntimeEnv(
   envOptions: TestEnvOptions = {},
   clientOptions: ClientOptions = {},
 ): Promise<RuntimeEnv> {
-  const env = await startTestEnv(envOptions);
+  // A bare API server: the built-in controllers' own watches would blur the leak checks.
+  const env = await startTestEnv({ controllers: false, ...envOptions });
   const clients: Client[] = [];
   const newClient = (o: ClientOptions = {}) => {
     const c = new Client(env.clientConfig, { retry: { baseDelayMs: 1 }, ...clientOptions, ...o });

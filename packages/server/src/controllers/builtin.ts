@@ -1,0 +1,70 @@
+import { Client } from 'kubeloop/client';
+import type { Registry } from '../registry/registry.js';
+import { DaemonSetController } from './daemonset.js';
+import { DeploymentController } from './deployment.js';
+import { EndpointsController } from './endpoints.js';
+import { GarbageCollector } from './garbage-collector.js';
+import { JobController } from './job.js';
+import { Kubelet, type SimulatedNodesOptions } from './kubelet.js';
+import { ReplicaSetController } from './replicaset.js';
+import { Scheduler } from './scheduler.js';
+import { StatefulSetController } from './statefulset.js';
+
+type Log = (level: 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
+
+/** What {@link startBuiltinControllers} needs: how to reach the API, and which controllers to run. */
+export interface BuiltinControllersOptions {
+  server: string;
+  /** The controllers' own bearer token (`system:kube-controller-manager`). */
+  token: string;
+  caData: string;
+  registry: Registry;
+  /** Simulated nodes; without any, pods and workloads are left alone (as in envtest). */
+  nodes: SimulatedNodesOptions | undefined;
+  log: Log;
+}
+
+/** The running built-in controllers. */
+export interface BuiltinControllers {
+  /** The simulated kubelets, when nodes are simulated. */
+  readonly kubelet: Kubelet | undefined;
+  /** Stops every controller, then the client. */
+  stop(): Promise<void>;
+}
+
+/**
+ * kube-controller-manager, the scheduler and the kubelets of the local control plane: each one a
+ * client of the API server over HTTPS, written with `kubeloop/runtime` like a user's operator.
+ *
+ * This module (and with it the client, undici and the runtime) is loaded only after the API
+ * server is ready, so that a start and the memory of a server without controllers stay small.
+ */
+export function startBuiltinControllers(o: BuiltinControllersOptions): BuiltinControllers {
+  const client = new Client({ server: o.server, token: o.token, caData: o.caData });
+  const gc = new GarbageCollector(client, o.registry, { log: o.log });
+  const running: Array<{ start(): void; stop(): Promise<void> }> = [gc];
+  let kubelet: Kubelet | undefined;
+  if ((o.nodes?.count ?? 1) > 0) {
+    kubelet = new Kubelet(client, { ...o.nodes, log: o.log });
+    running.push(
+      kubelet,
+      new Scheduler(client, { log: o.log }),
+      new ReplicaSetController(client, { log: o.log }),
+      new DeploymentController(client, { log: o.log }),
+      new DaemonSetController(client, { log: o.log }),
+      new JobController(client, { log: o.log }),
+      new EndpointsController(client, { log: o.log }),
+      new StatefulSetController(client, { log: o.log }),
+    );
+  }
+  for (const c of running) c.start();
+  return {
+    kubelet,
+    async stop() {
+      // All at once: each stop() aborts its work before its first await, so none of them starts a
+      // request (a new connection) that the stopping server would refuse and report as an error.
+      await Promise.all(running.map((c) => c.stop()));
+      await client.close();
+    },
+  };
+}

@@ -1,0 +1,430 @@
+/**
+ * The DaemonSet controller of kube-controller-manager: one pod of a DaemonSet's template on every
+ * eligible node, pinned to its node by required node affinity (as Kubernetes does since 1.12) so
+ * that the scheduler binds it; rolled out node by node when the template changes.
+ */
+import { setMaxListeners } from 'node:events';
+import type { Client } from 'kubeloop/client';
+import { DaemonSet, isConflict, isNotFound, Node, Pod } from 'kubeloop/client';
+import { defaultControllerRateLimiter, Informer, objectKey, splitKey, WorkQueue } from 'kubeloop/runtime';
+import { podTemplateHash } from './deployment.js';
+import type { ControllerLog } from './garbage-collector.js';
+import { matchesNodeAffinity } from './scheduler.js';
+
+const CONTROLLER_INDEX = 'controller-uid';
+const REVISION_LABEL = 'controller-revision-hash';
+const GENERATION_LABEL = 'pod-template-generation';
+
+type Taint = { key: string; value?: string; effect: string };
+type Toleration = { key?: string; operator?: string; value?: string; effect?: string };
+
+/**
+ * The tolerations Kubernetes' DaemonSet controller adds to every daemon pod
+ * (`AddOrUpdateDaemonPodTolerations`): daemons keep running on unhealthy or cordoned nodes.
+ */
+export function daemonPodTolerations(hostNetwork: boolean): Toleration[] {
+  const t = (key: string, effect: string): Toleration => ({
+    key: `node.kubernetes.io/${key}`,
+    operator: 'Exists',
+    effect,
+  });
+  return [
+    t('not-ready', 'NoExecute'),
+    t('unreachable', 'NoExecute'),
+    t('disk-pressure', 'NoSchedule'),
+    t('memory-pressure', 'NoSchedule'),
+    t('pid-pressure', 'NoSchedule'),
+    t('unschedulable', 'NoSchedule'),
+    ...(hostNetwork ? [t('network-unavailable', 'NoSchedule')] : []),
+  ];
+}
+
+function tolerates(tolerations: readonly Toleration[], taint: Taint): boolean {
+  return tolerations.some((t) => {
+    if (t.effect && t.effect !== taint.effect) return false;
+    if (t.operator === 'Exists') return !t.key || t.key === taint.key;
+    return t.key === taint.key && (t.value ?? '') === (taint.value ?? '');
+  });
+}
+
+const sameToleration = (a: Toleration, b: Toleration) =>
+  a.key === b.key && (a.operator ?? 'Equal') === (b.operator ?? 'Equal') && a.effect === b.effect;
+
+function withDaemonTolerations(
+  existing: readonly Toleration[] | undefined,
+  hostNetwork: boolean,
+): Toleration[] {
+  const out = [...(existing ?? [])];
+  for (const t of daemonPodTolerations(hostNetwork)) if (!out.some((o) => sameToleration(o, t))) out.push(t);
+  return out;
+}
+
+const controllerOf = (p: Pod) => p.metadata?.ownerReferences?.find((r) => r.controller === true);
+const ready = (p: Pod): boolean =>
+  (p.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+const terminating = (p: Pod) => Boolean(p.metadata?.deletionTimestamp);
+const created = (p: Pod) => Date.parse(p.metadata?.creationTimestamp ?? '') || 0;
+
+/** The node a daemon pod is for: its `nodeName`, or before binding, the node of its affinity (`GetTargetNodeName`). */
+export function targetNodeName(p: Pod): string | undefined {
+  if (p.spec?.nodeName) return p.spec.nodeName;
+  const terms =
+    p.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? [];
+  for (const term of terms)
+    for (const f of term.matchFields ?? [])
+      if (f.key === 'metadata.name' && f.operator === 'In' && f.values?.length === 1) return f.values[0];
+  return undefined;
+}
+
+/**
+ * Whether a DaemonSet's pod should run on a node, and whether an existing one may stay
+ * (`NodeShouldRunDaemonPod`): the node must match the template's node selector and required
+ * affinity, and every NoSchedule/NoExecute taint be tolerated — an existing pod only needs
+ * NoExecute taints tolerated.
+ */
+export function nodeShouldRunDaemonPod(
+  ds: DaemonSet,
+  node: Node,
+): { shouldRun: boolean; shouldContinueRunning: boolean } {
+  const spec = ds.spec?.template?.spec;
+  const probe: Pod = { spec: { containers: [], ...(spec ?? {}) } };
+  if (!matchesNodeAffinity(probe, node)) return { shouldRun: false, shouldContinueRunning: false };
+  const tolerations = withDaemonTolerations(
+    spec?.tolerations as Toleration[] | undefined,
+    !!spec?.hostNetwork,
+  );
+  const taints = (node.spec?.taints ?? []) as Taint[];
+  const untolerated = (effect: string) =>
+    taints.some((t) => t.effect === effect && !tolerates(tolerations, t));
+  const noExecute = untolerated('NoExecute');
+  return {
+    shouldRun: !noExecute && !untolerated('NoSchedule'),
+    shouldContinueRunning: !noExecute,
+  };
+}
+
+/** `maxUnavailable` (an int or a percentage, rounded up) of `desired`; at least 1, as Kubernetes with maxSurge 0. */
+function scaled(v: number | string | undefined, desired: number, fallback: number): number {
+  if (v === undefined) return fallback;
+  if (typeof v === 'number') return v;
+  const m = /^(\d+)%$/.exec(v);
+  if (!m) return Number.parseInt(v, 10) || fallback;
+  return Math.ceil((Number(m[1]) * desired) / 100);
+}
+
+/** The DaemonSet controller: informers on DaemonSets, nodes and pods, a queue of DaemonSets. */
+export class DaemonSetController {
+  private readonly sets: Informer<DaemonSet>;
+  private readonly nodes: Informer<Node>;
+  private readonly pods: Informer<Pod>;
+  private readonly queue = new WorkQueue<string>({
+    name: 'daemonset',
+    rateLimiter: defaultControllerRateLimiter({ baseDelayMs: 5, maxDelayMs: 10_000 }),
+  });
+  private readonly abort = new AbortController();
+  /** Creations and deletions not yet seen in the cache, by DaemonSet UID (Kubernetes' expectations). */
+  private readonly expectations = new Map<string, { adds: number; dels: Set<string>; at: number }>();
+  private workers: Promise<void>[] = [];
+  private readonly log: ControllerLog;
+
+  constructor(
+    private readonly client: Client,
+    options: { log?: ControllerLog } = {},
+  ) {
+    this.log = options.log ?? (() => undefined);
+    setMaxListeners(0, this.abort.signal);
+    this.sets = new Informer(client.api(DaemonSet, ''), {});
+    this.nodes = new Informer(client.api(Node), {});
+    this.pods = new Informer(client.api(Pod, ''), {
+      indexers: { [CONTROLLER_INDEX]: (p) => controllerOf(p)?.uid },
+    });
+    this.sets.addEventHandler({
+      onAdd: (ds) => this.queue.add(objectKey(ds)),
+      onUpdate: (_o, ds) => this.queue.add(objectKey(ds)),
+      onDelete: (ds) => this.expectations.delete(ds.metadata?.uid ?? ''),
+    });
+    // Any change of a node may change where daemons run: labels, taints, readiness, existence.
+    const all = () => {
+      for (const ds of this.sets.store.list()) this.queue.add(objectKey(ds));
+    };
+    this.nodes.addEventHandler({
+      onAdd: all,
+      onUpdate: (o, n) => {
+        if (JSON.stringify([o.metadata?.labels, o.spec]) !== JSON.stringify([n.metadata?.labels, n.spec]))
+          all();
+      },
+      onDelete: all,
+    });
+    this.pods.addEventHandler({
+      onAdd: (p) => {
+        const ref = controllerOf(p);
+        const e = ref && this.expectations.get(ref.uid);
+        if (e && e.adds > 0) e.adds -= 1;
+        this.enqueueOwner(p);
+      },
+      onUpdate: (_o, p) => {
+        if (terminating(p)) this.observedDeletion(p);
+        this.enqueueOwner(p);
+      },
+      onDelete: (p) => {
+        this.observedDeletion(p);
+        this.enqueueOwner(p);
+      },
+    });
+  }
+
+  start(): void {
+    this.sets.start(this.abort.signal);
+    this.nodes.start(this.abort.signal);
+    this.pods.start(this.abort.signal);
+    for (let i = 0; i < 2; i++) this.workers.push(this.work());
+  }
+
+  async stop(): Promise<void> {
+    this.abort.abort();
+    await this.queue.shutdown();
+    await Promise.all(this.workers);
+    await Promise.all([this.sets.stop(), this.nodes.stop(), this.pods.stop()]);
+  }
+
+  private observedDeletion(p: Pod): void {
+    const ref = controllerOf(p);
+    if (ref) this.expectations.get(ref.uid)?.dels.delete(p.metadata?.uid ?? '');
+  }
+
+  private enqueueOwner(p: Pod): void {
+    const ref = controllerOf(p);
+    if (ref?.kind === 'DaemonSet' && ref.apiVersion.startsWith('apps/'))
+      this.queue.add(`${p.metadata?.namespace ?? ''}/${ref.name}`);
+  }
+
+  private async work(): Promise<void> {
+    for (;;) {
+      const key = await this.queue.get();
+      if (key === undefined) return;
+      try {
+        await this.reconcile(key);
+        this.queue.forget(key);
+      } catch (err) {
+        if (!this.abort.signal.aborted) {
+          if (!isConflict(err))
+            this.log('warn', 'daemonset sync failed; retrying', { key, error: String(err) });
+          this.queue.addRateLimited(key);
+        }
+      } finally {
+        this.queue.done(key);
+      }
+    }
+  }
+
+  /** One DaemonSet: creates and deletes pods node by node, rolls out template changes, writes its status. */
+  async reconcile(key: string): Promise<void> {
+    if (!this.sets.hasSynced || !this.nodes.hasSynced || !this.pods.hasSynced)
+      await Promise.all([this.sets.waitForSync(), this.nodes.waitForSync(), this.pods.waitForSync()]);
+    const { namespace = '', name } = splitKey(key);
+    const ds = this.sets.store.get(name, namespace);
+    if (!ds || ds.metadata?.deletionTimestamp) return;
+    const uid = ds.metadata?.uid ?? '';
+    const hash = podTemplateHash(ds.spec?.template, ds.status?.collisionCount ?? 0);
+    const generation = ds.metadata?.generation ?? 1;
+    const owned = this.pods.store
+      .byIndex(CONTROLLER_INDEX, uid)
+      .filter((p) => p.metadata?.namespace === namespace && !terminating(p));
+    const byNode = new Map<string, Pod[]>();
+    for (const p of owned) {
+      const n = targetNodeName(p) ?? '';
+      byNode.set(n, [...(byNode.get(n) ?? []), p]);
+    }
+    for (const list of byNode.values()) list.sort((a, b) => created(a) - created(b));
+    const nodes = this.nodes.store.list();
+    const verdicts = new Map(nodes.map((n) => [n.metadata?.name ?? '', nodeShouldRunDaemonPod(ds, n)]));
+    const isUpdated = (p: Pod) => p.metadata?.labels?.[REVISION_LABEL] === hash;
+
+    const e = this.expectations.get(uid);
+    // Expectations expire in case an event was never seen (Kubernetes: after 5 min).
+    const settled = !e || (e.adds <= 0 && e.dels.size === 0) || Date.now() - e.at > 60_000;
+    if (settled) {
+      const toCreate: string[] = [];
+      const toDelete: Pod[] = [];
+      for (const [node, v] of verdicts) {
+        const pods = byNode.get(node) ?? [];
+        if (v.shouldRun && pods.length === 0) toCreate.push(node);
+        else if (!v.shouldContinueRunning) toDelete.push(...pods);
+        else {
+          // Failed daemons are replaced; duplicates (a race) are trimmed to the oldest.
+          const failed = pods.filter((p) => p.status?.phase === 'Failed');
+          toDelete.push(...failed);
+          const alive = pods.filter((p) => p.status?.phase !== 'Failed');
+          if (alive.length > 1) toDelete.push(...alive.slice(1));
+          if (v.shouldRun && alive.length === 0) toCreate.push(node);
+        }
+      }
+      // Pods on nodes that no longer exist.
+      for (const [node, pods] of byNode) if (!verdicts.has(node)) toDelete.push(...pods);
+
+      if (toCreate.length === 0 && toDelete.length === 0 && ds.spec?.updateStrategy?.type !== 'OnDelete')
+        toDelete.push(...this.rollingUpdateVictims(ds, verdicts, byNode, isUpdated));
+
+      if (toCreate.length > 0 || toDelete.length > 0) {
+        const exp = {
+          adds: toCreate.length,
+          dels: new Set(toDelete.map((p) => p.metadata?.uid ?? '')),
+          at: Date.now(),
+        };
+        this.expectations.set(uid, exp);
+        const api = this.client.api(Pod, namespace);
+        const results = await Promise.allSettled([
+          ...toCreate.map((node) => api.create(this.podFor(ds, node, hash, generation))),
+          ...toDelete.map(async (p) => {
+            try {
+              await api.delete(p.metadata?.name ?? '', { preconditions: { uid: p.metadata?.uid ?? '' } });
+            } catch (err) {
+              exp.dels.delete(p.metadata?.uid ?? '');
+              if (!isNotFound(err) && !isConflict(err)) throw err;
+            }
+          }),
+        ]);
+        const failedCreates = results.slice(0, toCreate.length).filter((r) => r.status === 'rejected').length;
+        exp.adds -= failedCreates;
+        const failure = results.find((r) => r.status === 'rejected');
+        if (failure) throw (failure as PromiseRejectedResult).reason;
+      }
+    }
+    await this.writeStatus(ds, verdicts, byNode, isUpdated);
+  }
+
+  /**
+   * Old pods to delete in this round of a rolling update (maxSurge 0): unavailable old pods at
+   * once, available ones while fewer than `maxUnavailable` nodes are without an available daemon.
+   */
+  private rollingUpdateVictims(
+    ds: DaemonSet,
+    verdicts: Map<string, { shouldRun: boolean }>,
+    byNode: Map<string, Pod[]>,
+    isUpdated: (p: Pod) => boolean,
+  ): Pod[] {
+    const desired = [...verdicts.values()].filter((v) => v.shouldRun).length;
+    const max = Math.max(
+      1,
+      scaled(
+        ds.spec?.updateStrategy?.rollingUpdate?.maxUnavailable as number | string | undefined,
+        desired,
+        1,
+      ),
+    );
+    let unavailable = 0;
+    const oldAvailable: Pod[] = [];
+    const victims: Pod[] = [];
+    for (const [node, v] of verdicts) {
+      if (!v.shouldRun) continue;
+      const pod = byNode.get(node)?.[0];
+      if (!pod || !ready(pod)) {
+        unavailable += 1;
+        if (pod && !isUpdated(pod)) victims.push(pod);
+      } else if (!isUpdated(pod)) oldAvailable.push(pod);
+    }
+    oldAvailable.sort((a, b) => (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''));
+    for (const p of oldAvailable) {
+      if (unavailable >= max) break;
+      victims.push(p);
+      unavailable += 1;
+    }
+    return victims;
+  }
+
+  private podFor(ds: DaemonSet, node: string, hash: string, generation: number): Pod {
+    const template = ds.spec?.template ?? {};
+    const spec = template.spec ?? { containers: [] };
+    const affinity = spec.affinity ?? {};
+    return {
+      metadata: {
+        generateName: `${ds.metadata?.name}-`,
+        labels: {
+          ...template.metadata?.labels,
+          [REVISION_LABEL]: hash,
+          [GENERATION_LABEL]: String(generation),
+        },
+        ...(template.metadata?.annotations && { annotations: template.metadata.annotations }),
+        ownerReferences: [
+          {
+            apiVersion: 'apps/v1',
+            kind: 'DaemonSet',
+            name: ds.metadata?.name ?? '',
+            uid: ds.metadata?.uid ?? '',
+            controller: true,
+            blockOwnerDeletion: true,
+          },
+        ],
+      },
+      spec: {
+        ...spec,
+        // `ReplaceDaemonSetPodNodeNameNodeAffinity`: the required terms become this node alone.
+        affinity: {
+          ...affinity,
+          nodeAffinity: {
+            ...affinity.nodeAffinity,
+            requiredDuringSchedulingIgnoredDuringExecution: {
+              nodeSelectorTerms: [
+                { matchFields: [{ key: 'metadata.name', operator: 'In', values: [node] }] },
+              ],
+            },
+          },
+        },
+        tolerations: withDaemonTolerations(spec.tolerations as Toleration[] | undefined, !!spec.hostNetwork),
+      },
+    } as Pod;
+  }
+
+  private async writeStatus(
+    ds: DaemonSet,
+    verdicts: Map<string, { shouldRun: boolean }>,
+    byNode: Map<string, Pod[]>,
+    isUpdated: (p: Pod) => boolean,
+  ): Promise<void> {
+    let desired = 0;
+    let current = 0;
+    let misscheduled = 0;
+    let readyCount = 0;
+    let updated = 0;
+    for (const [node, v] of verdicts) {
+      const pod = byNode.get(node)?.find((p) => p.spec?.nodeName);
+      if (v.shouldRun) {
+        desired += 1;
+        if (!pod) continue;
+        current += 1;
+        if (ready(pod)) readyCount += 1;
+        if (isUpdated(pod)) updated += 1;
+      } else if (pod) misscheduled += 1;
+    }
+    const want: Record<string, number> = {
+      currentNumberScheduled: current,
+      desiredNumberScheduled: desired,
+      numberMisscheduled: misscheduled,
+      numberReady: readyCount,
+      numberAvailable: readyCount,
+      numberUnavailable: desired - readyCount,
+      updatedNumberScheduled: updated,
+      observedGeneration: ds.metadata?.generation ?? 0,
+    };
+    const cur = (ds.status ?? {}) as Record<string, unknown>;
+    if (Object.entries(want).every(([k, v]) => (cur[k] ?? 0) === v)) return;
+    // Zero counts other than the four required ones are omitted (omitempty): null removes them.
+    const required = [
+      'currentNumberScheduled',
+      'desiredNumberScheduled',
+      'numberMisscheduled',
+      'numberReady',
+    ];
+    const status = Object.fromEntries(
+      Object.entries(want).map(([k, v]) => [k, v === 0 && !required.includes(k) ? null : v]),
+    );
+    const name = ds.metadata?.name ?? '';
+    try {
+      await this.client
+        .api(DaemonSet, ds.metadata?.namespace ?? '')
+        .patchStatus(name, { status } as unknown as DaemonSet);
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  }
+}

@@ -1,0 +1,240 @@
+/**
+ * The Endpoints controller of kube-controller-manager: for every Service with a selector, an
+ * Endpoints object of the same name listing the IPs of the matching pods — ready ones in
+ * `addresses`, others in `notReadyAddresses` — with the Service's ports resolved against each pod.
+ */
+import { setMaxListeners } from 'node:events';
+import type { Client } from 'kubeloop/client';
+import { Endpoints, isAlreadyExists, isConflict, isNotFound, Pod, Service } from 'kubeloop/client';
+import { defaultControllerRateLimiter, Informer, objectKey, splitKey, WorkQueue } from 'kubeloop/runtime';
+import type { ControllerLog } from './garbage-collector.js';
+
+type Subset = NonNullable<Endpoints['subsets']>[number];
+type Address = NonNullable<Subset['addresses']>[number];
+type EndpointPort = NonNullable<Subset['ports']>[number];
+type ServicePort = NonNullable<NonNullable<Service['spec']>['ports']>[number];
+
+const ready = (p: Pod): boolean =>
+  (p.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+
+/** `ShouldPodBeInEndpoints`: a pod with an IP, not being deleted, and not finished for good. */
+function shouldBeInEndpoints(p: Pod): boolean {
+  if (p.metadata?.deletionTimestamp || !p.status?.podIP) return false;
+  const phase = p.status.phase;
+  switch (p.spec?.restartPolicy) {
+    case 'Never':
+      return phase !== 'Failed' && phase !== 'Succeeded';
+    case 'OnFailure':
+      return phase !== 'Succeeded';
+    default:
+      return true;
+  }
+}
+
+const selects = (selector: Record<string, string>, labels: Record<string, string> | undefined) =>
+  Object.entries(selector).every(([k, v]) => labels?.[k] === v);
+
+/** `FindPort`: a named target port is looked up among the pod's container ports. */
+function resolvePort(pod: Pod, sp: ServicePort): number | undefined {
+  const target = sp.targetPort ?? sp.port;
+  if (typeof target === 'number') return target;
+  const asNumber = Number(target);
+  if (target !== '' && Number.isInteger(asNumber)) return asNumber;
+  for (const c of pod.spec?.containers ?? [])
+    for (const p of c.ports ?? [])
+      if (p.name === target && (p.protocol ?? 'TCP') === (sp.protocol ?? 'TCP')) return p.containerPort;
+  return undefined;
+}
+
+const portKey = (p: EndpointPort) => `${p.name ?? ''}/${p.port}/${p.protocol ?? 'TCP'}`;
+
+/**
+ * The subsets of a Service's Endpoints, packed as `RepackSubsets` does: addresses that expose
+ * the same ports share a subset; addresses sorted by IP, ports by name.
+ */
+export function endpointSubsets(service: Service, pods: readonly Pod[]): Subset[] {
+  const spec = service.spec ?? {};
+  const publishNotReady = spec.publishNotReadyAddresses === true;
+  const name = service.metadata?.name ?? '';
+  const groups = new Map<string, { ports: EndpointPort[]; ready: Address[]; notReady: Address[] }>();
+  for (const pod of pods) {
+    if (!shouldBeInEndpoints(pod)) continue;
+    const address: Address = {
+      ip: pod.status?.podIP ?? '',
+      ...(pod.spec?.hostname && pod.spec.subdomain === name && { hostname: pod.spec.hostname }),
+      ...(pod.spec?.nodeName && { nodeName: pod.spec.nodeName }),
+      targetRef: {
+        kind: 'Pod',
+        namespace: pod.metadata?.namespace ?? '',
+        name: pod.metadata?.name ?? '',
+        uid: pod.metadata?.uid ?? '',
+      },
+    };
+    const ports: EndpointPort[] = [];
+    for (const sp of spec.ports ?? []) {
+      const port = resolvePort(pod, sp);
+      if (port === undefined) continue;
+      ports.push({
+        ...(sp.name && { name: sp.name }),
+        port,
+        protocol: sp.protocol ?? 'TCP',
+        ...(sp.appProtocol && { appProtocol: sp.appProtocol }),
+      });
+    }
+    // A pod that resolves none of several ports serves nothing; a Service without ports (headless) lists it anyway.
+    if (ports.length === 0 && (spec.ports ?? []).length > 0) continue;
+    ports.sort((a, b) => portKey(a).localeCompare(portKey(b)));
+    const key = ports.map(portKey).join(',');
+    const g = groups.get(key) ?? { ports, ready: [], notReady: [] };
+    groups.set(key, g);
+    // A pod being terminated is filtered above; a running pod that is not Ready is listed apart
+    // unless the Service publishes not-ready addresses.
+    if (publishNotReady || ready(pod)) g.ready.push(address);
+    else g.notReady.push(address);
+  }
+  const byIp = (a: Address, b: Address) =>
+    a.ip.localeCompare(b.ip) || (a.targetRef?.name ?? '').localeCompare(b.targetRef?.name ?? '');
+  return [...groups.entries()]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([, g]) => ({
+      ...(g.ready.length > 0 && { addresses: g.ready.sort(byIp) }),
+      ...(g.notReady.length > 0 && { notReadyAddresses: g.notReady.sort(byIp) }),
+      ...(g.ports.length > 0 && { ports: g.ports }),
+    }));
+}
+
+/** The Endpoints controller: informers on Services and pods, a queue of Services. */
+export class EndpointsController {
+  private readonly services: Informer<Service>;
+  private readonly pods: Informer<Pod>;
+  private readonly endpoints: Informer<Endpoints>;
+  private readonly queue = new WorkQueue<string>({
+    name: 'endpoints',
+    rateLimiter: defaultControllerRateLimiter({ baseDelayMs: 5, maxDelayMs: 10_000 }),
+  });
+  private readonly abort = new AbortController();
+  private workers: Promise<void>[] = [];
+  private readonly log: ControllerLog;
+
+  constructor(
+    private readonly client: Client,
+    options: { log?: ControllerLog } = {},
+  ) {
+    this.log = options.log ?? (() => undefined);
+    setMaxListeners(0, this.abort.signal);
+    this.services = new Informer(client.api(Service, ''), {});
+    this.pods = new Informer(client.api(Pod, ''), {});
+    this.endpoints = new Informer(client.api(Endpoints, ''), {});
+    this.services.addEventHandler({
+      onAdd: (s) => this.queue.add(objectKey(s)),
+      onUpdate: (_o, s) => this.queue.add(objectKey(s)),
+      onDelete: (s) => this.queue.add(objectKey(s)),
+    });
+    // A pod change concerns the Services that select it before or after the change.
+    const forPod = (...pods: Pod[]) => {
+      for (const svc of this.services.store.list()) {
+        const selector = svc.spec?.selector;
+        if (!selector) continue;
+        if (
+          pods.some(
+            (p) => p.metadata?.namespace === svc.metadata?.namespace && selects(selector, p.metadata?.labels),
+          )
+        )
+          this.queue.add(objectKey(svc));
+      }
+    };
+    this.pods.addEventHandler({
+      onAdd: (p) => forPod(p),
+      onUpdate: (o, p) => forPod(o, p),
+      onDelete: (p) => forPod(p),
+    });
+    // Someone else changed or deleted an Endpoints object: put it back as it should be.
+    this.endpoints.addEventHandler({
+      onUpdate: (_o, e) => this.queue.add(objectKey(e)),
+      onDelete: (e) => this.queue.add(objectKey(e)),
+    });
+  }
+
+  start(): void {
+    this.services.start(this.abort.signal);
+    this.pods.start(this.abort.signal);
+    this.endpoints.start(this.abort.signal);
+    for (let i = 0; i < 2; i++) this.workers.push(this.work());
+  }
+
+  async stop(): Promise<void> {
+    this.abort.abort();
+    await this.queue.shutdown();
+    await Promise.all(this.workers);
+    await Promise.all([this.services.stop(), this.pods.stop(), this.endpoints.stop()]);
+  }
+
+  private async work(): Promise<void> {
+    for (;;) {
+      const key = await this.queue.get();
+      if (key === undefined) return;
+      try {
+        await this.reconcile(key);
+        this.queue.forget(key);
+      } catch (err) {
+        if (!this.abort.signal.aborted) {
+          if (!isConflict(err) && !isAlreadyExists(err))
+            this.log('warn', 'endpoints sync failed; retrying', { key, error: String(err) });
+          this.queue.addRateLimited(key);
+        }
+      } finally {
+        this.queue.done(key);
+      }
+    }
+  }
+
+  /** One Service: writes its Endpoints, or deletes them once the Service is gone. */
+  async reconcile(key: string): Promise<void> {
+    if (!this.services.hasSynced || !this.pods.hasSynced || !this.endpoints.hasSynced)
+      await Promise.all([this.services.waitForSync(), this.pods.waitForSync(), this.endpoints.waitForSync()]);
+    const { namespace = '', name } = splitKey(key);
+    const api = this.client.api(Endpoints, namespace);
+    const svc = this.services.store.get(name, namespace);
+    const current = this.endpoints.store.get(name, namespace);
+    if (!svc) {
+      // Services without a selector own no Endpoints, but once the Service is gone its Endpoints go too.
+      if (current) {
+        try {
+          await api.delete(name, { preconditions: { uid: current.metadata?.uid ?? '' } });
+        } catch (err) {
+          if (!isNotFound(err) && !isConflict(err)) throw err;
+        }
+      }
+      return;
+    }
+    const selector = svc.spec?.selector;
+    // Without a selector the user manages the Endpoints; ExternalName Services have none.
+    if (!selector || svc.spec?.type === 'ExternalName') return;
+    const pods = this.pods.store
+      .list()
+      .filter((p) => p.metadata?.namespace === namespace && selects(selector, p.metadata?.labels));
+    const subsets = endpointSubsets(svc, pods);
+    const labels: Record<string, string> = { ...svc.metadata?.labels };
+    if (svc.spec?.clusterIP === 'None') labels['service.kubernetes.io/headless'] = '';
+    else delete labels['service.kubernetes.io/headless'];
+
+    if (
+      current &&
+      JSON.stringify(current.subsets ?? []) === JSON.stringify(subsets) &&
+      JSON.stringify(current.metadata?.labels ?? {}) === JSON.stringify(labels)
+    )
+      return;
+    const body: Endpoints = {
+      metadata: {
+        name,
+        namespace,
+        ...(Object.keys(labels).length > 0 && { labels }),
+        ...(current?.metadata?.annotations && { annotations: current.metadata.annotations }),
+        ...(current?.metadata?.resourceVersion && { resourceVersion: current.metadata.resourceVersion }),
+      },
+      ...(subsets.length > 0 && { subsets }),
+    };
+    if (current) await api.update(body);
+    else await api.create(body);
+  }
+}

@@ -1,0 +1,175 @@
+import { Client, Endpoints, Pod, Service } from 'kubeloop/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { endpointSubsets } from '../../src/controllers/endpoints.js';
+import { eventually, type KubectlEnv, startKubectlEnv } from '../kubectl.js';
+
+let k: KubectlEnv;
+let client: Client;
+
+beforeAll(async () => {
+  k = await startKubectlEnv({ nodes: { count: 2 } });
+  client = new Client(k.cp.clientConfig);
+});
+afterAll(async () => {
+  await client.close();
+  await k.stop();
+});
+
+const pod = (name: string, app: string, simulate?: string): Pod => ({
+  metadata: {
+    name,
+    labels: { app },
+    ...(simulate && { annotations: { 'kubeloop.dev/simulate': simulate } }),
+  },
+  spec: { containers: [{ name: 'c', image: 'nginx', ports: [{ name: 'http', containerPort: 8080 }] }] },
+});
+
+const runningPod = async (name: string) =>
+  eventually(async () => {
+    const p = await client.api(Pod, 'default').get(name);
+    return p.status?.podIP && p.status.phase === 'Running' ? p : undefined;
+  });
+
+describe('Endpoints controller', () => {
+  it('lists ready and not-ready pods of a Service with its ports resolved', async () => {
+    const pods = client.api(Pod, 'default');
+    await pods.create(pod('web-a', 'web'));
+    await pods.create(pod('web-b', 'web', 'never-ready'));
+    await pods.create(pod('other', 'other'));
+    const a = await runningPod('web-a');
+    const b = await runningPod('web-b');
+    await client.api(Service, 'default').create({
+      metadata: { name: 'web', labels: { tier: 'front' } },
+      spec: {
+        selector: { app: 'web' },
+        ports: [
+          { name: 'http', port: 80, targetPort: 'http' },
+          { name: 'metrics', port: 9090, targetPort: 9090 },
+        ],
+      },
+    });
+    const eps = client.api(Endpoints, 'default');
+    const ep = await eventually(async () => {
+      const e = await eps.get('web').catch(() => undefined);
+      return e?.subsets?.[0]?.addresses && e.subsets[0].notReadyAddresses ? e : undefined;
+    });
+    expect(ep.metadata?.labels).toEqual({ tier: 'front' });
+    expect(ep.subsets).toEqual([
+      {
+        addresses: [
+          {
+            ip: a.status?.podIP,
+            nodeName: a.spec?.nodeName,
+            targetRef: { kind: 'Pod', namespace: 'default', name: 'web-a', uid: a.metadata?.uid },
+          },
+        ],
+        notReadyAddresses: [
+          {
+            ip: b.status?.podIP,
+            nodeName: b.spec?.nodeName,
+            targetRef: { kind: 'Pod', namespace: 'default', name: 'web-b', uid: b.metadata?.uid },
+          },
+        ],
+        ports: [
+          { name: 'http', port: 8080, protocol: 'TCP' },
+          { name: 'metrics', port: 9090, protocol: 'TCP' },
+        ],
+      },
+    ]);
+    const out = await k.ok(['get', 'endpoints', 'web']);
+    expect(out).toContain(`${a.status?.podIP}:8080`);
+    expect(out).not.toContain(`${b.status?.podIP}`);
+
+    await pods.delete('web-a');
+    await eventually(async () => {
+      const e = await eps.get('web');
+      return !e.subsets?.[0]?.addresses && e.subsets?.[0]?.notReadyAddresses?.length === 1;
+    });
+    await pods.delete('web-b');
+    await eventually(async () => (await eps.get('web')).subsets === undefined);
+    expect(await k.ok(['get', 'endpoints', 'web'])).toContain('<none>');
+
+    await k.ok(['delete', 'service', 'web']);
+    await eventually(async () => {
+      try {
+        await eps.get('web');
+        return false;
+      } catch {
+        return true;
+      }
+    });
+  });
+
+  it('leaves alone the Endpoints of a Service without a selector', async () => {
+    await client.api(Service, 'default').create({
+      metadata: { name: 'external' },
+      spec: { ports: [{ port: 5432 }] },
+    });
+    const eps = client.api(Endpoints, 'default');
+    await eps.create({
+      metadata: { name: 'external' },
+      subsets: [{ addresses: [{ ip: '10.1.2.3' }], ports: [{ port: 5432, protocol: 'TCP' }] }],
+    });
+    // A selector Service created afterwards gets its Endpoints: by then the manual one was seen.
+    await client.api(Service, 'default').create({
+      metadata: { name: 'probe' },
+      spec: { selector: { app: 'none' }, ports: [{ port: 1 }] },
+    });
+    await eventually(async () => eps.get('probe').catch(() => undefined));
+    expect((await eps.get('external')).subsets).toEqual([
+      { addresses: [{ ip: '10.1.2.3' }], ports: [{ port: 5432, protocol: 'TCP' }] },
+    ]);
+  });
+});
+
+describe('endpointSubsets', () => {
+  const running = (
+    name: string,
+    ip: string,
+    extra: Partial<NonNullable<Pod['spec']>> = {},
+    phase = 'Running',
+  ): Pod => ({
+    metadata: { name, namespace: 'ns', uid: `uid-${name}` },
+    spec: { containers: [{ name: 'c', ports: [{ name: 'web', containerPort: 8080 }] }], ...extra },
+    status: { phase, podIP: ip, conditions: [{ type: 'Ready', status: 'True' }] },
+  });
+  const ref = (name: string) => ({ kind: 'Pod', namespace: 'ns', name, uid: `uid-${name}` });
+
+  it('groups pods by the ports they resolve, skips finished pods and sets hostnames of the subdomain', () => {
+    const svc: Service = {
+      metadata: { name: 'svc', namespace: 'ns' },
+      spec: { selector: { a: 'b' }, ports: [{ name: 'http', port: 80, targetPort: 'web' }] },
+    };
+    const other: Pod = { ...running('p3', '10.0.0.3'), spec: { containers: [{ name: 'c' }] } };
+    const subsets = endpointSubsets(svc, [
+      running('p2', '10.0.0.2', { hostname: 'h2', subdomain: 'svc' }),
+      running('p1', '10.0.0.1'),
+      other,
+      running('done', '10.0.0.4', { restartPolicy: 'Never' }, 'Succeeded'),
+    ]);
+    expect(subsets).toEqual([
+      {
+        addresses: [
+          { ip: '10.0.0.1', targetRef: ref('p1') },
+          { ip: '10.0.0.2', hostname: 'h2', targetRef: ref('p2') },
+        ],
+        ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
+      },
+    ]);
+  });
+
+  it('lists every pod of a headless Service without ports, and publishes not-ready ones on request', () => {
+    const notReady: Pod = { ...running('p1', '10.0.0.1'), status: { phase: 'Running', podIP: '10.0.0.1' } };
+    const headless: Service = {
+      metadata: { name: 'h', namespace: 'ns' },
+      spec: { clusterIP: 'None', selector: {} },
+    };
+    expect(endpointSubsets(headless, [notReady])).toEqual([
+      { notReadyAddresses: [{ ip: '10.0.0.1', targetRef: ref('p1') }] },
+    ]);
+    const publish: Service = { ...headless, spec: { ...headless.spec, publishNotReadyAddresses: true } };
+    expect(endpointSubsets(publish, [notReady])).toEqual([
+      { addresses: [{ ip: '10.0.0.1', targetRef: ref('p1') }] },
+    ]);
+  });
+});

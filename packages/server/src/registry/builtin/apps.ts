@@ -36,6 +36,28 @@ import {
   validateLabels,
 } from './util.js';
 
+/**
+ * The status checks Deployments and ReplicaSets share: counters are non-negative, the partial
+ * counts never exceed `status.replicas`, and available never exceeds ready.
+ */
+function replicaStatusCauses(status: Obj, counters: string[], boundedByReplicas: string[]): StatusCause[] {
+  const out = statusNonNegative(status, counters);
+  const msg = 'cannot be greater than status.replicas';
+  for (const f of boundedByReplicas) {
+    if (int(status[f]) > int(status.replicas)) out.push(invalid(`status.${f}`, int(status[f]), msg));
+  }
+  if (int(status.availableReplicas) > int(status.readyReplicas)) {
+    out.push(
+      invalid(
+        'status.availableReplicas',
+        int(status.availableReplicas),
+        'cannot be greater than readyReplicas',
+      ),
+    );
+  }
+  return out;
+}
+
 const specOf = (obj: Obj): Obj => (isObj(obj.spec) ? obj.spec : {});
 const statusOf = (obj: Obj): Obj => (isObj(obj.status) ? obj.status : {});
 const nameOf = (obj: Obj): string => str(dig(obj, 'metadata', 'name'));
@@ -227,31 +249,21 @@ const deployments: KindBehaviour = {
       }
     }
     out.push(...immutableSelector(obj, old));
-    const status = statusOf(obj);
     out.push(
-      ...statusNonNegative(status, [
-        'observedGeneration',
-        'replicas',
-        'updatedReplicas',
-        'readyReplicas',
-        'availableReplicas',
-        'unavailableReplicas',
-        'collisionCount',
-      ]),
+      ...replicaStatusCauses(
+        statusOf(obj),
+        [
+          'observedGeneration',
+          'replicas',
+          'updatedReplicas',
+          'readyReplicas',
+          'availableReplicas',
+          'unavailableReplicas',
+          'collisionCount',
+        ],
+        ['updatedReplicas', 'readyReplicas', 'availableReplicas'],
+      ),
     );
-    const msg = 'cannot be greater than status.replicas';
-    for (const f of ['updatedReplicas', 'readyReplicas', 'availableReplicas']) {
-      if (int(status[f]) > int(status.replicas)) out.push(invalid(`status.${f}`, int(status[f]), msg));
-    }
-    if (int(status.availableReplicas) > int(status.readyReplicas)) {
-      out.push(
-        invalid(
-          'status.availableReplicas',
-          int(status.availableReplicas),
-          'cannot be greater than readyReplicas',
-        ),
-      );
-    }
     return out;
   },
   columns: [
@@ -301,29 +313,13 @@ const replicasets: KindBehaviour = {
     out.push(...sel.causes);
     if (sel.ok) out.push(...validateReplicaSetTemplate(spec));
     out.push(...immutableSelector(obj, old));
-    const status = statusOf(obj);
     out.push(
-      ...statusNonNegative(status, [
-        'replicas',
-        'fullyLabeledReplicas',
-        'readyReplicas',
-        'availableReplicas',
-        'observedGeneration',
-      ]),
+      ...replicaStatusCauses(
+        statusOf(obj),
+        ['replicas', 'fullyLabeledReplicas', 'readyReplicas', 'availableReplicas', 'observedGeneration'],
+        ['fullyLabeledReplicas', 'readyReplicas', 'availableReplicas'],
+      ),
     );
-    const msg = 'cannot be greater than status.replicas';
-    for (const f of ['fullyLabeledReplicas', 'readyReplicas', 'availableReplicas']) {
-      if (int(status[f]) > int(status.replicas)) out.push(invalid(`status.${f}`, int(status[f]), msg));
-    }
-    if (int(status.availableReplicas) > int(status.readyReplicas)) {
-      out.push(
-        invalid(
-          'status.availableReplicas',
-          int(status.availableReplicas),
-          'cannot be greater than readyReplicas',
-        ),
-      );
-    }
     return out;
   },
   columns: [

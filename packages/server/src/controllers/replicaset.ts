@@ -3,7 +3,7 @@
  * ReplicaSet's template alive, and reports them in its status.
  */
 import { setMaxListeners } from 'node:events';
-import { labelSelectorFromObject, matchesLabels } from 'kubeloop';
+import { labelSelectorFromObject, matchesLabels } from 'kubeloop/api';
 import type { Client } from 'kubeloop/client';
 import { isConflict, isNotFound, Pod, ReplicaSet } from 'kubeloop/client';
 import { defaultControllerRateLimiter, Informer, objectKey, splitKey, WorkQueue } from 'kubeloop/runtime';

@@ -19,6 +19,7 @@ import { NamespaceController } from './controllers/namespace.js';
 import { Discovery } from './discovery/discovery.js';
 import { ApiServer, type UserInfo } from './http/api-server.js';
 import { Faults } from './http/faults.js';
+import { type Loopback, startLoopback } from './loopback.js';
 import { createOpenApiEndpoints } from './openapi-endpoints.js';
 import { serviceAllocator } from './registry/allocators.js';
 import { Registry } from './registry/registry.js';
@@ -210,14 +211,17 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     // The built-in controllers (and the client and runtime they need) load after the server is
     // ready: start-up and a bare server's memory stay small, and nothing waits for them.
     let controllers: BuiltinControllers | undefined;
+    let loopback: Loopback | undefined;
     const controllersStarting =
       options.controllers === false
         ? Promise.resolve()
-        : import('./controllers/builtin.js').then(
-            (m) => {
+        : Promise.all([import('./controllers/builtin.js'), startLoopback(api.listener)]).then(
+            ([m, lo]) => {
+              loopback = lo;
               if (stopping) return;
               controllers = m.startBuiltinControllers({
                 server: url,
+                socketPath: lo?.socketPath,
                 token: controllerToken,
                 caData: ca.cert,
                 registry,
@@ -241,6 +245,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
         ready = false;
         await controllersStarting;
         await controllers?.stop();
+        await loopback?.close();
         namespaces.stop();
         crds.stop();
         faults.dropWatches();

@@ -15,6 +15,8 @@ type Log = (level: 'warn' | 'error', msg: string, fields?: Record<string, unknow
 /** What {@link startBuiltinControllers} needs: how to reach the API, and which controllers to run. */
 export interface BuiltinControllersOptions {
   server: string;
+  /** The control plane's loopback socket; without one the controllers use HTTPS. */
+  socketPath?: string | undefined;
   /** The controllers' own bearer token (`system:kube-controller-manager`). */
   token: string;
   caData: string;
@@ -34,13 +36,18 @@ export interface BuiltinControllers {
 
 /**
  * kube-controller-manager, the scheduler and the kubelets of the local control plane: each one a
- * client of the API server over HTTPS, written with `kubeloop/runtime` like a user's operator.
+ * client of the API server, written with `kubeloop/runtime` like a user's operator. They share
+ * one client on the control plane's loopback socket (plain HTTP/1.1 on a private Unix socket,
+ * still authenticated and admitted like any request), or HTTPS where there is none.
  *
- * This module (and with it the client, undici and the runtime) is loaded only after the API
- * server is ready, so that a start and the memory of a server without controllers stay small.
+ * This module (and with it the client and the runtime) is loaded only after the API server is
+ * ready, so that a start and the memory of a server without controllers stay small.
  */
 export function startBuiltinControllers(o: BuiltinControllersOptions): BuiltinControllers {
-  const client = new Client({ server: o.server, token: o.token, caData: o.caData });
+  const client = new Client(
+    { server: o.server, token: o.token, caData: o.caData },
+    o.socketPath !== undefined ? { socketPath: o.socketPath } : {},
+  );
   const gc = new GarbageCollector(client, o.registry, { log: o.log });
   const running: Array<{ start(): void; stop(): Promise<void> }> = [gc];
   let kubelet: Kubelet | undefined;

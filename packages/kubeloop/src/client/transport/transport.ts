@@ -1,15 +1,14 @@
 /**
- * HTTP to one API server on undici: one pooled keep-alive agent per cluster and TLS identity
- * (a new one only when an exec plugin hands out a new client certificate), credentials on
- * every request, retries, optional rate limiting, per-request timeouts and `AbortSignal`,
- * `Warning` headers and a metrics hook.
+ * HTTP to one API server: credentials on every request, retries, optional rate limiting,
+ * per-request timeouts and `AbortSignal`, `Warning` headers and a metrics hook, over a
+ * {@link Connector} (undici over TCP and TLS, or node:http over a Unix socket).
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
-import { Agent, type Dispatcher } from 'undici';
 import type { ApiError } from '../../api/status.js';
 import { type Authenticator, type Credentials, createAuthenticator } from '../auth/authenticator.js';
 import type { ConnectionConfig } from '../config/types.js';
+import { type Connector, createConnector, readText } from './connector.js';
 import { apiErrorFromResponse, NetworkError, toNetworkError } from './errors.js';
 import type { RequestRecord } from './metrics.js';
 import { type RateLimitOptions, TokenBucket } from './rate-limit.js';
@@ -32,6 +31,12 @@ export interface TransportOptions {
   http2?: boolean;
   /** Connections per server (default: as many as needed). */
   maxConnections?: number;
+  /**
+   * Reach the server over this Unix domain socket with plain HTTP/1.1 instead of TCP and TLS
+   * (`server` still names it in URLs and errors). For a server on the same machine that offers
+   * one; the local control plane's own controllers use it. undici is then never loaded.
+   */
+  socketPath?: string;
   /** Retry settings, or false for none (default: 5 retries, 100 ms base, 30 s cap). */
   retry?: RetryOptions | false;
   /** Client-side rate limit; none by default (controller-runtime's choice). */
@@ -93,8 +98,7 @@ export class Transport {
     | (Required<Omit<RetryOptions, 'onRetry'>> & Pick<RetryOptions, 'onRetry'>)
     | undefined;
   private readonly warned = new Set<string>();
-  private agentKey: string | undefined;
-  private agent: Agent | undefined;
+  private connector: Promise<Connector> | undefined;
   private closed = false;
 
   constructor(
@@ -137,31 +141,21 @@ export class Transport {
   /** Closes every connection, including open watches. */
   async close(): Promise<void> {
     this.closed = true;
-    const agent = this.agent;
-    this.agent = undefined;
-    await agent?.destroy();
+    const connector = this.connector;
+    this.connector = undefined;
+    await (await connector?.catch(() => undefined))?.destroy();
   }
 
-  private dispatcher(creds: Credentials): Agent {
+  private connect(): Promise<Connector> {
     if (this.closed) throw new Error('the client is closed');
-    const key = creds.cert ?? '';
-    if (this.agent && this.agentKey === key) return this.agent;
-    const old = this.agent;
-    const tls = this.config;
-    this.agent = new Agent({
-      connect: {
-        ...(tls.caData !== undefined && { ca: tls.caData }),
-        ...(creds.cert !== undefined && { cert: creds.cert, key: creds.key }),
-        rejectUnauthorized: !tls.insecureSkipTlsVerify,
-        ...(tls.tlsServerName !== undefined && { servername: tls.tlsServerName }),
-      },
-      allowH2: this.options.http2 ?? false,
-      ...(this.options.maxConnections !== undefined && { connections: this.options.maxConnections }),
+    this.connector ??= createConnector({
+      origin: this.origin,
+      config: this.config,
+      http2: this.options.http2 ?? false,
+      maxConnections: this.options.maxConnections,
+      socketPath: this.options.socketPath,
     });
-    this.agentKey = key;
-    // A rotated client certificate needs new connections; requests on the old ones finish first.
-    void old?.close().catch(() => undefined);
-    return this.agent;
+    return this.connector;
   }
 
   private headers(req: HttpRequest, creds: Credentials): Record<string, string | string[]> {
@@ -233,15 +227,14 @@ export class Transport {
 
       let failure: ApiError | NetworkError;
       try {
-        const res = await this.dispatcher(creds).request({
-          origin: this.origin,
+        const res = await (await this.connect()).request({
           path,
-          method: req.method as Dispatcher.HttpMethod,
+          method: req.method,
           headers: this.headers(req, creds),
-          ...(req.body !== undefined && { body: req.body }),
+          body: req.body,
           signal: ac?.signal ?? req.signal,
-          ...(stream && { bodyTimeout: 0, headersTimeout: timeoutMs > 0 ? timeoutMs : 0 }),
-          ...(!stream && { bodyTimeout: 0, headersTimeout: 0 }),
+          headersTimeoutMs: stream && timeoutMs > 0 ? timeoutMs : 0,
+          creds,
         });
         const ok = res.statusCode < 400;
         if (stream && ok) {
@@ -249,7 +242,7 @@ export class Transport {
           this.warn(res.headers, req.method, url);
           return { status: res.statusCode, headers: res.headers, body: res.body };
         }
-        const body = await res.body.text();
+        const body = await readText(res.body);
         record(String(res.statusCode));
         this.warn(res.headers, req.method, url);
         if (ok) return { status: res.statusCode, headers: res.headers, body };

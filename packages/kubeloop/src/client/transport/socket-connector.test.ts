@@ -1,0 +1,169 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ApiError } from '../../api/status.js';
+import { ConfigMap } from '../builtin-kinds.js';
+import { Client } from '../client.js';
+import { NetworkError } from './errors.js';
+
+type Handler = (req: IncomingMessage, body: string, res: ServerResponse) => void;
+
+describe('a client on a Unix socket (plain HTTP, no undici)', () => {
+  let dir: string;
+  let socketPath: string;
+  let server: Server;
+  let handler: Handler;
+  const sockets = new Set<Socket>();
+
+  beforeEach(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'kubeloop-sock-'));
+    socketPath = join(dir, 's.sock');
+    server = createServer((req, res) => {
+      let body = '';
+      req.setEncoding('utf8');
+      req.on('data', (c: string) => {
+        body += c;
+      });
+      req.on('end', () => handler(req, body, res));
+    });
+    server.on('connection', (s: Socket) => {
+      sockets.add(s);
+      s.on('close', () => sockets.delete(s));
+    });
+    await new Promise<void>((resolve) => server.listen(socketPath, resolve));
+  });
+
+  afterEach(async () => {
+    for (const s of sockets) s.destroy();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const client = (extra: ConstructorParameters<typeof Client>[1] = {}) =>
+    new Client({ server: 'https://127.0.0.1:6443', token: 'tok' }, { socketPath, retry: false, ...extra });
+
+  it('sends credentials and bodies, and reads JSON answers', async () => {
+    const seen: Array<{ method?: string; url?: string; auth?: string; length?: string; body: string }> = [];
+    handler = (req, body, res) => {
+      seen.push({
+        method: req.method,
+        url: req.url,
+        auth: req.headers.authorization,
+        length: req.headers['content-length'],
+        body,
+      });
+      res.setHeader('content-type', 'application/json');
+      res.end(
+        req.method === 'POST'
+          ? body
+          : JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a' } }),
+      );
+    };
+    const c = client();
+    const cms = c.api(ConfigMap, 'ns');
+    const got = await cms.get('a');
+    expect(got.metadata?.name).toBe('a');
+    const made = await cms.create({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'ü', namespace: 'ns' },
+      data: { k: 'välue' },
+    });
+    expect(made.data).toEqual({ k: 'välue' });
+    expect(seen[0]).toMatchObject({
+      method: 'GET',
+      url: '/api/v1/namespaces/ns/configmaps/a',
+      auth: 'Bearer tok',
+    });
+    expect(seen[1]?.method).toBe('POST');
+    expect(Number(seen[1]?.length)).toBe(Buffer.byteLength(seen[1]?.body ?? ''));
+    await c.close();
+  });
+
+  it('turns error answers into ApiError', async () => {
+    handler = (_req, _body, res) => {
+      res.statusCode = 404;
+      res.end(
+        JSON.stringify({
+          kind: 'Status',
+          apiVersion: 'v1',
+          status: 'Failure',
+          code: 404,
+          reason: 'NotFound',
+          message: 'configmaps "x" not found',
+        }),
+      );
+    };
+    const c = client();
+    const err = await c
+      .api(ConfigMap, 'ns')
+      .get('x')
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ApiError);
+    expect((err as ApiError).message).toBe('configmaps "x" not found');
+    await c.close();
+  });
+
+  it('streams a watch, and close() ends it', async () => {
+    handler = (req, _body, res) => {
+      expect(req.url).toContain('watch=true');
+      res.setHeader('content-type', 'application/json');
+      res.write(
+        `${JSON.stringify({ type: 'ADDED', object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a', resourceVersion: '5' } } })}\n`,
+      );
+      // the stream stays open until the client goes away
+    };
+    const c = client();
+    const cms = c.api(ConfigMap, 'ns');
+    const events: string[] = [];
+    const done = (async () => {
+      try {
+        for await (const ev of cms.watch()) {
+          events.push(`${ev.type} ${(ev.object as { metadata?: { name?: string } }).metadata?.name}`);
+          if (events.length === 1) void c.close();
+        }
+        return 'ended';
+      } catch (err) {
+        return err;
+      }
+    })();
+    const outcome = await done;
+    expect(events).toEqual(['ADDED a']);
+    // Closing the client ends the watch: either quietly or with a NetworkError, never a hang.
+    if (outcome !== 'ended') expect(outcome).toBeInstanceOf(NetworkError);
+  });
+
+  it('reports a missing socket as a connect error', async () => {
+    const c = new Client(
+      { server: 'https://127.0.0.1:6443', token: 'tok' },
+      { socketPath: join(dir, 'nothing.sock'), retry: false },
+    );
+    const err = await c.version().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(NetworkError);
+    expect((err as NetworkError).kind).toBe('connect');
+    await c.close();
+  });
+
+  it('bounds the wait for a watch to answer', async () => {
+    handler = () => {
+      // never answers
+    };
+    const c = client({ timeoutMs: 50 });
+    const cms = c.api(ConfigMap, 'ns');
+    const err = await (async () => {
+      try {
+        for await (const _ of cms.watch()) {
+          // no events expected
+        }
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(err).toBeInstanceOf(NetworkError);
+    expect((err as NetworkError).kind).toBe('timeout');
+    await c.close();
+  });
+});

@@ -1,0 +1,57 @@
+/**
+ * undici over TCP and TLS: one pooled keep-alive agent per TLS identity (a new one only when an
+ * exec plugin hands out a new client certificate; requests on the old one finish first).
+ */
+import { Agent, type Dispatcher } from 'undici';
+import type { Credentials } from '../auth/authenticator.js';
+import type { Connector, ConnectorOptions, ConnectorRequest, ConnectorResponse } from './connector.js';
+
+export class UndiciConnector implements Connector {
+  private agent: Agent | undefined;
+  private agentKey: string | undefined;
+  private destroyed = false;
+
+  constructor(private readonly o: ConnectorOptions) {}
+
+  async request(req: ConnectorRequest): Promise<ConnectorResponse> {
+    const res = await this.dispatcher(req.creds).request({
+      origin: this.o.origin,
+      path: req.path,
+      method: req.method as Dispatcher.HttpMethod,
+      headers: req.headers,
+      ...(req.body !== undefined && { body: req.body }),
+      signal: req.signal,
+      headersTimeout: req.headersTimeoutMs,
+      bodyTimeout: 0,
+    });
+    return { statusCode: res.statusCode, headers: res.headers, body: res.body };
+  }
+
+  async destroy(): Promise<void> {
+    this.destroyed = true;
+    const agent = this.agent;
+    this.agent = undefined;
+    await agent?.destroy();
+  }
+
+  private dispatcher(creds: Credentials): Agent {
+    if (this.destroyed) throw new Error('the client is closed');
+    const key = creds.cert ?? '';
+    if (this.agent && this.agentKey === key) return this.agent;
+    const old = this.agent;
+    const tls = this.o.config;
+    this.agent = new Agent({
+      connect: {
+        ...(tls.caData !== undefined && { ca: tls.caData }),
+        ...(creds.cert !== undefined && { cert: creds.cert, key: creds.key }),
+        rejectUnauthorized: !tls.insecureSkipTlsVerify,
+        ...(tls.tlsServerName !== undefined && { servername: tls.tlsServerName }),
+      },
+      allowH2: this.o.http2,
+      ...(this.o.maxConnections !== undefined && { connections: this.o.maxConnections }),
+    });
+    this.agentKey = key;
+    void old?.close().catch(() => undefined);
+    return this.agent;
+  }
+}

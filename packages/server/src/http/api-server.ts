@@ -9,7 +9,6 @@ import {
   parseLabelSelector,
   type StatusCause,
 } from 'kubeloop/api';
-import { parse as parseYaml, stringify as toYaml } from 'yaml';
 import { presentAs } from '../apiextensions/conversion.js';
 import { scaleWithManagedFields } from '../apply/hooks.js';
 import { applyConfiguration, fieldManagerCauses, managerOrUserAgent } from '../apply/index.js';
@@ -27,6 +26,7 @@ import type { DeleteParams, ListParams, RestStorage } from '../registry/rest.js'
 import { apiVersionOf, type ResourceType } from '../registry/types.js';
 import type { StoredObject } from '../storage/types.js';
 import { isObject, type Obj } from '../util/object.js';
+import { parseYaml, toYaml } from '../util/yaml.js';
 import { decodeBody, mediaType, nestingExceeds, readBody } from './body.js';
 import type { Faults } from './faults.js';
 import { negotiate, type Representation } from './negotiation.js';

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { ApiError } from 'kubeloop/api';
-import { parse as parseYaml } from 'yaml';
+import { parseYaml } from '../util/yaml.js';
 
 /** The largest request body the server accepts (kube-apiserver's limit: 3 MiB). */
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;

@@ -15,5 +15,6 @@ export {
   startTestEnv,
   type TestEnvOptions,
 } from './control-plane.js';
-export { type NodeTaint, SIMULATE_ANNOTATION, type SimulatedNodesOptions } from './controllers/kubelet.js';
+export type { NodeTaint, SimulatedNodesOptions } from './controllers/kubelet.js';
+export { SIMULATE_ANNOTATION } from './controllers/simulate.js';
 export type { FaultAction, FaultMatch, FaultRule, Faults } from './http/faults.js';

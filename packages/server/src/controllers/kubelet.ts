@@ -9,6 +9,7 @@ import type { Client } from 'kubeloop/client';
 import { isAlreadyExists, isConflict, isNotFound, Lease, Node, Pod } from 'kubeloop/client';
 import { defaultControllerRateLimiter, Informer, objectKey, splitKey, WorkQueue } from 'kubeloop/runtime';
 import type { ControllerLog } from './garbage-collector.js';
+import { SIMULATE_ANNOTATION } from './simulate.js';
 
 /** A taint of a simulated node. */
 export interface NodeTaint {
@@ -46,14 +47,7 @@ export interface SimulatedNodesOptions {
   heartbeatIntervalMs?: number;
 }
 
-/**
- * Annotation that makes the simulated kubelet misbehave with a pod on purpose:
- * - `fail`: the containers exit with code 1 and the pod is `Failed`;
- * - `succeed`: the containers exit with code 0 and the pod is `Succeeded`;
- * - `crashloop`: the pod is `Running`, its containers restart forever (`CrashLoopBackOff`);
- * - `never-ready`: the pod is `Running` and never Ready.
- */
-export const SIMULATE_ANNOTATION = 'kubeloop.dev/simulate';
+export { SIMULATE_ANNOTATION };
 
 type Obj = Record<string, unknown>;
 type PodObj = Pod;

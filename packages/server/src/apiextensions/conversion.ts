@@ -1,5 +1,5 @@
 import { ApiError } from 'kubeloop/api';
-import { apiVersionOf, type ResourceType } from '../registry/types.js';
+import { apiVersionOf, type ResourceType, type StoredAs } from '../registry/types.js';
 import type { StoredObject } from '../storage/types.js';
 import type { Obj } from '../util/object.js';
 
@@ -65,6 +65,7 @@ function convert(t: ResourceType, obj: Obj): boolean {
  * Returns `stored` itself when reading changes nothing, which is the common case.
  */
 export function presentAs(t: ResourceType, stored: StoredObject): StoredObject {
+  if (t.storedAs) return presentStoredAs(t, t.storedAs, stored);
   if (!t.custom) return stored;
   const from = stored.object.apiVersion;
   if (
@@ -97,6 +98,10 @@ export function presentAs(t: ResourceType, stored: StoredObject): StoredObject {
  * strategy `None` the fields the storage version's schema does not know are pruned, as kube does.
  */
 export function toStorageVersion(t: ResourceType, obj: Obj): void {
+  if (t.storedAs) {
+    replaceContent(obj, t.storedAs.toStored(obj));
+    return;
+  }
   const custom = t.custom;
   if (!custom) return;
   if (custom.storageVersion === t.version) {
@@ -113,7 +118,37 @@ export function toStorageVersion(t: ResourceType, obj: Obj): void {
  * defaulted and converted as {@link presentAs} does, so that patches apply to what a client sees.
  */
 export function fromStorageVersion(t: ResourceType, obj: Obj): void {
+  if (t.storedAs) {
+    replaceContent(obj, t.storedAs.fromStored(obj));
+    return;
+  }
   if (!t.custom) return;
   coerce(t, obj);
   convert(t, obj);
+}
+
+/** A stored object as a built-in kind that shares another's storage sees it (cached per stored state). */
+function presentStoredAs(t: ResourceType, as: StoredAs, stored: StoredObject): StoredObject {
+  let byType = views.get(stored);
+  const cached = byType?.get(t);
+  if (cached) return cached;
+  const object = as.fromStored(stored.object as Obj);
+  const view: StoredObject = {
+    key: stored.key,
+    revision: stored.revision,
+    object,
+    json: JSON.stringify(object),
+  };
+  if (!byType) {
+    byType = new WeakMap();
+    views.set(stored, byType);
+  }
+  byType.set(t, view);
+  return view;
+}
+
+/** Makes `obj` hold exactly `next`'s fields, in `next`'s order (conversions happen in place). */
+function replaceContent(obj: Obj, next: Obj): void {
+  for (const k of Object.keys(obj)) delete obj[k];
+  Object.assign(obj, next);
 }

@@ -379,7 +379,7 @@ export class ApiServer {
   ): void {
     const neg = this.negotiateResource(req, true);
     const out = this.o.rest.list(t, ns, listParams(query));
-    if (t.custom) out.items = out.items.map((i) => presentAs(t, i));
+    if (t.custom || t.storedAs) out.items = out.items.map((i) => presentAs(t, i));
     const listMeta: Obj = { resourceVersion: out.resourceVersion };
     if (out.continue !== undefined) listMeta.continue = out.continue;
     if (out.remainingItemCount !== undefined) listMeta.remainingItemCount = out.remainingItemCount;

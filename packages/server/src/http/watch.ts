@@ -3,7 +3,7 @@ import { ApiError } from 'kubeloop/api';
 import { presentAs } from '../apiextensions/conversion.js';
 import type { ListParams, RestStorage } from '../registry/rest.js';
 import { parseResourceVersion } from '../registry/rest.js';
-import { apiVersionOf, type ResourceType } from '../registry/types.js';
+import { apiVersionOf, type ResourceType, storageOf } from '../registry/types.js';
 import { collectionPrefix, StorageError } from '../storage/store.js';
 import type { StoredObject, StoreEvent } from '../storage/types.js';
 import type { Representation } from './negotiation.js';
@@ -44,7 +44,8 @@ export function serveWatch(
 ): void {
   rest.checkFieldSelector(t, p.fieldSelector);
   const store = rest.store;
-  const prefix = collectionPrefix(t.group, t.resource, t.namespaced ? namespace : undefined);
+  const { group, resource } = storageOf(t);
+  const prefix = collectionPrefix(group, resource, t.namespaced ? namespace : undefined);
   const matches = rest.matcher(t, p) ?? (() => true);
 
   if (p.sendInitialEvents !== undefined) {

@@ -1,3 +1,4 @@
+import { coreToEventsV1, eventsV1ToCore } from './builtin/events.js';
 import { builtinBehaviours, defaultBehaviour } from './builtin/index.js';
 import { ALL_VERBS, type ResourceType, type ScaleSubresource } from './types.js';
 
@@ -139,6 +140,8 @@ export function builtinKinds(): ResourceType[] {
       resource: 'events',
       kind: 'Event',
       shortNames: ['ev'],
+      // One collection with core/v1 events, as in kube-apiserver.
+      storedAs: { group: '', resource: 'events', toStored: eventsV1ToCore, fromStored: coreToEventsV1 },
     }),
     rbac({ resource: 'roles', kind: 'Role' }),
     rbac({ resource: 'clusterroles', kind: 'ClusterRole', namespaced: false }),

@@ -11,12 +11,12 @@ import {
   type StatusCause,
   validateObjectMeta,
 } from 'kubeloop/api';
-import { fromStorageVersion, toStorageVersion } from '../apiextensions/conversion.js';
+import { fromStorageVersion, presentAs, toStorageVersion } from '../apiextensions/conversion.js';
 import { collectionPrefix, objectKey, StorageError, type Store } from '../storage/store.js';
 import type { KubeObject, StoredObject } from '../storage/types.js';
 import { clone, deepEqual, getPath, isObject, meta, type Obj, setPath, timestamp } from '../util/object.js';
 import type { Registry } from './registry.js';
-import { apiVersionOf, type ResourceType } from './types.js';
+import { apiVersionOf, type ResourceType, storageOf } from './types.js';
 
 /** What every write request carries besides its object. */
 export interface WriteContext {
@@ -133,7 +133,8 @@ export class RestStorage {
   ) {}
 
   key(t: ResourceType, namespace: string | undefined, name: string): string {
-    return objectKey(t.group, t.resource, t.namespaced ? namespace : undefined, name);
+    const { group, resource } = storageOf(t);
+    return objectKey(group, resource, t.namespaced ? namespace : undefined, name);
   }
 
   get(t: ResourceType, namespace: string | undefined, name: string): StoredObject {
@@ -173,15 +174,19 @@ export class RestStorage {
     return (o) => {
       const labels = (o.object.metadata as Obj | undefined)?.labels as Record<string, string> | undefined;
       if (labelSelector?.length && !matchesLabels(labelSelector, labels)) return false;
-      if (fieldSelector?.length && !matchesFields(fieldSelector, (f) => this.fieldValue(t, o.object, f)))
-        return false;
+      if (fieldSelector?.length) {
+        // Fields are selected as the request's kind spells them (regarding.name, not involvedObject.name).
+        const view = t.storedAs ? presentAs(t, o).object : o.object;
+        if (!matchesFields(fieldSelector, (f) => this.fieldValue(t, view, f))) return false;
+      }
       return true;
     };
   }
 
   list(t: ResourceType, namespace: string | undefined, p: ListParams): ListOutcome {
     this.checkFieldSelector(t, p.fieldSelector);
-    const prefix = collectionPrefix(t.group, t.resource, t.namespaced ? namespace : undefined);
+    const { group, resource } = storageOf(t);
+    const prefix = collectionPrefix(group, resource, t.namespaced ? namespace : undefined);
     const filter = this.matcher(t, p);
     let atRevision: number | undefined;
     let after: string | undefined;
@@ -720,9 +725,12 @@ export class RestStorage {
       if (expectedRevision !== undefined && expectedRevision !== current.revision) {
         throw ApiError.staleObject(gr(t), name);
       }
-      const old = current.object as Obj;
+      // `stored` is what is in storage; `old` is it as the request's kind sees it (they differ
+      // only for kinds stored as another, such as events.k8s.io Events).
+      const stored = current.object as Obj;
+      const old = t.storedAs ? (presentAs(t, current).object as Obj) : stored;
       const base = clone(old) as Obj;
-      fromStorageVersion(t, base);
+      if (!t.storedAs) fromStorageVersion(t, base);
       const input = desired(base);
       const next = this.prepareUpdate(t, input, old, subresource, namespace);
       const nm = meta(next);
@@ -744,7 +752,7 @@ export class RestStorage {
       await this.hooks.admit?.('UPDATE', t, next, old);
 
       toStorageVersion(t, next);
-      if (t.generation && !deepEqual(specOf(t, next), specOf(t, old))) {
+      if (t.generation && !deepEqual(specOf(t, next), specOf(t, stored))) {
         nm.generation = ((om.generation as number | undefined) ?? 0) + 1;
       }
 
@@ -766,7 +774,7 @@ export class RestStorage {
         }
       }
       nm.resourceVersion = om.resourceVersion;
-      if (deepEqual(next, old)) return current;
+      if (deepEqual(next, stored)) return current;
       if (ctx.dryRun) return dryRunResult(key, next);
       try {
         return await this.store.update(key, next, current.revision);

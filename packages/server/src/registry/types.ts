@@ -57,6 +57,26 @@ export interface ResourceType {
   deletionFinalizers?: readonly string[];
   /** Set for custom resources: their schema and how versions are stored. */
   custom?: CustomResourceInfo;
+  /** Set where a kind lives in another resource's storage, in that resource's form. */
+  storedAs?: StoredAs;
+}
+
+/**
+ * A built-in kind whose objects live in another resource's storage, as kube-apiserver keeps
+ * events.k8s.io/v1 Events as core/v1 Events: one collection, seen through both APIs.
+ */
+export interface StoredAs {
+  group: string;
+  resource: string;
+  /** An object of this kind in the stored form (a new object; the argument is not changed). */
+  toStored(obj: Record<string, unknown>): Record<string, unknown>;
+  /** A stored object as this kind (a new object; the argument is not changed). */
+  fromStored(obj: Record<string, unknown>): Record<string, unknown>;
+}
+
+/** The group and resource whose storage holds `t`'s objects. */
+export function storageOf(t: ResourceType): { group: string; resource: string } {
+  return t.storedAs ?? t;
 }
 
 /** What the server knows of a custom resource version beyond the generic type. */

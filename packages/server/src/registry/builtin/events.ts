@@ -95,3 +95,55 @@ const events: KindBehaviour = {
 
 /** events.k8s.io/v1 behaviours, keyed by plural resource. */
 export const eventsBehaviours: Record<string, KindBehaviour> = { events };
+
+/** Keeps `value` unless it is Go's zero value of an `omitempty` field. */
+const omitEmpty = (out: Obj, key: string, value: unknown): void => {
+  if (value === undefined || value === null || value === '' || value === 0) return;
+  out[key] = value;
+};
+
+/**
+ * An events.k8s.io/v1 Event in its stored form, a core/v1 Event (kube-apiserver keeps both APIs
+ * in one storage, so `kubectl get events` and `kubectl describe` see events written through
+ * either): `regarding` → `involvedObject`, `note` → `message`, `deprecated*` → their core
+ * names, `reportingController` → `reportingComponent`. Go's serialization of the core type
+ * decides which empty fields appear.
+ */
+export function eventsV1ToCore(obj: Obj): Obj {
+  const out: Obj = { apiVersion: 'v1', kind: 'Event', metadata: obj.metadata };
+  out.involvedObject = isObj(obj.regarding) ? obj.regarding : {};
+  omitEmpty(out, 'reason', obj.reason);
+  omitEmpty(out, 'message', obj.note);
+  out.source = isObj(obj.deprecatedSource) ? obj.deprecatedSource : {};
+  out.firstTimestamp = obj.deprecatedFirstTimestamp ?? null;
+  out.lastTimestamp = obj.deprecatedLastTimestamp ?? null;
+  omitEmpty(out, 'count', obj.deprecatedCount);
+  omitEmpty(out, 'type', obj.type);
+  out.eventTime = obj.eventTime ?? null;
+  omitEmpty(out, 'series', obj.series);
+  omitEmpty(out, 'action', obj.action);
+  omitEmpty(out, 'related', obj.related);
+  out.reportingComponent = obj.reportingController ?? '';
+  out.reportingInstance = obj.reportingInstance ?? '';
+  return out;
+}
+
+/** A stored (core/v1) Event as events.k8s.io/v1 serves it; the inverse of {@link eventsV1ToCore}. */
+export function coreToEventsV1(obj: Obj): Obj {
+  const out: Obj = { apiVersion: 'events.k8s.io/v1', kind: 'Event', metadata: obj.metadata };
+  out.eventTime = obj.eventTime ?? null;
+  omitEmpty(out, 'series', obj.series);
+  omitEmpty(out, 'reportingController', obj.reportingComponent);
+  omitEmpty(out, 'reportingInstance', obj.reportingInstance);
+  omitEmpty(out, 'action', obj.action);
+  omitEmpty(out, 'reason', obj.reason);
+  out.regarding = isObj(obj.involvedObject) ? obj.involvedObject : {};
+  omitEmpty(out, 'related', obj.related);
+  omitEmpty(out, 'note', obj.message);
+  omitEmpty(out, 'type', obj.type);
+  out.deprecatedSource = isObj(obj.source) ? obj.source : {};
+  out.deprecatedFirstTimestamp = obj.firstTimestamp ?? null;
+  out.deprecatedLastTimestamp = obj.lastTimestamp ?? null;
+  omitEmpty(out, 'deprecatedCount', obj.count);
+  return out;
+}

@@ -132,7 +132,8 @@ function presentStoredAs(t: ResourceType, as: StoredAs, stored: StoredObject): S
   let byType = views.get(stored);
   const cached = byType?.get(t);
   if (cached) return cached;
-  const object = as.fromStored(stored.object as Obj);
+  // Shares the stored object's (frozen) parts; frozen itself, as every stored state is.
+  const object = Object.freeze(as.fromStored(stored.object as Obj));
   const view: StoredObject = {
     key: stored.key,
     revision: stored.revision,

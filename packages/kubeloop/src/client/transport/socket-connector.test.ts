@@ -122,7 +122,7 @@ describe('a client on a Unix socket (plain HTTP, no undici)', () => {
     const done = (async () => {
       try {
         for await (const ev of cms.watch()) {
-          events.push(`${ev.type} ${(ev.object as { metadata?: { name?: string } }).metadata?.name}`);
+          events.push(`${ev.type} ${'object' in ev ? ev.object.metadata?.name : ''}`);
           if (events.length === 1) void c.close();
         }
         return 'ended';

@@ -110,6 +110,8 @@ const roots = [
   'io.k8s.api.admissionregistration.v1.MutatingWebhookConfiguration',
   'io.k8s.api.admissionregistration.v1.ValidatingWebhookConfiguration',
   'io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition',
+  'io.k8s.api.discovery.v1.EndpointSlice',
+  'io.k8s.api.apps.v1.ControllerRevision',
   'io.k8s.api.autoscaling.v1.Scale',
   'io.k8s.apimachinery.pkg.apis.meta.v1.Status',
   'io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions',

@@ -8,7 +8,9 @@ import type { Client } from 'kubeloop/client';
 import { DaemonSet, isConflict, isNotFound, Node, Pod } from 'kubeloop/client';
 import { defaultControllerRateLimiter, Informer, objectKey, splitKey, WorkQueue } from 'kubeloop/runtime';
 import { podTemplateHash } from './deployment.js';
+import { ControllerEvents } from './events.js';
 import type { ControllerLog } from './garbage-collector.js';
+import { PodControl, podReady as ready } from './pods.js';
 import { matchesNodeAffinity } from './scheduler.js';
 
 const CONTROLLER_INDEX = 'controller-uid';
@@ -60,8 +62,6 @@ function withDaemonTolerations(
 }
 
 const controllerOf = (p: Pod) => p.metadata?.ownerReferences?.find((r) => r.controller === true);
-const ready = (p: Pod): boolean =>
-  (p.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
 const terminating = (p: Pod) => Boolean(p.metadata?.deletionTimestamp);
 const created = (p: Pod) => Date.parse(p.metadata?.creationTimestamp ?? '') || 0;
 
@@ -122,16 +122,18 @@ export class DaemonSetController {
     rateLimiter: defaultControllerRateLimiter({ baseDelayMs: 5, maxDelayMs: 10_000 }),
   });
   private readonly abort = new AbortController();
-  /** Creations and deletions not yet seen in the cache, by DaemonSet UID (Kubernetes' expectations). */
-  private readonly expectations = new Map<string, { adds: number; dels: Set<string>; at: number }>();
+  private readonly control: PodControl;
   private workers: Promise<void>[] = [];
   private readonly log: ControllerLog;
+  private readonly events: ControllerEvents;
 
   constructor(
     private readonly client: Client,
     options: { log?: ControllerLog } = {},
   ) {
     this.log = options.log ?? (() => undefined);
+    this.events = new ControllerEvents(client, 'daemonset-controller', this.log);
+    this.control = new PodControl(client, this.events, DaemonSet);
     setMaxListeners(0, this.abort.signal);
     this.sets = new Informer(client.api(DaemonSet, ''), {});
     this.nodes = new Informer(client.api(Node), {});
@@ -141,7 +143,7 @@ export class DaemonSetController {
     this.sets.addEventHandler({
       onAdd: (ds) => this.queue.add(objectKey(ds)),
       onUpdate: (_o, ds) => this.queue.add(objectKey(ds)),
-      onDelete: (ds) => this.expectations.delete(ds.metadata?.uid ?? ''),
+      onDelete: (ds) => this.control.expectations.forget(ds.metadata?.uid ?? ''),
     });
     // Any change of a node may change where daemons run: labels, taints, readiness, existence.
     const all = () => {
@@ -155,19 +157,18 @@ export class DaemonSetController {
       },
       onDelete: all,
     });
+    const expectations = this.control.expectations;
     this.pods.addEventHandler({
       onAdd: (p) => {
-        const ref = controllerOf(p);
-        const e = ref && this.expectations.get(ref.uid);
-        if (e && e.adds > 0) e.adds -= 1;
+        expectations.observeAdd(p);
         this.enqueueOwner(p);
       },
       onUpdate: (_o, p) => {
-        if (terminating(p)) this.observedDeletion(p);
+        expectations.observeUpdate(p);
         this.enqueueOwner(p);
       },
       onDelete: (p) => {
-        this.observedDeletion(p);
+        expectations.observeDelete(p);
         this.enqueueOwner(p);
       },
     });
@@ -182,14 +183,10 @@ export class DaemonSetController {
 
   async stop(): Promise<void> {
     this.abort.abort();
+    const closing = this.events.close();
     await this.queue.shutdown();
     await Promise.all(this.workers);
-    await Promise.all([this.sets.stop(), this.nodes.stop(), this.pods.stop()]);
-  }
-
-  private observedDeletion(p: Pod): void {
-    const ref = controllerOf(p);
-    if (ref) this.expectations.get(ref.uid)?.dels.delete(p.metadata?.uid ?? '');
+    await Promise.all([this.sets.stop(), this.nodes.stop(), this.pods.stop(), closing]);
   }
 
   private enqueueOwner(p: Pod): void {
@@ -240,10 +237,7 @@ export class DaemonSetController {
     const verdicts = new Map(nodes.map((n) => [n.metadata?.name ?? '', nodeShouldRunDaemonPod(ds, n)]));
     const isUpdated = (p: Pod) => p.metadata?.labels?.[REVISION_LABEL] === hash;
 
-    const e = this.expectations.get(uid);
-    // Expectations expire in case an event was never seen (Kubernetes: after 5 min).
-    const settled = !e || (e.adds <= 0 && e.dels.size === 0) || Date.now() - e.at > 60_000;
-    if (settled) {
+    if (this.control.expectations.satisfied(uid)) {
       const toCreate: string[] = [];
       const toDelete: Pod[] = [];
       for (const [node, v] of verdicts) {
@@ -253,6 +247,14 @@ export class DaemonSetController {
         else {
           // Failed daemons are replaced; duplicates (a race) are trimmed to the oldest.
           const failed = pods.filter((p) => p.status?.phase === 'Failed');
+          for (const p of failed)
+            this.events.event(
+              DaemonSet,
+              ds,
+              'Warning',
+              'FailedDaemonPod',
+              `Found failed daemon pod ${p.metadata?.namespace}/${p.metadata?.name} on node ${node}, will try to kill it`,
+            );
           toDelete.push(...failed);
           const alive = pods.filter((p) => p.status?.phase !== 'Failed');
           if (alive.length > 1) toDelete.push(...alive.slice(1));
@@ -265,30 +267,11 @@ export class DaemonSetController {
       if (toCreate.length === 0 && toDelete.length === 0 && ds.spec?.updateStrategy?.type !== 'OnDelete')
         toDelete.push(...this.rollingUpdateVictims(ds, verdicts, byNode, isUpdated));
 
-      if (toCreate.length > 0 || toDelete.length > 0) {
-        const exp = {
-          adds: toCreate.length,
-          dels: new Set(toDelete.map((p) => p.metadata?.uid ?? '')),
-          at: Date.now(),
-        };
-        this.expectations.set(uid, exp);
-        const api = this.client.api(Pod, namespace);
-        const results = await Promise.allSettled([
-          ...toCreate.map((node) => api.create(this.podFor(ds, node, hash, generation))),
-          ...toDelete.map(async (p) => {
-            try {
-              await api.delete(p.metadata?.name ?? '', { preconditions: { uid: p.metadata?.uid ?? '' } });
-            } catch (err) {
-              exp.dels.delete(p.metadata?.uid ?? '');
-              if (!isNotFound(err) && !isConflict(err)) throw err;
-            }
-          }),
-        ]);
-        const failedCreates = results.slice(0, toCreate.length).filter((r) => r.status === 'rejected').length;
-        exp.adds -= failedCreates;
-        const failure = results.find((r) => r.status === 'rejected');
-        if (failure) throw (failure as PromiseRejectedResult).reason;
-      }
+      await this.control.sync(
+        ds,
+        toCreate.map((node) => this.podFor(ds, node, hash, generation)),
+        toDelete,
+      );
     }
     await this.writeStatus(ds, verdicts, byNode, isUpdated);
   }

@@ -1,12 +1,22 @@
 /**
- * The Endpoints controller of kube-controller-manager: for every Service with a selector, an
- * Endpoints object of the same name listing the IPs of the matching pods — ready ones in
- * `addresses`, others in `notReadyAddresses` — with the Service's ports resolved against each pod.
+ * The Endpoints and EndpointSlice controllers of kube-controller-manager: for every Service with
+ * a selector, an Endpoints object of the same name listing the IPs of the matching pods — ready
+ * ones in `addresses`, others in `notReadyAddresses` — with the Service's ports resolved against
+ * each pod; and `discovery.k8s.io/v1` EndpointSlices (`<service>-xxxxx`, labelled
+ * `kubernetes.io/service-name`) with one endpoint per pod and its ready / serving / terminating
+ * conditions. Both share one set of informers.
  */
 import { setMaxListeners } from 'node:events';
-import type { Client } from 'kubeloop/client';
+import type { Client, KubeObject, ResourceDescriptor } from 'kubeloop/client';
 import { Endpoints, isAlreadyExists, isConflict, isNotFound, Pod, Service } from 'kubeloop/client';
-import { defaultControllerRateLimiter, Informer, objectKey, splitKey, WorkQueue } from 'kubeloop/runtime';
+import {
+  defaultControllerRateLimiter,
+  Informer,
+  NAMESPACE_INDEX,
+  objectKey,
+  splitKey,
+  WorkQueue,
+} from 'kubeloop/runtime';
 import type { ControllerLog } from './garbage-collector.js';
 
 type Subset = NonNullable<Endpoints['subsets']>[number];
@@ -47,6 +57,124 @@ function resolvePort(pod: Pod, sp: ServicePort): number | undefined {
 }
 
 const portKey = (p: EndpointPort) => `${p.name ?? ''}/${p.port}/${p.protocol ?? 'TCP'}`;
+
+/** A port of an EndpointSlice (`discovery.k8s.io/v1` EndpointPort). */
+export interface SlicePort {
+  name: string;
+  port: number;
+  protocol: string;
+  appProtocol?: string;
+}
+
+/** An endpoint of an EndpointSlice. */
+export interface SliceEndpoint {
+  addresses: string[];
+  conditions: { ready: boolean; serving: boolean; terminating: boolean };
+  hostname?: string;
+  nodeName?: string;
+  zone?: string;
+  targetRef: { kind: 'Pod'; namespace: string; name: string; uid: string };
+}
+
+/** A `discovery.k8s.io/v1` EndpointSlice. */
+export interface EndpointSlice extends KubeObject {
+  addressType: string;
+  endpoints?: SliceEndpoint[] | null;
+  ports?: SlicePort[] | null;
+}
+
+/** The descriptor of EndpointSlices (the SDK's client has none yet). */
+export const EndpointSliceKind: ResourceDescriptor<EndpointSlice> = Object.freeze({
+  group: 'discovery.k8s.io',
+  version: 'v1',
+  kind: 'EndpointSlice',
+  plural: 'endpointslices',
+  namespaced: true,
+});
+
+export const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
+export const MANAGED_BY_LABEL = 'endpointslice.kubernetes.io/managed-by';
+export const SLICE_CONTROLLER = 'endpointslice-controller.k8s.io';
+const HEADLESS_LABEL = 'service.kubernetes.io/headless';
+/** `--max-endpoints-per-slice` default of kube-controller-manager. */
+const MAX_ENDPOINTS_PER_SLICE = 100;
+
+/**
+ * The contents of a Service's EndpointSlices (`reconciler.reconcile`): pods grouped by the ports
+ * they resolve, at most 100 endpoints a slice; one empty placeholder slice when there are none.
+ * Terminating pods are listed (not ready, serving while still Ready, terminating).
+ */
+export function sliceContents(
+  service: Service,
+  pods: readonly Pod[],
+  zoneOf: (node: string) => string | undefined = () => undefined,
+): Array<{ ports: SlicePort[]; endpoints: SliceEndpoint[] }> {
+  const spec = service.spec ?? {};
+  const name = service.metadata?.name ?? '';
+  const groups = new Map<string, { ports: SlicePort[]; endpoints: SliceEndpoint[] }>();
+  for (const pod of pods) {
+    const phase = pod.status?.phase;
+    if (phase === 'Succeeded' || phase === 'Failed' || !pod.status?.podIP) continue;
+    const ports: SlicePort[] = [];
+    for (const sp of spec.ports ?? []) {
+      const port = resolvePort(pod, sp);
+      if (port === undefined) continue;
+      ports.push({
+        name: sp.name ?? '',
+        port,
+        protocol: sp.protocol ?? 'TCP',
+        ...(sp.appProtocol && { appProtocol: sp.appProtocol }),
+      });
+    }
+    const serving = ready(pod);
+    const terminating = Boolean(pod.metadata?.deletionTimestamp);
+    const zone = pod.spec?.nodeName ? zoneOf(pod.spec.nodeName) : undefined;
+    const endpoint: SliceEndpoint = {
+      addresses: [pod.status.podIP],
+      conditions: {
+        ready: spec.publishNotReadyAddresses === true || (serving && !terminating),
+        serving,
+        terminating,
+      },
+      ...(pod.spec?.hostname && pod.spec.subdomain === name && { hostname: pod.spec.hostname }),
+      ...(pod.spec?.nodeName && { nodeName: pod.spec.nodeName }),
+      ...(zone && { zone }),
+      targetRef: {
+        kind: 'Pod',
+        namespace: pod.metadata?.namespace ?? '',
+        name: pod.metadata?.name ?? '',
+        uid: pod.metadata?.uid ?? '',
+      },
+    };
+    const key = JSON.stringify(ports);
+    const g = groups.get(key) ?? { ports, endpoints: [] };
+    groups.set(key, g);
+    g.endpoints.push(endpoint);
+  }
+  const out: Array<{ ports: SlicePort[]; endpoints: SliceEndpoint[] }> = [];
+  for (const [, g] of [...groups].sort(([a], [b]) => a.localeCompare(b))) {
+    g.endpoints.sort(
+      (a, b) =>
+        (a.addresses[0] ?? '').localeCompare(b.addresses[0] ?? '') ||
+        a.targetRef.name.localeCompare(b.targetRef.name),
+    );
+    for (let i = 0; i < g.endpoints.length; i += MAX_ENDPOINTS_PER_SLICE)
+      out.push({ ports: g.ports, endpoints: g.endpoints.slice(i, i + MAX_ENDPOINTS_PER_SLICE) });
+  }
+  if (out.length === 0) out.push({ ports: [], endpoints: [] });
+  return out;
+}
+
+/** The labels of a Service's slices (`setEndpointSliceLabels`): the Service's, plus the reserved ones. */
+function sliceLabels(service: Service): Record<string, string> {
+  const labels: Record<string, string> = {};
+  for (const [k, v] of Object.entries(service.metadata?.labels ?? {}))
+    if (k !== SERVICE_NAME_LABEL && k !== MANAGED_BY_LABEL && k !== HEADLESS_LABEL) labels[k] = v;
+  if (!service.spec?.clusterIP || service.spec.clusterIP === 'None') labels[HEADLESS_LABEL] = '';
+  labels[SERVICE_NAME_LABEL] = service.metadata?.name ?? '';
+  labels[MANAGED_BY_LABEL] = SLICE_CONTROLLER;
+  return labels;
+}
 
 /**
  * The subsets of a Service's Endpoints, packed as `RepackSubsets` does: addresses that expose
@@ -108,6 +236,7 @@ export class EndpointsController {
   private readonly services: Informer<Service>;
   private readonly pods: Informer<Pod>;
   private readonly endpoints: Informer<Endpoints>;
+  private readonly slices: Informer<EndpointSlice>;
   private readonly queue = new WorkQueue<string>({
     name: 'endpoints',
     rateLimiter: defaultControllerRateLimiter({ baseDelayMs: 5, maxDelayMs: 10_000 }),
@@ -125,6 +254,9 @@ export class EndpointsController {
     this.services = new Informer(client.api(Service, ''), {});
     this.pods = new Informer(client.api(Pod, ''), {});
     this.endpoints = new Informer(client.api(Endpoints, ''), {});
+    this.slices = new Informer(client.api(EndpointSliceKind, ''), {
+      labelSelector: { [MANAGED_BY_LABEL]: SLICE_CONTROLLER },
+    });
     this.services.addEventHandler({
       onAdd: (s) => this.queue.add(objectKey(s)),
       onUpdate: (_o, s) => this.queue.add(objectKey(s)),
@@ -153,12 +285,18 @@ export class EndpointsController {
       onUpdate: (_o, e) => this.queue.add(objectKey(e)),
       onDelete: (e) => this.queue.add(objectKey(e)),
     });
+    const forSlice = (es: EndpointSlice) => {
+      const service = es.metadata?.labels?.[SERVICE_NAME_LABEL];
+      if (service) this.queue.add(`${es.metadata?.namespace ?? ''}/${service}`);
+    };
+    this.slices.addEventHandler({ onUpdate: (_o, es) => forSlice(es), onDelete: forSlice });
   }
 
   start(): void {
     this.services.start(this.abort.signal);
     this.pods.start(this.abort.signal);
     this.endpoints.start(this.abort.signal);
+    this.slices.start(this.abort.signal);
     for (let i = 0; i < 2; i++) this.workers.push(this.work());
   }
 
@@ -166,7 +304,7 @@ export class EndpointsController {
     this.abort.abort();
     await this.queue.shutdown();
     await Promise.all(this.workers);
-    await Promise.all([this.services.stop(), this.pods.stop(), this.endpoints.stop()]);
+    await Promise.all([this.services.stop(), this.pods.stop(), this.endpoints.stop(), this.slices.stop()]);
   }
 
   private async work(): Promise<void> {
@@ -190,8 +328,18 @@ export class EndpointsController {
 
   /** One Service: writes its Endpoints, or deletes them once the Service is gone. */
   async reconcile(key: string): Promise<void> {
-    if (!this.services.hasSynced || !this.pods.hasSynced || !this.endpoints.hasSynced)
-      await Promise.all([this.services.waitForSync(), this.pods.waitForSync(), this.endpoints.waitForSync()]);
+    if (
+      !this.services.hasSynced ||
+      !this.pods.hasSynced ||
+      !this.endpoints.hasSynced ||
+      !this.slices.hasSynced
+    )
+      await Promise.all([
+        this.services.waitForSync(),
+        this.pods.waitForSync(),
+        this.endpoints.waitForSync(),
+        this.slices.waitForSync(),
+      ]);
     const { namespace = '', name } = splitKey(key);
     const api = this.client.api(Endpoints, namespace);
     const svc = this.services.store.get(name, namespace);
@@ -213,6 +361,7 @@ export class EndpointsController {
     const pods = this.pods.store
       .list()
       .filter((p) => p.metadata?.namespace === namespace && selects(selector, p.metadata?.labels));
+    await this.syncSlices(svc, pods);
     const subsets = endpointSubsets(svc, pods);
     const labels: Record<string, string> = { ...svc.metadata?.labels };
     if (svc.spec?.clusterIP === 'None') labels['service.kubernetes.io/headless'] = '';
@@ -236,5 +385,75 @@ export class EndpointsController {
     };
     if (current) await api.update(body);
     else await api.create(body);
+  }
+
+  /**
+   * Brings a Service's EndpointSlices to {@link sliceContents}: existing slices of the same ports
+   * are reused (fewest writes), missing ones created, surplus ones deleted.
+   */
+  private async syncSlices(svc: Service, pods: readonly Pod[]): Promise<void> {
+    const namespace = svc.metadata?.namespace ?? '';
+    const name = svc.metadata?.name ?? '';
+    const api = this.client.api(EndpointSliceKind, namespace);
+    const labels = sliceLabels(svc);
+    const existing = this.slices.store
+      .byIndex(NAMESPACE_INDEX, namespace)
+      .filter((es) => es.metadata?.labels?.[SERVICE_NAME_LABEL] === name)
+      .sort((a, b) => (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''));
+    const unused = new Set(existing);
+    const ownerReferences = [
+      {
+        apiVersion: 'v1',
+        kind: 'Service',
+        name,
+        uid: svc.metadata?.uid ?? '',
+        controller: true,
+        blockOwnerDeletion: true,
+      },
+    ];
+    const writes: Promise<unknown>[] = [];
+    for (const want of sliceContents(svc, pods)) {
+      const key = JSON.stringify(want.ports);
+      const same = [...unused].find((es) => JSON.stringify(es.ports ?? []) === key);
+      if (same) {
+        unused.delete(same);
+        if (
+          JSON.stringify(same.endpoints ?? []) === JSON.stringify(want.endpoints) &&
+          JSON.stringify(same.metadata?.labels ?? {}) === JSON.stringify(labels)
+        )
+          continue;
+        writes.push(
+          api.update({
+            ...same,
+            metadata: { ...same.metadata, labels, ownerReferences },
+            addressType: same.addressType,
+            ports: want.ports,
+            endpoints: want.endpoints,
+          }),
+        );
+        continue;
+      }
+      writes.push(
+        api.create({
+          apiVersion: 'discovery.k8s.io/v1',
+          kind: 'EndpointSlice',
+          metadata: { generateName: `${name}-`, labels, ownerReferences },
+          addressType: svc.spec?.ipFamilies?.[0] ?? 'IPv4',
+          ports: want.ports,
+          endpoints: want.endpoints,
+        }),
+      );
+    }
+    for (const es of unused)
+      writes.push(
+        api
+          .delete(es.metadata?.name ?? '', { preconditions: { uid: es.metadata?.uid ?? '' } })
+          .catch((err) => {
+            if (!isNotFound(err) && !isConflict(err)) throw err;
+          }),
+      );
+    const results = await Promise.allSettled(writes);
+    const failure = results.find((r) => r.status === 'rejected');
+    if (failure) throw (failure as PromiseRejectedResult).reason;
   }
 }

@@ -8,7 +8,9 @@ import { setMaxListeners } from 'node:events';
 import type { Client } from 'kubeloop/client';
 import { isConflict, isNotFound, Job, Pod } from 'kubeloop/client';
 import { defaultControllerRateLimiter, Informer, objectKey, splitKey, WorkQueue } from 'kubeloop/runtime';
+import { ControllerEvents } from './events.js';
 import type { ControllerLog } from './garbage-collector.js';
+import { PodControl, podReady as ready } from './pods.js';
 
 /** The finalizer that keeps a Job's finished pods until the controller has counted them. */
 export const JOB_TRACKING_FINALIZER = 'batch.kubernetes.io/job-tracking';
@@ -19,8 +21,6 @@ type Condition = NonNullable<NonNullable<Job['status']>['conditions']>[number];
 const now = (): string => `${new Date().toISOString().slice(0, 19)}Z`;
 const controllerOf = (p: Pod) => p.metadata?.ownerReferences?.find((r) => r.controller === true);
 const tracked = (p: Pod) => (p.metadata?.finalizers ?? []).includes(JOB_TRACKING_FINALIZER);
-const ready = (p: Pod): boolean =>
-  (p.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
 const terminal = (p: Pod) => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed';
 /** `isPodFailed` with the default pod replacement policy (TerminatingOrFailed): a deleted pod counts as failed. */
 const failed = (p: Pod) =>
@@ -43,16 +43,18 @@ export class JobController {
     rateLimiter: defaultControllerRateLimiter({ baseDelayMs: 5, maxDelayMs: 10_000 }),
   });
   private readonly abort = new AbortController();
-  /** Pod creations not yet seen in the cache, by Job UID (Kubernetes' expectations). */
-  private readonly expectations = new Map<string, { adds: number; dels: Set<string>; at: number }>();
+  private readonly control: PodControl;
   private workers: Promise<void>[] = [];
   private readonly log: ControllerLog;
+  private readonly events: ControllerEvents;
 
   constructor(
     private readonly client: Client,
     options: { log?: ControllerLog } = {},
   ) {
     this.log = options.log ?? (() => undefined);
+    this.events = new ControllerEvents(client, 'job-controller', this.log);
+    this.control = new PodControl(client, this.events, Job);
     setMaxListeners(0, this.abort.signal);
     this.jobs = new Informer(client.api(Job, ''), {});
     this.pods = new Informer(client.api(Pod, ''), {
@@ -62,24 +64,23 @@ export class JobController {
       onAdd: (j) => this.queue.add(objectKey(j)),
       onUpdate: (_o, j) => this.queue.add(objectKey(j)),
       onDelete: (j) => {
-        this.expectations.delete(j.metadata?.uid ?? '');
+        this.control.expectations.forget(j.metadata?.uid ?? '');
         // Its pods may still hold the tracking finalizer.
         this.queue.add(objectKey(j));
       },
     });
+    const expectations = this.control.expectations;
     this.pods.addEventHandler({
       onAdd: (p) => {
-        const ref = controllerOf(p);
-        const e = ref && this.expectations.get(ref.uid);
-        if (e && e.adds > 0) e.adds -= 1;
+        expectations.observeAdd(p);
         this.enqueueOwner(p);
       },
       onUpdate: (_o, p) => {
-        if (p.metadata?.deletionTimestamp) this.observedDeletion(p);
+        expectations.observeUpdate(p);
         this.enqueueOwner(p);
       },
       onDelete: (p) => {
-        this.observedDeletion(p);
+        expectations.observeDelete(p);
         this.enqueueOwner(p);
       },
     });
@@ -93,14 +94,10 @@ export class JobController {
 
   async stop(): Promise<void> {
     this.abort.abort();
+    const closing = this.events.close();
     await this.queue.shutdown();
     await Promise.all(this.workers);
-    await Promise.all([this.jobs.stop(), this.pods.stop()]);
-  }
-
-  private observedDeletion(p: Pod): void {
-    const ref = controllerOf(p);
-    if (ref) this.expectations.get(ref.uid)?.dels.delete(p.metadata?.uid ?? '');
+    await Promise.all([this.jobs.stop(), this.pods.stop(), closing]);
   }
 
   private enqueueOwner(p: Pod): void {
@@ -277,12 +274,11 @@ export class JobController {
     status.uncountedTerminatedPods = {};
 
     // 4. Pods: none once finished, else up to the wanted number of active ones.
-    const e = this.expectations.get(uid);
-    const settled = !e || (e.adds <= 0 && e.dels.size === 0) || Date.now() - e.at > 60_000;
+    const settled = this.control.expectations.satisfied(uid);
     let activeNow = active;
     let deleted = 0;
     if (target || suspended) {
-      await this.deletePods(active, uid, namespace);
+      await this.control.sync(job, [], active);
       deleted = active.length;
       activeNow = [];
     } else if (settled) {
@@ -297,7 +293,7 @@ export class JobController {
         const victims = [...active]
           .sort((a, b) => Number(ready(a)) - Number(ready(b)))
           .slice(0, active.length - wanted);
-        await this.deletePods(victims, uid, namespace);
+        await this.control.sync(job, [], victims);
         activeNow = active.filter((p) => !victims.includes(p));
       }
     }
@@ -311,18 +307,23 @@ export class JobController {
     status.terminating = terminating;
     const wasSuspended = conditions.find((c) => c.type === 'Suspended');
     if (!target && suspended && wasSuspended?.status !== 'True') {
+      this.events.event(Job, job, 'Normal', 'Suspended', 'Job suspended');
       status.conditions = [
         ...conditions.filter((c) => c.type !== 'Suspended'),
         condition('Suspended', 'JobSuspended', 'Job suspended'),
       ];
     } else if (!target && !suspended && wasSuspended?.status === 'True') {
       const resumed = { ...condition('Suspended', 'JobResumed', 'Job resumed'), status: 'False' };
+      this.events.event(Job, job, 'Normal', 'Resumed', 'Job resumed');
       status.conditions = conditions.map((c) => (c.type === 'Suspended' ? resumed : c));
       status.startTime = resumed.lastTransitionTime;
     }
     if (target && terminating === 0 && activeNow.length === 0) {
       status.conditions = [...conditions, target.final];
-      if (target.final.type === 'Complete') status.completionTime = target.final.lastTransitionTime;
+      if (target.final.type === 'Complete') {
+        status.completionTime = target.final.lastTransitionTime;
+        this.events.event(Job, job, 'Normal', 'Completed', 'Job completed');
+      } else this.events.event(Job, job, 'Warning', target.final.reason ?? '', target.final.message ?? '');
     }
     if (status.active === 0) delete status.active;
     if (status.failed === 0) delete status.failed;
@@ -336,44 +337,24 @@ export class JobController {
   }
 
   private async createPods(job: Job, n: number): Promise<void> {
-    const uid = job.metadata?.uid ?? '';
-    const exp = { adds: n, dels: new Set<string>(), at: Date.now() };
-    this.expectations.set(uid, exp);
     const template = job.spec?.template ?? {};
     const name = job.metadata?.name ?? '';
-    const results = await Promise.allSettled(
-      Array.from({ length: n }, () =>
-        this.client.api(Pod, job.metadata?.namespace ?? '').create({
-          metadata: {
-            generateName: `${name}-`,
-            ...(template.metadata?.labels && { labels: template.metadata.labels }),
-            ...(template.metadata?.annotations && { annotations: template.metadata.annotations }),
-            finalizers: [JOB_TRACKING_FINALIZER],
-            ownerReferences: [
-              { apiVersion: 'batch/v1', kind: 'Job', name, uid, controller: true, blockOwnerDeletion: true },
-            ],
-          },
-          spec: template.spec ?? { containers: [] },
-        }),
-      ),
+    const uid = job.metadata?.uid ?? '';
+    const pod: Pod = {
+      metadata: {
+        generateName: `${name}-`,
+        ...(template.metadata?.labels && { labels: template.metadata.labels }),
+        ...(template.metadata?.annotations && { annotations: template.metadata.annotations }),
+        finalizers: [JOB_TRACKING_FINALIZER],
+        ownerReferences: [
+          { apiVersion: 'batch/v1', kind: 'Job', name, uid, controller: true, blockOwnerDeletion: true },
+        ],
+      },
+      spec: template.spec ?? { containers: [] },
+    };
+    await this.control.sync(
+      job,
+      Array.from({ length: n }, () => pod),
     );
-    const rejected = results.filter((r) => r.status === 'rejected');
-    exp.adds -= rejected.length;
-    if (rejected[0]) throw (rejected[0] as PromiseRejectedResult).reason;
-  }
-
-  private async deletePods(victims: readonly Pod[], uid: string, namespace: string): Promise<void> {
-    if (victims.length === 0) return;
-    const exp = { adds: 0, dels: new Set(victims.map((p) => p.metadata?.uid ?? '')), at: Date.now() };
-    this.expectations.set(uid, exp);
-    const api = this.client.api(Pod, namespace);
-    for (const p of victims) {
-      try {
-        await api.delete(p.metadata?.name ?? '', { preconditions: { uid: p.metadata?.uid ?? '' } });
-      } catch (err) {
-        exp.dels.delete(p.metadata?.uid ?? '');
-        if (!isNotFound(err) && !isConflict(err)) throw err;
-      }
-    }
   }
 }

@@ -129,40 +129,153 @@ export class NamespaceController {
     if (pending) this.schedule(50);
   }
 
-  /** Deletes what is left in `ns`; returns true once the namespace is finalized. */
+  /**
+   * Deletes what is left in `ns` and reports progress in its conditions (`deleteAllContent`);
+   * returns true once the namespace is finalized.
+   */
   private async drain(ns: string): Promise<boolean> {
     const nsType = this.namespaceType();
     const current = this.rest.store.get(this.rest.key(nsType, undefined, ns));
     if (!current) return true;
-    let remaining = 0;
+    const remaining = new Map<string, number>();
+    const finalizers = new Map<string, number>();
+    const errors: string[] = [];
+    // One version of each resource: the registry serves some at several.
+    const seen = new Set<string>();
     for (const t of this.rest.registry.all()) {
       if (!t.namespaced || !t.verbs.includes('delete')) continue;
+      const gr = `${t.resource}.${t.group}`;
+      if (seen.has(gr)) continue;
+      seen.add(gr);
       const { items } = this.rest.list(t, ns, {});
       for (const item of items) {
-        remaining++;
         const m = item.object.metadata as Obj;
         if (m.deletionTimestamp) continue;
         try {
           await this.rest.delete(t, ns, String(m.name), {}, { dryRun: false });
         } catch (err) {
-          if (!(err instanceof ApiError && (err.code === 404 || err.code === 409))) throw err;
+          if (err instanceof ApiError && (err.code === 404 || err.code === 409)) continue;
+          errors.push(err instanceof Error ? err.message : String(err));
         }
       }
+      // What is still there after the deletes: graceful pods, objects held by finalizers.
+      for (const item of this.rest.list(t, ns, {}).items) {
+        remaining.set(gr, (remaining.get(gr) ?? 0) + 1);
+        const fs = (item.object.metadata as Obj).finalizers;
+        if (Array.isArray(fs))
+          for (const f of fs) finalizers.set(String(f), (finalizers.get(String(f)) ?? 0) + 1);
+      }
     }
-    if (remaining > 0) return false;
-    const next = clone(current.object) as Obj;
-    if (isObject(next.spec) && Array.isArray(next.spec.finalizers)) {
-      next.spec.finalizers = next.spec.finalizers.filter((f) => f !== 'kubernetes');
-    }
+    const failures: Partial<Record<ConditionType, [reason: string, message: string]>> = {};
+    if (errors.length > 0)
+      failures.NamespaceDeletionContentFailure = [
+        'ContentDeletionFailed',
+        errors.length === 1 ? (errors[0] ?? '') : `[${errors.join(', ')}]`,
+      ];
+    if (remaining.size > 0)
+      failures.NamespaceContentRemaining = [
+        'SomeResourcesRemain',
+        `Some resources are remaining: ${[...remaining]
+          .map(([gr, n]) => `${gr} has ${n} resource instances`)
+          .sort()
+          .join(', ')}`,
+      ];
+    if (finalizers.size > 0)
+      failures.NamespaceFinalizersRemaining = [
+        'SomeFinalizersRemain',
+        `Some content in the namespace has finalizers remaining: ${[...finalizers]
+          .map(([f, n]) => `${f} in ${n} resource instances`)
+          .sort()
+          .join(', ')}`,
+      ];
+    await this.writeConditions(nsType, ns, current.object as Obj, failures);
+    if (remaining.size > 0 || errors.length > 0) return false;
     try {
-      await this.rest.patch(nsType, undefined, ns, undefined, { dryRun: false }, () => next);
+      await this.rest.patch(nsType, undefined, ns, undefined, { dryRun: false }, (cur) => {
+        const next = clone(cur) as Obj;
+        if (isObject(next.spec) && Array.isArray(next.spec.finalizers)) {
+          next.spec.finalizers = next.spec.finalizers.filter((f) => f !== 'kubernetes');
+        }
+        return next;
+      });
     } catch (err) {
       if (err instanceof ApiError && err.code === 404) return true;
       throw err;
     }
     return true;
   }
+
+  /**
+   * The deletion conditions of a terminating namespace (`namespaceConditionUpdater.Update`):
+   * every type, in Kubernetes' order, True with the failure found or False with its "ok" text;
+   * a condition that did not change keeps its time.
+   */
+  private async writeConditions(
+    nsType: ResourceType,
+    ns: string,
+    current: Obj,
+    failures: Partial<Record<ConditionType, [string, string]>>,
+  ): Promise<void> {
+    const old = (
+      isObject(current.status) && Array.isArray(current.status.conditions) ? current.status.conditions : []
+    ) as Obj[];
+    const t = `${new Date().toISOString().slice(0, 19)}Z`;
+    const conditions = CONDITION_TYPES.map((type) => {
+      const failure = failures[type];
+      const [status, reason, message] = failure ? ['True', ...failure] : ['False', ...OK[type]];
+      const prev = old.find((c) => c.type === type);
+      if (prev && prev.status === status && prev.reason === reason && prev.message === message) return prev;
+      return {
+        type,
+        status,
+        lastTransitionTime: prev && prev.status === status ? prev.lastTransitionTime : t,
+        reason,
+        message,
+      };
+    });
+    if (JSON.stringify(conditions) === JSON.stringify(old)) return;
+    try {
+      await this.rest.patch(nsType, undefined, ns, 'status', { dryRun: false }, (cur) => {
+        const next = clone(cur) as Obj;
+        next.status = { ...(isObject(next.status) ? next.status : {}), conditions };
+        return next;
+      });
+    } catch (err) {
+      if (!(err instanceof ApiError && (err.code === 404 || err.code === 409))) throw err;
+    }
+  }
 }
+
+type ConditionType =
+  | 'NamespaceDeletionDiscoveryFailure'
+  | 'NamespaceDeletionGroupVersionParsingFailure'
+  | 'NamespaceDeletionContentFailure'
+  | 'NamespaceContentRemaining'
+  | 'NamespaceFinalizersRemaining';
+
+/** The namespace deletion conditions, in the order Kubernetes writes them. */
+const CONDITION_TYPES: readonly ConditionType[] = [
+  'NamespaceDeletionDiscoveryFailure',
+  'NamespaceDeletionGroupVersionParsingFailure',
+  'NamespaceDeletionContentFailure',
+  'NamespaceContentRemaining',
+  'NamespaceFinalizersRemaining',
+];
+
+/** Reason and message of each condition when all is well (`okReasons`, `okMessages`). */
+const OK: Record<ConditionType, [string, string]> = {
+  NamespaceDeletionDiscoveryFailure: ['ResourcesDiscovered', 'All resources successfully discovered'],
+  NamespaceDeletionGroupVersionParsingFailure: [
+    'ParsedGroupVersions',
+    'All legacy kube types successfully parsed',
+  ],
+  NamespaceDeletionContentFailure: [
+    'ContentDeleted',
+    'All content successfully deleted, may be waiting on finalization',
+  ],
+  NamespaceContentRemaining: ['ContentRemoved', 'All content successfully removed'],
+  NamespaceFinalizersRemaining: ['ContentHasNoFinalizers', 'All content-preserving finalizers finished'],
+};
 
 const ROOT_CA_DESCRIPTION =
   'Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as the internal service IP or kubernetes.default.svc. No other usage is guaranteed across distributions of Kubernetes clusters.';

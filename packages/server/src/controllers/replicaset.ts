@@ -1,21 +1,31 @@
 /**
  * The ReplicaSet controller of kube-controller-manager: keeps `spec.replicas` pods of a
- * ReplicaSet's template alive, and reports them in its status.
+ * ReplicaSet's template alive, adopts orphan pods its selector matches and releases those it
+ * no longer matches, reports them in its status, and records `SuccessfulCreate` /
+ * `SuccessfulDelete` events.
  */
 import { setMaxListeners } from 'node:events';
-import { labelSelectorFromObject, matchesLabels } from 'kubeloop/api';
+import { isEverything, isNothing, labelSelectorFromObject, matchesLabels } from 'kubeloop/api';
 import type { Client } from 'kubeloop/client';
 import { isConflict, isNotFound, Pod, ReplicaSet } from 'kubeloop/client';
-import { defaultControllerRateLimiter, Informer, objectKey, splitKey, WorkQueue } from 'kubeloop/runtime';
+import {
+  defaultControllerRateLimiter,
+  Informer,
+  NAMESPACE_INDEX,
+  objectKey,
+  splitKey,
+  WorkQueue,
+} from 'kubeloop/runtime';
+import { claim } from './claim.js';
+import { ControllerEvents } from './events.js';
 import type { ControllerLog } from './garbage-collector.js';
+import { PodControl, podReady as ready } from './pods.js';
 
 const CONTROLLER_INDEX = 'controller-uid';
 
 const controllerOf = (p: Pod) => p.metadata?.ownerReferences?.find((r) => r.controller === true);
 const active = (p: Pod): boolean =>
   !p.metadata?.deletionTimestamp && p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed';
-const ready = (p: Pod): boolean =>
-  (p.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
 
 /**
  * Which pods to delete first when scaling down (Kubernetes' `ActivePods` order, simplified):
@@ -43,20 +53,18 @@ export class ReplicaSetController {
     rateLimiter: defaultControllerRateLimiter({ baseDelayMs: 5, maxDelayMs: 10_000 }),
   });
   private readonly abort = new AbortController();
-  /**
-   * Creations and deletions made but not yet seen in the cache, by ReplicaSet UID (Kubernetes'
-   * "expectations"): until they are, the cache undercounts or overcounts, and acting on it would
-   * create or delete pods twice.
-   */
-  private readonly expectations = new Map<string, { adds: number; dels: Set<string>; at: number }>();
+  private readonly control: PodControl;
   private workers: Promise<void>[] = [];
   private readonly log: ControllerLog;
+  private readonly events: ControllerEvents;
 
   constructor(
     private readonly client: Client,
     options: { log?: ControllerLog } = {},
   ) {
     this.log = options.log ?? (() => undefined);
+    this.events = new ControllerEvents(client, 'replicaset-controller', this.log);
+    this.control = new PodControl(client, this.events, ReplicaSet);
     setMaxListeners(0, this.abort.signal);
     this.sets = new Informer(client.api(ReplicaSet, ''), {});
     this.pods = new Informer(client.api(Pod, ''), {
@@ -65,21 +73,24 @@ export class ReplicaSetController {
     this.sets.addEventHandler({
       onAdd: (rs) => this.queue.add(objectKey(rs)),
       onUpdate: (_o, rs) => this.queue.add(objectKey(rs)),
-      onDelete: (rs) => this.expectations.delete(rs.metadata?.uid ?? ''),
+      onDelete: (rs) => this.control.expectations.forget(rs.metadata?.uid ?? ''),
     });
+    const expectations = this.control.expectations;
     this.pods.addEventHandler({
       onAdd: (p) => {
-        const ref = controllerOf(p);
-        const e = ref && this.expectations.get(ref.uid);
-        if (e && e.adds > 0) e.adds -= 1;
+        expectations.observeAdd(p);
         this.enqueueOwner(p);
       },
-      onUpdate: (_o, p) => {
-        if (p.metadata?.deletionTimestamp) this.observedDeletion(p);
+      onUpdate: (o, p) => {
+        expectations.observeUpdate(p);
         this.enqueueOwner(p);
+        // A pod that changed controller, or labels, may concern its former owner or new candidates.
+        if (controllerOf(o)?.uid !== controllerOf(p)?.uid) this.enqueueOwner(o);
+        if (!controllerOf(p) && JSON.stringify(o.metadata?.labels) !== JSON.stringify(p.metadata?.labels))
+          this.enqueueOwner(p);
       },
       onDelete: (p) => {
-        this.observedDeletion(p);
+        expectations.observeDelete(p);
         this.enqueueOwner(p);
       },
     });
@@ -93,20 +104,25 @@ export class ReplicaSetController {
 
   async stop(): Promise<void> {
     this.abort.abort();
+    const closing = this.events.close();
     await this.queue.shutdown();
     await Promise.all(this.workers);
-    await Promise.all([this.sets.stop(), this.pods.stop()]);
+    await Promise.all([this.sets.stop(), this.pods.stop(), closing]);
   }
 
-  private observedDeletion(p: Pod): void {
-    const ref = controllerOf(p);
-    if (ref) this.expectations.get(ref.uid)?.dels.delete(p.metadata?.uid ?? '');
-  }
-
+  /** The pod's controller if it is a ReplicaSet; for an orphan, every ReplicaSet that could adopt it. */
   private enqueueOwner(p: Pod): void {
     const ref = controllerOf(p);
-    if (ref?.kind === 'ReplicaSet' && ref.apiVersion.startsWith('apps/'))
-      this.queue.add(`${p.metadata?.namespace ?? ''}/${ref.name}`);
+    const ns = p.metadata?.namespace ?? '';
+    if (ref) {
+      if (ref.kind === 'ReplicaSet' && ref.apiVersion.startsWith('apps/'))
+        this.queue.add(`${ns}/${ref.name}`);
+      return;
+    }
+    if (p.metadata?.deletionTimestamp) return;
+    for (const rs of this.sets.store.byIndex(NAMESPACE_INDEX, ns))
+      if (matchesLabels(labelSelectorFromObject(rs.spec?.selector), p.metadata?.labels))
+        this.queue.add(objectKey(rs));
   }
 
   private async work(): Promise<void> {
@@ -136,69 +152,68 @@ export class ReplicaSetController {
     const rs = this.sets.store.get(name, namespace);
     if (!rs || rs.metadata?.deletionTimestamp) return;
     const uid = rs.metadata?.uid ?? '';
-    const owned = this.pods.store
-      .byIndex(CONTROLLER_INDEX, uid)
-      .filter((p) => p.metadata?.namespace === namespace);
+    const selector = labelSelectorFromObject(rs.spec?.selector);
+    // An empty selector would claim every pod of the namespace: Kubernetes refuses to act.
+    if (isEverything(selector) || isNothing(selector)) return;
+    const pods = this.client.api(Pod, namespace);
+    const candidates = this.pods.store
+      .byIndex(NAMESPACE_INDEX, namespace)
+      .filter((p) => !controllerOf(p) || controllerOf(p)?.uid === uid);
+    const owned = await claim(
+      { owner: rs, apiVersion: 'apps/v1', kind: 'ReplicaSet', selector },
+      candidates,
+      pods,
+    );
     const live = owned.filter(active);
     const wanted = rs.spec?.replicas ?? 1;
-    const e = this.expectations.get(uid);
-    // Expectations expire (as Kubernetes' do after 5 min) in case an event was never seen.
-    const settled = !e || (e.adds <= 0 && e.dels.size === 0) || Date.now() - e.at > 60_000;
-    const pods = this.client.api(Pod, namespace);
-
-    if (settled) {
+    if (this.control.expectations.satisfied(uid)) {
       const diff = wanted - live.length;
-      if (diff > 0) {
-        const exp = { adds: diff, dels: new Set<string>(), at: Date.now() };
-        this.expectations.set(uid, exp);
-        const template = rs.spec?.template ?? {};
-        const results = await Promise.allSettled(
-          Array.from({ length: diff }, () =>
-            pods.create({
-              metadata: {
-                generateName: `${name}-`,
-                ...(template.metadata?.labels && { labels: template.metadata.labels }),
-                ...(template.metadata?.annotations && { annotations: template.metadata.annotations }),
-                ownerReferences: [
-                  {
-                    apiVersion: 'apps/v1',
-                    kind: 'ReplicaSet',
-                    name,
-                    uid,
-                    controller: true,
-                    blockOwnerDeletion: true,
-                  },
-                ],
-              },
-              spec: template.spec ?? { containers: [] },
-            }),
-          ),
+      const template = rs.spec?.template ?? {};
+      const pod: Pod = {
+        metadata: {
+          generateName: `${name}-`,
+          ...(template.metadata?.labels && { labels: template.metadata.labels }),
+          ...(template.metadata?.annotations && { annotations: template.metadata.annotations }),
+          ownerReferences: [
+            {
+              apiVersion: 'apps/v1',
+              kind: 'ReplicaSet',
+              name,
+              uid,
+              controller: true,
+              blockOwnerDeletion: true,
+            },
+          ],
+        },
+        spec: template.spec ?? { containers: [] },
+      };
+      if (diff > 0)
+        await this.control.sync(
+          rs,
+          Array.from({ length: diff }, () => pod),
         );
-        const failed = results.filter((r) => r.status === 'rejected');
-        exp.adds -= failed.length;
-        if (failed[0]) throw (failed[0] as PromiseRejectedResult).reason;
-      } else if (diff < 0) {
-        const victims = [...live].sort(deletionRank).slice(0, -diff);
-        const exp = { adds: 0, dels: new Set(victims.map((p) => p.metadata?.uid ?? '')), at: Date.now() };
-        this.expectations.set(uid, exp);
-        for (const p of victims) {
-          try {
-            await pods.delete(p.metadata?.name ?? '', { preconditions: { uid: p.metadata?.uid ?? '' } });
-          } catch (err) {
-            exp.dels.delete(p.metadata?.uid ?? '');
-            if (!isNotFound(err) && !isConflict(err)) throw err;
-          }
-        }
-      }
+      else if (diff < 0) await this.control.sync(rs, [], [...live].sort(deletionRank).slice(0, -diff));
     }
 
-    const selector = labelSelectorFromObject(rs.spec?.selector);
     const readyCount = live.filter(ready).length;
+    // Available: ready for minReadySeconds (`IsPodAvailable`); look again when the next one will be.
+    const minReadyMs = (rs.spec?.minReadySeconds ?? 0) * 1000;
+    let availableCount = 0;
+    let next = Number.POSITIVE_INFINITY;
+    for (const p of live.filter(ready)) {
+      const since = Date.parse(
+        p.status?.conditions?.find((c) => c.type === 'Ready')?.lastTransitionTime ?? '',
+      );
+      const wait = minReadyMs === 0 || Number.isNaN(since) ? 0 : since + minReadyMs - Date.now();
+      if (wait <= 0) availableCount += 1;
+      else next = Math.min(next, wait);
+    }
+    if (next !== Number.POSITIVE_INFINITY) this.queue.addAfter(key, next + 5);
     const status = {
       replicas: live.length,
       fullyLabeledReplicas: live.filter((p) => matchesLabels(selector, p.metadata?.labels)).length,
       readyReplicas: readyCount,
-      availableReplicas: readyCount,
+      availableReplicas: availableCount,
       observedGeneration: rs.metadata?.generation ?? 0,
     };
     const cur: NonNullable<ReplicaSet['status']> = rs.status ?? { replicas: 0 };

@@ -2,13 +2,14 @@
  * The scheduler (kube-scheduler's default profile, filters only): binds pods that have no node
  * to a node that passes NodeUnschedulable, TaintToleration, NodeAffinity and NodeResourcesFit,
  * through the `pods/binding` subresource; marks the others `PodScheduled=False`/`Unschedulable`
- * with kube-scheduler's message.
+ * with kube-scheduler's message; records `Scheduled` and `FailedScheduling` events.
  */
 import { setMaxListeners } from 'node:events';
 import type { Client } from 'kubeloop/client';
 import { isConflict, isNotFound, Node, Pod } from 'kubeloop/client';
 import { defaultControllerRateLimiter, Informer, objectKey, splitKey, WorkQueue } from 'kubeloop/runtime';
 import { parseQuantity } from '../registry/builtin/util.js';
+import { ControllerEvents } from './events.js';
 import type { ControllerLog } from './garbage-collector.js';
 
 type Requirement = { key: string; operator: string; values?: string[] };
@@ -132,12 +133,14 @@ export class Scheduler {
   private readonly assumed = new Map<string, { node: string; pod: Pod }>();
   private worker: Promise<void> | undefined;
   private readonly log: ControllerLog;
+  private readonly events: ControllerEvents;
 
   constructor(
     private readonly client: Client,
     options: { log?: ControllerLog } = {},
   ) {
     this.log = options.log ?? (() => undefined);
+    this.events = new ControllerEvents(client, DEFAULT_SCHEDULER, this.log);
     setMaxListeners(0, this.abort.signal);
     this.pods = new Informer(client.api(Pod, ''), {
       indexers: { node: (p) => p.spec?.nodeName || undefined },
@@ -166,9 +169,10 @@ export class Scheduler {
 
   async stop(): Promise<void> {
     this.abort.abort();
+    const closing = this.events.close();
     await this.queue.shutdown();
     await this.worker;
-    await Promise.all([this.pods.stop(), this.nodes.stop()]);
+    await Promise.all([this.pods.stop(), this.nodes.stop(), closing]);
   }
 
   private pending(p: Pod): boolean {
@@ -245,6 +249,13 @@ export class Scheduler {
           },
         });
         this.assumed.set(pod.metadata?.uid ?? '', { node: nodeName, pod });
+        this.events.event(
+          Pod,
+          pod,
+          'Normal',
+          'Scheduled',
+          `Successfully assigned ${namespace}/${name} to ${nodeName}`,
+        );
       } catch (err) {
         // Gone, or bound by someone else meanwhile: nothing left to do.
         if (!isNotFound(err) && !isConflict(err)) throw err;
@@ -256,6 +267,7 @@ export class Scheduler {
     if (current?.status === 'False' && current.reason === 'Unschedulable' && current.message === message)
       return;
     const others = (pod.status?.conditions ?? []).filter((c) => c.type !== 'PodScheduled');
+    this.events.event(Pod, pod, 'Warning', 'FailedScheduling', message);
     try {
       await this.client.api(Pod, namespace).patchStatus(
         name,

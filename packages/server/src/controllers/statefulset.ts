@@ -16,6 +16,7 @@ import {
 } from 'kubeloop/client';
 import { defaultControllerRateLimiter, Informer, objectKey, splitKey, WorkQueue } from 'kubeloop/runtime';
 import { podTemplateHash } from './deployment.js';
+import { ControllerEvents, errorText } from './events.js';
 import type { ControllerLog } from './garbage-collector.js';
 
 const CONTROLLER_INDEX = 'controller-uid';
@@ -48,12 +49,14 @@ export class StatefulSetController {
   private readonly abort = new AbortController();
   private workers: Promise<void>[] = [];
   private readonly log: ControllerLog;
+  private readonly events: ControllerEvents;
 
   constructor(
     private readonly client: Client,
     options: { log?: ControllerLog } = {},
   ) {
     this.log = options.log ?? (() => undefined);
+    this.events = new ControllerEvents(client, 'statefulset-controller', this.log);
     setMaxListeners(0, this.abort.signal);
     this.sets = new Informer(client.api(StatefulSet, ''), {});
     this.pods = new Informer(client.api(Pod, ''), {
@@ -81,9 +84,10 @@ export class StatefulSetController {
 
   async stop(): Promise<void> {
     this.abort.abort();
+    const closing = this.events.close();
     await this.queue.shutdown();
     await Promise.all(this.workers);
-    await Promise.all([this.sets.stop(), this.pods.stop()]);
+    await Promise.all([this.sets.stop(), this.pods.stop(), closing]);
   }
 
   private async work(): Promise<void> {
@@ -125,8 +129,12 @@ export class StatefulSetController {
     const del = async (p: Pod) => {
       try {
         await api.delete(p.metadata?.name ?? '', { preconditions: { uid: p.metadata?.uid ?? '' } });
+        this.podEvent('delete', set, p.metadata?.name ?? '');
       } catch (err) {
-        if (!isNotFound(err) && !isConflict(err)) throw err;
+        if (!isNotFound(err) && !isConflict(err)) {
+          this.podEvent('delete', set, p.metadata?.name ?? '', err);
+          throw err;
+        }
       }
     };
 
@@ -240,20 +248,37 @@ export class StatefulSetController {
     // Claims first, so that the pod never waits for a claim that nobody creates.
     const pvcs = this.client.api(PersistentVolumeClaim, namespace);
     for (const c of claims) {
+      const claimName = `${c.metadata?.name}-${name}-${ordinal}`;
       try {
         await pvcs.create({
           metadata: {
-            name: `${c.metadata?.name}-${name}-${ordinal}`,
+            name: claimName,
             labels: { ...c.metadata?.labels, ...set.spec?.selector?.matchLabels },
             ...(c.metadata?.annotations && { annotations: c.metadata.annotations }),
           },
           spec: c.spec ?? {},
         });
+        this.events.event(
+          StatefulSet,
+          set,
+          'Normal',
+          'SuccessfulCreate',
+          `create Claim ${claimName} Pod ${podName} in StatefulSet ${name} success`,
+        );
       } catch (err) {
-        if (!isAlreadyExists(err)) throw err;
+        if (!isAlreadyExists(err)) {
+          this.events.event(
+            StatefulSet,
+            set,
+            'Warning',
+            'FailedCreate',
+            `create Claim ${claimName} for Pod ${podName} in StatefulSet ${name} failed error: ${errorText(err)}`,
+          );
+          throw err;
+        }
       }
     }
-    await this.client.api(Pod, namespace).create({
+    const pod = {
       metadata: {
         name: podName,
         labels: {
@@ -288,6 +313,34 @@ export class StatefulSetController {
           ],
         }),
       },
-    } as Pod);
+    } as Pod;
+    try {
+      await this.client.api(Pod, namespace).create(pod);
+      this.podEvent('create', set, podName);
+    } catch (err) {
+      if (!isAlreadyExists(err)) this.podEvent('create', set, podName, err);
+      throw err;
+    }
+  }
+
+  /** `recordPodEvent`: `SuccessfulCreate` / `FailedDelete`… with the StatefulSet controller's wording. */
+  private podEvent(verb: 'create' | 'delete', set: StatefulSet, pod: string, err?: unknown): void {
+    const Verb = verb === 'create' ? 'Create' : 'Delete';
+    if (err === undefined)
+      this.events.event(
+        StatefulSet,
+        set,
+        'Normal',
+        `Successful${Verb}`,
+        `${verb} Pod ${pod} in StatefulSet ${set.metadata?.name} successful`,
+      );
+    else
+      this.events.event(
+        StatefulSet,
+        set,
+        'Warning',
+        `Failed${Verb}`,
+        `${verb} Pod ${pod} in StatefulSet ${set.metadata?.name} failed error: ${errorText(err)}`,
+      );
   }
 }

@@ -117,6 +117,13 @@ export function builtinKinds(): ResourceType[] {
     apps({ resource: 'statefulsets', kind: 'StatefulSet', shortNames: ['sts'] }),
     apps({ resource: 'daemonsets', kind: 'DaemonSet', shortNames: ['ds'], subresources: { status: true } }),
     kind({
+      group: 'apps',
+      version: 'v1',
+      defPackage: 'io.k8s.api.apps.v1',
+      resource: 'controllerrevisions',
+      kind: 'ControllerRevision',
+    }),
+    kind({
       group: 'batch',
       version: 'v1',
       defPackage: 'io.k8s.api.batch.v1',
@@ -125,6 +132,14 @@ export function builtinKinds(): ResourceType[] {
       categories: ['all'],
       generation: true,
       subresources: { status: true },
+    }),
+    kind({
+      group: 'discovery.k8s.io',
+      version: 'v1',
+      defPackage: 'io.k8s.api.discovery.v1',
+      resource: 'endpointslices',
+      kind: 'EndpointSlice',
+      generation: true,
     }),
     kind({
       group: 'coordination.k8s.io',

@@ -1,6 +1,6 @@
 import { Client, Endpoints, Pod, Service } from 'kubeloop/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { endpointSubsets } from '../../src/controllers/endpoints.js';
+import { EndpointSliceKind, endpointSubsets, sliceContents } from '../../src/controllers/endpoints.js';
 import { eventually, type KubectlEnv, startKubectlEnv } from '../kubectl.js';
 
 let k: KubectlEnv;
@@ -100,6 +100,78 @@ describe('Endpoints controller', () => {
     });
   });
 
+  it('writes EndpointSlices of a Service: ready, serving and terminating endpoints, kubectl get', async () => {
+    const pods = client.api(Pod, 'default');
+    await pods.create(pod('api-a', 'api'));
+    await pods.create(pod('api-b', 'api', 'never-ready'));
+    const a = await runningPod('api-a');
+    const b = await runningPod('api-b');
+    const svc = await client.api(Service, 'default').create({
+      metadata: { name: 'api', labels: { tier: 'back' } },
+      spec: { selector: { app: 'api' }, ports: [{ name: 'http', port: 80, targetPort: 'http' }] },
+    });
+    const slices = client.api(EndpointSliceKind, 'default');
+    const listSlices = async () =>
+      (await slices.list({ labelSelector: { 'kubernetes.io/service-name': 'api' } })).items;
+    const [slice] = await eventually(async () => {
+      const items = await listSlices();
+      return items.length === 1 && items[0]?.endpoints?.length === 2 ? items : undefined;
+    });
+    expect(slice?.metadata?.name).toMatch(/^api-[a-z0-9]{5}$/);
+    expect(slice?.metadata?.labels).toEqual({
+      tier: 'back',
+      'kubernetes.io/service-name': 'api',
+      'endpointslice.kubernetes.io/managed-by': 'endpointslice-controller.k8s.io',
+    });
+    expect(slice?.metadata?.ownerReferences).toEqual([
+      {
+        apiVersion: 'v1',
+        kind: 'Service',
+        name: 'api',
+        uid: svc.metadata?.uid,
+        controller: true,
+        blockOwnerDeletion: true,
+      },
+    ]);
+    expect(slice?.addressType).toBe('IPv4');
+    expect(slice?.ports).toEqual([{ name: 'http', port: 8080, protocol: 'TCP' }]);
+    const byName = new Map(slice?.endpoints?.map((e) => [e.targetRef.name, e]));
+    expect(byName.get('api-a')).toEqual({
+      addresses: [a.status?.podIP],
+      conditions: { ready: true, serving: true, terminating: false },
+      nodeName: a.spec?.nodeName,
+      targetRef: { kind: 'Pod', namespace: 'default', name: 'api-a', uid: a.metadata?.uid },
+    });
+    expect(byName.get('api-b')).toMatchObject({
+      addresses: [b.status?.podIP],
+      conditions: { ready: false, serving: false, terminating: false },
+    });
+    expect(await k.ok(['get', 'endpointslices', '-l', 'kubernetes.io/service-name=api'])).toMatch(
+      /^api-[a-z0-9]{5}\s+IPv4\s+8080\s+\S+,\S+\s+\d+s$/m,
+    );
+
+    // A terminating pod stays listed, not ready, until it is gone.
+    await pods.delete('api-a');
+    await eventually(async () => {
+      const items = await listSlices();
+      const e = items[0]?.endpoints?.find((x) => x.targetRef.name === 'api-a');
+      return !e || e.conditions.terminating;
+    });
+    await pods.delete('api-b');
+    // No pods: one placeholder slice without endpoints.
+    const empty = await eventually(async () => {
+      const items = await listSlices();
+      return items.length === 1 && (items[0]?.endpoints ?? []).length === 0 ? items[0] : undefined;
+    });
+    expect(empty?.ports ?? []).toEqual([]);
+    expect(await k.ok(['get', 'endpointslices', empty?.metadata?.name ?? ''])).toMatch(
+      /\s+IPv4\s+<unset>\s+<unset>\s+/,
+    );
+    // The slices are the Service's dependents: the garbage collector takes them with it.
+    await k.ok(['delete', 'service', 'api']);
+    await eventually(async () => (await listSlices()).length === 0);
+  });
+
   it('leaves alone the Endpoints of a Service without a selector', async () => {
     await client.api(Service, 'default').create({
       metadata: { name: 'external' },
@@ -171,5 +243,41 @@ describe('endpointSubsets', () => {
     expect(endpointSubsets(publish, [notReady])).toEqual([
       { addresses: [{ ip: '10.0.0.1', targetRef: ref('p1') }] },
     ]);
+  });
+});
+
+describe('sliceContents', () => {
+  const svc: Service = {
+    metadata: { name: 's' },
+    spec: { ports: [{ name: 'p', port: 80, targetPort: 8080 }] },
+  };
+  const podAt = (i: number, extra: Partial<Pod> = {}): Pod => ({
+    metadata: { name: `p${i}`, namespace: 'd', uid: `u${i}` },
+    spec: { containers: [{ name: 'c', image: 'x' }] },
+    status: {
+      phase: 'Running',
+      podIP: `10.0.${Math.floor(i / 250)}.${i % 250}`,
+      conditions: [{ type: 'Ready', status: 'True' }],
+    },
+    ...extra,
+  });
+
+  it('puts at most 100 endpoints in a slice and leaves out finished pods', () => {
+    const pods = Array.from({ length: 150 }, (_, i) => podAt(i));
+    pods.push(podAt(999, { status: { phase: 'Succeeded', podIP: '10.9.9.9' } }));
+    const slices = sliceContents(svc, pods);
+    expect(slices.map((x) => x.endpoints.length)).toEqual([100, 50]);
+    expect(slices[0]?.ports).toEqual([{ name: 'p', port: 8080, protocol: 'TCP' }]);
+  });
+
+  it('marks endpoints ready for publishNotReadyAddresses, and gives an empty slice without pods', () => {
+    const notReady = podAt(1, { status: { phase: 'Running', podIP: '10.1.1.1' } });
+    const publish: Service = { ...svc, spec: { ...svc.spec, publishNotReadyAddresses: true } };
+    expect(sliceContents(publish, [notReady])[0]?.endpoints[0]?.conditions).toEqual({
+      ready: true,
+      serving: false,
+      terminating: false,
+    });
+    expect(sliceContents(svc, [])).toEqual([{ ports: [], endpoints: [] }]);
   });
 });

@@ -91,4 +91,87 @@ describe('ReplicaSet controller', () => {
         (await client.api(Pod, 'default').list({ labelSelector: { app: 'gone' } })).items.length === 0,
     );
   });
+
+  it('adopts orphan pods its selector matches and releases pods whose labels stop matching', async () => {
+    const podsApi = client.api(Pod, 'default');
+    // An orphan that matches before the ReplicaSet exists, and one that does not.
+    await podsApi.create({
+      metadata: { name: 'stray', labels: { app: 'adopt' } },
+      spec: { containers: [{ name: 'c', image: 'nginx' }] },
+    });
+    await podsApi.create({
+      metadata: { name: 'other', labels: { app: 'other' } },
+      spec: { containers: [{ name: 'c', image: 'nginx' }] },
+    });
+    const rs = await client.api(ReplicaSet, 'default').create(replicaSet('adopt', 2));
+    const controller = {
+      apiVersion: 'apps/v1',
+      kind: 'ReplicaSet',
+      name: 'adopt',
+      uid: rs.metadata?.uid,
+      controller: true,
+      blockOwnerDeletion: true,
+    };
+    // The stray pod counts as one of its two: one more is created, not two.
+    await eventually(
+      async () => (await client.api(ReplicaSet, 'default').get('adopt')).status?.replicas === 2,
+    );
+    expect((await podsApi.get('stray')).metadata?.ownerReferences).toEqual([controller]);
+    expect((await podsApi.get('other')).metadata?.ownerReferences).toBeUndefined();
+    expect((await activePods('adopt')).length).toBe(2);
+
+    // Relabelled out of the selector: released, and replaced.
+    await k.ok(['label', 'pod', 'stray', 'app=gone', '--overwrite']);
+    await eventually(async () => (await podsApi.get('stray')).metadata?.ownerReferences === undefined);
+    await eventually(async () => (await activePods('adopt')).length === 2);
+    expect((await podsApi.get('stray')).metadata?.deletionTimestamp).toBeUndefined();
+
+    // An orphan created later that matches is adopted, and the surplus pod deleted.
+    await podsApi.create({
+      metadata: { name: 'late', labels: { app: 'adopt' } },
+      spec: { containers: [{ name: 'c', image: 'nginx' }] },
+    });
+    await eventually(async () => {
+      const live = await activePods('adopt');
+      return (
+        live.length === 2 &&
+        live.every((p) => JSON.stringify(p.metadata?.ownerReferences) === JSON.stringify([controller]))
+      );
+    });
+  });
+
+  it('records SuccessfulCreate and SuccessfulDelete events (kubectl describe)', async () => {
+    await client.api(ReplicaSet, 'default').create(replicaSet('told', 2));
+    await eventually(async () => (await activePods('told')).length === 2);
+    await k.ok(['scale', 'rs', 'told', '--replicas=1']);
+    const described = await eventually(async () => {
+      const out = await k.ok(['describe', 'rs', 'told']);
+      return out.includes('SuccessfulDelete') ? out : undefined;
+    });
+    expect(described).toMatch(
+      /Normal\s+SuccessfulCreate\s+\S+\s+replicaset-controller\s+Created pod: told-[a-z0-9]{5}/,
+    );
+    expect(described).toMatch(
+      /Normal\s+SuccessfulDelete\s+\S+\s+replicaset-controller\s+Deleted pod: told-[a-z0-9]{5}/,
+    );
+    const events = await k.ok([
+      'get',
+      'events',
+      '--field-selector',
+      'involvedObject.name=told,reason=SuccessfulCreate',
+      '-o',
+      'json',
+    ]);
+    const items = JSON.parse(events).items as Array<{
+      involvedObject: object;
+      source: object;
+      count: number;
+    }>;
+    expect(items).toHaveLength(2);
+    expect(items[0]).toMatchObject({
+      involvedObject: { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'told', namespace: 'default' },
+      source: { component: 'replicaset-controller' },
+      count: 1,
+    });
+  });
 });

@@ -43,6 +43,8 @@ describe('the behaviour table', () => {
         'apps/replicasets',
         'apps/statefulsets',
         'apps/daemonsets',
+        'apps/controllerrevisions',
+        'discovery.k8s.io/endpointslices',
         'batch/jobs',
         'coordination.k8s.io/leases',
         'events.k8s.io/events',

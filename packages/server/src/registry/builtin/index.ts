@@ -17,6 +17,7 @@ import { batchBehaviours } from './batch.js';
 import { coordinationBehaviours } from './coordination.js';
 import { coreBehaviours } from './core.js';
 import { createdAtBehaviour } from './default.js';
+import { controllerRevisionBehaviours, discoveryBehaviours } from './discovery.js';
 import { eventsBehaviours } from './events.js';
 import { rbacBehaviours } from './rbac.js';
 import type { KindBehaviour } from './types.js';
@@ -36,8 +37,10 @@ export const builtinBehaviours: Readonly<Record<string, KindBehaviour>> = Object
   Object.fromEntries([
     ...prefixed('', coreBehaviours),
     ...prefixed('apps', appsBehaviours),
+    ...prefixed('apps', controllerRevisionBehaviours),
     ...prefixed('batch', batchBehaviours),
     ...prefixed('coordination.k8s.io', coordinationBehaviours),
+    ...prefixed('discovery.k8s.io', discoveryBehaviours),
     ...prefixed('events.k8s.io', eventsBehaviours),
     ...prefixed('rbac.authorization.k8s.io', rbacBehaviours),
     ...prefixed('admissionregistration.k8s.io', admissionBehaviours),

@@ -26,7 +26,6 @@ function prune(x: unknown, s: Structural | undefined, t: PathTracker): void {
     skipPrune(x, s, t);
     return;
   }
-  const base = t.parts.length;
   if (isObj(x)) {
     if (!s) {
       for (const k of Object.keys(x)) {
@@ -39,9 +38,12 @@ function prune(x: unknown, s: Structural | undefined, t: PathTracker): void {
       if (s.embeddedResource && META_FIELDS.has(k)) continue;
       const prop = s.properties?.[k];
       if (prop || s.additionalProperties) {
+        const v = x[k];
+        // Scalars hold nothing to prune.
+        if (v === null || typeof v !== 'object') continue;
         t.parts.push(k);
-        prune(x[k], prop ?? s.additionalProperties?.schema, t);
-        t.parts.length = base;
+        prune(v, prop ?? s.additionalProperties?.schema, t);
+        t.parts.pop();
       } else {
         if (!META_FIELDS.has(k) || t.parts.length > 0) t.record(k);
         delete x[k];
@@ -51,21 +53,21 @@ function prune(x: unknown, s: Structural | undefined, t: PathTracker): void {
     for (let i = 0; i < x.length; i++) {
       t.parts.push(i);
       prune(x[i], s?.items, t);
-      t.parts.length = base;
+      t.parts.pop();
     }
   }
 }
 
 function skipPrune(x: unknown, s: Structural, t: PathTracker): void {
-  const base = t.parts.length;
   if (isObj(x)) {
     for (const k of Object.keys(x)) {
       if (s.embeddedResource && META_FIELDS.has(k)) continue;
       const prop = s.properties?.[k];
-      if (prop || s.additionalProperties) {
+      const v = x[k];
+      if ((prop || s.additionalProperties) && v !== null && typeof v === 'object') {
         t.parts.push(k);
-        prune(x[k], prop ?? s.additionalProperties?.schema, t);
-        t.parts.length = base;
+        prune(v, prop ?? s.additionalProperties?.schema, t);
+        t.parts.pop();
       }
     }
   } else if (Array.isArray(x)) {
@@ -75,7 +77,7 @@ function skipPrune(x: unknown, s: Structural, t: PathTracker): void {
     for (let i = 0; i < x.length; i++) {
       t.parts.push(i);
       skipPrune(x[i], items, t);
-      t.parts.length = base;
+      t.parts.pop();
     }
   }
 }
@@ -130,6 +132,18 @@ function coerceMeta(
   }
 }
 
+const resourceRoots = new WeakMap<Structural, Structural>();
+
+/** The schema of a whole resource, which keeps apiVersion, kind and metadata (made once per schema). */
+function resourceRoot(s: Structural): Structural {
+  let r = resourceRoots.get(s);
+  if (!r) {
+    r = { ...s, embeddedResource: true };
+    resourceRoots.set(s, r);
+  }
+  return r;
+}
+
 /** Options of {@link pruneStructural}. */
 export interface PruneOptions {
   /** Treat the value as a whole resource (keep apiVersion, kind and metadata at the root). Default true. */
@@ -156,7 +170,7 @@ export interface PruneOptions {
  */
 export function pruneStructural(s: Structural, obj: unknown, opts: PruneOptions = {}): string[] {
   const isRoot = opts.isResourceRoot ?? true;
-  const root: Structural = isRoot && !s.embeddedResource ? { ...s, embeddedResource: true } : s;
+  const root: Structural = isRoot && !s.embeddedResource ? resourceRoot(s) : s;
   const t = new PathTracker();
   prune(obj, root, t);
   const paths = t.pruned;

@@ -26,6 +26,12 @@ export function toFieldsV1(set: FieldSet): Obj {
   return emit(set, false);
 }
 
+/**
+ * The `{}` of every member without children, shared: FieldsV1 is only ever read (and stored
+ * objects are frozen anyway), so one frozen empty object saves an allocation per field.
+ */
+const MEMBER: Obj = Object.freeze({});
+
 function emit(s: FieldSet, includeSelf: boolean): Obj {
   const out: Obj = {};
   let mi = 0;
@@ -35,7 +41,7 @@ function emit(s: FieldSet, includeSelf: boolean): Obj {
   while (mi < m.length || ci < c.length) {
     const order = mi >= m.length ? 1 : ci >= c.length ? -1 : comparePathElements(m[mi]!, c[ci]!.pe);
     if (order < 0) {
-      put(out, serializePathElement(m[mi++]!), {});
+      put(out, serializePathElement(m[mi++]!), MEMBER);
     } else if (order > 0) {
       const child = c[ci++]!;
       put(out, serializePathElement(child.pe), emit(child.set, false));
@@ -45,7 +51,7 @@ function emit(s: FieldSet, includeSelf: boolean): Obj {
       put(out, serializePathElement(child.pe), emit(child.set, true));
     }
   }
-  if (includeSelf && Object.keys(out).length > 0) out['.'] = {};
+  if (includeSelf && Object.keys(out).length > 0) out['.'] = MEMBER;
   return out;
 }
 

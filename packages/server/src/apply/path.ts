@@ -95,9 +95,24 @@ export function pathString(p: Path): string {
   return p.map(pathElementString).join('');
 }
 
+// The same few field names come back in every object of a kind: one string per name, so that the
+// key is built (and internalized as a property key) once. Bounded: names can be arbitrary data keys.
+const fieldKeys = new Map<string, string>();
+const FIELD_KEYS_MAX = 4096;
+
+function fieldKey(field: string): string {
+  let k = fieldKeys.get(field);
+  if (k === undefined) {
+    if (fieldKeys.size >= FIELD_KEYS_MAX) fieldKeys.clear();
+    k = `f:${field}`;
+    fieldKeys.set(field, k);
+  }
+  return k;
+}
+
 /** The FieldsV1 key of a path element (`f:name`, `k:{"name":"x"}`, `v:1`, `i:0`). */
 export function serializePathElement(pe: PathElement): string {
-  if ('field' in pe) return `f:${pe.field}`;
+  if ('field' in pe) return fieldKey(pe.field);
   if ('key' in pe) return `k:{${pe.key.map((f) => `${goJsonString(f.name)}:${goJson(f.value)}`).join(',')}}`;
   if ('value' in pe) return `v:${goJson(pe.value)}`;
   return `i:${pe.index}`;

@@ -66,13 +66,25 @@ export class FieldSet {
 
   /** Adds a member at this level. */
   insertMember(pe: PathElement): void {
-    const [at, found] = search(this.members, pe, self);
-    if (!found) this.members.splice(at, 0, pe);
+    const m = this.members;
+    // Paths often come in order (a FieldsV1 read, a sorted object): append without a search.
+    if (m.length === 0 || comparePathElements(m[m.length - 1]!, pe) < 0) {
+      m.push(pe);
+      return;
+    }
+    const [at, found] = search(m, pe, self);
+    if (!found) m.splice(at, 0, pe);
   }
 
   /** The child subset for `pe`, created when absent. */
   descend(pe: PathElement): FieldSet {
-    const [at, found] = search(this.children, pe, childPe);
+    const c = this.children;
+    if (c.length === 0 || comparePathElements(c[c.length - 1]!.pe, pe) < 0) {
+      const set = new FieldSet();
+      c.push({ pe, set });
+      return set;
+    }
+    const [at, found] = search(c, pe, childPe);
     if (found) return this.children[at]!.set;
     const set = new FieldSet();
     this.children.splice(at, 0, { pe, set });

@@ -5,6 +5,7 @@
  *   npm run build && npm run bench                     # everything
  *   npm run bench -- --only=create,list                # some benchmarks
  *   npm run bench -- --no-etcd --cpu-prof=/tmp/prof    # profile the kubeloop server processes
+ *   npm run bench -- --only=crd-create,informer,reconcile   # the standalone benchmarks, in the same table
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -13,8 +14,11 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { type ClientComparison, compareClients } from './benchmarks/client-node.js';
+import { type CrdCreateResult, runCrdCreates } from './benchmarks/crd-create.js';
 import { type CreateResult, runCreates } from './benchmarks/create.js';
+import { INFORMER_REFERENCE, type InformerSizeResult, runInformer } from './benchmarks/informer.js';
 import { type ListResult, runList } from './benchmarks/list.js';
+import { type ReconcileBenchResult, runReconcileBench, STATUS_DEFINITION } from './benchmarks/reconcile.js';
 import { measureStartup, type NodeFloor, nodeFloor, type StartupResult } from './benchmarks/startup.js';
 import { runWatch, type WatchResult } from './benchmarks/watch.js';
 import { type ClientListResult, compareClientList } from './client-list.js';
@@ -25,7 +29,7 @@ import { findEtcd, type ServerProcess, startEtcd, startKubeloop } from './lib/se
 import { etcdTarget, kubeloopTarget, type Target } from './lib/targets.js';
 import { REFERENCE, TARGETS } from './reference.js';
 
-const BENCHMARKS = ['startup', 'create', 'list', 'watch'] as const;
+const BENCHMARKS = ['startup', 'create', 'list', 'watch', 'crd-create', 'informer', 'reconcile'] as const;
 type Benchmark = (typeof BENCHMARKS)[number];
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -41,6 +45,12 @@ const { values: args } = parseArgs({
     'list-runs': { type: 'string', default: '10' },
     watchers: { type: 'string', default: '10' },
     events: { type: 'string', default: '500' },
+    'crd-creates': { type: 'string', default: '5000' },
+    'informer-sizes': { type: 'string', default: '10000' },
+    'informer-runs': { type: 'string', default: '3' },
+    foos: { type: 'string', default: '1000' },
+    'reconcile-runs': { type: 'string', default: '3' },
+    'reconcile-on-runs': { type: 'string', default: '1' },
     'cpu-prof': { type: 'string' },
     json: { type: 'string', default: join(root, 'bench/results/latest.json') },
     help: { type: 'boolean', default: false },
@@ -59,6 +69,11 @@ if (args.help) {
       '  --startup-runs=N                 fresh starts per server (default 5)',
       '  --list-runs=N                    full lists per server (default 10)',
       '  --watchers=N --events=N          watch streams and timed events (default 10, 500)',
+      '  --crd-creates=N                  crd-create: objects of each kind (default 5000, in 2 rounds)',
+      '  --informer-sizes=N,M --informer-runs=N   informer: object counts and runs (default 10000, 3)',
+      '  --foos=N                         reconcile: Foos per burst (default 1000)',
+      '  --reconcile-runs=N               reconcile: runs with the built-in controllers off (default 3)',
+      '  --reconcile-on-runs=N            reconcile: runs with them on, for information (default 1; 0: none)',
       '  --cpu-prof=DIR                   write V8 CPU profiles of the kubeloop servers into DIR',
       '  --json=FILE                      results file (default bench/results/latest.json)',
       '',
@@ -88,6 +103,12 @@ const STARTUP_RUNS = int('startup-runs', args['startup-runs']);
 const LIST_RUNS = int('list-runs', args['list-runs']);
 const WATCHERS = int('watchers', args.watchers);
 const EVENTS = int('events', args.events);
+const CRD_CREATES = int('crd-creates', args['crd-creates']);
+const INFORMER_SIZES = args['informer-sizes'].split(',').map((v) => int('informer-sizes', v));
+const INFORMER_RUNS = int('informer-runs', args['informer-runs']);
+const FOOS = int('foos', args.foos);
+const RECONCILE_RUNS = int('reconcile-runs', args['reconcile-runs']);
+const RECONCILE_ON_RUNS = Number(args['reconcile-on-runs']) || 0;
 const IDLE_MS = 2000;
 const WARMUP_CREATES = 1000;
 const cpuProfDir = args['cpu-prof'] ? resolve(args['cpu-prof']) : undefined;
@@ -112,7 +133,7 @@ interface Session {
 async function main(): Promise<void> {
   const log = (s: string) => process.stdout.write(`${s}\n`);
   log(RERUN);
-  log(`       one benchmark: npm run bench -- --only=startup|create|list|watch (comma-separated)`);
+  log(`       one benchmark: npm run bench -- --only=${BENCHMARKS.join('|')} (comma-separated)`);
   const cpu = cpus()[0]?.model ?? 'unknown CPU';
   log(
     `machine: ${cpus().length} × ${cpu}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, Linux ${release()}, node ${process.version}`,
@@ -141,6 +162,7 @@ async function main(): Promise<void> {
   const startup: Partial<Record<Mode, StartupResult>> = {};
   let floor: NodeFloor | undefined;
   const sessions: Partial<Record<Mode, Session>> = {};
+  const standalone: Standalone = {};
   try {
     if (only.has('startup')) {
       log(`\n[startup] ${STARTUP_RUNS} fresh starts each, RSS after ${IDLE_MS} ms idle`);
@@ -198,16 +220,18 @@ async function main(): Promise<void> {
         }
       }
     }
+    await runStandalone(standalone, work, log);
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
 
-  const rows = buildRows(startup, sessions);
+  const rows = [...buildRows(startup, sessions), ...standaloneRows(standalone)];
   const results = rows.map(evaluate);
   log('');
   log(renderTable(results, etcd ? `etcd ${etcd.version}` : 'etcd (not run)'));
   log('');
-  for (const line of details(sessions, floor)) log(line);
+  const why = details(sessions, floor);
+  if (why.length > 1) for (const line of why) log(line);
   for (const line of loadReport(startup, sessions)) log(line);
   log('');
   log(notes(Boolean(etcd)));
@@ -235,10 +259,18 @@ async function main(): Promise<void> {
           objectBytes: OBJECT_BYTES,
           watchers: WATCHERS,
           events: EVENTS,
+          ...(only.has('crd-create') && { crdCreates: CRD_CREATES }),
+          ...(only.has('informer') && { informerSizes: INFORMER_SIZES, informerRuns: INFORMER_RUNS }),
+          ...(only.has('reconcile') && {
+            foos: FOOS,
+            reconcileRuns: RECONCILE_RUNS,
+            reconcileOnRuns: RECONCILE_ON_RUNS,
+            reconcileStatusDefinition: STATUS_DEFINITION,
+          }),
         },
         rows: results,
         machineLoad: loadReport(startup, sessions),
-        raw: { nodeFloor: floor, startup, sessions },
+        raw: { nodeFloor: floor, startup, sessions, ...standalone },
       },
       // Four significant digits: more would be noise, and the file is meant to be read and diffed.
       (_key, v: unknown) => (typeof v === 'number' && !Number.isInteger(v) ? Number(v.toPrecision(4)) : v),
@@ -248,8 +280,136 @@ async function main(): Promise<void> {
   formatWithBiome(args.json);
   log(`results: ${args.json}`);
   if (cpuProfDir)
-    log(`CPU profiles of the kubeloop servers: ${cpuProfDir} (open in Chrome DevTools → Performance)`);
+    log(
+      `CPU profiles of the kubeloop servers (and of the reconcile benchmark's operator): ${cpuProfDir} (open in Chrome DevTools → Performance)`,
+    );
   log(RERUN);
+}
+
+/** Results of the benchmarks that also run alone (`node bench/dist/benchmarks/<name>.js`). */
+interface Standalone {
+  crdCreate?: CrdCreateResult;
+  informer?: InformerSizeResult[];
+  reconcile?: ReconcileBenchResult;
+}
+
+/** Runs the standalone benchmarks that `--only` asks for, each on its own fresh kubeloop server(s). */
+async function runStandalone(out: Standalone, work: string, log: (s: string) => void): Promise<void> {
+  if (only.has('crd-create')) {
+    log(
+      `\n[crd-create] ${CRD_CREATES.toLocaleString('en-US')} each of ConfigMaps, Gadgets (20 fields + 2 CEL rules) and Gadget-sized ConfigMaps, ${CLIENTS} clients`,
+    );
+    const server = await startKubeloop({
+      root,
+      kubeconfigPath: join(work, 'crd-create', 'kubeconfig'),
+      ...(cpuProfDir && { cpuProfDir }),
+    });
+    const target = kubeloopTarget(server, CLIENTS);
+    try {
+      out.crdCreate = await runCrdCreates(target, CRD_CREATES, CLIENTS, { rounds: 2 });
+    } finally {
+      await target.close();
+      await server.stop();
+    }
+    const r = out.crdCreate;
+    log(
+      `  server CPU per create: ConfigMap ${r.configMaps.serverCpuMsPerCreate.toFixed(3)} ms, Gadget ${r.customResources.serverCpuMsPerCreate.toFixed(3)} ms (${r.serverCpuRatio.toFixed(2)}×)`,
+    );
+  }
+  if (only.has('informer')) {
+    log(`\n[informer] informers of ${INFORMER_SIZES.join(', ')} custom objects, ${INFORMER_RUNS} runs each`);
+    const kubeconfigPath = join(work, 'informer', 'kubeconfig');
+    const server = await startKubeloop({ root, kubeconfigPath });
+    try {
+      out.informer = await runInformer(kubeconfigPath, { sizes: INFORMER_SIZES, runs: INFORMER_RUNS, log });
+    } finally {
+      await server.stop();
+    }
+  }
+  if (only.has('reconcile')) {
+    log(
+      `\n[reconcile] the sample-controller operator: ${FOOS.toLocaleString('en-US')} Foos from ${CLIENTS} clients, 2 workers`,
+    );
+    log(`  ${STATUS_DEFINITION}`);
+    out.reconcile = await runReconcileBench({
+      root,
+      foos: FOOS,
+      clients: CLIENTS,
+      workers: 2,
+      replicas: 1,
+      nodes: 20,
+      runs: RECONCILE_RUNS,
+      onRuns: RECONCILE_ON_RUNS,
+      // Information only: the wait for simulated pods would double the benchmark's time.
+      waitAvailable: false,
+      ...(cpuProfDir && { cpuProfDir }),
+      log,
+    });
+  }
+}
+
+/** The standalone benchmarks' rows, in the table's format. */
+function standaloneRows(s: Standalone): Row[] {
+  const rows: Row[] = [];
+  const c = s.crdCreate;
+  if (c) {
+    rows.push(
+      {
+        metric: `creates/s, ${CLIENTS} clients, custom resource (20 fields + 2 CEL)`,
+        variant: 'memory',
+        unit: '/s',
+        better: 'higher',
+        ours: c.customResources.perSecond,
+        note: `ConfigMaps in the same run: ${fmt(c.configMaps.perSecond, '/s')}; time per create ${c.timeRatio.toFixed(2)}× theirs`,
+      },
+      {
+        metric: 'server CPU per create, custom resource',
+        variant: 'memory',
+        unit: 'ms',
+        better: 'lower',
+        ours: c.customResources.serverCpuMsPerCreate,
+        // The target is relative: at most 1.25× a ConfigMap create measured in the same run.
+        target: { op: '<', value: 1.25 * c.configMaps.serverCpuMsPerCreate },
+        note: `${c.serverCpuRatio.toFixed(2)}× a ${c.requestBytes.configMap} B ConfigMap's ${c.configMaps.serverCpuMsPerCreate.toFixed(3)} ms (target ≤ 1.25×); ${c.sizedServerCpuRatio.toFixed(2)}× a ConfigMap of its size (${c.requestBytes.customResource} B): the schema's own cost`,
+      },
+    );
+  }
+  for (const r of s.informer ?? []) {
+    const ours = r.variants.find((v) => v.variant === 'kubeloop');
+    const theirs = r.variants.find((v) => v.variant === 'client-node');
+    if (!ours) continue;
+    const ten = r.objects === 10_000;
+    const ref = INFORMER_REFERENCE;
+    const n = r.objects.toLocaleString('en-US');
+    rows.push(
+      {
+        metric: `informer synced, ${n} custom objects`,
+        variant: 'memory',
+        unit: 's',
+        better: 'lower',
+        ours: ours.syncedMs / 1000,
+        ...(ten && { reference: ref.clientGo10kSyncSeconds }),
+        ...(theirs && { target: { op: '<', value: (ref.targetRatio * theirs.syncedMs) / 1000 } }),
+        note:
+          `@kubernetes/client-node 1.x in the same run: ${theirs ? fmt(theirs.syncedMs / 1000, 's') : 'n/a'} (target ≤ ${ref.targetRatio}× it)` +
+          (ten
+            ? `; quoted: client-go ${ref.clientGo10kSyncSeconds} s, client-node ${ref.clientNode10kSyncSeconds} s`
+            : ''),
+      },
+      {
+        metric: `informer heap growth, ${n} custom objects`,
+        variant: 'memory',
+        unit: 'MB',
+        better: 'lower',
+        ours: ours.heapGrowthMb,
+        ...(ten && { reference: ref.clientGo10kHeapMb }),
+        ...(theirs && { target: { op: '<', value: ref.targetRatio * theirs.heapGrowthMb } }),
+        note: `client-node in the same run: ${theirs ? fmt(theirs.heapGrowthMb, 'MB') : 'n/a'} (target ≤ ${ref.targetRatio}× it); RSS growth ${fmt(ours.rssGrowthMb, 'MB')}`,
+      },
+    );
+  }
+  if (s.reconcile) rows.push(...s.reconcile.rows);
+  return rows;
 }
 
 /** Formats the results file as the repository's formatter would, so that committing it keeps `biome check` clean. */

@@ -8,6 +8,14 @@ export function rssBytes(pid: number): number {
   return Number(m[1]) * 1024;
 }
 
+/** Peak resident set size of process `pid` in bytes (VmHWM of `/proc/<pid>/status`). */
+export function peakRssBytes(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const m = /^VmHWM:\s+(\d+)\s+kB/m.exec(status);
+  if (!m) throw new Error(`no VmHWM in /proc/${pid}/status`);
+  return Number(m[1]) * 1024;
+}
+
 /** CPU time (user + system) consumed so far by process `pid`, in milliseconds. */
 export function cpuMs(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');

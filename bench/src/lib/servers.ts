@@ -24,11 +24,21 @@ export interface KubeloopOptions {
   dataDir?: string;
   /** Write a V8 CPU profile of the server into this directory when it exits. */
   cpuProfDir?: string;
+  /** File name of that profile (default: Node's, `CPU.<date>.<pid>…cpuprofile`). */
+  cpuProfName?: string;
+  /** More flags of `kubeloop server`, e.g. `['--no-controllers']` or `['--nodes', '10']`. */
+  args?: readonly string[];
 }
 
 /** Runs `kubeloop server --port 0` and waits for its `ready` line. */
 export async function startKubeloop(o: KubeloopOptions): Promise<ServerProcess> {
-  const nodeArgs = o.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${o.cpuProfDir}`] : [];
+  const nodeArgs = o.cpuProfDir
+    ? [
+        '--cpu-prof',
+        `--cpu-prof-dir=${o.cpuProfDir}`,
+        ...(o.cpuProfName ? [`--cpu-prof-name=${o.cpuProfName}`] : []),
+      ]
+    : [];
   const args = [
     ...nodeArgs,
     join(o.root, 'packages/cli/dist/bin.js'),
@@ -38,6 +48,7 @@ export async function startKubeloop(o: KubeloopOptions): Promise<ServerProcess> 
     '--kubeconfig',
     o.kubeconfigPath,
     ...(o.dataDir ? ['--data-dir', o.dataDir] : []),
+    ...(o.args ?? []),
   ];
   const started = await spawnUntil(process.execPath, args, /ready at (https:\/\/\S+)/);
   const kubeconfig = readFileSync(o.kubeconfigPath, 'utf8');

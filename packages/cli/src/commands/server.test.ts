@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { Agent, get } from 'node:https';
+import { Agent, get, request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -78,6 +78,84 @@ describe('kubeloop server', () => {
     const exited = exitCode(child);
     child.kill('SIGINT');
     expect(await exited).toBe(0);
+  });
+
+  it('--no-controllers serves a bare API server: no ReplicaSet for a Deployment, no Node', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kubeloop-cli-'));
+    dirs.push(dir);
+    const start = async (name: string, args: string[]) => {
+      const kubeconfig = join(dir, name);
+      const s = startServer(['--port', '0', '--kubeconfig', kubeconfig, ...args]);
+      const url = /https:\/\/127\.0\.0\.1:\d+/.exec(await s.ready)![0];
+      const config = readFileSync(kubeconfig, 'utf8');
+      const ca = Buffer.from(/certificate-authority-data: (\S+)/.exec(config)![1]!, 'base64').toString();
+      const token = /token: (\S+)/.exec(config)![1]!;
+      const agent = new Agent({ ca });
+      const call = (method: string, path: string, body?: unknown) =>
+        new Promise<{ status: number; json: { items?: unknown[] } }>((resolve, reject) => {
+          const req = request(
+            `${url}${path}`,
+            {
+              method,
+              agent,
+              headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+            },
+            (res) => {
+              let text = '';
+              res.on('data', (d: Buffer) => {
+                text += d.toString();
+              });
+              res.on('end', () => resolve({ status: res.statusCode ?? 0, json: JSON.parse(text) }));
+            },
+          );
+          req.on('error', reject);
+          req.end(body === undefined ? undefined : JSON.stringify(body));
+        });
+      return { child: s.child, call, agent };
+    };
+    const deployment = {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'web' },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: { app: 'web' } },
+        template: {
+          metadata: { labels: { app: 'web' } },
+          spec: { containers: [{ name: 'c', image: 'nginx' }] },
+        },
+      },
+    };
+    // The same Deployment on a default server and a bare one, started side by side: once the
+    // default one's controllers have acted, the bare one's would have too.
+    const full = await start('full', []);
+    const bare = await start('bare', ['--no-controllers']);
+    try {
+      for (const s of [full, bare]) {
+        expect(
+          (await s.call('POST', '/apis/apps/v1/namespaces/default/deployments', deployment)).status,
+        ).toBe(201);
+      }
+      const replicaSets = async (s: typeof full) =>
+        (await s.call('GET', '/apis/apps/v1/namespaces/default/replicasets')).json.items?.length ?? 0;
+      const deadline = Date.now() + 30_000;
+      while ((await replicaSets(full)) === 0) {
+        if (Date.now() > deadline) throw new Error('the default server made no ReplicaSet');
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      expect((await full.call('GET', '/api/v1/nodes')).json.items?.length).toBe(1);
+      expect(await replicaSets(bare)).toBe(0);
+      expect((await bare.call('GET', '/api/v1/nodes')).json.items?.length).toBe(0);
+      // The namespace and CRD controllers still run: the API itself is complete.
+      expect((await bare.call('GET', '/api/v1/namespaces/default')).status).toBe(200);
+    } finally {
+      for (const s of [full, bare]) {
+        s.agent.destroy();
+        const exited = exitCode(s.child);
+        s.child.kill('SIGTERM');
+        expect(await exited).toBe(0);
+      }
+    }
   });
 
   it('rejects a bad --port with a clear message and a non-zero exit', async () => {

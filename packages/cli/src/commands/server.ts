@@ -10,6 +10,7 @@ interface ServerFlags {
   watchHistory: string;
   nodes: string;
   nodeLabels?: string;
+  controllers: boolean;
 }
 
 /** `k=v,k2=v2` into a label map. */
@@ -47,6 +48,10 @@ export function registerServerCommand(program: Command): void {
       '1',
     )
     .option('--node-labels <k=v,...>', 'labels of every simulated node')
+    .option(
+      '--no-controllers',
+      'a bare API server, as kube-apiserver without kube-controller-manager: no garbage collector, scheduler, kubelet or workload controllers (the namespace and CRD controllers still run)',
+    )
     .action(async (flags: ServerFlags) => {
       const port = Number(flags.port);
       if (!Number.isInteger(port) || port < 0 || port > 65535) {
@@ -73,6 +78,7 @@ export function registerServerCommand(program: Command): void {
         kubeconfigPath,
         watchHistorySize,
         nodes: { count: nodeCount, ...(nodeLabels && { labels: nodeLabels }) },
+        controllers: flags.controllers,
         ...(dataDir && { dataDir }),
       });
       // Handlers first: a supervisor may signal the moment it reads the ready line.

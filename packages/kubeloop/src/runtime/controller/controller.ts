@@ -29,6 +29,8 @@ export interface ControllerDeps {
   log: Logger;
   metrics: ControllerMetrics;
   queueMetrics: WorkQueueMetrics;
+  /** The manager's default for controllers that do not set `maxConcurrentReconciles`. */
+  maxConcurrentReconciles?: number;
 }
 
 const keyOf = (r: ReconcileRequest) => (r.namespace ? `${r.namespace}/${r.name}` : r.name);
@@ -53,7 +55,10 @@ export class Controller<T extends KubeObject = KubeObject> {
     private readonly deps: ControllerDeps,
   ) {
     this.name = definition.name;
-    this.maxConcurrent = Math.max(1, definition.options.maxConcurrentReconciles ?? 1);
+    this.maxConcurrent = Math.max(
+      1,
+      definition.options.maxConcurrentReconciles ?? deps.maxConcurrentReconciles ?? 1,
+    );
   }
 
   /** Number of reconciles running now. */

@@ -34,6 +34,16 @@ interface Series {
 export const microTime = (d = new Date()): string => d.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
 
 const MAX_NOTE = 1024;
+/**
+ * Event writes in flight at once. client-go writes events from one goroutine; a few at once keep
+ * up with a busy controller while bounding the connections and server work that background
+ * writes take from reconciles (unbounded, a burst of reconciles opened one connection per event).
+ */
+const MAX_WRITES = 4;
+/** Writes waiting beyond this are dropped, as client-go's broadcaster drops past 1,000 queued events. */
+const MAX_QUEUED = 1000;
+/** Series remembered for aggregation (client-go's LRU of 4,096). */
+const MAX_SERIES = 4096;
 
 /**
  * Records Events; writes happen in the background (never block or fail a reconcile) and are
@@ -47,6 +57,9 @@ const MAX_NOTE = 1024;
 export class EventRecorder {
   private readonly series = new Map<string, Series>();
   private readonly pending = new Set<Promise<void>>();
+  private writing = 0;
+  private readonly waiting: (() => void)[] = [];
+  private dropped = 0;
 
   constructor(
     private readonly client: Client,
@@ -68,7 +81,11 @@ export class EventRecorder {
     ]);
     let s = this.series.get(key);
     const now = new Date();
-    if (!s) {
+    if (s) {
+      // Most recently used last: the oldest series is forgotten first.
+      this.series.delete(key);
+      this.series.set(key, s);
+    } else {
       s = {
         name: `${meta.name ?? 'object'}.${(BigInt(now.getTime()) * 1_000_000n + BigInt(Math.floor(Math.random() * 1e6))).toString(16)}`,
         namespace,
@@ -76,6 +93,10 @@ export class EventRecorder {
         chain: Promise.resolve(),
       };
       this.series.set(key, s);
+      if (this.series.size > MAX_SERIES) {
+        const oldest = this.series.keys().next().value;
+        if (oldest !== undefined) this.series.delete(oldest);
+      }
     }
     const series = s;
     series.count++;
@@ -121,10 +142,34 @@ export class EventRecorder {
         this.options.log.warn({ err, reason, regarding: meta.name }, 'could not record event');
       }
     };
-    const p = series.chain.then(write);
+    if (this.pending.size >= MAX_QUEUED) {
+      // Overloaded: drop, as client-go does; a later write of the series carries its count.
+      if (this.dropped++ % MAX_QUEUED === 0) {
+        this.options.log.warn(
+          { reason, regarding: meta.name, dropped: this.dropped },
+          'event queue full, dropping events',
+        );
+      }
+      return;
+    }
+    const p = series.chain.then(() => this.limited(write));
     series.chain = p;
     this.pending.add(p);
     void p.finally(() => this.pending.delete(p));
+  }
+
+  /** Runs `write` once fewer than {@link MAX_WRITES} writes are in flight. */
+  private async limited(write: () => Promise<void>): Promise<void> {
+    if (this.writing >= MAX_WRITES) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    else this.writing++;
+    try {
+      await write();
+    } finally {
+      // Hand the slot straight to the next waiter, else free it.
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.writing--;
+    }
   }
 
   /** A recorder of events about one object. */

@@ -58,6 +58,13 @@ export interface ManagerOptions {
   name?: string;
   /** Where metrics are registered (default: a registry of the manager's own). */
   registry?: Registry;
+  /**
+   * Reconciles running at once in each controller that does not set its own
+   * `maxConcurrentReconciles` (default 1): controller-runtime's manager-wide
+   * `Controller.MaxConcurrentReconciles`, so that an operator's entry point can size its workers
+   * (client-go's sample-controller runs 2) without touching the controllers.
+   */
+  maxConcurrentReconciles?: number;
 }
 
 /** The manager lost its Lease: its controllers stopped; `start()` rejects with this. */
@@ -277,6 +284,9 @@ export class Manager {
           log: this.log,
           metrics: this.controllerMetrics,
           queueMetrics: this.queueMetrics,
+          ...(o.maxConcurrentReconciles !== undefined && {
+            maxConcurrentReconciles: o.maxConcurrentReconciles,
+          }),
         });
         await c.prepare();
         this.controllers.push(c);

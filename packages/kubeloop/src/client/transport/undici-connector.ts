@@ -2,6 +2,7 @@
  * undici over TCP and TLS: one pooled keep-alive agent per TLS identity (a new one only when an
  * exec plugin hands out a new client certificate; requests on the old one finish first).
  */
+import { createSecureContext } from 'node:tls';
 import { Agent, type Dispatcher } from 'undici';
 import type { Credentials } from '../auth/authenticator.js';
 import type { Connector, ConnectorOptions, ConnectorRequest, ConnectorResponse } from './connector.js';
@@ -40,10 +41,14 @@ export class UndiciConnector implements Connector {
     if (this.agent && this.agentKey === key) return this.agent;
     const old = this.agent;
     const tls = this.o.config;
+    // One TLS context for every connection: built per connection, it costs ~0.4 ms of CPU each.
+    const secureContext = createSecureContext({
+      ...(tls.caData !== undefined && { ca: tls.caData }),
+      ...(creds.cert !== undefined && { cert: creds.cert, key: creds.key }),
+    });
     this.agent = new Agent({
       connect: {
-        ...(tls.caData !== undefined && { ca: tls.caData }),
-        ...(creds.cert !== undefined && { cert: creds.cert, key: creds.key }),
+        secureContext,
         rejectUnauthorized: !tls.insecureSkipTlsVerify,
         ...(tls.tlsServerName !== undefined && { servername: tls.tlsServerName }),
       },

@@ -54,6 +54,12 @@ export interface ControlPlaneOptions {
    */
   controllers?: boolean;
   /**
+   * Resolve only once the built-in controllers have filled their caches and the simulated nodes
+   * are registered (default false; `startTestEnv`: true), so that a test's first scenario does not
+   * pay for their start. A server's readiness never waits for them otherwise.
+   */
+  waitForControllers?: boolean;
+  /**
    * Simulated nodes and their kubelet (default: one node, `kubeloop-node-1`; `startTestEnv`:
    * none). Pods bound to them run, and are deleted gracefully; the scheduler and the workload
    * controllers (Deployment, ReplicaSet, DaemonSet, StatefulSet, Job) and Endpoints run with them (without nodes, workloads stay untouched, as in envtest).
@@ -258,6 +264,20 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       return stopping;
     };
 
+    if (options.waitForControllers) {
+      await controllersStarting;
+      // Best effort: a controller that cannot sync says so in the log, and the server still serves.
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        controllers?.waitForSync(),
+        new Promise<void>((resolve) => {
+          timer = setTimeout(resolve, 10_000);
+          timer.unref();
+        }),
+      ]).catch((err: unknown) => log('warn', 'built-in controllers did not sync', { err: String(err) }));
+      clearTimeout(timer);
+    }
+
     return {
       url,
       kubeconfig,
@@ -391,6 +411,7 @@ export type TestEnvOptions = Omit<ControlPlaneOptions, 'host' | 'port' | 'dataDi
 export function startTestEnv(options: TestEnvOptions = {}): Promise<ControlPlane> {
   return startControlPlane({
     bookmarkIntervalMs: 1000,
+    waitForControllers: true,
     ...options,
     host: '127.0.0.1',
     port: 0,

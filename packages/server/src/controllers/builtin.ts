@@ -30,6 +30,8 @@ export interface BuiltinControllersOptions {
 export interface BuiltinControllers {
   /** The simulated kubelets, when nodes are simulated. */
   readonly kubelet: Kubelet | undefined;
+  /** Resolves once every controller has filled its caches (and the simulated nodes are registered). */
+  waitForSync(): Promise<void>;
   /** Stops every controller, then the client. */
   stop(): Promise<void>;
 }
@@ -49,7 +51,7 @@ export function startBuiltinControllers(o: BuiltinControllersOptions): BuiltinCo
     o.socketPath !== undefined ? { socketPath: o.socketPath } : {},
   );
   const gc = new GarbageCollector(client, o.registry, { log: o.log });
-  const running: Array<{ start(): void; stop(): Promise<void> }> = [gc];
+  const running: Array<{ start(): void; stop(): Promise<void>; waitForSync(): Promise<void> }> = [gc];
   let kubelet: Kubelet | undefined;
   if ((o.nodes?.count ?? 1) > 0) {
     kubelet = new Kubelet(client, { ...o.nodes, log: o.log });
@@ -67,6 +69,9 @@ export function startBuiltinControllers(o: BuiltinControllersOptions): BuiltinCo
   for (const c of running) c.start();
   return {
     kubelet,
+    async waitForSync() {
+      await Promise.all(running.map((c) => c.waitForSync()));
+    },
     async stop() {
       // All at once: each stop() aborts its work before its first await, so none of them starts a
       // request (a new connection) that the stopping server would refuse and report as an error.

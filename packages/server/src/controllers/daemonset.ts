@@ -4,17 +4,38 @@
  * that the scheduler binds it; rolled out node by node when the template changes.
  */
 import { setMaxListeners } from 'node:events';
+import { labelSelectorFromObject } from 'kubeloop/api';
 import type { Client } from 'kubeloop/client';
-import { DaemonSet, isConflict, isNotFound, Node, Pod } from 'kubeloop/client';
-import { defaultControllerRateLimiter, Informer, objectKey, splitKey, WorkQueue } from 'kubeloop/runtime';
+import { DaemonSet, isAlreadyExists, isConflict, isNotFound, Node, Pod } from 'kubeloop/client';
+import {
+  defaultControllerRateLimiter,
+  Informer,
+  NAMESPACE_INDEX,
+  objectKey,
+  splitKey,
+  WorkQueue,
+} from 'kubeloop/runtime';
+import { claim } from './claim.js';
 import { podTemplateHash } from './deployment.js';
 import { ControllerEvents } from './events.js';
 import type { ControllerLog } from './garbage-collector.js';
+import {
+  ControllerRevision,
+  controllerRefTo,
+  deleteRevision,
+  maxRevision,
+  REVISION_HASH_LABEL,
+  revisionHolds,
+  revisionsApi,
+  setRevisionNumber,
+  sortRevisions,
+  templatePatch,
+} from './history.js';
 import { PodControl, podReady as ready } from './pods.js';
 import { matchesNodeAffinity } from './scheduler.js';
 
 const CONTROLLER_INDEX = 'controller-uid';
-const REVISION_LABEL = 'controller-revision-hash';
+const REVISION_LABEL = REVISION_HASH_LABEL;
 const GENERATION_LABEL = 'pod-template-generation';
 
 type Taint = { key: string; value?: string; effect: string };
@@ -117,6 +138,7 @@ export class DaemonSetController {
   private readonly sets: Informer<DaemonSet>;
   private readonly nodes: Informer<Node>;
   private readonly pods: Informer<Pod>;
+  private readonly revisions: Informer<ControllerRevision>;
   private readonly queue = new WorkQueue<string>({
     name: 'daemonset',
     rateLimiter: defaultControllerRateLimiter({ baseDelayMs: 5, maxDelayMs: 10_000 }),
@@ -139,6 +161,18 @@ export class DaemonSetController {
     this.nodes = new Informer(client.api(Node), {});
     this.pods = new Informer(client.api(Pod, ''), {
       indexers: { [CONTROLLER_INDEX]: (p) => controllerOf(p)?.uid },
+    });
+    this.revisions = new Informer(client.api(ControllerRevision, ''), {});
+    // A revision changed or deleted behind the controller's back concerns its DaemonSet (`addHistory`…).
+    const revisionOwner = (cr: ControllerRevision) => {
+      const ref = cr.metadata?.ownerReferences?.find((r) => r.controller === true);
+      if (ref?.kind === 'DaemonSet' && ref.apiVersion.startsWith('apps/'))
+        this.queue.add(`${cr.metadata?.namespace ?? ''}/${ref.name}`);
+    };
+    this.revisions.addEventHandler({
+      onAdd: revisionOwner,
+      onUpdate: (_o, cr) => revisionOwner(cr),
+      onDelete: revisionOwner,
     });
     this.sets.addEventHandler({
       onAdd: (ds) => this.queue.add(objectKey(ds)),
@@ -178,7 +212,18 @@ export class DaemonSetController {
     this.sets.start(this.abort.signal);
     this.nodes.start(this.abort.signal);
     this.pods.start(this.abort.signal);
+    this.revisions.start(this.abort.signal);
     for (let i = 0; i < 2; i++) this.workers.push(this.work());
+  }
+
+  /** Resolves once the controller's caches hold their first lists (the test environment waits for it). */
+  async waitForSync(): Promise<void> {
+    await Promise.all([
+      this.sets.waitForSync(),
+      this.nodes.waitForSync(),
+      this.pods.waitForSync(),
+      this.revisions.waitForSync(),
+    ]);
   }
 
   async stop(): Promise<void> {
@@ -186,7 +231,13 @@ export class DaemonSetController {
     const closing = this.events.close();
     await this.queue.shutdown();
     await Promise.all(this.workers);
-    await Promise.all([this.sets.stop(), this.nodes.stop(), this.pods.stop(), closing]);
+    await Promise.all([
+      this.sets.stop(),
+      this.nodes.stop(),
+      this.pods.stop(),
+      this.revisions.stop(),
+      closing,
+    ]);
   }
 
   private enqueueOwner(p: Pod): void {
@@ -214,15 +265,21 @@ export class DaemonSetController {
     }
   }
 
-  /** One DaemonSet: creates and deletes pods node by node, rolls out template changes, writes its status. */
+  /**
+   * One DaemonSet (`syncDaemonSet`): its history brought up to date, pods created and deleted node
+   * by node, template changes rolled out, old revisions beyond the limit removed, its status.
+   */
   async reconcile(key: string): Promise<void> {
-    if (!this.sets.hasSynced || !this.nodes.hasSynced || !this.pods.hasSynced)
-      await Promise.all([this.sets.waitForSync(), this.nodes.waitForSync(), this.pods.waitForSync()]);
+    const informers = [this.sets, this.nodes, this.pods, this.revisions];
+    if (informers.some((i) => !i.hasSynced)) await Promise.all(informers.map((i) => i.waitForSync()));
     const { namespace = '', name } = splitKey(key);
     const ds = this.sets.store.get(name, namespace);
     if (!ds || ds.metadata?.deletionTimestamp) return;
     const uid = ds.metadata?.uid ?? '';
-    const hash = podTemplateHash(ds.spec?.template, ds.status?.collisionCount ?? 0);
+    const { cur, old } = await this.constructHistory(ds);
+    const hash =
+      cur.metadata?.labels?.[REVISION_LABEL] ??
+      podTemplateHash(ds.spec?.template, ds.status?.collisionCount ?? 0);
     const generation = ds.metadata?.generation ?? 1;
     const owned = this.pods.store
       .byIndex(CONTROLLER_INDEX, uid)
@@ -237,7 +294,9 @@ export class DaemonSetController {
     const verdicts = new Map(nodes.map((n) => [n.metadata?.name ?? '', nodeShouldRunDaemonPod(ds, n)]));
     const isUpdated = (p: Pod) => p.metadata?.labels?.[REVISION_LABEL] === hash;
 
-    if (this.control.expectations.satisfied(uid)) {
+    // Until the cache shows the last writes, only the counts are reported, not the generation.
+    const satisfied = this.control.expectations.satisfied(uid);
+    if (satisfied) {
       const toCreate: string[] = [];
       const toDelete: Pod[] = [];
       for (const [node, v] of verdicts) {
@@ -272,8 +331,113 @@ export class DaemonSetController {
         toCreate.map((node) => this.podFor(ds, node, hash, generation)),
         toDelete,
       );
+      await this.cleanupHistory(ds, old, owned);
     }
-    await this.writeStatus(ds, verdicts, byNode, isUpdated);
+    await this.writeStatus(ds, verdicts, byNode, isUpdated, satisfied);
+  }
+
+  /**
+   * `constructHistory`: the DaemonSet's revisions (orphans that match its selector adopted), the
+   * one of its current template (created, or moved to the newest revision number when an older
+   * one matches again, as after `kubectl rollout undo`) and the others.
+   */
+  private async constructHistory(
+    ds: DaemonSet,
+  ): Promise<{ cur: ControllerRevision; old: ControllerRevision[] }> {
+    const namespace = ds.metadata?.namespace ?? '';
+    const api = revisionsApi(this.client, namespace);
+    const histories = await claim(
+      {
+        owner: ds,
+        apiVersion: 'apps/v1',
+        kind: 'DaemonSet',
+        selector: labelSelectorFromObject(ds.spec?.selector),
+      },
+      this.revisions.store.byIndex(NAMESPACE_INDEX, namespace),
+      api,
+    );
+    const data = templatePatch(ds.spec?.template);
+    const current: ControllerRevision[] = [];
+    const old: ControllerRevision[] = [];
+    for (let h of histories) {
+      // Revisions of old controllers lack the hash label: their name stands for it.
+      if (h.metadata?.labels?.[REVISION_LABEL] === undefined)
+        h = await api.patch(h.metadata?.name ?? '', {
+          metadata: { labels: { [REVISION_LABEL]: h.metadata?.name ?? '' } },
+        });
+      (revisionHolds(h, data) ? current : old).push(h);
+    }
+    const currRevision = maxRevision(old) + 1;
+    let cur: ControllerRevision;
+    if (current.length === 0) cur = await this.snapshot(ds, data, currRevision);
+    else {
+      cur = await this.dedupCurHistories(ds, current);
+      if ((cur.revision ?? 0) < currRevision) cur = await setRevisionNumber(api, cur, currRevision);
+    }
+    return { cur, old };
+  }
+
+  /** `snapshot`: a new revision of the DaemonSet's template, named after the template's hash. */
+  private async snapshot(ds: DaemonSet, data: unknown, revision: number): Promise<ControllerRevision> {
+    const namespace = ds.metadata?.namespace ?? '';
+    const api = revisionsApi(this.client, namespace);
+    const hash = podTemplateHash(ds.spec?.template, ds.status?.collisionCount ?? 0);
+    const name = `${ds.metadata?.name}-${hash}`;
+    try {
+      return await api.create({
+        metadata: {
+          name,
+          labels: { ...ds.spec?.template?.metadata?.labels, [REVISION_LABEL]: hash },
+          ...(ds.metadata?.annotations && { annotations: ds.metadata.annotations }),
+          ownerReferences: [controllerRefTo(ds, 'DaemonSet')],
+        },
+        data,
+        revision,
+      });
+    } catch (err) {
+      if (!isAlreadyExists(err)) throw err;
+    }
+    const existing = await api.get(name);
+    if (revisionHolds(existing, data)) return existing;
+    // Another template took the name: a new collision count gives a new hash (on the next sync).
+    const fresh = await this.client.api(DaemonSet, namespace).get(ds.metadata?.name ?? '');
+    const collisionCount = (fresh.status?.collisionCount ?? 0) + 1;
+    await this.client
+      .api(DaemonSet, namespace)
+      .patchStatus(fresh.metadata?.name ?? '', { status: { collisionCount } } as unknown as DaemonSet);
+    throw new Error(
+      `hash collision for DaemonSet ${namespace}/${ds.metadata?.name}: revision ${name} exists`,
+    );
+  }
+
+  /** `dedupCurHistories`: of several revisions of the current template, the newest stays; pods move to it. */
+  private async dedupCurHistories(ds: DaemonSet, current: ControllerRevision[]): Promise<ControllerRevision> {
+    const keep = sortRevisions(current).at(-1) as ControllerRevision;
+    if (current.length === 1) return keep;
+    const namespace = ds.metadata?.namespace ?? '';
+    const keepHash = keep.metadata?.labels?.[REVISION_LABEL] ?? '';
+    const pods = this.client.api(Pod, namespace);
+    for (const p of this.pods.store.byIndex(CONTROLLER_INDEX, ds.metadata?.uid ?? ''))
+      if (p.metadata?.labels?.[REVISION_LABEL] !== keepHash)
+        await pods.patch(p.metadata?.name ?? '', { metadata: { labels: { [REVISION_LABEL]: keepHash } } });
+    const api = revisionsApi(this.client, namespace);
+    for (const cr of current) if (cr !== keep) await deleteRevision(api, cr);
+    return keep;
+  }
+
+  /** `cleanupHistory`: old revisions beyond `revisionHistoryLimit`, oldest first, unless a pod still runs them. */
+  private async cleanupHistory(ds: DaemonSet, old: ControllerRevision[], pods: Pod[]): Promise<void> {
+    const limit = ds.spec?.revisionHistoryLimit ?? 10;
+    let toKill = old.length - limit;
+    if (toKill <= 0) return;
+    const liveHashes = new Set(pods.map((p) => p.metadata?.labels?.[REVISION_LABEL]).filter(Boolean));
+    const api = revisionsApi(this.client, ds.metadata?.namespace ?? '');
+    for (const cr of sortRevisions(old)) {
+      if (toKill <= 0) break;
+      if (liveHashes.has(cr.metadata?.labels?.[REVISION_LABEL])) continue;
+      await deleteRevision(api, cr);
+      toKill -= 1;
+    }
   }
 
   /**
@@ -363,6 +527,7 @@ export class DaemonSetController {
     verdicts: Map<string, { shouldRun: boolean }>,
     byNode: Map<string, Pod[]>,
     isUpdated: (p: Pod) => boolean,
+    updateObservedGeneration: boolean,
   ): Promise<void> {
     let desired = 0;
     let current = 0;
@@ -370,7 +535,8 @@ export class DaemonSetController {
     let readyCount = 0;
     let updated = 0;
     for (const [node, v] of verdicts) {
-      const pod = byNode.get(node)?.find((p) => p.spec?.nodeName);
+      // The oldest daemon pod meant for the node, bound or not yet (`updateDaemonSetStatus`).
+      const pod = byNode.get(node)?.[0];
       if (v.shouldRun) {
         desired += 1;
         if (!pod) continue;
@@ -387,7 +553,9 @@ export class DaemonSetController {
       numberAvailable: readyCount,
       numberUnavailable: desired - readyCount,
       updatedNumberScheduled: updated,
-      observedGeneration: ds.metadata?.generation ?? 0,
+      observedGeneration: updateObservedGeneration
+        ? (ds.metadata?.generation ?? 0)
+        : (ds.status?.observedGeneration ?? 0),
     };
     const cur = (ds.status ?? {}) as Record<string, unknown>;
     if (Object.entries(want).every(([k, v]) => (cur[k] ?? 0) === v)) return;

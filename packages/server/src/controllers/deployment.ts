@@ -22,6 +22,7 @@ import {
 import { claim, controllerRef } from './claim.js';
 import { ControllerEvents } from './events.js';
 import type { ControllerLog } from './garbage-collector.js';
+import { safeEncodeString } from './history.js';
 
 const HASH_LABEL = 'pod-template-hash';
 const REVISION = 'deployment.kubernetes.io/revision';
@@ -62,8 +63,7 @@ export function podTemplateHash(template: unknown, collisionCount = 0): string {
     h ^= byte;
     h = Math.imul(h, 0x01000193) >>> 0;
   }
-  const alphabet = 'bcdfghjklmnpqrstvwxz2456789';
-  return [...String(h)].map((d) => alphabet[Number(d) % alphabet.length]).join('');
+  return safeEncodeString(String(h));
 }
 
 /** An int-or-percent of `replicas` (Kubernetes' `GetScaledValueFromIntOrPercent`). */
@@ -251,6 +251,11 @@ export class DeploymentController {
     this.deployments.start(this.abort.signal);
     this.sets.start(this.abort.signal);
     for (let i = 0; i < 2; i++) this.workers.push(this.work());
+  }
+
+  /** Resolves once the controller's caches hold their first lists (the test environment waits for it). */
+  async waitForSync(): Promise<void> {
+    await Promise.all([this.deployments.waitForSync(), this.sets.waitForSync()]);
   }
 
   async stop(): Promise<void> {

@@ -300,6 +300,16 @@ export class EndpointsController {
     for (let i = 0; i < 2; i++) this.workers.push(this.work());
   }
 
+  /** Resolves once the controller's caches hold their first lists (the test environment waits for it). */
+  async waitForSync(): Promise<void> {
+    await Promise.all([
+      this.services.waitForSync(),
+      this.pods.waitForSync(),
+      this.endpoints.waitForSync(),
+      this.slices.waitForSync(),
+    ]);
+  }
+
   async stop(): Promise<void> {
     this.abort.abort();
     await this.queue.shutdown();

@@ -92,6 +92,11 @@ export class JobController {
     for (let i = 0; i < 2; i++) this.workers.push(this.work());
   }
 
+  /** Resolves once the controller's caches hold their first lists (the test environment waits for it). */
+  async waitForSync(): Promise<void> {
+    await Promise.all([this.jobs.waitForSync(), this.pods.waitForSync()]);
+  }
+
   async stop(): Promise<void> {
     this.abort.abort();
     const closing = this.events.close();

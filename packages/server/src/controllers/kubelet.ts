@@ -40,7 +40,8 @@ export interface SimulatedNodesOptions {
   podReadyDelayMs?: number;
   /**
    * Factor applied to the simulated durations of Kubernetes — deletion grace periods and
-   * crash-loop back-offs — so that tests are fast (default 0.01: a 30 s grace period lasts 300 ms).
+   * crash-loop back-offs — so that tests are fast (default 0.001: a 30 s grace period lasts 30 ms,
+   * a pod still shows as terminating before it goes).
    */
   timeScale?: number;
   /** Interval of the node Lease renewals (default 10 s, as the kubelet's). */
@@ -94,6 +95,7 @@ export class Kubelet {
   private workers: Promise<void>[] = [];
   private readonly log: ControllerLog;
   private readonly scale: number;
+  private registered: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly client: Client,
@@ -104,7 +106,7 @@ export class Kubelet {
       this.nodeIndex.set(n, i);
     });
     this.log = options.log ?? (() => undefined);
-    this.scale = options.timeScale ?? 0.01;
+    this.scale = options.timeScale ?? 0.001;
     setMaxListeners(0, this.abort.signal);
     this.pods = new Informer(client.api(Pod, ''), {});
     this.pods.addEventHandler({
@@ -121,11 +123,16 @@ export class Kubelet {
 
   /** Registers the nodes, then starts heartbeats and the pod loop (in the background). */
   start(): void {
-    void this.registerNodes().catch((err: unknown) => {
+    this.registered = this.registerNodes().catch((err: unknown) => {
       if (!this.abort.signal.aborted) this.log('error', 'node registration failed', { error: String(err) });
     });
     this.pods.start(this.abort.signal);
     for (let i = 0; i < 4; i++) this.workers.push(this.work());
+  }
+
+  /** Resolves once the nodes are registered (or failed to be) and the pod cache is filled. */
+  async waitForSync(): Promise<void> {
+    await Promise.all([this.registered, this.pods.waitForSync()]);
   }
 
   async stop(): Promise<void> {

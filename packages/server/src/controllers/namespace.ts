@@ -20,10 +20,19 @@ export interface NamespaceControllerOptions {
  * These will move onto `kubeloop/runtime` informers once the SDK has them; they only use the
  * registry's public REST semantics, exactly as an external controller would.
  */
+const RETRY_BASE_MS = 5;
+const RETRY_MAX_MS = 1000;
+
 export class NamespaceController {
   private readonly terminating = new Set<string>();
   private unsubscribe: (() => void) | undefined;
   private timer: NodeJS.Timeout | undefined;
+  /**
+   * How long to wait before looking again at namespaces whose content remains: from 5 ms,
+   * doubling up to 1 s (Kubernetes' namespace controller retries with a rate limiter from 5 ms),
+   * so that a namespace emptied within moments goes within moments.
+   */
+  private retryDelayMs = RETRY_BASE_MS;
   private running = false;
   private stopped = false;
 
@@ -53,6 +62,7 @@ export class NamespaceController {
     const name = String(m.name);
     if (m.deletionTimestamp) {
       this.terminating.add(name);
+      this.retryDelayMs = RETRY_BASE_MS;
       this.schedule(0);
     } else {
       void this.ensureContents(name);
@@ -126,7 +136,10 @@ export class NamespaceController {
     } finally {
       this.running = false;
     }
-    if (pending) this.schedule(50);
+    if (pending) {
+      this.schedule(this.retryDelayMs);
+      this.retryDelayMs = Math.min(this.retryDelayMs * 2, RETRY_MAX_MS);
+    } else this.retryDelayMs = RETRY_BASE_MS;
   }
 
   /**

@@ -167,6 +167,11 @@ export class Scheduler {
     this.worker = this.work();
   }
 
+  /** Resolves once the controller's caches hold their first lists (the test environment waits for it). */
+  async waitForSync(): Promise<void> {
+    await Promise.all([this.pods.waitForSync(), this.nodes.waitForSync()]);
+  }
+
   async stop(): Promise<void> {
     this.abort.abort();
     const closing = this.events.close();

@@ -5,6 +5,7 @@
  * from the highest ordinal down to `partition`.
  */
 import { setMaxListeners } from 'node:events';
+import { labelSelectorFromObject } from 'kubeloop/api';
 import type { Client } from 'kubeloop/client';
 import {
   isAlreadyExists,
@@ -14,13 +15,34 @@ import {
   Pod,
   StatefulSet,
 } from 'kubeloop/client';
-import { defaultControllerRateLimiter, Informer, objectKey, splitKey, WorkQueue } from 'kubeloop/runtime';
-import { podTemplateHash } from './deployment.js';
+import {
+  defaultControllerRateLimiter,
+  Informer,
+  NAMESPACE_INDEX,
+  objectKey,
+  splitKey,
+  WorkQueue,
+} from 'kubeloop/runtime';
+import { claim } from './claim.js';
 import { ControllerEvents, errorText } from './events.js';
 import type { ControllerLog } from './garbage-collector.js';
+import {
+  ControllerRevision,
+  controllerRefTo,
+  createRevision,
+  deleteRevision,
+  nextRevision,
+  REVISION_HASH_LABEL,
+  revisionHolds,
+  revisionsApi,
+  revisionTemplate,
+  setRevisionNumber,
+  sortRevisions,
+  templatePatch,
+} from './history.js';
 
 const CONTROLLER_INDEX = 'controller-uid';
-const REVISION_LABEL = 'controller-revision-hash';
+const REVISION_LABEL = REVISION_HASH_LABEL;
 const POD_NAME_LABEL = 'statefulset.kubernetes.io/pod-name';
 const POD_INDEX_LABEL = 'apps.kubernetes.io/pod-index';
 
@@ -28,8 +50,13 @@ const controllerOf = (p: Pod) => p.metadata?.ownerReferences?.find((r) => r.cont
 const ready = (p: Pod): boolean =>
   (p.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
 const terminating = (p: Pod) => Boolean(p.metadata?.deletionTimestamp);
-const healthy = (p: Pod) => !terminating(p) && p.status?.phase === 'Running' && ready(p);
+const runningAndReady = (p: Pod) => p.status?.phase === 'Running' && ready(p);
+const healthy = (p: Pod) => !terminating(p) && runningAndReady(p);
 const failed = (p: Pod) => p.status?.phase === 'Failed' || p.status?.phase === 'Succeeded';
+
+type PodTemplate = NonNullable<NonNullable<StatefulSet['spec']>['template']>;
+/** A revision's name (the pods' `controller-revision-hash`) and the template it holds. */
+type Revised = Record<'current' | 'update', { name: string; template: PodTemplate }>;
 
 /** The ordinal of a StatefulSet's pod from its name, or -1. */
 export function ordinalOf(setName: string, podName: string): number {
@@ -42,6 +69,7 @@ export function ordinalOf(setName: string, podName: string): number {
 export class StatefulSetController {
   private readonly sets: Informer<StatefulSet>;
   private readonly pods: Informer<Pod>;
+  private readonly revisions: Informer<ControllerRevision>;
   private readonly queue = new WorkQueue<string>({
     name: 'statefulset',
     rateLimiter: defaultControllerRateLimiter({ baseDelayMs: 5, maxDelayMs: 10_000 }),
@@ -62,6 +90,7 @@ export class StatefulSetController {
     this.pods = new Informer(client.api(Pod, ''), {
       indexers: { [CONTROLLER_INDEX]: (p) => controllerOf(p)?.uid },
     });
+    this.revisions = new Informer(client.api(ControllerRevision, ''), {});
     this.sets.addEventHandler({
       onAdd: (s) => this.queue.add(objectKey(s)),
       onUpdate: (_o, s) => this.queue.add(objectKey(s)),
@@ -77,9 +106,15 @@ export class StatefulSetController {
   start(): void {
     this.sets.start(this.abort.signal);
     this.pods.start(this.abort.signal);
+    this.revisions.start(this.abort.signal);
     // One worker: a set is synced by one worker at a time anyway, and pod names are fixed, so
     // creations never race (a repeated one is AlreadyExists).
     this.workers.push(this.work());
+  }
+
+  /** Resolves once the controller's caches hold their first lists (the test environment waits for it). */
+  async waitForSync(): Promise<void> {
+    await Promise.all([this.sets.waitForSync(), this.pods.waitForSync(), this.revisions.waitForSync()]);
   }
 
   async stop(): Promise<void> {
@@ -87,7 +122,7 @@ export class StatefulSetController {
     const closing = this.events.close();
     await this.queue.shutdown();
     await Promise.all(this.workers);
-    await Promise.all([this.sets.stop(), this.pods.stop(), closing]);
+    await Promise.all([this.sets.stop(), this.pods.stop(), this.revisions.stop(), closing]);
   }
 
   private async work(): Promise<void> {
@@ -109,17 +144,35 @@ export class StatefulSetController {
     }
   }
 
-  /** One StatefulSet: at most one step per sync for `OrderedReady`, every step at once for `Parallel`. */
+  /**
+   * One StatefulSet (`UpdateStatefulSet`): its current and update revisions, at most one step
+   * per sync for `OrderedReady` (every step at once for `Parallel`), its status, and its history
+   * trimmed to `revisionHistoryLimit`.
+   */
   async reconcile(key: string): Promise<void> {
-    if (!this.sets.hasSynced || !this.pods.hasSynced)
-      await Promise.all([this.sets.waitForSync(), this.pods.waitForSync()]);
+    const informers = [this.sets, this.pods, this.revisions];
+    if (informers.some((i) => !i.hasSynced)) await Promise.all(informers.map((i) => i.waitForSync()));
     const { namespace = '', name } = splitKey(key);
     const set = this.sets.store.get(name, namespace);
     if (!set || set.metadata?.deletionTimestamp) return;
     const uid = set.metadata?.uid ?? '';
     const replicas = set.spec?.replicas ?? 1;
     const parallel = set.spec?.podManagementPolicy === 'Parallel';
-    const updateRevision = `${name}-${podTemplateHash(set.spec?.template, set.status?.collisionCount ?? 0)}`;
+    const revisions = sortRevisions(
+      await claim(
+        {
+          owner: set,
+          apiVersion: 'apps/v1',
+          kind: 'StatefulSet',
+          selector: labelSelectorFromObject(set.spec?.selector),
+        },
+        this.revisions.store.byIndex(NAMESPACE_INDEX, namespace),
+        revisionsApi(this.client, namespace),
+      ),
+    );
+    const { current, update, collisionCount } = await this.getRevisions(set, revisions);
+    const currentName = current.metadata?.name ?? '';
+    const updateName = update.metadata?.name ?? '';
     const revisionOf = (p: Pod) => p.metadata?.labels?.[REVISION_LABEL];
     const pods = this.pods.store
       .byIndex(CONTROLLER_INDEX, uid)
@@ -138,30 +191,47 @@ export class StatefulSetController {
       }
     };
 
-    await this.steps(set, byOrdinal, replicas, parallel, updateRevision, del);
+    const templateOf = (r: ControllerRevision) =>
+      (revisionTemplate(r) as PodTemplate | undefined) ?? set.spec?.template ?? { metadata: {} };
+    const revised: Revised = {
+      current: { name: currentName, template: templateOf(current) },
+      update: { name: updateName, template: templateOf(update) },
+    };
+    const deletedForUpdate = await this.steps(set, byOrdinal, replicas, parallel, revised, del);
 
-    // Status from the cache: the writes above come back as events and a new sync.
-    const live = pods.filter((p) => !terminating(p));
-    const updated = live.filter((p) => revisionOf(p) === updateRevision).length;
-    let currentRevision = set.status?.currentRevision || updateRevision;
-    const readyCount = live.filter(ready).length;
-    // A rollout is over once every wanted pod is of the new revision and ready.
-    if (updated === replicas && readyCount === replicas && live.length === replicas)
-      currentRevision = updateRevision;
+    // Status from the cache (`computeReplicaStatus`): the writes above come back as events and a new sync.
+    const created = pods.filter((p) => (p.status?.phase ?? '') !== '');
+    const live = created.filter((p) => !terminating(p));
+    const readyCount = created.filter(runningAndReady).length;
     const status = {
       observedGeneration: set.metadata?.generation ?? 0,
-      replicas: live.length,
+      replicas: created.length,
       readyReplicas: readyCount,
-      currentReplicas: live.filter((p) => revisionOf(p) === currentRevision).length,
-      updatedReplicas: updated,
-      currentRevision,
-      updateRevision,
-      collisionCount: set.status?.collisionCount ?? 0,
+      currentReplicas: live.filter((p) => revisionOf(p) === currentName).length - deletedForUpdate,
+      updatedReplicas: live.filter((p) => revisionOf(p) === updateName).length,
+      currentRevision: currentName,
+      updateRevision: updateName,
+      collisionCount,
       availableReplicas: readyCount,
     };
+    // `completeRollingUpdate`: every pod of the update revision and ready, the update is the current.
+    if (
+      set.spec?.updateStrategy?.type !== 'OnDelete' &&
+      status.updatedReplicas === replicas &&
+      status.readyReplicas === replicas &&
+      status.replicas === replicas
+    ) {
+      status.currentReplicas = status.updatedReplicas;
+      status.currentRevision = status.updateRevision;
+    }
+    await this.writeStatus(set, status);
+    await this.truncateHistory(set, pods, revisions, [currentName, updateName]);
+  }
+
+  /** Writes the status when it differs from the stored one; zero counts that are omitempty are cleared. */
+  private async writeStatus(set: StatefulSet, status: Record<string, number | string>): Promise<void> {
     const cur = (set.status ?? {}) as Record<string, unknown>;
     if (Object.entries(status).every(([k, v]) => (cur[k] ?? (typeof v === 'number' ? 0 : '')) === v)) return;
-    // readyReplicas, currentReplicas and updatedReplicas are omitempty: null clears a zero.
     const patch = Object.fromEntries(
       Object.entries(status).map(([k, v]) => [
         k,
@@ -170,11 +240,68 @@ export class StatefulSetController {
     );
     try {
       await this.client
-        .api(StatefulSet, namespace)
-        .patchStatus(name, { status: patch } as unknown as StatefulSet);
+        .api(StatefulSet, set.metadata?.namespace ?? '')
+        .patchStatus(set.metadata?.name ?? '', { status: patch } as unknown as StatefulSet);
     } catch (err) {
       if (!isNotFound(err)) throw err;
     }
+  }
+
+  /**
+   * `getStatefulSetRevisions`: the update revision is the one holding the set's template — the
+   * newest if it does, an older one moved to the next revision number (a rollback), or a new one;
+   * the current revision is the one the status names, or the update revision at first.
+   */
+  private async getRevisions(
+    set: StatefulSet,
+    revisions: ControllerRevision[],
+  ): Promise<{ current: ControllerRevision; update: ControllerRevision; collisionCount: number }> {
+    const api = revisionsApi(this.client, set.metadata?.namespace ?? '');
+    let collisionCount = set.status?.collisionCount ?? 0;
+    const data = templatePatch(set.spec?.template);
+    const revision = nextRevision(revisions);
+    const equal = revisions.filter((r) => revisionHolds(r, data));
+    const lastEqual = equal.at(-1);
+    let update: ControllerRevision;
+    if (lastEqual && lastEqual === revisions.at(-1)) update = lastEqual;
+    else if (lastEqual) update = await setRevisionNumber(api, lastEqual, revision);
+    else {
+      const annotations = set.metadata?.annotations;
+      ({ revision: update, collisionCount } = await createRevision(
+        api,
+        set.metadata?.name ?? '',
+        {
+          metadata: {
+            labels: { ...set.spec?.template?.metadata?.labels },
+            ...(annotations && { annotations }),
+            ownerReferences: [controllerRefTo(set, 'StatefulSet')],
+          },
+          data,
+          revision,
+        },
+        collisionCount,
+      ));
+    }
+    const current = revisions.find((r) => r.metadata?.name === set.status?.currentRevision) ?? update;
+    return { current, update, collisionCount };
+  }
+
+  /**
+   * `truncateHistory`: revisions that are neither current, nor the update, nor of a pod are
+   * deleted, lowest revision first, until `revisionHistoryLimit` of them remain.
+   */
+  private async truncateHistory(
+    set: StatefulSet,
+    pods: Pod[],
+    sorted: ControllerRevision[],
+    liveNames: string[],
+  ): Promise<void> {
+    const live = new Set([...liveNames, ...pods.map((p) => p.metadata?.labels?.[REVISION_LABEL] ?? '')]);
+    const history = sorted.filter((r) => !live.has(r.metadata?.name ?? ''));
+    const limit = set.spec?.revisionHistoryLimit ?? 10;
+    if (limit < 0 || history.length <= limit) return;
+    const api = revisionsApi(this.client, set.metadata?.namespace ?? '');
+    for (const r of history.slice(0, history.length - limit)) await deleteRevision(api, r);
   }
 
   private async steps(
@@ -182,16 +309,16 @@ export class StatefulSetController {
     byOrdinal: Map<number, Pod>,
     replicas: number,
     parallel: boolean,
-    updateRevision: string,
+    revised: Revised,
     del: (p: Pod) => Promise<void>,
-  ): Promise<void> {
+  ): Promise<number> {
     const ordinals = [...byOrdinal.keys()].sort((a, b) => a - b);
     // Failed pods are replaced: delete now, recreate on the sync their deletion triggers.
     for (const i of ordinals) {
       const p = byOrdinal.get(i);
       if (p && failed(p) && !terminating(p)) {
         await del(p);
-        if (!parallel) return;
+        if (!parallel) return 0;
       }
     }
 
@@ -199,11 +326,15 @@ export class StatefulSetController {
     for (let i = 0; i < replicas; i++) {
       const p = byOrdinal.get(i);
       if (!p) {
-        await this.createPod(set, i, updateRevision);
-        if (!parallel) return;
+        // `newVersionedStatefulSetPod`: below the partition, pods are made of the current revision.
+        const partition = set.spec?.updateStrategy?.rollingUpdate?.partition;
+        const ofCurrent =
+          set.spec?.updateStrategy?.type !== 'OnDelete' && partition !== undefined && i < partition;
+        await this.createPod(set, i, ofCurrent ? revised.current : revised.update);
+        if (!parallel) return 0;
         continue;
       }
-      if (!parallel && !healthy(p)) return;
+      if (!parallel && !healthy(p)) return 0;
     }
 
     // Scale down: the highest ordinal first, one at a time once the others are healthy.
@@ -213,35 +344,40 @@ export class StatefulSetController {
       if (!p) continue;
       if (terminating(p)) {
         if (parallel) continue;
-        return;
+        return 0;
       }
-      if (!parallel && ordinals.some((j) => j < i && !healthy(byOrdinal.get(j) as Pod))) return;
+      if (!parallel && ordinals.some((j) => j < i && !healthy(byOrdinal.get(j) as Pod))) return 0;
       await del(p);
-      if (!parallel) return;
+      if (!parallel) return 0;
     }
 
     // Rolling update: from the highest ordinal down to the partition, one pod at a time once all
     // the set's pods are healthy; OnDelete leaves it to the user.
     const strategy = set.spec?.updateStrategy;
-    if (strategy?.type === 'OnDelete') return;
+    if (strategy?.type === 'OnDelete') return 0;
     const partition = strategy?.rollingUpdate?.partition ?? 0;
     const wanted = ordinals.filter((i) => i < replicas);
-    if (wanted.some((i) => !healthy(byOrdinal.get(i) as Pod))) return;
+    if (wanted.some((i) => !healthy(byOrdinal.get(i) as Pod))) return 0;
     for (const i of [...wanted].reverse()) {
       if (i < partition) break;
       const p = byOrdinal.get(i) as Pod;
-      if (p.metadata?.labels?.[REVISION_LABEL] !== updateRevision) {
+      if (p.metadata?.labels?.[REVISION_LABEL] !== revised.update.name) {
         await del(p);
-        return;
+        return 1;
       }
     }
+    return 0;
   }
 
-  private async createPod(set: StatefulSet, ordinal: number, revision: string): Promise<void> {
+  private async createPod(
+    set: StatefulSet,
+    ordinal: number,
+    revision: { name: string; template: PodTemplate },
+  ): Promise<void> {
     const name = set.metadata?.name ?? '';
     const namespace = set.metadata?.namespace ?? '';
     const podName = `${name}-${ordinal}`;
-    const template = set.spec?.template ?? {};
+    const template = revision.template;
     const spec = template.spec ?? { containers: [] };
     const claims = set.spec?.volumeClaimTemplates ?? [];
     const claimNames = new Set(claims.map((c) => c.metadata?.name ?? ''));
@@ -283,7 +419,7 @@ export class StatefulSetController {
         name: podName,
         labels: {
           ...template.metadata?.labels,
-          [REVISION_LABEL]: revision,
+          [REVISION_LABEL]: revision.name,
           [POD_NAME_LABEL]: podName,
           [POD_INDEX_LABEL]: String(ordinal),
         },

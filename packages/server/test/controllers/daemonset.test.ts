@@ -1,6 +1,7 @@
 import { Client, DaemonSet, type Node, Pod } from 'kubeloop/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodeShouldRunDaemonPod } from '../../src/controllers/daemonset.js';
+import { ControllerRevision, sortRevisions, templatePatch } from '../../src/controllers/history.js';
 import { eventually, type KubectlEnv, startKubectlEnv } from '../kubectl.js';
 
 let k: KubectlEnv;
@@ -164,6 +165,65 @@ describe('DaemonSet controller', () => {
       expect(p.spec?.containers[0]?.image).toBe('agent:2');
       expect(p.metadata?.labels?.['pod-template-generation']).toBe('2');
     }
+  });
+
+  it('keeps a revision per template, the newest revisionHistoryLimit old ones, and labels pods with its hash', async () => {
+    const sets = client.api(DaemonSet, 'default');
+    const revisions = client.api(ControllerRevision, 'default');
+    const history = async () =>
+      sortRevisions((await revisions.list({ labelSelector: { app: 'hist' } })).items);
+    const rolledOut = (generation: number) =>
+      eventually(async () => {
+        const s = (await sets.get('hist')).status;
+        return (
+          s?.observedGeneration === generation && s.updatedNumberScheduled === 3 && s.numberAvailable === 3
+        );
+      });
+    const ds = await sets.create({
+      ...daemonSet('hist'),
+      spec: { ...daemonSet('hist').spec, revisionHistoryLimit: 1 },
+    } as DaemonSet);
+    await rolledOut(1);
+    const [first] = await history();
+    expect(first).toMatchObject({
+      revision: 1,
+      data: templatePatch(ds.spec?.template),
+      metadata: {
+        labels: { app: 'hist', 'controller-revision-hash': expect.any(String) },
+        ownerReferences: [
+          { apiVersion: 'apps/v1', kind: 'DaemonSet', name: 'hist', uid: ds.metadata?.uid, controller: true },
+        ],
+      },
+    });
+    const hash1 = first?.metadata?.labels?.['controller-revision-hash'];
+    expect(first?.metadata?.name).toBe(`hist-${hash1}`);
+    expect((await livePods('hist')).map((p) => p.metadata?.labels?.['controller-revision-hash'])).toEqual([
+      hash1,
+      hash1,
+      hash1,
+    ]);
+
+    for (const [i, image] of ['agent:2', 'agent:3'].entries()) {
+      await sets.patch('hist', { spec: { template: { spec: { containers: [{ name: 'c', image }] } } } });
+      await rolledOut(i + 2);
+    }
+    // Revision 1 went: one old revision is kept besides the current one.
+    const kept = await eventually(async () => {
+      const h = await history();
+      return h.length === 2 ? h : undefined;
+    });
+    expect(kept.map((r) => r.revision)).toEqual([2, 3]);
+    const hash3 = kept[1]?.metadata?.labels?.['controller-revision-hash'];
+    expect(
+      (await livePods('hist')).map((p) => [
+        p.spec?.containers[0]?.image,
+        p.metadata?.labels?.['controller-revision-hash'],
+      ]),
+    ).toEqual([
+      ['agent:3', hash3],
+      ['agent:3', hash3],
+      ['agent:3', hash3],
+    ]);
   });
 });
 

@@ -1,5 +1,6 @@
 import { Client, PersistentVolumeClaim, Pod, StatefulSet } from 'kubeloop/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ControllerRevision, sortRevisions, templatePatch } from '../../src/controllers/history.js';
 import { eventually, type KubectlEnv, startKubectlEnv } from '../kubectl.js';
 
 let k: KubectlEnv;
@@ -167,5 +168,85 @@ describe('StatefulSet controller', () => {
     });
     expect(done).toMatchObject({ replicas: 3, readyReplicas: 3, currentReplicas: 3 });
     expect(await images()).toEqual(['db:2', 'db:2', 'db:2']);
+  });
+
+  it('recreates pods below the partition from the current revision, adopts orphan revisions, trims its history', async () => {
+    const sets = client.api(StatefulSet, 'default');
+    const revisions = client.api(ControllerRevision, 'default');
+    const history = async () =>
+      sortRevisions((await revisions.list({ labelSelector: { app: 'part' } })).items);
+    const set = await sets.create(
+      statefulSet('part', 2, {
+        revisionHistoryLimit: 1,
+        updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition: 1 } },
+      }),
+    );
+    const ready = (updated: number) =>
+      eventually(async () => {
+        const s = (await sets.get('part')).status;
+        return s?.readyReplicas === 2 &&
+          s.updatedReplicas === updated &&
+          s.observedGeneration === (await sets.get('part')).metadata?.generation
+          ? s
+          : undefined;
+      });
+    const first = await ready(2);
+    const [rev1] = await history();
+    expect(rev1).toMatchObject({
+      revision: 1,
+      data: templatePatch(set.spec?.template),
+      metadata: {
+        name: first.currentRevision,
+        labels: {
+          app: 'part',
+          'controller.kubernetes.io/hash': first.currentRevision?.slice('part-'.length),
+        },
+        ownerReferences: [{ kind: 'StatefulSet', name: 'part', uid: set.metadata?.uid, controller: true }],
+      },
+    });
+
+    // An orphan revision the selector matches becomes the set's on its next sync.
+    await revisions.create({
+      metadata: { name: 'part-orphan', labels: { app: 'part' } },
+      data: templatePatch({ metadata: { labels: { app: 'part' } }, spec: { containers: [] } }),
+      revision: 0,
+    });
+    const image = (i: string) => ({
+      spec: { template: { spec: { containers: [{ name: 'c', image: i }] } } },
+    });
+    await sets.patch('part', image('db:2'));
+    const second = await ready(1);
+    expect((await revisions.get('part-orphan')).metadata?.ownerReferences).toEqual([
+      expect.objectContaining({ kind: 'StatefulSet', uid: set.metadata?.uid, controller: true }),
+    ]);
+    expect(second.currentRevision).toBe(first.currentRevision);
+    expect(second.updateRevision).not.toBe(first.currentRevision);
+    expect(second).toMatchObject({ currentReplicas: 1, updatedReplicas: 1 });
+
+    // part-0 is below the partition: deleted, it comes back with the current revision's template.
+    const old0 = (await livePods('part'))[0];
+    await client.api(Pod, 'default').delete('part-0');
+    const back = await eventually(async () => {
+      const p = (await livePods('part')).find((x) => x.metadata?.name === 'part-0');
+      return p && p.metadata?.uid !== old0?.metadata?.uid && p.status?.phase === 'Running' ? p : undefined;
+    });
+    expect(back.spec?.containers[0]?.image).toBe('db:1');
+    expect(back.metadata?.labels?.['controller-revision-hash']).toBe(first.currentRevision);
+
+    // Two more templates: besides the live revisions (current, update), one old one stays.
+    await sets.patch('part', image('db:3'));
+    await ready(1);
+    await sets.patch('part', image('db:4'));
+    const last = await ready(1);
+    const kept = await eventually(async () => {
+      const h = await history();
+      return h.length === 3 ? h : undefined;
+    });
+    expect(kept.map((r) => r.metadata?.name)).toEqual([
+      first.currentRevision,
+      expect.stringMatching(/^part-/),
+      last.updateRevision,
+    ]);
+    expect(kept.map((r) => r.revision)).toEqual([1, 3, 4]);
   });
 });

@@ -1,13 +1,15 @@
 /**
  * The built-in controllers as a kubectl user meets them (issue 9's "done when"): deleting a
  * namespace takes its workloads and custom resources with it and says in its conditions what
- * holds it; an unschedulable pod says why in `kubectl describe`. Rollouts (`rollout status`,
- * `undo`, scaling) are in test/controllers/deployment.test.ts, DaemonSets following node labels
+ * holds it; an unschedulable pod says why in `kubectl describe`; DaemonSets and StatefulSets keep
+ * their history in ControllerRevisions that `kubectl rollout history` lists and `kubectl rollout
+ * undo` restores. Deployment rollouts (`rollout status`, `undo`, scaling) are in
+ * test/controllers/deployment.test.ts, DaemonSets following node labels
  * in daemonset.test.ts, the three propagation policies in garbage-collector.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, type KubectlEnv, startKubectlEnv } from '../kubectl.js';
-import { manifest } from './support.js';
+import { manifest, parseTable } from './support.js';
 
 let env: KubectlEnv;
 
@@ -161,5 +163,108 @@ describe('scheduling', () => {
     await env.ok(['label', 'node', 'kubeloop-node-1', 'disk=ssd']);
     await env.ok(['wait', '--for=condition=Ready', 'pod/stuck', '--timeout=20s']);
     expect(await env.ok(['get', 'pod', 'stuck', '-o', 'jsonpath={.spec.nodeName}'])).toBe('kubeloop-node-1');
+  });
+});
+
+/** A workload of one container `c`, labelled `app: <name>`. */
+const workload = (kind: 'DaemonSet' | 'StatefulSet', name: string, image: string) => ({
+  apiVersion: 'apps/v1',
+  kind,
+  metadata: { name },
+  spec: {
+    selector: { matchLabels: { app: name } },
+    ...(kind === 'StatefulSet' && { serviceName: name, replicas: 2 }),
+    template: {
+      metadata: { labels: { app: name } },
+      spec: { containers: [{ name: 'c', image }] },
+    },
+  },
+});
+
+describe.each([
+  ['daemonset', 'DaemonSet', 'daemon set "daemonset-h" successfully rolled out'],
+  ['statefulset', 'StatefulSet', 'partitioned roll out complete: 2 new pods have been updated...'],
+] as const)('%s history', (resource, kind, rolledOut) => {
+  const name = `${resource}-h`;
+  const ref = `${resource}/${name}`;
+  const images = async () =>
+    (
+      await env.ok([
+        'get',
+        'pods',
+        '-l',
+        `app=${name}`,
+        '-o',
+        'jsonpath={range .items[*]}{.spec.containers[0].image}{" "}{.metadata.labels.controller-revision-hash}{"\\n"}{end}',
+      ])
+    )
+      .trim()
+      .split('\n')
+      .sort();
+  const revisions = async () =>
+    parseTable(await env.ok(['get', 'controllerrevisions', '-l', `app=${name}`])).rows.sort(
+      (a, b) => Number(a.REVISION) - Number(b.REVISION),
+    );
+
+  it('lists revisions (kubectl rollout history), rolls back (rollout undo), and completes rollouts', async () => {
+    await env.ok(['apply', '-f', '-'], { input: manifest(workload(kind, name, 'agent:1')) });
+    expect(await env.ok(['rollout', 'status', ref, '--timeout=20s'])).toContain(rolledOut);
+    await env.ok(['set', 'image', ref, 'c=agent:2']);
+    expect(await env.ok(['rollout', 'status', ref, '--timeout=20s'])).toContain(rolledOut);
+
+    // One revision per template, named after its owner and a hash, owned by the workload.
+    const [first, second] = await revisions();
+    expect(await revisions()).toHaveLength(2);
+    expect(first).toMatchObject({ CONTROLLER: `${resource}.apps/${name}`, REVISION: '1' });
+    expect(second).toMatchObject({ CONTROLLER: `${resource}.apps/${name}`, REVISION: '2' });
+    expect(first?.NAME).toMatch(new RegExp(`^${name}-[bcdfghjklmnpqrstvwxz2456789]+$`));
+    const revision2 = JSON.parse(
+      await env.ok(['get', 'controllerrevision', second?.NAME ?? '', '-o', 'json']),
+    );
+    expect(revision2.data.spec.template.$patch).toBe('replace');
+    expect(revision2.data.spec.template.spec.containers[0].image).toBe('agent:2');
+    // The pods carry the revision's hash: the name for a StatefulSet, the template hash for a DaemonSet.
+    const podHash =
+      kind === 'StatefulSet'
+        ? revision2.metadata.name
+        : revision2.metadata.labels['controller-revision-hash'];
+    expect(await images()).toEqual([`agent:2 ${podHash}`, `agent:2 ${podHash}`]);
+
+    const history = await env.ok(['rollout', 'history', ref]);
+    expect(history).toContain(`${resource}.apps/${name}`);
+    expect(parseTable(history.slice(history.indexOf('REVISION'))).rows.map((r) => r.REVISION)).toEqual([
+      '1',
+      '2',
+    ]);
+    expect(await env.ok(['rollout', 'history', ref, '--revision=1'])).toMatch(/Image:\s+agent:1/);
+
+    expect(await env.ok(['rollout', 'undo', ref])).toBe(`${resource}.apps/${name} rolled back\n`);
+    expect(await env.ok(['rollout', 'status', ref, '--timeout=20s'])).toContain(rolledOut);
+    await eventually(async () => (await images()).every((i) => i.startsWith('agent:1 ')));
+    // The first template came back as revision 3; its revision object is the same one.
+    const after = await revisions();
+    expect(after.map((r) => [r.NAME, r.REVISION])).toEqual([
+      [second?.NAME, '2'],
+      [first?.NAME, '3'],
+    ]);
+    // kubectl compares the template with the revision's data byte for byte.
+    expect(await env.ok(['rollout', 'undo', ref, '--to-revision=3'])).toBe(
+      `${resource}.apps/${name} skipped rollback (current template already matches revision 3)\n`,
+    );
+    expect(await env.ok(['rollout', 'undo', ref, '--to-revision=2'])).toBe(
+      `${resource}.apps/${name} rolled back\n`,
+    );
+    await env.ok(['rollout', 'status', ref, '--timeout=20s']);
+    await eventually(async () => (await images()).every((i) => i.startsWith('agent:2 ')));
+    const obj = JSON.parse(await env.ok(['get', ref, '-o', 'json']));
+    expect(obj.status.observedGeneration).toBe(obj.metadata.generation);
+    if (kind === 'StatefulSet')
+      expect(obj.status).toMatchObject({
+        currentRevision: second?.NAME,
+        updateRevision: second?.NAME,
+        currentReplicas: 2,
+        updatedReplicas: 2,
+      });
+    else expect(obj.status).toMatchObject({ updatedNumberScheduled: 2, desiredNumberScheduled: 2 });
   });
 });

@@ -59,4 +59,32 @@ describe('decodeWatchBatches', () => {
     expect(batches).toEqual([['a', 'b'], ['c'], ['d']]);
     expect(isGone(err)).toBe(true);
   });
+
+  it('delivers the complete events that arrived without waiting for the rest of a partial one', async () => {
+    const body = new Readable({ read() {} });
+    const a = added('a', '1');
+    const b = added('b', '2');
+    // Both chunks arrive together; the second starts an event that is still on its way.
+    body.push(`${a}\n${b.slice(0, 5)}`);
+    body.push(b.slice(5, 12));
+    const batches = decodeWatchBatches<ReturnType<typeof cm>>(body, where);
+    const first = await batches.next();
+    expect(first.done === false && names(first.value)).toEqual(['a']);
+    body.push(`${b.slice(12)}\n`);
+    body.push(null);
+    const second = await batches.next();
+    expect(second.done === false && names(second.value)).toEqual(['b']);
+    expect((await batches.next()).done).toBe(true);
+  });
+
+  it('decodes multi-byte characters split between chunks', async () => {
+    const text = `${JSON.stringify({ type: 'ADDED', object: cm('é-✓-𝄞', '1') })}\n`;
+    const bytes = Buffer.from(text);
+    const cut = bytes.indexOf(Buffer.from('✓')) + 1;
+    const body = Readable.from([bytes.subarray(0, cut), bytes.subarray(cut)]);
+    const out: string[] = [];
+    for await (const batch of decodeWatchBatches<ReturnType<typeof cm>>(body, where))
+      out.push(...names(batch));
+    expect(out).toEqual(['é-✓-𝄞']);
+  });
 });

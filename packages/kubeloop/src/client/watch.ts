@@ -130,6 +130,9 @@ export function decodeWatchLines<T extends KubeObject>(
   return { events };
 }
 
+/** Above this much received text, a batch is decoded even if more has arrived. */
+const MAX_BATCH_CHARS = 1 << 20;
+
 /**
  * Turns a watch response body into batches of events: the complete events of each chunk
  * received. Ends when the server ends the stream (its `timeoutSeconds`, or a dropped watch) or
@@ -142,11 +145,17 @@ export async function* decodeWatchBatches<T extends KubeObject>(
   signal?: AbortSignal,
   closed: () => boolean = () => false,
 ): AsyncGenerator<WatchEvent<T>[], void, undefined> {
+  // Text, not bytes, is kept until a batch is decoded: holding the received buffers instead
+  // (to decode them at once) cost about 2 MB more RSS after a 10,000-object sync, for no
+  // measurable gain in time (`bench/informer`).
   body.setEncoding('utf8');
   let buffer = '';
   try {
     for await (const chunk of body as AsyncIterable<string>) {
       buffer += chunk;
+      // What has already arrived is decoded together (a large list comes in 16 KiB TLS
+      // records): fewer, larger batches cost less per event. Nothing waits for data to come.
+      if (body.readableLength > 0 && buffer.length < MAX_BATCH_CHARS) continue;
       const last = buffer.lastIndexOf('\n');
       if (last < 0) continue;
       const complete = buffer.slice(0, last);

@@ -172,6 +172,9 @@ export function serveWatch(
         if (batch.length > 256 * 1024) {
           write(batch);
           batch = '';
+          // Node corks a chunked response until the next tick: without this the client would
+          // wait for the whole snapshot to be rendered before it could decode the first event.
+          res.socket?.uncork();
         }
       }
       from = snapshot.revision;

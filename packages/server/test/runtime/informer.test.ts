@@ -121,17 +121,24 @@ describe('Informer', () => {
     expect(raw.metadata?.managedFields?.length).toBeGreaterThan(0);
 
     const plain = new Informer(cms).start();
+    // Paged lists drop them too (watch-list is the default).
+    const listed = new Informer(cms, { watchList: false }).start();
     const custom = new Informer(cms, {
       transform: (cm) => ({ ...cm, data: { redacted: 'yes' } }),
     }).start();
     await plain.waitForSync({ timeoutMs: 10_000 });
+    await listed.waitForSync({ timeoutMs: 10_000 });
     await custom.waitForSync({ timeoutMs: 10_000 });
-    const cached = plain.store.get('applied', ns);
-    expect(cached?.data).toEqual({ a: '1' });
-    expect(cached?.metadata?.managedFields).toBeUndefined();
-    expect(cached?.metadata?.uid).toBe(raw.metadata?.uid);
+    for (const informer of [plain, listed]) {
+      const cached = informer.store.get('applied', ns);
+      expect(cached?.data).toEqual({ a: '1' });
+      expect(cached?.metadata?.managedFields).toBeUndefined();
+      expect(cached?.metadata?.uid).toBe(raw.metadata?.uid);
+    }
+    // A transform of one's own sees the objects whole.
     expect(custom.store.get('applied', ns)?.data).toEqual({ redacted: 'yes' });
-    await Promise.all([plain.stop(), custom.stop()]);
+    expect(custom.store.get('applied', ns)?.metadata?.managedFields).toEqual(raw.metadata?.managedFields);
+    await Promise.all([plain.stop(), listed.stop(), custom.stop()]);
   });
 
   it('gives handlers added after start the current state first', async () => {

@@ -350,11 +350,6 @@ async function child(variant: Variant, kubeconfigPath: string, expected: number)
   }
   const { Informer } = await import('kubeloop/runtime');
   const client = await Client.fromKubeconfig({ path: kubeconfigPath });
-  // kubeloop loads its HTTP stack (undici) on the first request; client-node's was loaded with
-  // it above. Loading modules is no part of an informer's sync: load it for both before timing.
-  const { createRequire } = await import('node:module');
-  const undici = createRequire(fileURLToPath(import.meta.resolve('kubeloop/client'))).resolve('undici');
-  await import(pathToFileURL(undici).href);
   const informer = new Informer(client.api(Widget, NAMESPACE), {
     watchList: variant !== 'kubeloop-list',
     freeze: variant !== 'kubeloop-nofreeze',

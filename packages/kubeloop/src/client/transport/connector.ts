@@ -1,9 +1,7 @@
 /**
  * How a {@link Transport} reaches its server: the HTTP exchange below retries, credentials and
- * errors. Two exist: undici over TCP and TLS (every real cluster), and node:http over a Unix
- * domain socket (a server in the same machine that offers one, as the local control plane
- * does for its own controllers). undici is loaded only when the first TCP request is made, so a
- * process that only ever talks over a socket never pays for it.
+ * errors. Two exist: node:http/node:https for HTTP/1.1 (TCP and TLS, or a Unix domain socket),
+ * and undici when HTTP/2 is asked for — loaded only then.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
@@ -46,14 +44,14 @@ export interface ConnectorOptions {
   socketPath?: string | undefined;
 }
 
-/** The connector for these options: a Unix socket when one is named, else TCP and TLS. */
+/** The connector for these options: undici to offer HTTP/2 over TLS, else Node's own client. */
 export async function createConnector(o: ConnectorOptions): Promise<Connector> {
-  if (o.socketPath !== undefined) {
-    const { SocketConnector } = await import('./socket-connector.js');
-    return new SocketConnector(o.socketPath, o.maxConnections);
+  if (o.http2 && o.socketPath === undefined) {
+    const { UndiciConnector } = await import('./undici-connector.js');
+    return new UndiciConnector(o);
   }
-  const { UndiciConnector } = await import('./undici-connector.js');
-  return new UndiciConnector(o);
+  const { NodeConnector } = await import('./node-connector.js');
+  return new NodeConnector(o);
 }
 
 /** Reads a whole body as UTF-8 text. */

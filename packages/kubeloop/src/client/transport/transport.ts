@@ -1,7 +1,7 @@
 /**
  * HTTP to one API server: credentials on every request, retries, optional rate limiting,
  * per-request timeouts and `AbortSignal`, `Warning` headers and a metrics hook, over a
- * {@link Connector} (undici over TCP and TLS, or node:http over a Unix socket).
+ * {@link Connector} (node:http/https for HTTP/1.1 over TCP, TLS or a Unix socket; undici for HTTP/2).
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
@@ -27,14 +27,17 @@ export interface TransportOptions {
    * (default 60 s; 0 = none). For a watch it bounds the wait for the response headers only.
    */
   timeoutMs?: number;
-  /** Offer HTTP/2 (ALPN `h2`); the server picks. Default false (HTTP/1.1, as client-go's default for watches). */
+  /**
+   * Offer HTTP/2 (ALPN `h2`, through undici); the server picks. Default false: HTTP/1.1 with
+   * Node's own client, as client-go's default for watches.
+   */
   http2?: boolean;
   /** Connections per server (default: as many as needed). */
   maxConnections?: number;
   /**
    * Reach the server over this Unix domain socket with plain HTTP/1.1 instead of TCP and TLS
    * (`server` still names it in URLs and errors). For a server on the same machine that offers
-   * one; the local control plane's own controllers use it. undici is then never loaded.
+   * one; the local control plane's own controllers use it.
    */
   socketPath?: string;
   /** Retry settings, or false for none (default: 5 retries, 100 ms base, 30 s cap). */

@@ -122,6 +122,10 @@ function compileNode(s: JSONSchemaProps): ValueValidator {
   const format = effectiveFormat(s);
   const hasNumber = types.includes('number');
   const hasInteger = types.includes('integer');
+  // At most two types (int-or-string): two comparisons instead of a search per value.
+  const t0 = types[0];
+  const t1 = types[1];
+  const isType = (t: string): boolean => t === t0 || t === t1;
 
   // --- type validator
   const typeApplies = types.length > 0 || format !== '';
@@ -137,13 +141,13 @@ function compileNode(s: JSONSchemaProps): ValueValidator {
       schType !== 'string' &&
       schType !== 'array' &&
       format !== '' &&
-      !(types.includes(schType) || goFormat === format || isIntFloat)
+      !(isType(schType) || goFormat === format || isIntFloat)
     ) {
       typeError(sink, path, format, goFormat);
       return;
     }
     if (!(hasNumber || hasInteger) && format !== '' && (schType === 'string' || schType === 'array')) return;
-    if (!(types.includes(schType) || isIntFloat)) typeError(sink, path, typeText, schType);
+    if (!(isType(schType) || isIntFloat)) typeError(sink, path, typeText, schType);
   };
 
   // --- allOf / anyOf / oneOf / not
@@ -330,6 +334,25 @@ function compileNode(s: JSONSchemaProps): ValueValidator {
     ? Object.entries(s.properties).map(([k, p]) => [k, compileValueValidator(p)] as const)
     : [];
   const propNames = new Set(props.map(([k]) => k));
+  const propKeys = props.map(([k]) => k);
+  const propChecks = props.map(([, c]) => c);
+  // The paths of the properties below the last parent path: objects at the same place (every
+  // object's `spec`) share them instead of joining them again.
+  let memoParent: string | undefined;
+  let memoPaths: (string | undefined)[] = [];
+  const childPath = (path: string, i: number): string => {
+    if (path !== memoParent) {
+      memoParent = path;
+      memoPaths = new Array<string | undefined>(propKeys.length);
+    }
+    let p = memoPaths[i];
+    if (p === undefined) {
+      const k = propKeys[i]!;
+      p = path === '' ? k : `${path}.${k}`;
+      memoPaths[i] = p;
+    }
+    return p;
+  };
   const required = s.required ?? [];
   const { minProperties, maxProperties } = s;
   const addl = s.additionalProperties;
@@ -360,8 +383,9 @@ function compileNode(s: JSONSchemaProps): ValueValidator {
           } else if (addlCheck) {
             for (const k of Object.keys(v)) if (!propNames.has(k)) addlCheck(v[k], `${path}.${k}`, sink);
           }
-          for (const [k, check] of props) {
-            if (Object.hasOwn(v, k)) check(v[k], path === '' ? k : `${path}.${k}`, sink);
+          for (let i = 0; i < propKeys.length; i++) {
+            const k = propKeys[i]!;
+            if (Object.hasOwn(v, k)) propChecks[i]!(v[k], childPath(path, i), sink);
           }
           for (const k of required) {
             if (!Object.hasOwn(v, k)) sink.causes.push(fieldErrors.required(errPath(sink, `${path}.${k}`)));

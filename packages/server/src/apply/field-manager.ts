@@ -14,6 +14,7 @@ import { ApiError, fieldErrors, type StatusCause } from 'kubeloop/api';
 import { decodeProtobufObject, encodeProtobufObject, supportsProtobuf } from '../protobuf/index.js';
 import { apiVersionOf, type ResourceType } from '../registry/types.js';
 import { timestamp } from '../util/object.js';
+import { createdFieldsV1 } from './created.js';
 import {
   decodeManagedFields,
   emptyManaged,
@@ -41,8 +42,8 @@ export const FIELD_MANAGER_MAX_LENGTH = 128;
 
 const SCALE_DEFINITION = 'io.k8s.api.autoscaling.v1.Scale';
 
-/** Fields never owned by anyone (`stripMetaManager`). */
-const STRIP = FieldSet.of(
+/** Fields never owned by anyone (`stripMetaManager`). @internal */
+export const STRIP = FieldSet.of(
   [{ field: 'apiVersion' }],
   [{ field: 'kind' }],
   [{ field: 'metadata' }],
@@ -251,6 +252,43 @@ function encodeInto(obj: Obj, managed: Managed): void {
   else delete m.managedFields;
 }
 
+const typeMetaOnly = new WeakMap<ResourceType, boolean>();
+
+/**
+ * The create of an object whose empty value is its type meta only (custom resources): its
+ * creator owns every field it sets, computed in one walk ({@link createdFieldsV1}) rather than by
+ * the update chain, with the same entry. False when the update chain must do it.
+ */
+function recordCreate(t: ResourceType, next: Obj, o: ManageOptions): boolean {
+  let simple = typeMetaOnly.get(t);
+  if (simple === undefined) {
+    const z = zeroObject(t, undefined);
+    simple = Object.keys(z).every((k) => (k === 'apiVersion' || k === 'kind') && typeof z[k] === 'string');
+    typeMetaOnly.set(t, simple);
+  }
+  if (!simple) return false;
+  const u = updaterFor(t, undefined);
+  const fields = createdFieldsV1(next, u.atom, u.ignored, STRIP);
+  if (fields === undefined) return false;
+  const m = metadataOf(next);
+  if (fields === null) {
+    delete m.managedFields;
+    return true;
+  }
+  // encodeManagedFields of the one entry.
+  const entry: Obj = {
+    manager: o.manager || 'unknown',
+    operation: 'Update',
+    apiVersion: versionOf(t, undefined),
+  };
+  const time = o.now ?? timestamp();
+  if (time) entry.time = time;
+  entry.fieldsType = 'FieldsV1';
+  entry.fieldsV1 = fields;
+  m.managedFields = [entry];
+  return true;
+}
+
 /**
  * Records a non-apply write in `next.metadata.managedFields` (`FieldManager.UpdateNoErrors`):
  * `live` is the stored object, `undefined` for a create. Never throws: when the fields cannot be
@@ -283,8 +321,11 @@ export function updateManagedFields(
       }
     }
     delete m.managedFields;
-    // skipNonApplied: an object whose fields nobody tracks stays untracked until it is applied.
-    if (managed.fields.size === 0 && live !== undefined) return;
+    if (managed.fields.size === 0) {
+      // skipNonApplied: an object whose fields nobody tracks stays untracked until it is applied.
+      if (live !== undefined) return;
+      if (!o.subresource && recordCreate(t, next, o)) return;
+    }
     encodeInto(next, updateCore(t, live ?? zeroObject(t, o.subresource), next, managed, o));
   } catch {
     if (liveEntries !== undefined) m.managedFields = structuredClone(liveEntries);

@@ -33,7 +33,8 @@ export class TypedError extends Error {
   }
 }
 
-type Handler = 'map' | 'list' | 'scalar';
+/** Which part of an atom a value is walked with. @internal */
+export type Handler = 'map' | 'list' | 'scalar';
 
 function isScalar(v: unknown): boolean {
   return typeof v === 'number' || typeof v === 'string' || typeof v === 'boolean';
@@ -43,7 +44,7 @@ function isScalar(v: unknown): boolean {
  * `deduceAtom` + `handleAtom`: the part of the atom that applies to a value (a scalar atom for a
  * scalar, a list atom for a list, a map atom for a map), else the first of map, scalar, list.
  */
-function handlerFor(atom: Atom, v: unknown): Handler | undefined {
+export function handlerFor(atom: Atom, v: unknown): Handler | undefined {
   if (v !== null && v !== undefined) {
     if (isScalar(v)) {
       if (atom.scalar) return 'scalar';
@@ -58,7 +59,7 @@ function handlerFor(atom: Atom, v: unknown): Handler | undefined {
 }
 
 /** The type of a map's entry: its declared field's, else the map's element type. */
-function entryAtom(t: MapType, key: string): Atom | undefined {
+export function entryAtom(t: MapType, key: string): Atom | undefined {
   const ref = t.field(key) ?? t.elementType;
   return ref?.();
 }
@@ -332,7 +333,7 @@ function compareAt(lhs: unknown, rhs: unknown, atom: Atom, path: PathElement[], 
 }
 
 /** A map or list whose type is unknown is compared as a whole. */
-const UNTYPED_LEAF: Atom = { scalar: 'untyped' };
+export const UNTYPED_LEAF: Atom = { scalar: 'untyped' };
 
 interface Indexed {
   /** Items by serialized path element, first occurrence of each key, in list order. */

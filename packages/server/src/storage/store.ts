@@ -44,12 +44,30 @@ function bucketOf(key: string): string {
   return key.slice(0, third + 1);
 }
 
+/**
+ * Freezes a value and everything it holds. Shared subtrees that are frozen already (the empty
+ * objects of managedFields) are not entered again; `for…in` and index loops keep the walk free
+ * of per-object arrays (stored objects are plain JSON data, without enumerable inherited keys).
+ */
 function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const v of Object.values(value)) deepFreeze(v);
-  }
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) freezeTree(value);
   return value;
+}
+
+function freezeTree(o: object): void {
+  Object.freeze(o);
+  if (Array.isArray(o)) {
+    for (let i = 0; i < o.length; i++) {
+      const v: unknown = o[i];
+      if (typeof v === 'object' && v !== null && !Object.isFrozen(v)) freezeTree(v);
+    }
+    return;
+  }
+  const r = o as Record<string, unknown>;
+  for (const k in r) {
+    const v = r[k];
+    if (typeof v === 'object' && v !== null && !Object.isFrozen(v)) freezeTree(v);
+  }
 }
 
 interface Watcher {

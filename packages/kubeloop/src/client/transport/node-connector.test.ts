@@ -147,6 +147,65 @@ describe('a client on a Unix socket (plain HTTP, no undici)', () => {
     await c.close();
   });
 
+  it('times out an answer whose body stops coming, and cancels one mid-body with the signal reason', async () => {
+    handler = (_req, _body, res) => {
+      res.setHeader('content-type', 'application/json');
+      // Headers and half a body, then nothing: only the whole-answer deadline can end it.
+      res.write('{"apiVersion":"v1","kind":"ConfigMap",');
+    };
+    const slow = client({ timeoutMs: 80 });
+    const err = await slow
+      .api(ConfigMap, 'ns')
+      .get('a')
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(NetworkError);
+    expect((err as NetworkError).kind).toBe('timeout');
+    expect((err as NetworkError).message).toContain('no complete answer within 80 ms');
+    await slow.close();
+
+    const c = client();
+    const ac = new AbortController();
+    const reason = new Error('stop now');
+    handler = (_req, _body, res) => {
+      res.setHeader('content-type', 'application/json');
+      res.write('{"apiVersion":"v1",');
+      ac.abort(reason);
+    };
+    const cancelled = await c
+      .api(ConfigMap, 'ns')
+      .get('a', { signal: ac.signal })
+      .catch((e: unknown) => e);
+    expect(cancelled).toBe(reason);
+    await c.close();
+  });
+
+  it('leaves no listener on a caller signal once its answers are read', async () => {
+    handler = (_req, _body, res) => {
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a' } }));
+    };
+    const c = client();
+    const ac = new AbortController();
+    let added = 0;
+    let removed = 0;
+    const add = ac.signal.addEventListener.bind(ac.signal);
+    const remove = ac.signal.removeEventListener.bind(ac.signal);
+    ac.signal.addEventListener = (...args: Parameters<typeof add>) => {
+      added++;
+      add(...args);
+    };
+    ac.signal.removeEventListener = (...args: Parameters<typeof remove>) => {
+      removed++;
+      remove(...args);
+    };
+    for (let i = 0; i < 5; i++) {
+      expect((await c.api(ConfigMap, 'ns').get('a', { signal: ac.signal })).metadata?.name).toBe('a');
+    }
+    expect(added).toBeGreaterThan(0);
+    expect(removed).toBe(added);
+    await c.close();
+  });
+
   it('bounds the wait for a watch to answer', async () => {
     handler = () => {
       // never answers

@@ -8,7 +8,7 @@ import type { Readable } from 'node:stream';
 import type { ApiError } from '../../api/status.js';
 import { type Authenticator, type Credentials, createAuthenticator } from '../auth/authenticator.js';
 import type { ConnectionConfig } from '../config/types.js';
-import { type Connector, createConnector, readText } from './connector.js';
+import { type Connector, createConnector, DeadlineExceeded, readText } from './connector.js';
 import { apiErrorFromResponse, NetworkError, toNetworkError } from './errors.js';
 import type { RequestRecord } from './metrics.js';
 import { type RateLimitOptions, TokenBucket } from './rate-limit.js';
@@ -212,22 +212,6 @@ export class Transport {
           attempt,
         });
 
-      // A whole-answer deadline for buffered requests; a watch only bounds the wait for headers.
-      const ac = stream ? undefined : new AbortController();
-      let timedOut = false;
-      const timer =
-        ac && timeoutMs > 0
-          ? setTimeout(() => {
-              timedOut = true;
-              ac.abort(new NetworkError('timeout', `no complete answer within ${timeoutMs} ms`, where));
-            }, timeoutMs)
-          : undefined;
-      const onAbort = () => ac?.abort(req.signal?.reason);
-      if (ac) {
-        req.signal?.addEventListener('abort', onAbort, { once: true });
-        if (req.signal?.aborted) onAbort();
-      }
-
       let failure: ApiError | NetworkError;
       try {
         const res = await (await this.connect()).request({
@@ -235,8 +219,10 @@ export class Transport {
           method: req.method,
           headers: this.headers(req, creds),
           body: req.body,
-          signal: ac?.signal ?? req.signal,
+          signal: req.signal,
+          // A whole-answer deadline for buffered requests; a watch only bounds the wait for headers.
           headersTimeoutMs: stream && timeoutMs > 0 ? timeoutMs : 0,
+          deadlineMs: stream ? 0 : timeoutMs,
           creds,
         });
         const ok = res.statusCode < 400;
@@ -257,13 +243,10 @@ export class Transport {
       } catch (err) {
         record('<error>');
         if (req.signal?.aborted) throw req.signal.reason;
-        if (timedOut)
+        if (err instanceof DeadlineExceeded)
           throw new NetworkError('timeout', `no complete answer within ${timeoutMs} ms`, where, err);
         if (this.closed) throw new NetworkError('reset', 'the client was closed', where, err);
         failure = toNetworkError(err, where);
-      } finally {
-        if (timer) clearTimeout(timer);
-        req.signal?.removeEventListener('abort', onAbort);
       }
 
       if (!this.retry || attempt >= this.retry.maxRetries || !isRetryable(req.method, failure)) throw failure;

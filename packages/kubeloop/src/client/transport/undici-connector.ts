@@ -5,7 +5,13 @@
 import { createSecureContext } from 'node:tls';
 import { Agent, type Dispatcher } from 'undici';
 import type { Credentials } from '../auth/authenticator.js';
-import type { Connector, ConnectorOptions, ConnectorRequest, ConnectorResponse } from './connector.js';
+import {
+  type Connector,
+  type ConnectorOptions,
+  type ConnectorRequest,
+  type ConnectorResponse,
+  DeadlineExceeded,
+} from './connector.js';
 
 export class UndiciConnector implements Connector {
   private agent: Agent | undefined;
@@ -15,13 +21,35 @@ export class UndiciConnector implements Connector {
   constructor(private readonly o: ConnectorOptions) {}
 
   async request(req: ConnectorRequest): Promise<ConnectorResponse> {
+    const deadlineMs = req.deadlineMs ?? 0;
+    if (deadlineMs <= 0) return this.send(req, req.signal);
+    const ac = new AbortController();
+    const timer = setTimeout(() => ac.abort(new DeadlineExceeded(deadlineMs)), deadlineMs);
+    const onAbort = () => ac.abort(req.signal?.reason);
+    req.signal?.addEventListener('abort', onAbort, { once: true });
+    if (req.signal?.aborted) onAbort();
+    const done = () => {
+      clearTimeout(timer);
+      req.signal?.removeEventListener('abort', onAbort);
+    };
+    try {
+      const res = await this.send(req, ac.signal);
+      res.body.once('close', done);
+      return res;
+    } catch (err) {
+      done();
+      throw err;
+    }
+  }
+
+  private async send(req: ConnectorRequest, signal: AbortSignal | undefined): Promise<ConnectorResponse> {
     const res = await this.dispatcher(req.creds).request({
       origin: this.o.origin,
       path: req.path,
       method: req.method as Dispatcher.HttpMethod,
       headers: req.headers,
       ...(req.body !== undefined && { body: req.body }),
-      signal: req.signal,
+      signal,
       headersTimeout: req.headersTimeoutMs,
       bodyTimeout: 0,
     });

@@ -42,11 +42,12 @@ export function createOpenApiEndpoints(registry: Registry, version: string): Ope
   };
   return {
     handle: (path, query, headers) => service.handle(path, query, headers),
-    fieldProblems(t: ResourceType, obj: Obj, raw: string | undefined): string[] {
+    fieldProblems(t: ResourceType, obj: Obj, raw: string | undefined, prune = false): string[] {
       const duplicates = raw ? findDuplicateFields(raw) : [];
       if (t.custom) return [...duplicates, ...pruneCustom(t, obj)];
       const schema = view(t);
-      return [...duplicates, ...(schema ? findUnknownFields(obj, schema) : [])];
+      if (!schema) return duplicates;
+      return [...duplicates, ...(prune ? pruneUnknownFields(obj, schema) : findUnknownFields(obj, schema))];
     },
     pruneUnknown(t: ResourceType, obj: Obj): void {
       if (t.custom) {
@@ -59,8 +60,21 @@ export function createOpenApiEndpoints(registry: Registry, version: string): Ope
     decode(t: ResourceType, obj: Obj): string | undefined {
       if (!t.definition) return undefined;
       const error = decodeTypeError(obj, t.definition);
-      if (error === undefined) normalizeNulls(obj, t.definition);
+      // Only nulls are rewritten: most objects have none, and finding that needs no schema.
+      if (error === undefined && containsNull(obj)) normalizeNulls(obj, t.definition);
       return error;
     },
   };
+}
+
+/** Whether a JSON value holds a `null` anywhere. */
+function containsNull(v: unknown): boolean {
+  if (v === null) return true;
+  if (typeof v !== 'object') return false;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) if (containsNull(v[i])) return true;
+    return false;
+  }
+  for (const key in v) if (containsNull((v as Obj)[key])) return true;
+  return false;
 }

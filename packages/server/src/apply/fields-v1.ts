@@ -23,7 +23,30 @@ import { isObj, type Obj, put } from './value.js';
  * ```
  */
 export function toFieldsV1(set: FieldSet): Obj {
-  return emit(set, false);
+  let out = encodings.get(set);
+  if (out === undefined) {
+    out = deepFreeze(emit(set, false));
+    encodings.set(set, out);
+    decodings.set(out, set);
+  }
+  return out;
+}
+
+/**
+ * Encodings of sets, and sets of frozen encodings, both ways: a write re-encodes the entries of
+ * every manager, most of them unchanged since they were decoded from the stored object. Sets are
+ * never changed once built, and frozen encodings cannot change, so either side stays valid; the
+ * encodings are frozen because they are shared between objects.
+ */
+const encodings = new WeakMap<FieldSet, Obj>();
+const decodings = new WeakMap<Obj, FieldSet>();
+
+function deepFreeze(o: Obj): Obj {
+  for (const k in o) {
+    const v = o[k];
+    if (isObj(v) && !Object.isFrozen(v)) deepFreeze(v);
+  }
+  return Object.freeze(o);
 }
 
 /**
@@ -68,7 +91,15 @@ export class FieldsV1Error extends Error {}
  */
 export function fromFieldsV1(fields: unknown): FieldSet {
   if (!isObj(fields)) throw new FieldsV1Error('FieldsV1 must be a JSON object');
-  return read(fields).children ?? new FieldSet();
+  const frozen = Object.isFrozen(fields);
+  if (frozen) {
+    const known = decodings.get(fields);
+    if (known) return known;
+  }
+  const set = read(fields).children ?? new FieldSet();
+  // Not an encoding of the set: a stored entry need not be in canonical form.
+  if (frozen) decodings.set(fields, set);
+  return set;
 }
 
 function read(node: Obj): { children: FieldSet | undefined; isMember: boolean } {

@@ -12,12 +12,27 @@ export function authenticateClientCertificate(req: IncomingMessage): UserInfo | 
   const socket = req.socket as TLSSocket;
   // Verification happened in the handshake (requestCert without rejectUnauthorized): only read the verdict.
   if (typeof socket.getPeerCertificate !== 'function' || !socket.authorized) return undefined;
+  // A connection keeps its certificate: read it once, not on every request of the connection.
+  const known = byConnection.get(socket);
+  if (known !== undefined) return known ?? undefined;
+  const user = userOf(socket);
+  byConnection.set(socket, user ?? null);
+  return user;
+}
+
+/** The user of each connection with a verified client certificate (null: the certificate names none). */
+const byConnection = new WeakMap<TLSSocket, Readonly<UserInfo> | null>();
+
+function userOf(socket: TLSSocket): UserInfo | undefined {
   const peer = socket.getPeerCertificate();
   const cn = first(peer?.subject?.CN);
   if (!cn) return undefined;
   const orgs = peer.subject.O;
   const groups = orgs === undefined ? [] : Array.isArray(orgs) ? orgs : [orgs];
-  return { username: cn, groups: [...groups, 'system:authenticated'] };
+  return Object.freeze({
+    username: cn,
+    groups: Object.freeze([...groups, 'system:authenticated']) as string[],
+  });
 }
 
 const first = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? v[0] : v);

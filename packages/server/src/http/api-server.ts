@@ -48,8 +48,11 @@ export interface OpenApiEndpoints {
     query: URLSearchParams,
     headers: { accept?: string; 'if-none-match'?: string },
   ): { status: number; headers: Record<string, string>; body: Buffer | string } | undefined;
-  /** Unknown and duplicate fields of a request object (`unknown field "spec.x"` messages). */
-  fieldProblems(t: ResourceType, obj: Obj, raw: string | undefined): string[];
+  /**
+   * Unknown and duplicate fields of a request object (`unknown field "spec.x"` messages); with
+   * `prune`, also does {@link pruneUnknown} in the same walk.
+   */
+  fieldProblems(t: ResourceType, obj: Obj, raw: string | undefined, prune?: boolean): string[];
   /** Drops the fields the schema does not know (what decoding into a typed struct does). */
   pruneUnknown(t: ResourceType, obj: Obj): void;
   /**
@@ -658,6 +661,8 @@ export class ApiServer {
       this.o.openapi.pruneUnknown(t, obj);
       return [];
     }
+    // Warn keeps the object whatever its problems: find and prune them in one walk.
+    if (mode === 'Warn') return this.o.openapi.fieldProblems(t, obj, raw, true);
     const problems = this.o.openapi.fieldProblems(t, obj, raw);
     if (problems.length > 0 && mode === 'Strict') {
       if (verb === 'patch') {

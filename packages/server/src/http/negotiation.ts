@@ -35,6 +35,9 @@ export function negotiate(
   accept: string | undefined,
   offers: { table: boolean; metadata: boolean; list: boolean; discovery?: boolean },
 ): { representation: Representation; yaml: boolean } | undefined {
+  // What clients send on nearly every request, answered without parsing.
+  if (!accept || accept === 'application/json' || accept === '*/*')
+    return { representation: { as: 'object' }, yaml: false };
   for (const range of parseAccept(accept)) {
     if (!JSONISH.has(range.type)) continue;
     const yaml = range.type === 'application/yaml';

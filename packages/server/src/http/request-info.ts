@@ -32,41 +32,41 @@ export function parseRequestInfo(method: string, path: string, query: URLSearchP
     subresource: '',
     name: '',
   };
-  let parts = path.split('/').filter((p) => p !== '');
+  // One split; `i` walks it rather than slicing a new array per step.
+  const parts = path.split('/').filter((p) => p !== '');
   if (parts.length === 0) return info;
   const prefix = parts[0]!;
   if (prefix !== 'api' && prefix !== 'apis') return info;
   info.apiPrefix = prefix;
-  parts = parts.slice(1);
+  let i = 1;
   if (prefix === 'apis') {
-    if (parts.length < 2) return info; // /apis or /apis/<group>: discovery
-    info.group = parts[0]!;
-    parts = parts.slice(1);
+    if (parts.length - i < 2) return info; // /apis or /apis/<group>: discovery
+    info.group = parts[i++]!;
   }
-  if (parts.length < 2) {
-    if (parts.length === 1) info.version = parts[0]!;
+  if (parts.length - i < 2) {
+    if (parts.length - i === 1) info.version = parts[i]!;
     return info; // /api, /api/v1, /apis/g/v: discovery
   }
-  info.version = parts[0]!;
-  parts = parts.slice(1);
+  info.version = parts[i++]!;
   info.isResourceRequest = true;
 
   let watchPath = false;
-  if (parts[0] === 'watch') {
+  if (parts[i] === 'watch') {
     watchPath = true;
-    parts = parts.slice(1);
+    i++;
   }
 
-  if (parts[0] === 'namespaces') {
-    if (parts.length > 1) {
-      info.namespace = parts[1]!;
-      if (parts.length > 2 && !NAMESPACE_SUBRESOURCES.has(parts[2]!)) parts = parts.slice(2);
+  if (parts[i] === 'namespaces') {
+    if (parts.length - i > 1) {
+      info.namespace = parts[i + 1]!;
+      if (parts.length - i > 2 && !NAMESPACE_SUBRESOURCES.has(parts[i + 2]!)) i += 2;
     }
   }
-  info.resource = parts[0] ?? '';
-  if (parts.length >= 2) info.name = parts[1]!;
-  if (parts.length >= 3) info.subresource = parts[2]!;
-  if (parts.length > 3) info.subresource = parts.slice(2).join('/');
+  const rest = parts.length - i;
+  info.resource = parts[i] ?? '';
+  if (rest >= 2) info.name = parts[i + 1]!;
+  if (rest >= 3) info.subresource = parts[i + 2]!;
+  if (rest > 3) info.subresource = parts.slice(i + 2).join('/');
 
   const isWatchQuery = query.get('watch') === 'true' || query.get('watch') === '1';
   switch (method) {

@@ -11,7 +11,7 @@ import {
   type StatusCause,
   validateObjectMeta,
 } from 'kubeloop/api';
-import { fromStorageVersion, presentAs, toStorageVersion } from '../apiextensions/conversion.js';
+import { presentAs, toStorageVersion } from '../apiextensions/conversion.js';
 import { collectionPrefix, objectKey, StorageError, type Store } from '../storage/store.js';
 import type { KubeObject, StoredObject } from '../storage/types.js';
 import { clone, deepEqual, getPath, isObject, meta, type Obj, setPath, timestamp } from '../util/object.js';
@@ -728,11 +728,13 @@ export class RestStorage {
       // `stored` is what is in storage; `old` is it as the request's kind sees it (they differ
       // only for kinds stored as another, such as events.k8s.io Events).
       const stored = current.object as Obj;
-      const old = t.storedAs ? (presentAs(t, current).object as Obj) : stored;
-      const base = clone(old) as Obj;
-      if (!t.storedAs) fromStorageVersion(t, base);
+      const oldView = t.storedAs ? presentAs(t, current) : current;
+      const old = oldView.object as Obj;
+      // A parse of the cached encoding is the cheapest deep copy; a custom resource's presented
+      // view is the stored object already read through t's version (as fromStorageVersion reads it).
+      const base = JSON.parse((t.custom ? presentAs(t, current) : oldView).json) as Obj;
       const input = desired(base);
-      const next = this.prepareUpdate(t, input, old, subresource, namespace);
+      const next = this.prepareUpdate(t, input, old, oldView.json, subresource, namespace);
       const nm = meta(next);
       const om = old.metadata as Obj;
       // An unconditional update is validated as an update of the stored version (BeforeUpdate).
@@ -798,13 +800,15 @@ export class RestStorage {
     t: ResourceType,
     input: Obj,
     old: Obj,
+    oldJson: string,
     subresource: 'status' | undefined,
     namespace: string | undefined,
   ): Obj {
     const om = old.metadata as Obj;
     let next: Obj;
     if (subresource === 'status') {
-      next = clone(old) as Obj;
+      // `oldJson` is old's encoding: its parse is the deep copy.
+      next = JSON.parse(oldJson) as Obj;
       if (input.status === undefined) delete next.status;
       else next.status = input.status;
       // A status write may not touch metadata, except the resourceVersion precondition and the

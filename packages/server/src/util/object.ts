@@ -58,6 +58,17 @@ export function setPath(obj: Obj, path: string, value: unknown): void {
 }
 
 /** RFC 3339 with second precision, as Kubernetes renders `metav1.Time`. */
-export function timestamp(d: Date = new Date()): string {
-  return `${d.toISOString().slice(0, 19)}Z`;
+export function timestamp(d?: Date): string {
+  if (d !== undefined) return `${d.toISOString().slice(0, 19)}Z`;
+  // Every write stamps several times (creation, managedFields, events): formatting once per
+  // second is enough, as the text only changes with the second.
+  const second = Math.floor(Date.now() / 1000);
+  if (second !== lastStamp.second) {
+    lastStamp.second = second;
+    lastStamp.text = `${new Date(second * 1000).toISOString().slice(0, 19)}Z`;
+  }
+  return lastStamp.text;
 }
+
+/** The last text of {@link timestamp} (a cache of a pure function of the clock's second). */
+const lastStamp = { second: Number.NaN, text: '' };

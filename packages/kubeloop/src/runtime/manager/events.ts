@@ -1,7 +1,10 @@
 /**
  * The event recorder: `events.k8s.io/v1` Events about objects, with repeats aggregated into a
  * series (count and lastObservedTime) as client-go's `events` package does, so that a
- * controller failing in a loop updates one Event instead of creating thousands.
+ * controller failing in a loop updates one Event instead of creating thousands: the first
+ * occurrence creates the Event, the second patches in a series of 2, later ones only count
+ * locally; a series' count is written when it has been quiet for 6 minutes, every 30 minutes
+ * while it goes on (which also renews the Event's TTL), and when the recorder stops.
  */
 import type { Logger } from 'pino';
 import { isNotFound } from '../../api/status.js';
@@ -26,6 +29,11 @@ interface Series {
   name: string;
   namespace: string;
   count: number;
+  /** The count the server has (or has been sent). */
+  written: number;
+  lastObserved: Date;
+  /** Writes the series' current count (creating the Event again if it expired). */
+  writeCount: () => void;
   /** Serialises the writes of one series. */
   chain: Promise<void>;
 }
@@ -44,6 +52,10 @@ const MAX_WRITES = 4;
 const MAX_QUEUED = 1000;
 /** Series remembered for aggregation (client-go's LRU of 4,096). */
 const MAX_SERIES = 4096;
+/** A series quiet this long is finished: its count is written and it is forgotten (client-go's finishTime). */
+const FINISH_MS = 6 * 60_000;
+/** A running series' count is written this often (client-go's refreshTime). */
+const REFRESH_MS = 30 * 60_000;
 
 /**
  * Records Events; writes happen in the background (never block or fail a reconcile) and are
@@ -60,6 +72,8 @@ export class EventRecorder {
   private writing = 0;
   private readonly waiting: (() => void)[] = [];
   private dropped = 0;
+  private housekeeping: NodeJS.Timeout | undefined;
+  private lastRefresh = Date.now();
 
   constructor(
     private readonly client: Client,
@@ -90,17 +104,23 @@ export class EventRecorder {
         name: `${meta.name ?? 'object'}.${(BigInt(now.getTime()) * 1_000_000n + BigInt(Math.floor(Math.random() * 1e6))).toString(16)}`,
         namespace,
         count: 0,
+        written: 0,
+        lastObserved: now,
+        writeCount: () => undefined,
         chain: Promise.resolve(),
       };
       this.series.set(key, s);
       if (this.series.size > MAX_SERIES) {
-        const oldest = this.series.keys().next().value;
-        if (oldest !== undefined) this.series.delete(oldest);
+        const [oldest, o] = this.series.entries().next().value ?? [];
+        if (oldest !== undefined) {
+          if (o && o.count > o.written) o.writeCount();
+          this.series.delete(oldest);
+        }
       }
     }
     const series = s;
     series.count++;
-    const count = series.count;
+    series.lastObserved = now;
     const api = this.client.api(EventsV1Event, namespace);
     const create = () =>
       api.create({
@@ -123,7 +143,7 @@ export class EventRecorder {
           ...(meta.resourceVersion && { resourceVersion: meta.resourceVersion }),
         },
       });
-    const write = async () => {
+    const write = async (count: number, observed: Date) => {
       try {
         if (count === 1) {
           await create();
@@ -131,7 +151,7 @@ export class EventRecorder {
         }
         try {
           await api.patch(series.name, {
-            series: { count, lastObservedTime: microTime(now) },
+            series: { count, lastObservedTime: microTime(observed) },
           } as Record<string, unknown>);
         } catch (err) {
           // The Event expired (events have a TTL): start a new one.
@@ -142,11 +162,24 @@ export class EventRecorder {
         this.options.log.warn({ err, reason, regarding: meta.name }, 'could not record event');
       }
     };
+    series.writeCount = () => {
+      const count = series.count;
+      const observed = series.lastObserved;
+      series.written = count;
+      this.enqueue(series, () => write(count, observed), reason, meta.name);
+    };
+    // Later repeats only count here; housekeeping and stop() write them.
+    if (series.count <= 2) series.writeCount();
+    this.startHousekeeping();
+  }
+
+  /** Queues a write of `series` behind its earlier ones, or drops it when overloaded. */
+  private enqueue(series: Series, write: () => Promise<void>, reason: string, regarding: unknown): void {
     if (this.pending.size >= MAX_QUEUED) {
       // Overloaded: drop, as client-go does; a later write of the series carries its count.
       if (this.dropped++ % MAX_QUEUED === 0) {
         this.options.log.warn(
-          { reason, regarding: meta.name, dropped: this.dropped },
+          { reason, regarding, dropped: this.dropped },
           'event queue full, dropping events',
         );
       }
@@ -180,8 +213,39 @@ export class EventRecorder {
     };
   }
 
-  /** Waits until every event recorded so far is written (or failed). */
+  /** Writes finished and long-running series (client-go's finishSeries and refreshExistingEventSeries). */
+  private tidy(now = Date.now()): void {
+    const refresh = now - this.lastRefresh >= REFRESH_MS;
+    if (refresh) this.lastRefresh = now;
+    for (const [key, s] of this.series) {
+      if (s.lastObserved.getTime() < now - FINISH_MS) {
+        if (s.count > s.written) s.writeCount();
+        this.series.delete(key);
+      } else if (refresh && s.count >= 2) s.writeCount();
+    }
+    if (this.series.size === 0) this.stopHousekeeping();
+  }
+
+  private startHousekeeping(): void {
+    if (this.housekeeping) return;
+    this.housekeeping = setInterval(() => this.tidy(), 60_000);
+    this.housekeeping.unref();
+  }
+
+  private stopHousekeeping(): void {
+    clearInterval(this.housekeeping);
+    this.housekeeping = undefined;
+  }
+
+  /** Writes the counts of series not yet written, and waits until every event recorded so far is written (or failed). */
   async flush(): Promise<void> {
+    for (const s of this.series.values()) if (s.count > s.written) s.writeCount();
     while (this.pending.size > 0) await Promise.all(this.pending);
+  }
+
+  /** Stops the recorder's housekeeping; with `flush`, writes what is not written yet first. */
+  async stop(flush: boolean): Promise<void> {
+    if (flush) await this.flush();
+    this.stopHousekeeping();
   }
 }

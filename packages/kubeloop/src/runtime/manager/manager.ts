@@ -344,7 +344,7 @@ export class Manager {
         await this.elector.stop(mode.release);
         if (o.leaderElection) this.leaderGauge.set({ name: o.leaderElection.id }, 0);
       }
-      if (mode.graceful) await this.recorder.flush();
+      await this.recorder.stop(mode.graceful);
       await this.informers.stop();
       await Promise.all(this.servers.map(closeServer));
       this.servers = [];

@@ -1,0 +1,93 @@
+import { pino } from 'pino';
+import { describe, expect, it, vi } from 'vitest';
+import type { Client } from '../../client/client.js';
+import { EventRecorder } from './events.js';
+
+/** A client that records the Event writes it is asked for. */
+function fakeClient() {
+  const calls: Array<{ verb: 'create' | 'patch'; name: string; count?: number }> = [];
+  const client = {
+    api: () => ({
+      create: async (e: { metadata: { name: string } }) => {
+        calls.push({ verb: 'create', name: e.metadata.name });
+        return e;
+      },
+      patch: async (name: string, p: { series: { count: number } }) => {
+        calls.push({ verb: 'patch', name, count: p.series.count });
+        return {};
+      },
+    }),
+  } as unknown as Client;
+  return { client, calls };
+}
+
+const foo = {
+  apiVersion: 'example.com/v1',
+  kind: 'Foo',
+  metadata: { name: 'a', namespace: 'ns', uid: 'u1' },
+};
+
+describe('EventRecorder series, as client-go writes them', () => {
+  it('creates, patches a series of 2, then counts locally until the series is quiet, refreshed or stopped', async () => {
+    const { client, calls } = fakeClient();
+    const rec = new EventRecorder(client, {
+      reportingController: 'c',
+      reportingInstance: 'i',
+      log: pino({ level: 'silent' }),
+    });
+    for (let i = 0; i < 5; i++) rec.event(foo, 'Normal', 'Synced', 'synced');
+    await rec.flush();
+    const name = calls[0]?.name ?? '';
+    // flush() writes the count not yet written.
+    expect(calls).toEqual([
+      { verb: 'create', name },
+      { verb: 'patch', name, count: 2 },
+      { verb: 'patch', name, count: 5 },
+    ]);
+
+    // Nothing new: nothing to write.
+    calls.length = 0;
+    await rec.flush();
+    expect(calls).toEqual([]);
+
+    // More repeats; a series quiet for over 6 minutes is written once more and forgotten.
+    rec.event(foo, 'Normal', 'Synced', 'synced');
+    (rec as unknown as { tidy(now: number): void }).tidy(Date.now() + 7 * 60_000);
+    await rec.flush();
+    expect(calls).toEqual([{ verb: 'patch', name, count: 6 }]);
+
+    // The next occurrence starts a new Event.
+    calls.length = 0;
+    rec.event(foo, 'Normal', 'Synced', 'synced');
+    await rec.stop(true);
+    expect(calls).toHaveLength(1);
+    expect(calls[0]?.verb).toBe('create');
+    expect(calls[0]?.name).not.toBe(name);
+  });
+
+  it('writes a running series every 30 minutes', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      const start = Date.now();
+      const { client, calls } = fakeClient();
+      const rec = new EventRecorder(client, {
+        reportingController: 'c',
+        reportingInstance: 'i',
+        log: pino({ level: 'silent' }),
+      });
+      const tidy = (now: number) => (rec as unknown as { tidy(now: number): void }).tidy(now);
+      for (let i = 0; i < 3; i++) rec.event(foo, 'Warning', 'Broken', 'broken');
+      // Still going 31 minutes later (never quiet for 6): the refresh writes its count.
+      vi.setSystemTime(start + 31 * 60_000);
+      rec.event(foo, 'Warning', 'Broken', 'broken');
+      tidy(Date.now());
+      // Not again until the next refresh.
+      tidy(Date.now() + 60_000);
+      // stop(true) waits for the writes, and finds nothing left to write.
+      await rec.stop(true);
+      expect(calls.map((c) => c.count ?? 1)).toEqual([1, 2, 4]);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});

@@ -24,6 +24,8 @@ class Unsupported extends Error {}
 const CACHE_MAX = 4096;
 const quotedFields = new Map<string, string>();
 const trees = new Map<string, Obj>();
+let lastText: string | undefined;
+let lastTree: Obj | undefined;
 
 /** `"f:name"`: the FieldsV1 key of a field as JSON text. */
 function quotedField(field: string): string {
@@ -44,12 +46,16 @@ function freezeTree(o: Obj): Obj {
 
 /** The frozen, shared tree of a FieldsV1 text. */
 function treeOf(text: string): Obj {
+  // Consecutive creates mostly repeat the last text: comparing is cheaper than hashing it.
+  if (text === lastText) return lastTree!;
   let t = trees.get(text);
   if (t === undefined) {
     if (trees.size >= CACHE_MAX) trees.clear();
     t = freezeTree(JSON.parse(text) as Obj);
     trees.set(text, t);
   }
+  lastText = text;
+  lastTree = t;
   return t;
 }
 
@@ -111,14 +117,8 @@ function mapChildren(
   root: boolean,
 ): string | undefined {
   const t = atom.map!;
-  const keys = Object.keys(v);
+  const keys = sortedKeys(t, Object.keys(v));
   if (keys.length === 0) return undefined;
-  for (let i = 1; i < keys.length; i++) {
-    if (compareStrings(keys[i - 1]!, keys[i]!) > 0) {
-      keys.sort(compareStrings);
-      break;
-    }
-  }
   let out: string | undefined;
   for (const key of keys) {
     if (root && (key === 'apiVersion' || key === 'kind')) continue;
@@ -127,6 +127,29 @@ function mapChildren(
     if (entry !== undefined) out = out === undefined ? entry : `${out},${entry}`;
   }
   return out;
+}
+
+/**
+ * The last unsorted key list of a map type and its FieldsV1 order: objects of a kind mostly come
+ * with their fields in the same order (a JSON body, then defaults), which then need no sort.
+ */
+const lastKeys = new WeakMap<object, { keys: string[]; sorted: string[] }>();
+
+function sortedKeys(type: object, keys: string[]): readonly string[] {
+  let i = 1;
+  while (i < keys.length && compareStrings(keys[i - 1]!, keys[i]!) <= 0) i++;
+  if (i >= keys.length) return keys;
+  const last = lastKeys.get(type);
+  if (last !== undefined && sameKeys(last.keys, keys)) return last.sorted;
+  const sorted = [...keys].sort(compareStrings);
+  lastKeys.set(type, { keys, sorted });
+  return sorted;
+}
+
+function sameKeys(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 function listChildren(

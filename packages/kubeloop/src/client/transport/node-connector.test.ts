@@ -7,7 +7,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ApiError } from '../../api/status.js';
 import { ConfigMap } from '../builtin-kinds.js';
 import { Client } from '../client.js';
+import { readText } from './connector.js';
 import { NetworkError } from './errors.js';
+import { NodeConnector } from './node-connector.js';
 
 type Handler = (req: IncomingMessage, body: string, res: ServerResponse) => void;
 
@@ -224,5 +226,39 @@ describe('a client on a Unix socket (plain HTTP, no undici)', () => {
     expect(err).toBeInstanceOf(NetworkError);
     expect((err as NetworkError).kind).toBe('timeout');
     await c.close();
+  });
+
+  it('keeps answers in flight when the identity changes (a rotated client certificate)', async () => {
+    let streaming: ServerResponse | undefined;
+    handler = (req, _body, res) => {
+      if (req.url === '/stream') {
+        res.write('first,');
+        streaming = res;
+        return;
+      }
+      res.end('ok');
+    };
+    const connector = new NodeConnector({
+      origin: 'https://127.0.0.1:6443',
+      config: { server: 'https://127.0.0.1:6443' },
+      http2: false,
+      socketPath,
+    });
+    const base = { method: 'GET', headers: {}, headersTimeoutMs: 0 };
+    const stream = await connector.request({ ...base, path: '/stream', creds: { cert: 'A' } });
+    const chunks: string[] = [];
+    stream.body.on('data', (c: Buffer) => chunks.push(c.toString()));
+    const ended = new Promise<void>((resolve) => {
+      stream.body.on('close', resolve);
+      stream.body.on('error', () => resolve());
+    });
+    // A request with a new certificate gets a new connection pool...
+    const other = await connector.request({ ...base, path: '/other', creds: { cert: 'B' } });
+    expect(await readText(other.body)).toBe('ok');
+    // ...and the answer still streaming on the old one goes on to its end.
+    streaming?.end('last');
+    await ended;
+    expect(chunks.join('')).toBe('first,last');
+    await connector.destroy();
   });
 });

@@ -146,8 +146,9 @@ export class NodeConnector implements Connector {
       });
     }
     this.agentKey = key;
-    // Requests on the old identity's connections finish; its idle ones close.
-    old?.destroy();
+    // Requests and watches on the old identity's connections finish; its idle ones close now
+    // (Agent.destroy() would cut the ones in use too).
+    if (old) for (const list of Object.values(old.freeSockets)) for (const s of list ?? []) s.destroy();
     return this.agent;
   }
 }

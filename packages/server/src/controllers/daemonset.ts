@@ -6,7 +6,7 @@
 import { setMaxListeners } from 'node:events';
 import { labelSelectorFromObject } from 'kubeloop/api';
 import type { Client } from 'kubeloop/client';
-import { DaemonSet, isAlreadyExists, isConflict, isNotFound, Node, Pod } from 'kubeloop/client';
+import { DaemonSet, isAlreadyExists, isNotFound, Node, Pod } from 'kubeloop/client';
 import {
   defaultControllerRateLimiter,
   Informer,
@@ -33,6 +33,7 @@ import {
 } from './history.js';
 import { PodControl, podReady as ready } from './pods.js';
 import { matchesNodeAffinity } from './scheduler.js';
+import { runWorker } from './worker.js';
 
 const CONTROLLER_INDEX = 'controller-uid';
 const REVISION_LABEL = REVISION_HASH_LABEL;
@@ -246,23 +247,11 @@ export class DaemonSetController {
       this.queue.add(`${p.metadata?.namespace ?? ''}/${ref.name}`);
   }
 
-  private async work(): Promise<void> {
-    for (;;) {
-      const key = await this.queue.get();
-      if (key === undefined) return;
-      try {
-        await this.reconcile(key);
-        this.queue.forget(key);
-      } catch (err) {
-        if (!this.abort.signal.aborted) {
-          if (!isConflict(err))
-            this.log('warn', 'daemonset sync failed; retrying', { key, error: String(err) });
-          this.queue.addRateLimited(key);
-        }
-      } finally {
-        this.queue.done(key);
-      }
-    }
+  private work(): Promise<void> {
+    return runWorker(this.queue, this.abort.signal, (k) => this.reconcile(k), {
+      log: this.log,
+      message: 'daemonset sync failed; retrying',
+    });
   }
 
   /**

@@ -23,6 +23,7 @@ import { claim, controllerRef } from './claim.js';
 import { ControllerEvents } from './events.js';
 import type { ControllerLog } from './garbage-collector.js';
 import { safeEncodeString } from './history.js';
+import { runWorker } from './worker.js';
 
 const HASH_LABEL = 'pod-template-hash';
 const REVISION = 'deployment.kubernetes.io/revision';
@@ -266,23 +267,11 @@ export class DeploymentController {
     await Promise.all([this.deployments.stop(), this.sets.stop(), closing]);
   }
 
-  private async work(): Promise<void> {
-    for (;;) {
-      const key = await this.queue.get();
-      if (key === undefined) return;
-      try {
-        await this.reconcile(key);
-        this.queue.forget(key);
-      } catch (err) {
-        if (!this.abort.signal.aborted) {
-          if (!isConflict(err))
-            this.log('warn', 'deployment sync failed; retrying', { key, error: String(err) });
-          this.queue.addRateLimited(key);
-        }
-      } finally {
-        this.queue.done(key);
-      }
-    }
+  private work(): Promise<void> {
+    return runWorker(this.queue, this.abort.signal, (k) => this.reconcile(k), {
+      log: this.log,
+      message: 'deployment sync failed; retrying',
+    });
   }
 
   /** One Deployment (`syncDeployment`): its ReplicaSets claimed, one rollout or scaling step, its status. */

@@ -18,6 +18,7 @@ import {
   WorkQueue,
 } from 'kubeloop/runtime';
 import type { ControllerLog } from './garbage-collector.js';
+import { runWorker } from './worker.js';
 
 type Subset = NonNullable<Endpoints['subsets']>[number];
 type Address = NonNullable<Subset['addresses']>[number];
@@ -317,23 +318,12 @@ export class EndpointsController {
     await Promise.all([this.services.stop(), this.pods.stop(), this.endpoints.stop(), this.slices.stop()]);
   }
 
-  private async work(): Promise<void> {
-    for (;;) {
-      const key = await this.queue.get();
-      if (key === undefined) return;
-      try {
-        await this.reconcile(key);
-        this.queue.forget(key);
-      } catch (err) {
-        if (!this.abort.signal.aborted) {
-          if (!isConflict(err) && !isAlreadyExists(err))
-            this.log('warn', 'endpoints sync failed; retrying', { key, error: String(err) });
-          this.queue.addRateLimited(key);
-        }
-      } finally {
-        this.queue.done(key);
-      }
-    }
+  private work(): Promise<void> {
+    return runWorker(this.queue, this.abort.signal, (k) => this.reconcile(k), {
+      log: this.log,
+      message: 'endpoints sync failed; retrying',
+      quiet: (err) => isConflict(err) || isAlreadyExists(err),
+    });
   }
 
   /** One Service: writes its Endpoints, or deletes them once the Service is gone. */

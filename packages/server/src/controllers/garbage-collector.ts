@@ -16,6 +16,7 @@ import {
 } from 'kubeloop/runtime';
 import type { Registry } from '../registry/registry.js';
 import type { ResourceType } from '../registry/types.js';
+import { runWorker } from './worker.js';
 
 type OwnerReference = NonNullable<PartialObjectMetadata['metadata']['ownerReferences']>[number];
 
@@ -190,24 +191,16 @@ export class GarbageCollector {
     if (owner) this.queue.add(keyOf(owner.watched.type, owner.obj));
   }
 
-  private async work(): Promise<void> {
-    for (;;) {
-      const key = await this.queue.get();
-      if (key === undefined) return;
-      try {
-        const again = await this.reconcile(key);
-        if (again) this.queue.addRateLimited(key);
-        else this.queue.forget(key);
-      } catch (err) {
-        if (!this.abort.signal.aborted) {
-          if (!isConflict(err))
-            this.log('warn', 'garbage collection failed; retrying', { key, error: String(err) });
-          this.queue.addRateLimited(key);
-        }
-      } finally {
-        this.queue.done(key);
-      }
-    }
+  private work(): Promise<void> {
+    return runWorker(
+      this.queue,
+      this.abort.signal,
+      async (k) => ((await this.reconcile(k)) ? 'retry' : undefined),
+      {
+        log: this.log,
+        message: 'garbage collection failed; retrying',
+      },
+    );
   }
 
   /** One object: returns true to look again later (while waiting for dependents to go). */

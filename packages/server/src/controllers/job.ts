@@ -6,11 +6,12 @@
  */
 import { setMaxListeners } from 'node:events';
 import type { Client } from 'kubeloop/client';
-import { isConflict, isNotFound, Job, Pod } from 'kubeloop/client';
+import { isNotFound, Job, Pod } from 'kubeloop/client';
 import { defaultControllerRateLimiter, Informer, objectKey, splitKey, WorkQueue } from 'kubeloop/runtime';
 import { ControllerEvents } from './events.js';
 import type { ControllerLog } from './garbage-collector.js';
 import { PodControl, podReady as ready } from './pods.js';
+import { runWorker } from './worker.js';
 
 /** The finalizer that keeps a Job's finished pods until the controller has counted them. */
 export const JOB_TRACKING_FINALIZER = 'batch.kubernetes.io/job-tracking';
@@ -111,22 +112,11 @@ export class JobController {
       this.queue.add(`${p.metadata?.namespace ?? ''}/${ref.name}`);
   }
 
-  private async work(): Promise<void> {
-    for (;;) {
-      const key = await this.queue.get();
-      if (key === undefined) return;
-      try {
-        await this.reconcile(key);
-        this.queue.forget(key);
-      } catch (err) {
-        if (!this.abort.signal.aborted) {
-          if (!isConflict(err)) this.log('warn', 'job sync failed; retrying', { key, error: String(err) });
-          this.queue.addRateLimited(key);
-        }
-      } finally {
-        this.queue.done(key);
-      }
-    }
+  private work(): Promise<void> {
+    return runWorker(this.queue, this.abort.signal, (k) => this.reconcile(k), {
+      log: this.log,
+      message: 'job sync failed; retrying',
+    });
   }
 
   private async removeFinalizers(pods: readonly Pod[]): Promise<void> {

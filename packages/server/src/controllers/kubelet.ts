@@ -10,6 +10,7 @@ import { isAlreadyExists, isConflict, isNotFound, Lease, Node, Pod } from 'kubel
 import { defaultControllerRateLimiter, Informer, objectKey, splitKey, WorkQueue } from 'kubeloop/runtime';
 import type { ControllerLog } from './garbage-collector.js';
 import { SIMULATE_ANNOTATION } from './simulate.js';
+import { runWorker } from './worker.js';
 
 /** A taint of a simulated node. */
 export interface NodeTaint {
@@ -267,24 +268,19 @@ export class Kubelet {
     this.crashes.delete(uid);
   }
 
-  private async work(): Promise<void> {
-    for (;;) {
-      const key = await this.queue.get();
-      if (key === undefined) return;
-      try {
-        const after = await this.reconcile(key);
-        this.queue.forget(key);
-        if (after !== undefined) this.queue.addAfter(key, after);
-      } catch (err) {
-        if (!this.abort.signal.aborted) {
-          if (!isConflict(err))
-            this.log('warn', 'kubelet pod sync failed; retrying', { key, error: String(err) });
-          this.queue.addRateLimited(key);
-        }
-      } finally {
-        this.queue.done(key);
-      }
-    }
+  private work(): Promise<void> {
+    return runWorker(
+      this.queue,
+      this.abort.signal,
+      async (k) => {
+        const after = await this.reconcile(k);
+        return after === undefined ? undefined : { requeueAfterMs: after };
+      },
+      {
+        log: this.log,
+        message: 'kubelet pod sync failed; retrying',
+      },
+    );
   }
 
   /** One pod: writes the status it should have; returns in how many ms to look again, if at all. */

@@ -7,7 +7,7 @@
 import { setMaxListeners } from 'node:events';
 import { isEverything, isNothing, labelSelectorFromObject, matchesLabels } from 'kubeloop/api';
 import type { Client } from 'kubeloop/client';
-import { isConflict, isNotFound, Pod, ReplicaSet } from 'kubeloop/client';
+import { isNotFound, Pod, ReplicaSet } from 'kubeloop/client';
 import {
   defaultControllerRateLimiter,
   Informer,
@@ -20,6 +20,7 @@ import { claim } from './claim.js';
 import { ControllerEvents } from './events.js';
 import type { ControllerLog } from './garbage-collector.js';
 import { PodControl, podReady as ready } from './pods.js';
+import { runWorker } from './worker.js';
 
 const CONTROLLER_INDEX = 'controller-uid';
 
@@ -130,23 +131,11 @@ export class ReplicaSetController {
         this.queue.add(objectKey(rs));
   }
 
-  private async work(): Promise<void> {
-    for (;;) {
-      const key = await this.queue.get();
-      if (key === undefined) return;
-      try {
-        await this.reconcile(key);
-        this.queue.forget(key);
-      } catch (err) {
-        if (!this.abort.signal.aborted) {
-          if (!isConflict(err))
-            this.log('warn', 'replicaset sync failed; retrying', { key, error: String(err) });
-          this.queue.addRateLimited(key);
-        }
-      } finally {
-        this.queue.done(key);
-      }
-    }
+  private work(): Promise<void> {
+    return runWorker(this.queue, this.abort.signal, (k) => this.reconcile(k), {
+      log: this.log,
+      message: 'replicaset sync failed; retrying',
+    });
   }
 
   /** One ReplicaSet: creates or deletes pods to reach `spec.replicas`, then writes its status. */

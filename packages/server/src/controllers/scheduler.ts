@@ -11,6 +11,7 @@ import { defaultControllerRateLimiter, Informer, objectKey, splitKey, WorkQueue 
 import { parseQuantity } from '../registry/builtin/util.js';
 import { ControllerEvents } from './events.js';
 import type { ControllerLog } from './garbage-collector.js';
+import { runWorker } from './worker.js';
 
 type Requirement = { key: string; operator: string; values?: string[] };
 type Taint = { key: string; value?: string; effect: string };
@@ -202,22 +203,11 @@ export class Scheduler {
     for (const p of this.pods.store.list()) if (this.pending(p)) this.queue.add(objectKey(p));
   }
 
-  private async work(): Promise<void> {
-    for (;;) {
-      const key = await this.queue.get();
-      if (key === undefined) return;
-      try {
-        await this.reconcile(key);
-        this.queue.forget(key);
-      } catch (err) {
-        if (!this.abort.signal.aborted) {
-          if (!isConflict(err)) this.log('warn', 'scheduling failed; retrying', { key, error: String(err) });
-          this.queue.addRateLimited(key);
-        }
-      } finally {
-        this.queue.done(key);
-      }
-    }
+  private work(): Promise<void> {
+    return runWorker(this.queue, this.abort.signal, (k) => this.reconcile(k), {
+      log: this.log,
+      message: 'scheduling failed; retrying',
+    });
   }
 
   /** One pod: binds it to a node that fits, or says why none does. */

@@ -40,6 +40,7 @@ import {
   sortRevisions,
   templatePatch,
 } from './history.js';
+import { runWorker } from './worker.js';
 
 const CONTROLLER_INDEX = 'controller-uid';
 const REVISION_LABEL = REVISION_HASH_LABEL;
@@ -125,23 +126,12 @@ export class StatefulSetController {
     await Promise.all([this.sets.stop(), this.pods.stop(), this.revisions.stop(), closing]);
   }
 
-  private async work(): Promise<void> {
-    for (;;) {
-      const key = await this.queue.get();
-      if (key === undefined) return;
-      try {
-        await this.reconcile(key);
-        this.queue.forget(key);
-      } catch (err) {
-        if (!this.abort.signal.aborted) {
-          if (!isConflict(err) && !isAlreadyExists(err))
-            this.log('warn', 'statefulset sync failed; retrying', { key, error: String(err) });
-          this.queue.addRateLimited(key);
-        }
-      } finally {
-        this.queue.done(key);
-      }
-    }
+  private work(): Promise<void> {
+    return runWorker(this.queue, this.abort.signal, (k) => this.reconcile(k), {
+      log: this.log,
+      message: 'statefulset sync failed; retrying',
+      quiet: (err) => isConflict(err) || isAlreadyExists(err),
+    });
   }
 
   /**

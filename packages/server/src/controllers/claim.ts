@@ -6,10 +6,7 @@
 import { type LabelSelector, matchesLabels } from 'kubeloop/api';
 import type { KubeObject, ResourceApi } from 'kubeloop/client';
 import { isInvalid, isNotFound } from 'kubeloop/client';
-
-/** The controller reference of an object, if any. */
-export const controllerRef = (o: KubeObject) =>
-  o.metadata?.ownerReferences?.find((r) => r.controller === true);
+import { controllerOf } from 'kubeloop/runtime';
 
 /** Who claims: the owner object, its API version and kind, and whether it may adopt. */
 export interface Claimer {
@@ -37,7 +34,7 @@ export async function claim<T extends KubeObject>(
   const claimed: T[] = [];
   const writes: Promise<void>[] = [];
   for (const obj of candidates) {
-    const ref = controllerRef(obj);
+    const ref = controllerOf(obj);
     const matches = matchesLabels(claimer.selector, obj.metadata?.labels);
     const deleting = Boolean(obj.metadata?.deletionTimestamp);
     const name = obj.metadata?.name ?? '';
@@ -100,4 +97,16 @@ export async function claim<T extends KubeObject>(
   const failure = results.find((r) => r.status === 'rejected');
   if (failure) throw (failure as PromiseRejectedResult).reason;
   return claimed;
+}
+
+/** The controller owner reference to `owner` that a workload controller puts on what it creates. */
+export function controllerRefTo(owner: KubeObject, kind: string, apiVersion = 'apps/v1') {
+  return {
+    apiVersion,
+    kind,
+    name: owner.metadata?.name ?? '',
+    uid: owner.metadata?.uid ?? '',
+    controller: true,
+    blockOwnerDeletion: true,
+  };
 }

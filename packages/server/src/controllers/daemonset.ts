@@ -8,6 +8,7 @@ import { labelSelectorFromObject } from 'kubeloop/api';
 import type { Client } from 'kubeloop/client';
 import { DaemonSet, isAlreadyExists, isNotFound, Node, Pod } from 'kubeloop/client';
 import {
+  controllerOf,
   defaultControllerRateLimiter,
   Informer,
   NAMESPACE_INDEX,
@@ -15,13 +16,12 @@ import {
   splitKey,
   WorkQueue,
 } from 'kubeloop/runtime';
-import { claim } from './claim.js';
+import { claim, controllerRefTo } from './claim.js';
 import { podTemplateHash } from './deployment.js';
 import { ControllerEvents } from './events.js';
 import type { ControllerLog } from './garbage-collector.js';
 import {
   ControllerRevision,
-  controllerRefTo,
   deleteRevision,
   maxRevision,
   REVISION_HASH_LABEL,
@@ -83,7 +83,6 @@ function withDaemonTolerations(
   return out;
 }
 
-const controllerOf = (p: Pod) => p.metadata?.ownerReferences?.find((r) => r.controller === true);
 const terminating = (p: Pod) => Boolean(p.metadata?.deletionTimestamp);
 const created = (p: Pod) => Date.parse(p.metadata?.creationTimestamp ?? '') || 0;
 
@@ -481,16 +480,7 @@ export class DaemonSetController {
           [GENERATION_LABEL]: String(generation),
         },
         ...(template.metadata?.annotations && { annotations: template.metadata.annotations }),
-        ownerReferences: [
-          {
-            apiVersion: 'apps/v1',
-            kind: 'DaemonSet',
-            name: ds.metadata?.name ?? '',
-            uid: ds.metadata?.uid ?? '',
-            controller: true,
-            blockOwnerDeletion: true,
-          },
-        ],
+        ownerReferences: [controllerRefTo(ds, 'DaemonSet')],
       },
       spec: {
         ...spec,

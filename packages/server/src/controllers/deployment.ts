@@ -12,6 +12,7 @@ import { isEverything, isNothing, labelSelectorFromObject, matchesLabels } from 
 import type { Client, ResourceApi } from 'kubeloop/client';
 import { Deployment, isAlreadyExists, isConflict, isNotFound, ReplicaSet } from 'kubeloop/client';
 import {
+  controllerOf,
   defaultControllerRateLimiter,
   Informer,
   NAMESPACE_INDEX,
@@ -19,7 +20,7 @@ import {
   splitKey,
   WorkQueue,
 } from 'kubeloop/runtime';
-import { claim, controllerRef } from './claim.js';
+import { claim, controllerRefTo } from './claim.js';
 import { ControllerEvents } from './events.js';
 import type { ControllerLog } from './garbage-collector.js';
 import { safeEncodeString } from './history.js';
@@ -228,7 +229,7 @@ export class DeploymentController {
     });
     // A ReplicaSet concerns its controller, or, when it has none, the Deployments that could adopt it.
     const owner = (rs: ReplicaSet) => {
-      const ref = controllerRef(rs);
+      const ref = controllerOf(rs);
       const ns = rs.metadata?.namespace ?? '';
       if (ref) {
         if (ref.kind === 'Deployment') this.queue.add(`${ns}/${ref.name}`);
@@ -242,7 +243,7 @@ export class DeploymentController {
       onAdd: owner,
       onUpdate: (o, rs) => {
         owner(rs);
-        if (controllerRef(o)?.uid !== controllerRef(rs)?.uid) owner(o);
+        if (controllerOf(o)?.uid !== controllerOf(rs)?.uid) owner(o);
       },
       onDelete: owner,
     });
@@ -434,16 +435,7 @@ export class DeploymentController {
           name,
           labels: { ...d.spec?.template?.metadata?.labels, [HASH_LABEL]: hash },
           annotations,
-          ownerReferences: [
-            {
-              apiVersion: 'apps/v1',
-              kind: 'Deployment',
-              name: d.metadata?.name ?? '',
-              uid: d.metadata?.uid ?? '',
-              controller: true,
-              blockOwnerDeletion: true,
-            },
-          ],
+          ownerReferences: [controllerRefTo(d, 'Deployment')],
         },
         spec: {
           replicas,
@@ -473,7 +465,7 @@ export class DeploymentController {
       // The next hash (with collisionCount bumped) avoids it.
       const other = await s.api.get(name);
       if (
-        controllerRef(other)?.uid === d.metadata?.uid &&
+        controllerOf(other)?.uid === d.metadata?.uid &&
         stableJson(withoutHash(other.spec?.template)) === stableJson(withoutHash(d.spec?.template))
       )
         return other;

@@ -17,6 +17,7 @@ import {
   splitKey,
   WorkQueue,
 } from 'kubeloop/runtime';
+import { controllerRefTo } from './claim.js';
 import type { ControllerLog } from './garbage-collector.js';
 import { runWorker } from './worker.js';
 
@@ -401,16 +402,7 @@ export class EndpointsController {
       .filter((es) => es.metadata?.labels?.[SERVICE_NAME_LABEL] === name)
       .sort((a, b) => (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''));
     const unused = new Set(existing);
-    const ownerReferences = [
-      {
-        apiVersion: 'v1',
-        kind: 'Service',
-        name,
-        uid: svc.metadata?.uid ?? '',
-        controller: true,
-        blockOwnerDeletion: true,
-      },
-    ];
+    const ownerReferences = [controllerRefTo(svc, 'Service', 'v1')];
     const writes: Promise<unknown>[] = [];
     for (const want of sliceContents(svc, pods)) {
       const key = JSON.stringify(want.ports);

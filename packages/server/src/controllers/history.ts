@@ -125,18 +125,6 @@ export const nextRevision = (sorted: readonly ControllerRevision[]): number =>
 export const maxRevision = (list: readonly ControllerRevision[]): number =>
   list.reduce((m, r) => Math.max(m, r.revision ?? 0), 0);
 
-/** The controller reference a workload puts on its revisions (`NewControllerRef`). */
-export function controllerRefTo(owner: KubeObject, kind: string) {
-  return {
-    apiVersion: 'apps/v1',
-    kind,
-    name: owner.metadata?.name ?? '',
-    uid: owner.metadata?.uid ?? '',
-    controller: true,
-    blockOwnerDeletion: true,
-  };
-}
-
 /** The revision API of a namespace. */
 export const revisionsApi = (client: Client, namespace: string): ResourceApi<ControllerRevision> =>
   client.api(ControllerRevision, namespace);

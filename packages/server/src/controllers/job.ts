@@ -7,7 +7,15 @@
 import { setMaxListeners } from 'node:events';
 import type { Client } from 'kubeloop/client';
 import { isNotFound, Job, Pod } from 'kubeloop/client';
-import { defaultControllerRateLimiter, Informer, objectKey, splitKey, WorkQueue } from 'kubeloop/runtime';
+import {
+  controllerOf,
+  defaultControllerRateLimiter,
+  Informer,
+  objectKey,
+  splitKey,
+  WorkQueue,
+} from 'kubeloop/runtime';
+import { controllerRefTo } from './claim.js';
 import { ControllerEvents } from './events.js';
 import type { ControllerLog } from './garbage-collector.js';
 import { PodControl, podReady as ready } from './pods.js';
@@ -20,7 +28,6 @@ const CONTROLLER_INDEX = 'controller-uid';
 type Condition = NonNullable<NonNullable<Job['status']>['conditions']>[number];
 
 const now = (): string => `${new Date().toISOString().slice(0, 19)}Z`;
-const controllerOf = (p: Pod) => p.metadata?.ownerReferences?.find((r) => r.controller === true);
 const tracked = (p: Pod) => (p.metadata?.finalizers ?? []).includes(JOB_TRACKING_FINALIZER);
 const terminal = (p: Pod) => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed';
 /** `isPodFailed` with the default pod replacement policy (TerminatingOrFailed): a deleted pod counts as failed. */
@@ -334,16 +341,13 @@ export class JobController {
   private async createPods(job: Job, n: number): Promise<void> {
     const template = job.spec?.template ?? {};
     const name = job.metadata?.name ?? '';
-    const uid = job.metadata?.uid ?? '';
     const pod: Pod = {
       metadata: {
         generateName: `${name}-`,
         ...(template.metadata?.labels && { labels: template.metadata.labels }),
         ...(template.metadata?.annotations && { annotations: template.metadata.annotations }),
         finalizers: [JOB_TRACKING_FINALIZER],
-        ownerReferences: [
-          { apiVersion: 'batch/v1', kind: 'Job', name, uid, controller: true, blockOwnerDeletion: true },
-        ],
+        ownerReferences: [controllerRefTo(job, 'Job', 'batch/v1')],
       },
       spec: template.spec ?? { containers: [] },
     };

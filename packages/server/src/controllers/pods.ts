@@ -6,7 +6,7 @@
  */
 import type { Client, KubeObject } from 'kubeloop/client';
 import { isConflict, isNotFound, Pod } from 'kubeloop/client';
-import { controllerRef } from './claim.js';
+import { controllerOf } from 'kubeloop/runtime';
 import { type ControllerEvents, type EventKind, errorText } from './events.js';
 
 /** Whether a pod is Ready. */
@@ -48,7 +48,7 @@ export class PodExpectations {
 
   /** Feeds a pod added to the cache. */
   observeAdd(p: Pod): void {
-    const ref = controllerRef(p);
+    const ref = controllerOf(p);
     const e = ref && this.map.get(ref.uid);
     if (e && e.adds > 0) e.adds -= 1;
   }
@@ -60,7 +60,7 @@ export class PodExpectations {
 
   /** Feeds a pod deleted from the cache. */
   observeDelete(p: Pod): void {
-    const ref = controllerRef(p);
+    const ref = controllerOf(p);
     if (ref) this.deletionFailed(ref.uid, p.metadata?.uid ?? '');
   }
 

@@ -9,6 +9,7 @@ import { isEverything, isNothing, labelSelectorFromObject, matchesLabels } from 
 import type { Client } from 'kubeloop/client';
 import { isNotFound, Pod, ReplicaSet } from 'kubeloop/client';
 import {
+  controllerOf,
   defaultControllerRateLimiter,
   Informer,
   NAMESPACE_INDEX,
@@ -16,7 +17,7 @@ import {
   splitKey,
   WorkQueue,
 } from 'kubeloop/runtime';
-import { claim } from './claim.js';
+import { claim, controllerRefTo } from './claim.js';
 import { ControllerEvents } from './events.js';
 import type { ControllerLog } from './garbage-collector.js';
 import { PodControl, podReady as ready } from './pods.js';
@@ -24,7 +25,6 @@ import { runWorker } from './worker.js';
 
 const CONTROLLER_INDEX = 'controller-uid';
 
-const controllerOf = (p: Pod) => p.metadata?.ownerReferences?.find((r) => r.controller === true);
 const active = (p: Pod): boolean =>
   !p.metadata?.deletionTimestamp && p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed';
 
@@ -168,16 +168,7 @@ export class ReplicaSetController {
           generateName: `${name}-`,
           ...(template.metadata?.labels && { labels: template.metadata.labels }),
           ...(template.metadata?.annotations && { annotations: template.metadata.annotations }),
-          ownerReferences: [
-            {
-              apiVersion: 'apps/v1',
-              kind: 'ReplicaSet',
-              name,
-              uid,
-              controller: true,
-              blockOwnerDeletion: true,
-            },
-          ],
+          ownerReferences: [controllerRefTo(rs, 'ReplicaSet')],
         },
         spec: template.spec ?? { containers: [] },
       };

@@ -16,6 +16,7 @@ import {
   StatefulSet,
 } from 'kubeloop/client';
 import {
+  controllerOf,
   defaultControllerRateLimiter,
   Informer,
   NAMESPACE_INDEX,
@@ -23,12 +24,11 @@ import {
   splitKey,
   WorkQueue,
 } from 'kubeloop/runtime';
-import { claim } from './claim.js';
+import { claim, controllerRefTo } from './claim.js';
 import { ControllerEvents, errorText } from './events.js';
 import type { ControllerLog } from './garbage-collector.js';
 import {
   ControllerRevision,
-  controllerRefTo,
   createRevision,
   deleteRevision,
   nextRevision,
@@ -47,7 +47,6 @@ const REVISION_LABEL = REVISION_HASH_LABEL;
 const POD_NAME_LABEL = 'statefulset.kubernetes.io/pod-name';
 const POD_INDEX_LABEL = 'apps.kubernetes.io/pod-index';
 
-const controllerOf = (p: Pod) => p.metadata?.ownerReferences?.find((r) => r.controller === true);
 const ready = (p: Pod): boolean =>
   (p.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
 const terminating = (p: Pod) => Boolean(p.metadata?.deletionTimestamp);
@@ -414,16 +413,7 @@ export class StatefulSetController {
           [POD_INDEX_LABEL]: String(ordinal),
         },
         ...(template.metadata?.annotations && { annotations: template.metadata.annotations }),
-        ownerReferences: [
-          {
-            apiVersion: 'apps/v1',
-            kind: 'StatefulSet',
-            name,
-            uid: set.metadata?.uid ?? '',
-            controller: true,
-            blockOwnerDeletion: true,
-          },
-        ],
+        ownerReferences: [controllerRefTo(set, 'StatefulSet')],
       },
       spec: {
         ...spec,

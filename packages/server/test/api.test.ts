@@ -679,6 +679,59 @@ describe('watches', () => {
     expect(expectStatus(r, 422, 'Invalid').details.causes[0].field).toBe('allowWatchBookmarks');
   });
 
+  it('sends a large snapshot as the client reads it, and the changes made meanwhile after its end', async () => {
+    const t = fresh('big');
+    const data = { blob: 'x'.repeat(4096) };
+    const names = Array.from({ length: 2000 }, (_, i) => `${t}-${String(i).padStart(4, '0')}`);
+    for (let i = 0; i < names.length; i += 50) {
+      await Promise.all(
+        names.slice(i, i + 50).map((n) => create(CM, configMap(n, { metadata: { labels: { t } }, data }))),
+      );
+    }
+    const w = http.watch(
+      `${CM}?watch=true&labelSelector=t%3D${t}&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan`,
+      {},
+      { paused: true },
+    );
+    try {
+      await eventually(() => w.status === 200, 5000, 'the response');
+      // 8 MB do not fit in the connection's buffers: the server is still sending the snapshot.
+      const changed = await http.patch(
+        `${CM}/${names[7]}`,
+        { data: { k: '1' } },
+        'application/merge-patch+json',
+      );
+      const added = await create(CM, configMap(`${t}-new`, { metadata: { labels: { t } } }));
+      await http.delete(`${CM}/${names[9]}`);
+      w.resume();
+      await eventually(
+        () => w.events.some((e) => e.type === 'DELETED'),
+        10_000,
+        'the snapshot and the changes',
+      );
+      const end = w.events.findIndex((e) => e.type === 'BOOKMARK');
+      expect(end).toBe(names.length);
+      expect(w.events[end].object.metadata.annotations).toEqual({ 'k8s.io/initial-events-end': 'true' });
+      const initial = w.events.slice(0, end);
+      expect(initial.every((e) => e.type === 'ADDED')).toBe(true);
+      expect(initial.map((e) => e.object.metadata.name)).toEqual(names);
+      const bookmarkRv = Number(w.events[end].object.metadata.resourceVersion);
+      expect(initial.every((e) => Number(e.object.metadata.resourceVersion) <= bookmarkRv)).toBe(true);
+      // After the snapshot: the changes, in order (and periodic bookmarks).
+      const after = w.events.slice(end + 1).filter((e) => e.type !== 'BOOKMARK');
+      expect(after.map((e) => [e.type, e.object.metadata.name])).toEqual([
+        ['MODIFIED', names[7]],
+        ['ADDED', `${t}-new`],
+        ['DELETED', names[9]],
+      ]);
+      expect(after[0].object.metadata.resourceVersion).toBe(changed.json.metadata.resourceVersion);
+      expect(after[1].object.metadata.resourceVersion).toBe(added.metadata.resourceVersion);
+      expect(Number(changed.json.metadata.resourceVersion)).toBeGreaterThan(bookmarkRv);
+    } finally {
+      w.close();
+    }
+  });
+
   it('watches one object through its path', async () => {
     const name = fresh('one');
     const o = await create(CM, configMap(name));

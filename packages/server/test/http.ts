@@ -62,9 +62,13 @@ export function httpClient(cp: ControlPlane) {
     patch: (path: string, body: unknown, type: string, opts?: HttpOptions) =>
       send('PATCH', path, { ...opts, body, headers: { 'Content-Type': type, ...opts?.headers } }),
     delete: (path: string, opts?: HttpOptions) => send('DELETE', path, opts),
-    /** Opens a watch and collects its events until `close()`. */
-    watch(path: string, headers: Record<string, string> = {}) {
+    /**
+     * Opens a watch and collects its events until `close()`. With `paused`, nothing is read
+     * until `resume()` (the server's output backs up, as with a slow client).
+     */
+    watch(path: string, headers: Record<string, string> = {}, options: { paused?: boolean } = {}) {
       const events: any[] = [];
+      let response: import('node:http').IncomingMessage | undefined;
       let buffer = '';
       let ended = false;
       let status = 0;
@@ -83,6 +87,8 @@ export function httpClient(cp: ControlPlane) {
         },
         (res) => {
           status = res.statusCode ?? 0;
+          response = res;
+          if (options.paused) res.pause();
           res.on('data', (c: Buffer) => {
             buffer += c.toString('utf8');
             let nl = buffer.indexOf('\n');
@@ -113,6 +119,7 @@ export function httpClient(cp: ControlPlane) {
         get ended() {
           return ended;
         },
+        resume: () => response?.resume(),
         close: () => req.destroy(),
       };
     },

@@ -60,18 +60,30 @@ function convert(t: ResourceType, obj: Obj): boolean {
   return (t.custom?.compiled.prune(obj, { isResourceRoot: true }).length ?? 0) > 0;
 }
 
+/** Per served type: its apiVersion and that version's schema (types are replaced, not changed). */
+const served = new WeakMap<ResourceType, { apiVersion: string; schema: unknown }>();
+
+function servedBy(t: ResourceType): { apiVersion: string; schema: unknown } {
+  let s = served.get(t);
+  if (!s) {
+    const apiVersion = apiVersionOf(t);
+    s = { apiVersion, schema: schemaAt(t, apiVersion) };
+    served.set(t, s);
+  }
+  return s;
+}
+
 /**
  * The stored object as a client of `t`'s version sees it (cached per stored state and type).
- * Returns `stored` itself when reading changes nothing, which is the common case.
+ * Returns `stored` itself when reading changes nothing, which is the common case (checked
+ * first and cheaply: a watch-list presents every object of a collection).
  */
 export function presentAs(t: ResourceType, stored: StoredObject): StoredObject {
   if (t.storedAs) return presentStoredAs(t, t.storedAs, stored);
   if (!t.custom) return stored;
   const from = stored.object.apiVersion;
-  if (
-    from === apiVersionOf(t) &&
-    (stored.object as Record<symbol, unknown>)[COERCED_WITH] === schemaAt(t, from)
-  )
+  const s = servedBy(t);
+  if (from === s.apiVersion && (stored.object as Record<symbol, unknown>)[COERCED_WITH] === s.schema)
     return stored;
   let byType = views.get(stored);
   const cached = byType?.get(t);

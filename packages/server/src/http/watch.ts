@@ -144,6 +144,8 @@ export function serveWatch(
       end();
     }
   };
+  // While the initial events are being sent: no bookmark may come between them.
+  let snapshotting = false;
   const untrack = opts.track(end);
   res.on('close', end);
 
@@ -162,40 +164,56 @@ export function serveWatch(
     write(render(type, ev.object));
   };
 
-  try {
-    if (initial) {
-      const snapshot = store.list(prefix, { filter: matches });
-      // Batched: one write (one TLS record, one syscall) per event made large snapshots slow.
-      let batch = '';
-      for (const item of snapshot.items) {
-        batch += render('ADDED', item);
-        if (batch.length > 256 * 1024) {
-          write(batch);
-          batch = '';
-          // Node corks a chunked response until the next tick: without this the client would
-          // wait for the whole snapshot to be rendered before it could decode the first event.
-          res.socket?.uncork();
-        }
+  if (!initial) {
+    try {
+      unsubscribe = store.watch(prefix, from, onEvent);
+    } catch (err) {
+      if (err instanceof StorageError && err.code === 'TooOld') {
+        write(render('ERROR', undefined, ApiError.expired(err.message).status));
+        end();
+        return;
       }
-      from = snapshot.revision;
-      lastRevision = from;
-      if (p.sendInitialEvents) batch += bookmark(from, true);
-      if (batch !== '') write(batch);
-    }
-    unsubscribe = store.watch(prefix, from, onEvent);
-  } catch (err) {
-    if (err instanceof StorageError && err.code === 'TooOld') {
-      write(render('ERROR', undefined, ApiError.expired(err.message).status));
       end();
-      return;
+      throw err;
     }
-    end();
-    throw err;
+  } else {
+    // The snapshot and the subscription are taken together, so that no change falls between
+    // them; changes made while the snapshot is being sent wait in `later` and follow it.
+    const snapshot = store.list(prefix, { filter: matches });
+    from = snapshot.revision;
+    lastRevision = from;
+    let later: StoreEvent[] | undefined = [];
+    let laterBytes = 0;
+    unsubscribe = store.watch(prefix, from, (ev) => {
+      if (!later) return onEvent(ev);
+      later.push(ev);
+      laterBytes += ev.object.json.length;
+      // Held events count as unsent output: a client that never reads is cut off as always.
+      if (laterBytes > opts.maxBufferedBytes) {
+        res.destroy();
+        end();
+      }
+    });
+    snapshotting = true;
+    const flush = (): void => {
+      const held = later ?? [];
+      later = undefined;
+      snapshotting = false;
+      for (const ev of held) onEvent(ev);
+    };
+    sendSnapshot(snapshot.items, render, res, () => ended).then(
+      () => {
+        if (ended) return;
+        if (p.sendInitialEvents) write(bookmark(from, true));
+        flush();
+      },
+      () => end(),
+    );
   }
 
   if (p.allowWatchBookmarks && opts.bookmarkIntervalMs > 0) {
     const tick = () => {
-      write(bookmark(Math.max(lastRevision, store.committedRevision)));
+      if (!snapshotting) write(bookmark(Math.max(lastRevision, store.committedRevision)));
       timers[0] = setTimeout(tick, opts.bookmarkIntervalMs);
     };
     timers[0] = setTimeout(tick, opts.bookmarkIntervalMs);
@@ -203,4 +221,48 @@ export function serveWatch(
   // Without timeoutSeconds (or with 0), kube-apiserver ends a watch after a random 30–60 minutes.
   const timeout = p.timeoutSeconds ? p.timeoutSeconds * 1000 : (1800 + Math.random() * 1800) * 1000;
   timers[1] = setTimeout(end, timeout);
+}
+
+/** How much of a snapshot is rendered into one write (one chunk, a few TLS records). */
+const SNAPSHOT_BATCH_CHARS = 256 * 1024;
+
+/**
+ * Writes the initial events of a watch in batches, each sent as soon as it is rendered, and
+ * waits for the connection to drain between batches: the client decodes while the server
+ * renders, and a large snapshot is never held whole in the server's memory. (Rendering it in
+ * one synchronous loop kept every byte in the socket's queue until the loop ended: a client
+ * of 10,000 objects received its first byte after 20–40 ms instead of 2.)
+ */
+async function sendSnapshot(
+  items: readonly StoredObject[],
+  render: (type: 'ADDED', obj: StoredObject) => string,
+  res: ServerResponse,
+  ended: () => boolean,
+): Promise<void> {
+  let batch = '';
+  for (const item of items) {
+    batch += render('ADDED', item);
+    if (batch.length < SNAPSHOT_BATCH_CHARS) continue;
+    const more = res.write(batch);
+    batch = '';
+    // Node corks a chunked response until the next tick; the batch is complete, send it now.
+    res.socket?.uncork();
+    if (!more) await drained(res);
+    if (ended()) return;
+  }
+  if (batch !== '') res.write(batch);
+}
+
+/** Resolves when `res` can take more output, or has closed. */
+function drained(res: ServerResponse): Promise<void> {
+  if (res.destroyed || res.writableEnded) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
 }

@@ -26,7 +26,7 @@ import {
 } from './options.js';
 import type { HttpRequest, Transport } from './transport/transport.js';
 import type { ApplyConfiguration, JsonPatchOperation, KubeObject, MergePatch, ObjectList } from './types.js';
-import { decodeWatchBatches, type WatchEvent } from './watch.js';
+import { decodeWatchBatches, type LineDecoder, type WatchEvent } from './watch.js';
 
 export type { Scale };
 
@@ -434,6 +434,7 @@ export class ResourceApi<T extends KubeObject> {
       { method: 'GET', url: transport.origin + req.path },
       options.signal,
       () => transport.isClosed,
+      options.lineDecoder as LineDecoder<T> | undefined,
     );
   }
 

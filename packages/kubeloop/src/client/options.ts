@@ -1,6 +1,7 @@
 /**
  * Options of the resource API's verbs, and how they become query parameters and bodies.
  */
+
 import { type FieldSelector, fieldSelectorFromSet, formatFieldSelector } from '../api/fields.js';
 import {
   formatLabelSelector,
@@ -9,6 +10,8 @@ import {
   labelSelectorFromObject,
   labelSelectorFromSet,
 } from '../api/labels.js';
+import type { KubeObject } from './types.js';
+import type { LineDecoder } from './watch.js';
 
 /** Options every request takes. */
 export interface RequestOptions {
@@ -97,6 +100,11 @@ export interface WatchOptions extends SelectorOptions {
   metadataOnly?: boolean;
   /** Called once the server accepted the watch (its response headers arrived). */
   onConnect?: () => void;
+  /**
+   * How received lines become events (default: decoded at once). The runtime's informers pass
+   * one that defers decoding objects until they are read (`kubeloop/runtime`).
+   */
+  lineDecoder?: LineDecoder<KubeObject>;
 }
 
 /** The patch formats. `apply` is server-side apply. */

@@ -226,6 +226,108 @@ describe('Informer', () => {
   });
 });
 
+describe('Informer without handlers (deferred decoding)', () => {
+  it('keeps objects as received until read, and reads exactly what an eager informer holds', async () => {
+    const ns = 'i-deferred';
+    await t.namespace(ns);
+    const widgets = t.client.api(Widget, ns);
+    for (let i = 0; i < 40; i++) {
+      await widgets.create({
+        metadata: { name: `w${i}`, labels: { tier: i % 2 ? 'odd' : 'even' } },
+        spec: { color: `c${i % 3}`, size: i },
+      });
+    }
+    const lazy = new Informer(widgets);
+    const eager = new Informer(widgets);
+    const eagerSeen: string[] = [];
+    eager.addEventHandler({ onAdd: (w) => eagerSeen.push(w.metadata!.name!) });
+    lazy.start();
+    eager.start();
+    await Promise.all([lazy.waitForSync({ timeoutMs: 10_000 }), eager.waitForSync({ timeoutMs: 10_000 })]);
+
+    // Nothing was decoded by the sync (a look inside the store).
+    const items = (lazy.store as unknown as { items: Map<string, Map<string, object>> }).items;
+    const held = [...(items.get(ns)?.values() ?? [])];
+    expect(held).toHaveLength(40);
+    expect(held.every((v) => v.constructor.name === 'DeferredObject')).toBe(true);
+
+    // Changes after the sync: an update, a delete, a create.
+    await widgets.patch('w1', { spec: { size: 1000 } });
+    await widgets.delete('w2');
+    await widgets.create({ metadata: { name: 'late', labels: { tier: 'odd' } }, spec: { size: -1 } });
+    const server = async () =>
+      (await widgets.list()).items
+        .map((w) => {
+          const { managedFields: _, ...metadata } = w.metadata!;
+          return { ...w, metadata };
+        })
+        .sort((a, b) => a.metadata.name!.localeCompare(b.metadata.name!));
+    const want = await server();
+    await eventually(() => expect(lazy.store.size).toBe(want.length));
+    await eventually(() => expect(lazy.store.get('w1', ns)?.spec?.size).toBe(1000));
+    await eventually(() => expect(eager.store.get('late', ns)).toBeDefined());
+
+    // Reads decode; what they give is what the eager informer holds, frozen, without managedFields.
+    const sorted = (ws: readonly Widget[]) =>
+      [...ws].sort((a, b) => a.metadata!.name!.localeCompare(b.metadata!.name!));
+    expect(sorted(lazy.store.list())).toEqual(want);
+    expect(sorted(lazy.store.list())).toEqual(sorted(eager.store.list()));
+    const w5 = lazy.store.get('w5', ns)!;
+    expect(Object.isFrozen(w5.spec)).toBe(true);
+    expect(w5.metadata?.managedFields).toBeUndefined();
+    // A decoded object is kept: the same object on the next read.
+    expect(lazy.store.get('w5', ns)).toBe(w5);
+    expect(
+      lazy.store
+        .list({ labelSelector: { tier: 'odd' } })
+        .map((w) => w.metadata?.name)
+        .sort(),
+    ).toEqual(
+      want
+        .filter((w) => w.metadata.labels?.tier === 'odd')
+        .map((w) => w.metadata.name)
+        .sort(),
+    );
+    expect(lazy.store.list({ fieldSelector: { 'metadata.name': 'w7' } })).toEqual([
+      want.find((w) => w.metadata.name === 'w7'),
+    ]);
+
+    // An index added now indexes every object; a handler added now gets every object first.
+    lazy.store.addIndex('color', (w) => w.spec?.color);
+    expect(lazy.store.byIndex('color', 'c0').length).toBe(want.filter((w) => w.spec?.color === 'c0').length);
+    const late: Widget[] = [];
+    lazy.addEventHandler({
+      onAdd: (w) => late.push(w),
+      onUpdate: (_, w) => late.push(w),
+    });
+    expect(sorted(late)).toEqual(want);
+    await widgets.patch('w3', { spec: { size: 3000 } });
+    await eventually(() => expect(late.at(-1)?.spec?.size).toBe(3000));
+    expect(Object.isFrozen(late.at(-1))).toBe(true);
+    await Promise.all([lazy.stop(), eager.stop()]);
+  });
+
+  it('keeps managedFields in what it keeps when the transform wants them', async () => {
+    const ns = 'i-deferred-mf';
+    await t.namespace(ns);
+    const widgets = t.client.api(Widget, ns);
+    await widgets.create({ metadata: { name: 'a' }, spec: { size: 1 } });
+    const all = new Informer(widgets, { transform: null });
+    const custom = new Informer(widgets, {
+      transform: (w) => ({
+        ...w,
+        metadata: { ...w.metadata, annotations: { managers: String(w.metadata?.managedFields?.length) } },
+      }),
+    });
+    all.start();
+    custom.start();
+    await Promise.all([all.waitForSync({ timeoutMs: 10_000 }), custom.waitForSync({ timeoutMs: 10_000 })]);
+    expect(all.store.get('a', ns)?.metadata?.managedFields?.length).toBe(1);
+    expect(custom.store.get('a', ns)?.metadata?.annotations).toEqual({ managers: '1' });
+    await Promise.all([all.stop(), custom.stop()]);
+  });
+});
+
 describe('waitForSync', () => {
   it('says which informer did not sync and why', async () => {
     const ns = 'i-timeout';

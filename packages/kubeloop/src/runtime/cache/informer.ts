@@ -358,6 +358,12 @@ export class Informer<T extends KubeObject> {
         signal,
         memory: this.store.asWatcherMemory(),
         ...(transform && { transform }),
+        // Objects nobody has asked for yet are kept as received (see `Store`); handlers and
+        // indexes need every object at once, so with them decoding is eager.
+        defer: {
+          when: () => this.handlers.length === 0 && !this.store.indexed,
+          dropManagedFields: userTransform === stripManagedFields,
+        },
         onLifecycle: this.report,
       });
       for await (const batch of batches) for (const ev of batch) this.dispatch(ev);
@@ -375,16 +381,25 @@ export class Informer<T extends KubeObject> {
   private dispatch(ev: WatcherEvent<T>): void {
     const handlers = this.handlers;
     switch (ev.type) {
-      case 'ADDED':
-        for (const h of handlers) if (h.onAdd) this.call(() => h.onAdd!(ev.object, ev.initialList));
+      case 'ADDED': {
+        if (!handlers.some((h) => h.onAdd)) break;
+        const obj = this.store.decodedForm(ev.object);
+        for (const h of handlers) if (h.onAdd) this.call(() => h.onAdd!(obj, ev.initialList));
         break;
-      case 'MODIFIED':
-        for (const h of handlers) if (h.onUpdate) this.call(() => h.onUpdate!(ev.old, ev.object));
+      }
+      case 'MODIFIED': {
+        if (!handlers.some((h) => h.onUpdate)) break;
+        const obj = this.store.decodedForm(ev.object);
+        const old = this.store.decodedForm(ev.old);
+        for (const h of handlers) if (h.onUpdate) this.call(() => h.onUpdate!(old, obj));
         break;
-      case 'DELETED':
-        for (const h of handlers)
-          if (h.onDelete) this.call(() => h.onDelete!(ev.object, ev.finalStateUnknown));
+      }
+      case 'DELETED': {
+        if (!handlers.some((h) => h.onDelete)) break;
+        const obj = this.store.decodedForm(ev.object);
+        for (const h of handlers) if (h.onDelete) this.call(() => h.onDelete!(obj, ev.finalStateUnknown));
         break;
+      }
       case 'SYNCED':
         if (!this.synced) {
           this.synced = true;

@@ -15,9 +15,19 @@
  * would hand handlers unfrozen objects; copies on every read would cost a deep walk per read
  * instead of one per change. To change a cached object, copy it first
  * (`structuredClone(obj)`).
+ *
+ * **Deferred decoding.** An informer with no handler and no index keeps each object it
+ * receives as the bytes of its JSON (without managedFields, by default) and decodes it — then
+ * freezes and keeps it — the first time anything reads it (`get`, `list`, `byIndex`, a handler
+ * added later, an index added later). A controller-runtime-style cache holds far more objects
+ * than anyone reads; reading a received object costs about what decoding it on arrival would
+ * have (one `JSON.parse`), and the text takes less memory than the object. The objects of one
+ * received batch share one buffer, freed when all of them are read, replaced or deleted.
+ * Handlers and indexes need every object at once, so informers that have them decode eagerly.
  */
 import { type FieldSelector, parseFieldSelector } from '../../api/fields.js';
 import { matchesLabels, parseLabelSelector } from '../../api/labels.js';
+import { type DeferredObject, isDeferred } from '../../client/deferred.js';
 import {
   type FieldSelectorInput,
   fieldSelectorString,
@@ -138,8 +148,12 @@ const valuesOf = (v: string | readonly string[] | undefined): readonly string[] 
  * ```
  */
 export class Store<T extends KubeObject> implements Lister<T> {
-  /** namespace → name → object: namespace listing needs no extra index. */
-  private readonly items = new Map<string, Map<string, T>>();
+  /**
+   * namespace → name → object: namespace listing needs no extra index. An object an informer
+   * received with deferred decoding stays a `DeferredObject` until it is first read (or
+   * indexed); then it is decoded, frozen and kept.
+   */
+  private readonly items = new Map<string, Map<string, T | DeferredObject>>();
   private count = 0;
   private readonly indexers = new Map<string, IndexFunc<T>>();
   /** index → value → keys */
@@ -166,9 +180,17 @@ export class Store<T extends KubeObject> implements Lister<T> {
     this.indexers.set(name, fn);
     const index = new Map<string, Set<string>>();
     this.indices.set(name, index);
+    // Indexed stores hold decoded objects only.
     for (const [ns, byName] of this.items) {
-      for (const [objName, obj] of byName) this.indexOne(index, fn(obj), ns ? `${ns}/${objName}` : objName);
+      for (const [objName, v] of byName) {
+        this.indexOne(index, fn(this.resolve(byName, objName, v)), ns ? `${ns}/${objName}` : objName);
+      }
     }
+  }
+
+  /** Whether the store has indexes besides the built-in `namespace` one. @internal */
+  get indexed(): boolean {
+    return this.indexers.size > 0;
   }
 
   /** Whether an index of that name exists (the built-in `namespace` included). */
@@ -192,9 +214,19 @@ export class Store<T extends KubeObject> implements Lister<T> {
 
   /** Stores (or replaces) an object under `key` (its `namespace/name`); returns the stored object. */
   set(key: string, obj: T): T {
-    const stored = this.freeze ? deepFreeze(obj) : obj;
-    const ns = stored.metadata?.namespace ?? '';
-    const name = stored.metadata?.name ?? key;
+    let stored: T | DeferredObject;
+    let ns: string;
+    let name: string;
+    if (isDeferred(obj)) {
+      // Kept as received until read, unless an index needs it now.
+      stored = this.indexers.size > 0 ? this.decoded(obj) : obj;
+      ns = obj.namespace;
+      name = obj.name;
+    } else {
+      stored = this.freeze ? deepFreeze(obj) : obj;
+      ns = stored.metadata?.namespace ?? '';
+      name = stored.metadata?.name ?? key;
+    }
     let byName = this.items.get(ns);
     if (!byName) {
       byName = new Map();
@@ -204,13 +236,51 @@ export class Store<T extends KubeObject> implements Lister<T> {
     byName.set(name, stored);
     if (old === undefined) this.count++;
     if (this.indexers.size > 0) {
+      // With indexes, every stored object is decoded (see addIndex).
       for (const [index, fn] of this.indexers) {
         const idx = this.indices.get(index)!;
-        if (old !== undefined) this.unindexOne(idx, fn(old), key);
-        this.indexOne(idx, fn(stored), key);
+        if (old !== undefined) this.unindexOne(idx, fn(old as T), key);
+        this.indexOne(idx, fn(stored as T), key);
       }
     }
-    return stored;
+    return stored as T;
+  }
+
+  /**
+   * The decoded form of an object the store handed out: a deferred object becomes what
+   * readers get (kept, when it is still the stored version). Informers call it before their
+   * handlers see an object.
+   * @internal
+   */
+  decodedForm(obj: T): T {
+    if (!isDeferred(obj)) return obj;
+    const byName = this.items.get(obj.namespace);
+    if (byName?.get(obj.name) === obj) return this.resolve(byName, obj.name, obj);
+    return this.decoded(obj);
+  }
+
+  /** Decodes a deferred object into what the store holds. */
+  private decoded(d: DeferredObject): T {
+    const obj = d.decode<T>();
+    return this.freeze ? deepFreeze(obj) : obj;
+  }
+
+  /** The object stored under `name` in `byName`, decoding and keeping it if it was deferred. */
+  private resolve(byName: Map<string, T | DeferredObject>, name: string, v: T | DeferredObject): T {
+    if (!isDeferred(v)) return v;
+    const obj = this.decoded(v);
+    byName.set(name, obj);
+    return obj;
+  }
+
+  /** What is stored under `key`, deferred or not (the watcher's view). */
+  private peek(key: string): T | undefined {
+    const slash = key.indexOf('/');
+    const v =
+      slash < 0
+        ? this.items.get('')?.get(key)
+        : this.items.get(key.slice(0, slash))?.get(key.slice(slash + 1));
+    return v as T | undefined;
   }
 
   /** Removes the object stored under `key`, if any. */
@@ -224,7 +294,7 @@ export class Store<T extends KubeObject> implements Lister<T> {
     byName.delete(name);
     if (byName.size === 0) this.items.delete(ns);
     this.count--;
-    for (const [index, fn] of this.indexers) this.unindexOne(this.indices.get(index)!, fn(old), key);
+    for (const [index, fn] of this.indexers) this.unindexOne(this.indices.get(index)!, fn(old as T), key);
   }
 
   /** Every key. */
@@ -236,14 +306,14 @@ export class Store<T extends KubeObject> implements Lister<T> {
   }
 
   get(name: string, namespace = ''): T | undefined {
-    return this.items.get(namespace)?.get(name);
+    const byName = this.items.get(namespace);
+    const v = byName?.get(name);
+    return v === undefined ? undefined : this.resolve(byName!, name, v);
   }
 
   getByKey(key: string): T | undefined {
     const slash = key.indexOf('/');
-    return slash < 0
-      ? this.items.get('')?.get(key)
-      : this.items.get(key.slice(0, slash))?.get(key.slice(slash + 1));
+    return slash < 0 ? this.get(key) : this.get(key.slice(slash + 1), key.slice(0, slash));
   }
 
   list(filter: ListFilter = {}): T[] {
@@ -267,7 +337,7 @@ export class Store<T extends KubeObject> implements Lister<T> {
           const name = r.value;
           candidates = [...this.items.values()].flatMap((byName) => {
             const obj = byName.get(name);
-            return obj === undefined ? [] : [obj];
+            return obj === undefined ? [] : [this.resolve(byName, name, obj)];
           });
         } else if (
           candidates === undefined &&
@@ -286,15 +356,19 @@ export class Store<T extends KubeObject> implements Lister<T> {
       if (fields && !this.matchesFieldSelector(fields, obj)) return;
       out.push(obj);
     };
+    const all = (byName: Map<string, T | DeferredObject>) => {
+      for (const [name, v] of byName) consider(this.resolve(byName, name, v));
+    };
     if (candidates) for (const obj of candidates) consider(obj);
-    else if (namespace !== undefined)
-      for (const obj of this.items.get(namespace)?.values() ?? []) consider(obj);
-    else for (const byName of this.items.values()) for (const obj of byName.values()) consider(obj);
+    else if (namespace !== undefined) {
+      const byName = this.items.get(namespace);
+      if (byName) all(byName);
+    } else for (const byName of this.items.values()) all(byName);
     return out;
   }
 
   byIndex(index: string, value: string): T[] {
-    if (index === NAMESPACE_INDEX) return [...(this.items.get(value)?.values() ?? [])];
+    if (index === NAMESPACE_INDEX) return this.list({ namespace: value });
     const idx = this.indices.get(index);
     if (!idx) throw new Error(`the store has no index named ${JSON.stringify(index)}`);
     const keys = idx.get(value);
@@ -329,7 +403,7 @@ export class Store<T extends KubeObject> implements Lister<T> {
       get size() {
         return store.size;
       },
-      get: (key) => this.getByKey(key),
+      get: (key) => this.peek(key),
       set: (key, obj) => this.set(key, obj),
       delete: (key) => this.delete(key),
       keys: () => this.keys(),

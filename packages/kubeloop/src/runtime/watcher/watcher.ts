@@ -13,9 +13,11 @@
  */
 import { ApiError, isBadRequest, isForbidden, isGone, isInvalid, isUnauthorized } from '../../api/status.js';
 import type { ResourceApi } from '../../client/api.js';
+import { deferredLineDecoder, isDeferred } from '../../client/deferred.js';
 import { formatGvk } from '../../client/descriptor.js';
 import type { FieldSelectorInput, LabelSelectorInput } from '../../client/options.js';
 import type { KubeObject } from '../../client/types.js';
+import { eagerLineDecoder, type LineDecoder } from '../../client/watch.js';
 import { toPartialObjectMetadata } from '../cache/transform.js';
 import { type Clock, realClock, sleep } from '../clock.js';
 import { objectKey } from '../keys.js';
@@ -157,6 +159,13 @@ export interface WatcherOptions<T> {
   metadataOnly?: boolean;
   /** Applied to every object received, before anything else sees it. */
   transform?: (obj: T) => T;
+  /**
+   * Deferred decoding, for the informers of `kubeloop/runtime` only: while `when()` holds,
+   * objects of watch streams travel as `DeferredObject`s (decoded by their reader, `transform`
+   * applied then), with managedFields left out of their text when `dropManagedFields`.
+   * @internal
+   */
+  defer?: { when: () => boolean; dropManagedFields: boolean };
   /** Where the delivered state is remembered (default: a private map). */
   memory?: WatcherMemory<T>;
   /**
@@ -189,7 +198,9 @@ class IncompleteWatchListError extends Error {
   }
 }
 
-const rvOf = (obj: KubeObject): string | undefined => obj.metadata?.resourceVersion;
+const rvOf = (obj: KubeObject): string | undefined =>
+  isDeferred(obj) ? obj.resourceVersion : obj.metadata?.resourceVersion;
+const keyOf = (obj: KubeObject): string => (isDeferred(obj) ? obj.key : objectKey(obj));
 
 /** A 504 `ResourceVersionTooLarge`: the server is behind the resourceVersion asked for. */
 const isTooLargeResourceVersion = (err: unknown): boolean =>
@@ -316,6 +327,8 @@ class WatcherRun<T extends KubeObject> {
   private verb: 'list' | 'watch' = 'list';
   /** Events applied to the memory and not yet delivered. */
   private out: Batch<T> = [];
+  /** Decodes the lines of watch streams, when decoding is deferred. */
+  private readonly lineDecoder: LineDecoder<T> | undefined;
 
   constructor(
     private readonly api: ResourceApi<T>,
@@ -337,6 +350,14 @@ class WatcherRun<T extends KubeObject> {
     this.idleTimeoutMs = o.idleTimeoutMs ?? 180_000;
     this.pageSize = o.pageSize ?? 500;
     this.watchListMode = o.watchList ?? 'auto';
+    const defer = o.defer;
+    if (defer) {
+      const deferred = deferredLineDecoder<T>({
+        dropManagedFields: defer.dropManagedFields,
+        finish: (obj) => this.prepare(obj as T),
+      });
+      this.lineDecoder = (bytes) => (defer.when() ? deferred(bytes) : eagerLineDecoder<T>(bytes));
+    }
   }
 
   /** The events applied so far, to deliver. */
@@ -425,8 +446,9 @@ class WatcherRun<T extends KubeObject> {
     return `watcher of ${this.resource}: cannot ${this.verb}: ${why}: ${what}`;
   }
 
-  /** Makes a received object ready for delivery. */
+  /** Makes a received object ready for delivery (a deferred one is, when it is decoded). */
   private prepare(obj: T): T {
+    if (isDeferred(obj)) return obj;
     const out = this.o.metadataOnly ? (toPartialObjectMetadata(obj) as unknown as T) : obj;
     return this.o.transform ? this.o.transform(out) : out;
   }
@@ -437,7 +459,7 @@ class WatcherRun<T extends KubeObject> {
    * be stale or gone, and there is nothing to track.
    */
   private relisted(obj: T, seen: Set<string> | undefined): void {
-    const key = objectKey(obj);
+    const key = keyOf(obj);
     if (seen === undefined) {
       this.out.push({ type: 'ADDED', object: this.memory.set(key, obj), initialList: !this.synced });
       return;
@@ -485,7 +507,7 @@ class WatcherRun<T extends KubeObject> {
 
   /** A change seen by a watch: applied and queued for delivery unless it is already known. */
   private changed(type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: T): void {
-    const key = objectKey(obj);
+    const key = keyOf(obj);
     const old = this.memory.get(key);
     if (type === 'DELETED') {
       if (old === undefined) return;
@@ -588,6 +610,7 @@ class WatcherRun<T extends KubeObject> {
         timeoutSeconds: this.o.watchTimeoutSeconds ?? Math.floor(300 + Math.random() * 300),
         signal: ac.signal,
         ...(this.o.metadataOnly && { metadataOnly: true }),
+        ...(this.lineDecoder && { lineDecoder: this.lineDecoder }),
         onConnect: () => {
           lastActivity = this.clock.now();
           this.report({ type: 'connected', resource: this.resource, mode, resourceVersion: from });

@@ -60,6 +60,30 @@ describe('Store (memory)', () => {
     expect(filtered.items.map((i) => i.object.metadata?.name)).toEqual(['a', 'c']);
   });
 
+  it('lists the current state after every kind of write (its key-ordered view follows them)', async () => {
+    const s = Store.open();
+    const names = ['d', 'b', 'e', 'a', 'c'];
+    for (const n of names) await s.create(key(n), cm(n, { v: '0' }));
+    const v = (o: { object: object }) => (o.object as { data?: { v?: string } }).data?.v;
+    const state = () => s.list(prefix).items.map((o) => `${o.object.metadata?.name}=${v(o) ?? '-'}`);
+    expect(state()).toEqual(['a=0', 'b=0', 'c=0', 'd=0', 'e=0']);
+    const before = s.list(prefix).items;
+    await s.update(key('c'), cm('c', { v: '1' }));
+    await s.update(key('a'), cm('a', { v: '2' }));
+    expect(state()).toEqual(['a=2', 'b=0', 'c=1', 'd=0', 'e=0']);
+    // A list already returned is a snapshot: later writes do not change it.
+    expect(before.map(v)).toEqual(['0', '0', '0', '0', '0']);
+    await s.delete(key('b'));
+    await s.create(key('bb'), cm('bb', { v: '3' }));
+    await s.update(key('e'), cm('e', { v: '4' }));
+    expect(state()).toEqual(['a=2', 'bb=3', 'c=1', 'd=0', 'e=4']);
+    expect(s.list(prefix, { limit: 2, after: key('bb') }).items.map((o) => o.object.metadata?.name)).toEqual([
+      'c',
+      'd',
+    ]);
+    expect(s.list(prefix, { atRevision: 5 }).items.map(v)).toEqual(['0', '0', '0', '0', '0']);
+  });
+
   it('lists the state as of an older revision within the history', async () => {
     const s = Store.open();
     await s.create(key('a'), cm('a', { v: '1' }));

@@ -79,17 +79,36 @@ interface Watcher {
 class Bucket {
   readonly objects = new Map<string, StoredObject>();
   private sorted: string[] | undefined;
+  /** The objects in the order of `sorted`: a large list reads them without a lookup per key. */
+  private sortedValues: StoredObject[] | undefined;
 
   sortedKeys(): string[] {
     if (!this.sorted) this.sorted = [...this.objects.keys()].sort();
     return this.sorted;
   }
+  /** The objects, parallel to {@link sortedKeys}. Callers copy what they keep. */
+  sortedObjects(): StoredObject[] {
+    if (!this.sortedValues) {
+      const objects = this.objects;
+      this.sortedValues = this.sortedKeys().map((k) => objects.get(k)!);
+    }
+    return this.sortedValues;
+  }
   set(key: string, obj: StoredObject): void {
-    if (!this.objects.has(key)) this.sorted = undefined;
+    if (!this.objects.has(key)) {
+      this.sorted = undefined;
+      this.sortedValues = undefined;
+    } else if (this.sortedValues) {
+      // An update keeps the order: the new state takes the old one's place.
+      this.sortedValues[lowerBound(this.sorted!, key, false)] = obj;
+    }
     this.objects.set(key, obj);
   }
   delete(key: string): void {
-    if (this.objects.delete(key)) this.sorted = undefined;
+    if (this.objects.delete(key)) {
+      this.sorted = undefined;
+      this.sortedValues = undefined;
+    }
   }
 }
 
@@ -183,6 +202,8 @@ export class Store {
     const bucket = this.buckets.get(bucketOf(prefix));
     let keys: readonly string[] = bucket ? bucket.sortedKeys() : [];
     let lookup = (key: string): StoredObject | undefined => bucket?.objects.get(key);
+    /** The objects parallel to `keys`, when they are the current state. */
+    let values: readonly StoredObject[] | undefined = bucket?.sortedObjects();
 
     if (at < this.rev) {
       // Rewind the changes made after `at`: the state of a key at `at` is the `prev` of the
@@ -196,6 +217,7 @@ export class Store {
         const current = lookup;
         keys = [...new Set([...keys, ...overlay.keys()])].sort();
         lookup = (key) => (overlay.has(key) ? overlay.get(key) : current(key));
+        values = undefined;
       }
     }
 
@@ -207,7 +229,7 @@ export class Store {
     for (; i < keys.length; i++) {
       const key = keys[i]!;
       if (!key.startsWith(prefix)) break;
-      const obj = lookup(key);
+      const obj = values ? values[i] : lookup(key);
       if (!obj) continue;
       if (opts.filter && !opts.filter(obj)) continue;
       if (items.length >= limit) {

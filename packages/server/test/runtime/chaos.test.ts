@@ -72,15 +72,19 @@ it(`informers converge exactly under chaos (${OBJECTS} objects)`, async () => {
   // Paged lists through a retrying client; watch-lists with every failure reaching the watcher.
   const listing = informer('list', false, true);
   const streaming = informer('watch-list', true, false);
+  // And a cache nobody handles events of: it keeps objects undecoded until read (`Store`).
+  const unhandled = informer('deferred', true, false);
   const observed = [
     { name: 'list', informer: listing, ...observe(listing) },
     { name: 'watch-list', informer: streaming, ...observe(streaming) },
   ];
   listing.start();
   streaming.start();
+  unhandled.start();
   await Promise.all([
     listing.waitForSync({ timeoutMs: 20_000 }),
     streaming.waitForSync({ timeoutMs: 20_000 }),
+    unhandled.waitForSync({ timeoutMs: 20_000 }),
   ]);
 
   // Chaos, until the writers are done.
@@ -165,7 +169,10 @@ it(`informers converge exactly under chaos (${OBJECTS} objects)`, async () => {
 
   const storeState = (i: Informer<Widget>) =>
     new Map(i.store.list().map((w) => [objectKey(w), Number(w.metadata?.resourceVersion)]));
-  for (const o of observed) {
+  for (const o of [
+    ...observed,
+    { name: 'deferred', informer: unhandled, delivered: undefined, regressions: [] },
+  ]) {
     await eventually(
       () => {
         const s = storeState(o.informer);
@@ -178,6 +185,7 @@ it(`informers converge exactly under chaos (${OBJECTS} objects)`, async () => {
     );
     // Exactly the server's state: same keys, same versions.
     expect(storeState(o.informer)).toEqual(truth);
+    if (!o.delivered) continue; // no handlers
     // Handlers saw the final version of every object, and deletions of all the others.
     const missing: string[] = [];
     for (const [key, rv] of truth) {
@@ -205,14 +213,14 @@ it(`informers converge exactly under chaos (${OBJECTS} objects)`, async () => {
   // The chaos did reach the watchers: streams were resumed and collections relisted.
   const count = (name: string, pred: (e: InformerLifecycleEvent) => boolean) =>
     (lifecycles.get(name) ?? []).filter(pred).length;
-  for (const name of ['list', 'watch-list']) {
+  for (const name of ['list', 'watch-list', 'deferred']) {
     expect(count(name, (e) => e.type === 'reconnecting')).toBeGreaterThan(0);
     expect(count(name, (e) => e.type === 'relisting' && e.reason !== 'initial')).toBeGreaterThan(0);
   }
   expect(count('watch-list', (e) => e.type === 'error')).toBeGreaterThan(0);
 
   // Stopping leaves nothing behind: no sockets, no timers.
-  await Promise.all(observed.map((o) => o.informer.stop()));
+  await Promise.all([...observed.map((o) => o.informer.stop()), unhandled.stop()]);
   await Promise.all(clients.map((c) => c.close()));
   await eventually(
     () => {

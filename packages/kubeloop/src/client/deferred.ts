@@ -67,8 +67,13 @@ export interface DeferredDecoding {
   finish: (obj: KubeObject) => KubeObject;
 }
 
-const PREFIXES = (['ADDED', 'MODIFIED', 'DELETED'] as const).map(
-  (type) => [type, Buffer.from(`{"type":"${type}","object":`, 'latin1')] as const,
+const TYPE_PREFIX = Buffer.from('{"type":"', 'latin1');
+/** The rest of the prefix of each deferred event type, by the type's first letter. */
+const PREFIX_REST = new Map(
+  (['ADDED', 'MODIFIED', 'DELETED'] as const).map((type) => [
+    type.charCodeAt(0),
+    { type, rest: Buffer.from(`${type.slice(1)}","object":`, 'latin1') },
+  ]),
 );
 
 /** Whether `b` holds `word` at `at`. */
@@ -88,16 +93,15 @@ export function deferredLineDecoder<T extends KubeObject>(o: DeferredDecoding): 
   return (bytes) => {
     const events: WatchEvent<T>[] = [];
     const pack: Pack = { bytes: EMPTY, finish: o.finish };
-    /** The kept ranges of `bytes`, as [start, end) pairs, in order. */
-    const ranges: number[] = [];
+    // The kept texts are moved to the front of `bytes` as lines are scanned (what was read is
+    // never overwritten: kept texts are never longer than what they come from), then copied
+    // out: the batch's buffer holds nothing else of what was received.
     let packed = 0;
     let from = 0;
     const n = bytes.length;
     const done = () => {
-      // One buffer for the batch: the kept texts hold nothing else of what was received.
       const out = Buffer.allocUnsafeSlow(packed);
-      let at = 0;
-      for (let k = 0; k < ranges.length; k += 2) at += bytes.copy(out, at, ranges[k], ranges[k + 1]);
+      bytes.copy(out, 0, 0, packed);
       pack.bytes = out;
     };
     while (from < n) {
@@ -107,22 +111,23 @@ export function deferredLineDecoder<T extends KubeObject>(o: DeferredDecoding): 
       from = to + 1;
       let type: 'ADDED' | 'MODIFIED' | 'DELETED' | undefined;
       let objStart = 0;
-      if (bytes[lineStart] === LBRACE) {
-        for (const [t, prefix] of PREFIXES) {
-          if (bytesAt(bytes, lineStart, prefix)) {
-            type = t;
-            objStart = lineStart + prefix.length;
-            break;
-          }
+      if (bytesAt(bytes, lineStart, TYPE_PREFIX)) {
+        const at = lineStart + TYPE_PREFIX.length;
+        const p = PREFIX_REST.get(bytes[at] as number);
+        if (p && bytesAt(bytes, at + 1, p.rest)) {
+          type = p.type;
+          objStart = at + 1 + p.rest.length;
         }
       }
       if (type !== undefined && scan.event(bytes, objStart, to)) {
         const start = packed;
         if (o.dropManagedFields && scan.cutStart >= 0) {
-          ranges.push(objStart, scan.cutStart, scan.cutEnd, scan.objEnd);
-          packed += scan.cutStart - objStart + (scan.objEnd - scan.cutEnd);
+          bytes.copyWithin(packed, objStart, scan.cutStart);
+          packed += scan.cutStart - objStart;
+          bytes.copyWithin(packed, scan.cutEnd, scan.objEnd);
+          packed += scan.objEnd - scan.cutEnd;
         } else {
-          ranges.push(objStart, scan.objEnd);
+          bytes.copyWithin(packed, objStart, scan.objEnd);
           packed += scan.objEnd - objStart;
         }
         const obj = new DeferredObject(scan.name, scan.namespace, scan.resourceVersion, pack, start, packed);
@@ -172,6 +177,12 @@ const NAME = 2;
 const NAMESPACE = 3;
 const RESOURCE_VERSION = 4;
 const MANAGED_FIELDS = 5;
+
+/** Bytes that stand for themselves in a JSON string: all but `"`, `\` and control characters. */
+const PLAIN = new Uint8Array(256).fill(1);
+for (let c = 0; c < 0x20; c++) PLAIN[c] = 0;
+PLAIN[QUOTE] = 0;
+PLAIN[BACKSLASH] = 0;
 
 const isSpace = (c: number | undefined) => c === 32 || c === 9 || c === 10 || c === 13;
 const isDigit = (c: number | undefined) => c !== undefined && c >= ZERO && c <= NINE;
@@ -303,12 +314,20 @@ class Scan {
         i = this.string(s, i, end);
         if (i < 0) return -1;
         if (depth === 2 && inMeta && key2 >= NAME && key2 <= RESOURCE_VERSION) {
-          const raw = this.escaped
-            ? (JSON.parse(s.toString('utf8', a - 1, i)) as string)
-            : s.toString('utf8', a, i - 1);
-          if (key2 === NAME) this.name = raw;
-          else if (key2 === NAMESPACE) this.namespace = raw;
-          else this.resourceVersion = raw;
+          if (key2 === NAMESPACE && !this.escaped && this.sameAsLastNamespace(s, a, i - 1)) {
+            this.namespace = this.lastNamespace;
+          } else {
+            const raw = this.escaped
+              ? (JSON.parse(s.toString('utf8', a - 1, i)) as string)
+              : s.toString('utf8', a, i - 1);
+            if (key2 === NAME) this.name = raw;
+            else if (key2 === NAMESPACE) {
+              this.namespace = raw;
+              this.lastNamespace = raw;
+              // A copy: the received bytes are rewritten as the batch is packed.
+              this.lastNamespaceBytes = Buffer.from(s.subarray(a, i - 1));
+            } else this.resourceVersion = raw;
+          }
         }
       } else if (c === MINUS || isDigit(c)) {
         i = number(s, i, end);
@@ -357,6 +376,20 @@ class Scan {
     }
   }
 
+  /**
+   * The last namespace read, and its bytes: objects of a collection mostly share a few
+   * namespaces, so they share one string.
+   */
+  private lastNamespace = '';
+  private lastNamespaceBytes: Buffer = Buffer.alloc(0);
+
+  private sameAsLastNamespace(s: Buffer, a: number, b: number): boolean {
+    const last = this.lastNamespaceBytes;
+    if (b - a !== last.length || b === a) return false;
+    for (let k = 0; k < last.length; k++) if (s[a + k] !== last[k]) return false;
+    return true;
+  }
+
   /** The last key's token (quotes excluded). */
   private keyA = 0;
   private keyB = 0;
@@ -398,8 +431,11 @@ class Scan {
   private string(s: Buffer, i: number, end: number): number {
     this.escaped = false;
     i++;
-    while (i < end) {
-      const c = s[i] as number; // i < end <= s.length
+    for (;;) {
+      // The common case in a tight loop; a line's end (a newline, or past the buffer) stops it.
+      while (PLAIN[s[i] as number] === 1) i++;
+      if (i >= end) return -1;
+      const c = s[i] as number;
       if (c === QUOTE) return i + 1;
       if (c === BACKSLASH) {
         this.escaped = true;
@@ -419,10 +455,8 @@ class Scan {
         )
           i += 2;
         else return -1;
-      } else if (c < 0x20) return -1;
-      else i++;
+      } else return -1; // a control character
     }
-    return -1;
   }
 }
 

@@ -46,11 +46,20 @@ describe('decodeWatchLines', () => {
 describe('decodeWatchBatches', () => {
   it('yields the complete events of each chunk, then throws a server ERROR after them', async () => {
     const status = ApiError.expired('gone').status;
-    const body = Readable.from([
+    const chunks = [
       `${added('a', '1')}\n${added('b', '2')}\n${added('c', '3').slice(0, 10)}`,
       `${added('c', '3').slice(10)}\n`,
       `${added('d', '4')}\n${JSON.stringify({ type: 'ERROR', object: status })}\n${added('e', '5')}\n`,
-    ]);
+    ];
+    // Chunks that arrive apart are decoded apart.
+    const body = Readable.from(
+      (async function* () {
+        for (const c of chunks) {
+          yield c;
+          await new Promise((r) => setTimeout(r, 5));
+        }
+      })(),
+    );
     const batches: string[][] = [];
     const err = await (async () => {
       for await (const batch of decodeWatchBatches<ReturnType<typeof cm>>(body, where))
@@ -58,6 +67,17 @@ describe('decodeWatchBatches', () => {
     })().catch((e: unknown) => e);
     expect(batches).toEqual([['a', 'b'], ['c'], ['d']]);
     expect(isGone(err)).toBe(true);
+  });
+
+  it('decodes what has arrived together as one batch', async () => {
+    const body = Readable.from([
+      `${added('a', '1')}\n${added('b', '2').slice(0, 7)}`,
+      `${added('b', '2').slice(7)}\n`,
+    ]);
+    const batches: string[][] = [];
+    for await (const batch of decodeWatchBatches<ReturnType<typeof cm>>(body, where))
+      batches.push(names(batch));
+    expect(batches).toEqual([['a', 'b']]);
   });
 
   it('delivers the complete events that arrived without waiting for the rest of a partial one', async () => {

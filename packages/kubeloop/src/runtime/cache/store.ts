@@ -232,16 +232,21 @@ export class Store<T extends KubeObject> implements Lister<T> {
       byName = new Map();
       this.items.set(ns, byName);
     }
+    if (this.indexers.size === 0) {
+      // One lookup: this is the whole cost of storing a deferred object.
+      const size = byName.size;
+      byName.set(name, stored);
+      if (byName.size !== size) this.count++;
+      return stored as T;
+    }
     const old = byName.get(name);
     byName.set(name, stored);
     if (old === undefined) this.count++;
-    if (this.indexers.size > 0) {
-      // With indexes, every stored object is decoded (see addIndex).
-      for (const [index, fn] of this.indexers) {
-        const idx = this.indices.get(index)!;
-        if (old !== undefined) this.unindexOne(idx, fn(old as T), key);
-        this.indexOne(idx, fn(stored as T), key);
-      }
+    // With indexes, every stored object is decoded (see addIndex).
+    for (const [index, fn] of this.indexers) {
+      const idx = this.indices.get(index)!;
+      if (old !== undefined) this.unindexOne(idx, fn(old as T), key);
+      this.indexOne(idx, fn(stored as T), key);
     }
     return stored as T;
   }

@@ -1,6 +1,8 @@
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { ApiError, isGone } from '../api/status.js';
+import { deferredLineDecoder, isDeferred } from './deferred.js';
+import { NetworkError } from './transport/errors.js';
 import { decodeWatchBatches, decodeWatchLines, type WatchEvent } from './watch.js';
 
 const where = { method: 'GET', url: 'https://x/api/v1/pods?watch=true' };
@@ -106,5 +108,55 @@ describe('decodeWatchBatches', () => {
     for await (const batch of decodeWatchBatches<ReturnType<typeof cm>>(body, where))
       out.push(...names(batch));
     expect(out).toEqual(['é-✓-𝄞']);
+  });
+
+  it('decodes the same events however the bytes are cut into chunks, with either decoder', async () => {
+    const lines = [
+      added('a', '1'),
+      JSON.stringify({
+        type: 'MODIFIED',
+        object: {
+          ...cm('b', '2'),
+          metadata: { name: 'b', resourceVersion: '2', managedFields: [{ m: 'x' }] },
+        },
+      }),
+      added('c-\u00e9', '3'),
+    ];
+    const bytes = Buffer.from(`${lines.join('\n')}\n`);
+    const decoders = [
+      undefined,
+      deferredLineDecoder<ReturnType<typeof cm>>({ dropManagedFields: true, finish: (o) => o }),
+    ];
+    const seen = (ev: WatchEvent<ReturnType<typeof cm>>) => {
+      if (ev.type !== 'ADDED' && ev.type !== 'MODIFIED') return ev.type;
+      const o = isDeferred(ev.object) ? ev.object.decode<ReturnType<typeof cm>>() : ev.object;
+      return `${ev.type} ${o.metadata.name} ${o.metadata.resourceVersion}`;
+    };
+    for (const decoder of decoders) {
+      for (const size of [1, 2, 7, 50, bytes.length]) {
+        const chunks: Buffer[] = [];
+        for (let i = 0; i < bytes.length; i += size) chunks.push(bytes.subarray(i, i + size));
+        const out: string[] = [];
+        for await (const batch of decodeWatchBatches(
+          Readable.from(chunks),
+          where,
+          undefined,
+          undefined,
+          decoder,
+        ))
+          out.push(...batch.map(seen));
+        expect(out, `chunks of ${size}`).toEqual(['ADDED a 1', 'MODIFIED b 2', 'ADDED c-é 3']);
+      }
+    }
+  });
+
+  it('reports a body that closes before its end as a network error, after what arrived', async () => {
+    const body = new Readable({ read() {} });
+    body.push(`${added('a', '1')}\n${added('b', '2').slice(0, 9)}`);
+    const batches = decodeWatchBatches<ReturnType<typeof cm>>(body, where);
+    const first = await batches.next();
+    expect(first.done === false && names(first.value)).toEqual(['a']);
+    body.destroy();
+    await expect(batches.next()).rejects.toBeInstanceOf(NetworkError);
   });
 });

@@ -130,8 +130,19 @@ export function decodeWatchLines<T extends KubeObject>(
   return { events };
 }
 
-/** Above this many received bytes, a batch is decoded even if more has arrived. */
-const MAX_BATCH_BYTES = 1 << 20;
+/** A batch delivers at most about this many events (more that arrived together come next). */
+const MAX_BATCH_EVENTS = 2000;
+
+const EMPTY = Buffer.alloc(0);
+
+/** Appends the events a decoder made to `into`; hands its error back. */
+function collect<T>(
+  out: { events: WatchEvent<T>[]; error?: ApiError },
+  into: WatchEvent<T>[],
+): { error?: ApiError } {
+  for (const ev of out.events) into.push(ev);
+  return out.error ? { error: out.error } : {};
+}
 
 /** The default {@link LineDecoder}: every event decoded at once. */
 export function eagerLineDecoder<T extends KubeObject>(
@@ -147,10 +158,86 @@ export function eagerLineDecoder<T extends KubeObject>(
 export type LineDecoder<T> = (bytes: Buffer) => { events: WatchEvent<T>[]; error?: ApiError };
 
 /**
- * Turns a watch response body into batches of events: the complete events of each chunk
- * received. Ends when the server ends the stream (its `timeoutSeconds`, or a dropped watch) or
- * when `signal` aborts; a broken connection throws {@link NetworkError}; a server ERROR event
- * throws its ApiError after the events before it were delivered.
+ * Above this many received bytes not yet decoded, the body is paused (and the server waits).
+ * A response stream's own limit is 16 KiB — one TLS record — which stopped and restarted the
+ * socket for every record of a large watch-list: it arrived at a third of the speed the
+ * connection can carry.
+ */
+const MAX_QUEUED_BYTES = 8 << 20;
+
+/**
+ * What arrives on `body`, as the chunks received since the last step. Reads in flowing mode
+ * (see {@link MAX_QUEUED_BYTES}); waits one turn of the event loop after data arrives, so that
+ * the rest of what the socket read comes in the same step. Ends with the body; throws its
+ * error, or an `ERR_STREAM_PREMATURE_CLOSE` error when it closes before its end.
+ */
+async function* arrivals(body: Readable): AsyncGenerator<Buffer[], void, undefined> {
+  let queue: Buffer[] = [];
+  let queued = 0;
+  let ended = false;
+  let failure: unknown;
+  let wake: (() => void) | undefined;
+  const notify = () => {
+    const w = wake;
+    wake = undefined;
+    w?.();
+  };
+  const onData = (c: Buffer | string) => {
+    // A body in text mode (setEncoding, or a stream of strings) works too.
+    const chunk = typeof c === 'string' ? Buffer.from(c) : c;
+    queue.push(chunk);
+    queued += chunk.length;
+    if (queued > MAX_QUEUED_BYTES) body.pause();
+    notify();
+  };
+  const onEnd = () => {
+    ended = true;
+    notify();
+  };
+  const onError = (err: unknown) => {
+    failure ??= err;
+    notify();
+  };
+  const onClose = () => {
+    if (!ended && failure === undefined) {
+      failure = Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' });
+    }
+    notify();
+  };
+  body.on('data', onData);
+  body.on('end', onEnd);
+  body.on('error', onError);
+  body.on('close', onClose);
+  try {
+    for (;;) {
+      if (queue.length > 0) {
+        const out = queue;
+        queue = [];
+        queued = 0;
+        if (body.isPaused()) body.resume();
+        yield out;
+        continue;
+      }
+      if (failure !== undefined) throw failure;
+      if (ended) return;
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+      });
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  } finally {
+    body.off('data', onData);
+    body.off('end', onEnd);
+    body.off('error', onError);
+    body.off('close', onClose);
+  }
+}
+
+/**
+ * Turns a watch response body into batches of events: the complete events of what has been
+ * received at each step. Ends when the server ends the stream (its `timeoutSeconds`, or a
+ * dropped watch) or when `signal` aborts; a broken connection throws {@link NetworkError}; a
+ * server ERROR event throws its ApiError after the events before it were delivered.
  */
 export async function* decodeWatchBatches<T extends KubeObject>(
   body: Readable,
@@ -161,38 +248,52 @@ export async function* decodeWatchBatches<T extends KubeObject>(
 ): AsyncGenerator<WatchEvent<T>[], void, undefined> {
   // Bytes are kept until a batch is decoded: lines are cut on bytes (a UTF-8 sequence split
   // between two chunks is whole by then), and a deferring decoder keeps bytes, not text.
-  let chunks: Buffer[] = [];
-  let size = 0;
-  let rest: Buffer | undefined;
+  /** The start of a line not ended yet. */
+  let rest: Buffer[] = [];
+  const steps = arrivals(body);
   try {
-    const take = (received: Buffer | string) => {
-      // A body in text mode (setEncoding, or a stream of strings) works too.
-      const chunk = typeof received === 'string' ? Buffer.from(received) : received;
-      chunks.push(chunk);
-      size += chunk.length;
-    };
-    for await (const received of body as AsyncIterable<Buffer | string>) {
-      take(received);
-      if (size < MAX_BATCH_BYTES) {
-        // A large answer comes in 16 KiB TLS records, each its own chunk: one turn of the event
-        // loop lets the rest of what the socket read arrive, to be decoded together (409
-        // batches for a 10,000-object watch-list became about 30). Nothing waits for the
-        // network: only what has already been received is taken.
-        await new Promise((resolve) => setImmediate(resolve));
-        for (let more = body.read(); more !== null; more = body.read()) take(more);
-        if (body.readableLength > 0 && size < MAX_BATCH_BYTES) continue;
+    for (;;) {
+      // Nothing of a step outlives it: this generator waits between steps for as long as the
+      // watch stays quiet, and its variables would keep what they point to alive meanwhile.
+      let step: IteratorResult<Buffer[]> | undefined = await steps.next();
+      if (step.done) break;
+      const received = step.value;
+      step = undefined;
+      // Each chunk is decoded where it lies; only a line cut between two chunks is copied.
+      let events: WatchEvent<T>[] = [];
+      let error: ApiError | undefined;
+      for (let k = 0; k < received.length && !error; k++) {
+        const chunk = received[k]!;
+        received[k] = EMPTY;
+        let from = 0;
+        if (rest.length > 0) {
+          const nl = chunk.indexOf(10);
+          if (nl < 0) {
+            rest.push(chunk); // a long line: its parts are joined once, when it ends
+            continue;
+          }
+          rest.push(chunk.subarray(0, nl));
+          const line = Buffer.concat(rest);
+          rest = [];
+          ({ error } = collect(decode(line), events));
+          from = nl + 1;
+          if (error) break;
+        }
+        const last = chunk.lastIndexOf(10);
+        if (last < from) {
+          // No line ends in the rest of this chunk. A copy: a view would keep the chunk alive.
+          if (from < chunk.length) rest.push(Buffer.from(chunk.subarray(from)));
+          continue;
+        }
+        if (last > from) ({ error } = collect(decode(chunk.subarray(from, last)), events));
+        if (last + 1 < chunk.length) rest.push(Buffer.from(chunk.subarray(last + 1)));
+        if (events.length > MAX_BATCH_EVENTS) {
+          yield events;
+          events = [];
+        }
       }
-      const all = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
-      const last = all.lastIndexOf(10);
-      if (last < 0) {
-        chunks = [all];
-        continue;
-      }
-      rest = last + 1 < all.length ? all.subarray(last + 1) : undefined;
-      chunks = rest ? [rest] : [];
-      size = rest ? rest.length : 0;
-      const { events, error } = decode(all.subarray(0, last));
       if (events.length > 0) yield events;
+      events = [];
       if (error) throw error;
     }
   } catch (err) {
@@ -201,8 +302,9 @@ export async function* decodeWatchBatches<T extends KubeObject>(
     throw toNetworkError(err, where);
   } finally {
     body.destroy();
+    await steps.return(undefined);
   }
-  const tail = Buffer.concat(chunks).toString('utf8').trim();
+  const tail = Buffer.concat(rest).toString('utf8').trim();
   // A stream cut in the middle of an event: report it rather than lose it.
   if (tail !== '') yield [decodeWatchLine<T>(tail)];
 }

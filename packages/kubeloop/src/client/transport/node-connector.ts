@@ -13,6 +13,7 @@ import {
 } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Socket } from 'node:net';
+import { createSecureContext } from 'node:tls';
 import type { Credentials } from '../auth/authenticator.js';
 import {
   type Connector,
@@ -139,8 +140,12 @@ export class NodeConnector implements Connector {
       const tls = this.o.config;
       this.agent = new HttpsAgent({
         ...common,
-        ...(tls.caData !== undefined && { ca: tls.caData }),
-        ...(creds.cert !== undefined && { cert: creds.cert, key: creds.key }),
+        // One TLS context for every connection of an identity: made per connection (what the
+        // agent does with ca/cert/key), it parses the PEM data again each time.
+        secureContext: createSecureContext({
+          ...(tls.caData !== undefined && { ca: tls.caData }),
+          ...(creds.cert !== undefined && { cert: creds.cert, key: creds.key }),
+        }),
         rejectUnauthorized: !tls.insecureSkipTlsVerify,
         ...(tls.tlsServerName !== undefined && { servername: tls.tlsServerName }),
       });

@@ -732,6 +732,40 @@ describe('watches', () => {
     }
   });
 
+  it('sends initial events in the representation asked for, objects of any size included', async () => {
+    const t = fresh('repr');
+    const big = { blob: 'y'.repeat(300_000) }; // larger than a batch of the snapshot
+    await create(CM, configMap(`${t}-a`, { metadata: { labels: { t } } }));
+    await create(CM, configMap(`${t}-big`, { metadata: { labels: { t } }, data: big }));
+    await create(CM, configMap(`${t}-c`, { metadata: { labels: { t } } }));
+    const query = `${CM}?watch=true&labelSelector=t%3D${t}&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan`;
+    const plain = http.watch(query);
+    const meta = http.watch(query, {
+      Accept: 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1',
+    });
+    try {
+      for (const w of [plain, meta]) {
+        await eventually(() => w.events.some((e) => e.type === 'BOOKMARK'), 5000, 'the end bookmark');
+      }
+      expect(plain.events.slice(0, 3).map((e) => [e.type, e.object.kind, e.object.metadata.name])).toEqual([
+        ['ADDED', 'ConfigMap', `${t}-a`],
+        ['ADDED', 'ConfigMap', `${t}-big`],
+        ['ADDED', 'ConfigMap', `${t}-c`],
+      ]);
+      expect(plain.events[1].object.data).toEqual(big);
+      expect(
+        meta.events.slice(0, 3).map((e) => [e.object.kind, e.object.metadata.name, e.object.data]),
+      ).toEqual([
+        ['PartialObjectMetadata', `${t}-a`, undefined],
+        ['PartialObjectMetadata', `${t}-big`, undefined],
+        ['PartialObjectMetadata', `${t}-c`, undefined],
+      ]);
+    } finally {
+      plain.close();
+      meta.close();
+    }
+  });
+
   it('watches one object through its path', async () => {
     const name = fresh('one');
     const o = await create(CM, configMap(name));

@@ -201,7 +201,13 @@ export function serveWatch(
       snapshotting = false;
       for (const ev of held) onEvent(ev);
     };
-    sendSnapshot(snapshot.items, render, res, () => ended).then(
+    const plainJson =
+      opts.representation.as === 'Table' ||
+      opts.representation.as === 'PartialObjectMetadata' ||
+      opts.representation.as === 'PartialObjectMetadataList'
+        ? undefined
+        : (obj: StoredObject) => presentAs(t, obj).json;
+    sendSnapshot(snapshot.items, render, res, () => ended, plainJson).then(
       () => {
         if (ended) return;
         if (p.sendInitialEvents) write(bookmark(from, true));
@@ -245,19 +251,52 @@ async function sendSnapshot(
   render: (type: 'ADDED', obj: StoredObject) => string,
   res: ServerResponse,
   ended: () => boolean,
+  json?: (obj: StoredObject) => string,
 ): Promise<void> {
-  let batch = '';
+  // Events are written into a buffer: building one large string of them and writing it cost
+  // a copy more (the string is flattened, then encoded) and a large string's collection.
+  let buf = Buffer.allocUnsafe(SNAPSHOT_BATCH_CHARS);
+  let at = 0;
   for (const item of items) {
-    batch += render('ADDED', item);
-    if (batch.length < SNAPSHOT_BATCH_CHARS) continue;
-    res.write(batch);
-    batch = '';
-    // Node corks a chunked response until the next tick; the batch is complete, send it now.
-    res.socket?.uncork();
-    if (res.writableLength > SNAPSHOT_QUEUE_BYTES) await drained(res);
-    if (ended()) return;
+    if (json) {
+      const body = json(item);
+      // UTF-8 takes at most 3 bytes per UTF-16 unit.
+      const need = ADDED_PREFIX.length + body.length * 3 + 2;
+      if (at + need > buf.length && at > 0) {
+        if (await flush(res, buf.subarray(0, at), ended)) return;
+        buf = Buffer.allocUnsafe(Math.max(SNAPSHOT_BATCH_CHARS, need));
+        at = 0;
+      } else if (need > buf.length) buf = Buffer.allocUnsafe(need);
+      at += ADDED_PREFIX.copy(buf, at);
+      at += buf.write(body, at);
+      buf[at++] = 0x7d; // }
+      buf[at++] = 0x0a; // \n
+    } else {
+      const line = render('ADDED', item);
+      if (at > 0 && at + line.length * 3 > buf.length) {
+        if (await flush(res, buf.subarray(0, at), ended)) return;
+        buf = Buffer.allocUnsafe(SNAPSHOT_BATCH_CHARS);
+        at = 0;
+      }
+      if (line.length * 3 > buf.length) {
+        res.write(line);
+        continue;
+      }
+      at += buf.write(line, at);
+    }
   }
-  if (batch !== '') res.write(batch);
+  if (at > 0) res.write(buf.subarray(0, at));
+}
+
+const ADDED_PREFIX = Buffer.from('{"type":"ADDED","object":');
+
+/** Sends a batch of a snapshot; waits when too much is queued. Returns whether the watch ended. */
+async function flush(res: ServerResponse, batch: Buffer, ended: () => boolean): Promise<boolean> {
+  res.write(batch);
+  // Node corks a chunked response until the next tick; the batch is complete, send it now.
+  res.socket?.uncork();
+  if (res.writableLength > SNAPSHOT_QUEUE_BYTES) await drained(res);
+  return ended();
 }
 
 /** Resolves when `res` can take more output, or has closed. */

@@ -380,6 +380,7 @@ export class Informer<T extends KubeObject> {
 
   private dispatch(ev: WatcherEvent<T>): void {
     const handlers = this.handlers;
+    if (handlers.length === 0 && ev.type !== 'SYNCED') return;
     switch (ev.type) {
       case 'ADDED': {
         if (!handlers.some((h) => h.onAdd)) break;

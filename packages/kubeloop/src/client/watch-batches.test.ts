@@ -159,4 +159,34 @@ describe('decodeWatchBatches', () => {
     body.destroy();
     await expect(batches.next()).rejects.toBeInstanceOf(NetworkError);
   });
+
+  it('pauses a body that runs more than 8 MiB ahead of its consumer, and resumes it without losing a byte', async () => {
+    const line = `${added('x'.repeat(1000), '1')}\n`;
+    const total = 12_000; // about 12 MB
+    let pushed = 0;
+    let paused = false;
+    const body = new Readable({
+      read() {
+        // Produce as fast as the stream takes it: only the decoder's own limit holds it back.
+        while (pushed < total) {
+          pushed++;
+          if (!this.push(line)) return;
+        }
+        this.push(null);
+      },
+    });
+    const pause = body.pause.bind(body);
+    body.pause = () => {
+      paused = true;
+      return pause();
+    };
+    let events = 0;
+    for await (const batch of decodeWatchBatches<ReturnType<typeof cm>>(body, where)) {
+      events += batch.length;
+      // A slow consumer: the body gets ahead of it.
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(events).toBe(total);
+    expect(paused).toBe(true);
+  });
 });

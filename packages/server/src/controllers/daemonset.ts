@@ -38,6 +38,8 @@ import { runWorker } from './worker.js';
 const CONTROLLER_INDEX = 'controller-uid';
 const REVISION_LABEL = REVISION_HASH_LABEL;
 const GENERATION_LABEL = 'pod-template-generation';
+/** Where apps/v1 carries a DaemonSet's template generation (the API server maintains it). */
+const TEMPLATE_GENERATION_ANNOTATION = 'deprecated.daemonset.template.generation';
 
 type Taint = { key: string; value?: string; effect: string };
 type Toleration = { key?: string; operator?: string; value?: string; effect?: string };
@@ -268,7 +270,9 @@ export class DaemonSetController {
     const hash =
       cur.metadata?.labels?.[REVISION_LABEL] ??
       podTemplateHash(ds.spec?.template, ds.status?.collisionCount ?? 0);
-    const generation = ds.metadata?.generation ?? 1;
+    // The template generation (from its annotation, as util.GetTemplateGeneration reads it).
+    const annotated = Number(ds.metadata?.annotations?.[TEMPLATE_GENERATION_ANNOTATION] ?? Number.NaN);
+    const generation = Number.isInteger(annotated) ? annotated : undefined;
     const owned = this.pods.store
       .byIndex(CONTROLLER_INDEX, uid)
       .filter((p) => p.metadata?.namespace === namespace && !terminating(p));
@@ -467,7 +471,7 @@ export class DaemonSetController {
     return victims;
   }
 
-  private podFor(ds: DaemonSet, node: string, hash: string, generation: number): Pod {
+  private podFor(ds: DaemonSet, node: string, hash: string, generation: number | undefined): Pod {
     const template = ds.spec?.template ?? {};
     const spec = template.spec ?? { containers: [] };
     const affinity = spec.affinity ?? {};
@@ -477,7 +481,7 @@ export class DaemonSetController {
         labels: {
           ...template.metadata?.labels,
           [REVISION_LABEL]: hash,
-          [GENERATION_LABEL]: String(generation),
+          ...(generation !== undefined && { [GENERATION_LABEL]: String(generation) }),
         },
         ...(template.metadata?.annotations && { annotations: template.metadata.annotations }),
         ownerReferences: [controllerRefTo(ds, 'DaemonSet')],

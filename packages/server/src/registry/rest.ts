@@ -701,6 +701,7 @@ export class RestStorage {
 
   private validate(t: ResourceType, obj: Obj, old: Obj | undefined, metaCauses: StatusCause[]): void {
     t.behaviour.defaults?.(obj);
+    t.behaviour.prepare?.(obj, old);
     const causes = [...metaCauses, ...(t.behaviour.validate?.(obj, old) ?? [])];
     if (causes.length > 0) {
       const name =

@@ -227,6 +227,44 @@ describe('DaemonSet controller', () => {
   });
 });
 
+describe('DaemonSet template generation', () => {
+  const TG = 'deprecated.daemonset.template.generation';
+  it('counts template changes in its annotation, and labels pods with it, as kube-apiserver and the controller do', async () => {
+    const sets = client.api(DaemonSet, 'default');
+    const created = await sets.create(daemonSet('tgen'));
+    expect(created.metadata?.annotations?.[TG]).toBe('1');
+    expect(created.metadata?.generation).toBe(1);
+    // A spec change outside the template: the generation moves, the template generation does not.
+    const strategy = await sets.patch('tgen', { spec: { minReadySeconds: 5 } });
+    expect([strategy.metadata?.generation, strategy.metadata?.annotations?.[TG]]).toEqual([2, '1']);
+    // A template change moves both.
+    const image = await sets.patch('tgen', {
+      spec: { template: { spec: { containers: [{ name: 'c', image: 'agent:2' }] } } },
+    });
+    expect([image.metadata?.generation, image.metadata?.annotations?.[TG]]).toEqual([3, '2']);
+    // Status writes leave it alone; so does a metadata-only change.
+    const labelled = await sets.patch('tgen', { metadata: { labels: { team: 'x' } } });
+    expect(labelled.metadata?.annotations?.[TG]).toBe('2');
+    await eventually(async () => {
+      const pods = await livePods('tgen');
+      return pods.length === 3 && pods.every((p) => p.metadata?.labels?.['pod-template-generation'] === '2')
+        ? pods
+        : undefined;
+    });
+    expect((await sets.get('tgen')).metadata?.annotations?.[TG]).toBe('2');
+    // What conversion cannot read is refused.
+    const bad = await sets
+      .patch('tgen', { metadata: { annotations: { [TG]: 'x' } } })
+      .catch((e: unknown) => e as { code?: number; message?: string });
+    expect(bad).toMatchObject({ code: 400 });
+    expect((bad as { message?: string }).message).toContain('strconv.ParseInt: parsing "x": invalid syntax');
+    // kubectl shows it as a real cluster does.
+    const shown = await k.ok(['get', 'daemonset', 'tgen', '-o', 'jsonpath={.metadata.annotations}']);
+    expect(JSON.parse(shown)).toEqual({ [TG]: '2' });
+    await sets.delete('tgen');
+  });
+});
+
 describe('nodeShouldRunDaemonPod', () => {
   const node = (labels: Record<string, string>, taints: Node['spec'] = {}): Node => ({
     metadata: { name: 'n1', labels },

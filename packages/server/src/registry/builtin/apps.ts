@@ -1,5 +1,6 @@
 /** apps/v1 kinds: deployments, replicasets, statefulsets and daemonsets. */
-import type { StatusCause } from 'kubeloop/api';
+import { ApiError, type StatusCause } from 'kubeloop/api';
+import { deepEqual } from '../../util/object.js';
 import { defaultClaimSpec } from './core.js';
 import { docs } from './descriptions.js';
 import { defaultPodTemplate, validatePodTemplate } from './podspec.js';
@@ -529,7 +530,35 @@ const statefulsets: KindBehaviour = {
 // ---------------------------------------------------------------------------------------------
 // DaemonSets
 
+/**
+ * The DaemonSet's template generation: apps/v1 carries the internal `spec.templateGeneration`
+ * in this annotation (`pkg/apis/apps/v1/conversion.go`), and the DaemonSet controller labels
+ * its pods with it (`pod-template-generation`).
+ */
+export const TEMPLATE_GENERATION_ANNOTATION = 'deprecated.daemonset.template.generation';
+
+/** The annotation's value as conversion reads it: absent is 0, anything but an integer a 400. */
+function templateGeneration(obj: Record<string, unknown>): number {
+  const value = dig(obj, 'metadata', 'annotations', TEMPLATE_GENERATION_ANNOTATION);
+  if (value === undefined) return 0;
+  const s = typeof value === 'string' ? value : String(value);
+  if (!/^[+-]?\d+$/.test(s) || !Number.isSafeInteger(Number(s))) {
+    throw ApiError.badRequest(`strconv.ParseInt: parsing ${JSON.stringify(s)}: invalid syntax`);
+  }
+  return Number(s);
+}
+
 const daemonsets: KindBehaviour = {
+  prepare(obj, old) {
+    // PrepareForCreate: at least 1. PrepareForUpdate: one more than before when the pod
+    // template changed, else what the client sent (a real API server writes 0 back when the
+    // client dropped the annotation).
+    let generation = templateGeneration(obj);
+    if (!old) generation = Math.max(generation, 1);
+    else if (!deepEqual(dig(old, 'spec', 'template'), dig(obj, 'spec', 'template')))
+      generation = templateGeneration(old) + 1;
+    ensureObj(ensureObj(obj, 'metadata'), 'annotations')[TEMPLATE_GENERATION_ANNOTATION] = String(generation);
+  },
   defaults(obj) {
     const spec = ensureObj(obj, 'spec');
     const strategy = ensureObj(spec, 'updateStrategy');

@@ -23,6 +23,11 @@ export interface KindBehaviour {
    * Mutates `obj`, a fresh deep copy the server owns.
    */
   defaults?(obj: Record<string, unknown>): void;
+  /**
+   * What the registry strategy's PrepareForCreate/PrepareForUpdate set beyond defaults, after
+   * defaulting and before validation; `old` is set on update. May throw an ApiError.
+   */
+  prepare?(obj: Record<string, unknown>, old?: Record<string, unknown>): void;
   /** Kind-specific validation (`pkg/apis/<group>/validation`); `old` is set on update. */
   validate?(obj: Record<string, unknown>, old?: Record<string, unknown>): StatusCause[];
   /** The Table columns of printers.go, `Name` first; wide-only columns have priority 1. */

@@ -8,12 +8,13 @@
  */
 import { setMaxListeners } from 'node:events';
 import type { Client, KubeObject, ResourceDescriptor } from 'kubeloop/client';
-import { Endpoints, isAlreadyExists, isConflict, isNotFound, Pod, Service } from 'kubeloop/client';
+import { Endpoints, isAlreadyExists, isConflict, isNotFound, Node, Pod, Service } from 'kubeloop/client';
 import {
   defaultControllerRateLimiter,
   Informer,
   NAMESPACE_INDEX,
   objectKey,
+  type PartialObjectMetadata,
   splitKey,
   WorkQueue,
 } from 'kubeloop/runtime';
@@ -233,12 +234,18 @@ export function endpointSubsets(service: Service, pods: readonly Pod[]): Subset[
     }));
 }
 
+/** A node's zone label (`topology.kubernetes.io/zone`), as EndpointSlices carry it. */
+const zoneOfNode = (n: PartialObjectMetadata): string | undefined =>
+  n.metadata.labels?.['topology.kubernetes.io/zone'];
+
 /** The Endpoints controller: informers on Services and pods, a queue of Services. */
 export class EndpointsController {
   private readonly services: Informer<Service>;
   private readonly pods: Informer<Pod>;
   private readonly endpoints: Informer<Endpoints>;
   private readonly slices: Informer<EndpointSlice>;
+  /** Nodes' metadata: the zone of each endpoint (`topology.kubernetes.io/zone`). */
+  private readonly nodes: Informer<PartialObjectMetadata>;
   private readonly queue = new WorkQueue<string>({
     name: 'endpoints',
     rateLimiter: defaultControllerRateLimiter({ baseDelayMs: 5, maxDelayMs: 10_000 }),
@@ -292,6 +299,27 @@ export class EndpointsController {
       if (service) this.queue.add(`${es.metadata?.namespace ?? ''}/${service}`);
     };
     this.slices.addEventHandler({ onUpdate: (_o, es) => forSlice(es), onDelete: forSlice });
+    this.nodes = Informer.metadata(client.api(Node, ''));
+    // A node's zone is in the slices of every Service with a pod there: those are looked at again.
+    const zoneChanged = (node: string) => {
+      const namespaces = new Set(
+        this.pods.store
+          .list()
+          .filter((p) => p.spec?.nodeName === node)
+          .map((p) => p.metadata?.namespace ?? ''),
+      );
+      for (const svc of this.services.store.list())
+        if (namespaces.has(svc.metadata?.namespace ?? '')) this.queue.add(objectKey(svc));
+    };
+    this.nodes.addEventHandler({
+      onAdd: (n, initial) => {
+        if (!initial) zoneChanged(n.metadata.name ?? '');
+      },
+      onUpdate: (o, n) => {
+        if (zoneOfNode(o) !== zoneOfNode(n)) zoneChanged(n.metadata.name ?? '');
+      },
+      onDelete: (n) => zoneChanged(n.metadata.name ?? ''),
+    });
   }
 
   start(): void {
@@ -299,6 +327,7 @@ export class EndpointsController {
     this.pods.start(this.abort.signal);
     this.endpoints.start(this.abort.signal);
     this.slices.start(this.abort.signal);
+    this.nodes.start(this.abort.signal);
     for (let i = 0; i < 2; i++) this.workers.push(this.work());
   }
 
@@ -309,6 +338,7 @@ export class EndpointsController {
       this.pods.waitForSync(),
       this.endpoints.waitForSync(),
       this.slices.waitForSync(),
+      this.nodes.waitForSync(),
     ]);
   }
 
@@ -316,7 +346,13 @@ export class EndpointsController {
     this.abort.abort();
     await this.queue.shutdown();
     await Promise.all(this.workers);
-    await Promise.all([this.services.stop(), this.pods.stop(), this.endpoints.stop(), this.slices.stop()]);
+    await Promise.all([
+      this.services.stop(),
+      this.pods.stop(),
+      this.endpoints.stop(),
+      this.slices.stop(),
+      this.nodes.stop(),
+    ]);
   }
 
   private work(): Promise<void> {
@@ -404,7 +440,11 @@ export class EndpointsController {
     const unused = new Set(existing);
     const ownerReferences = [controllerRefTo(svc, 'Service', 'v1')];
     const writes: Promise<unknown>[] = [];
-    for (const want of sliceContents(svc, pods)) {
+    const zoneOf = (node: string) => {
+      const n = this.nodes.store.get(node);
+      return n ? zoneOfNode(n) : undefined;
+    };
+    for (const want of sliceContents(svc, pods, zoneOf)) {
       const key = JSON.stringify(want.ports);
       const same = [...unused].find((es) => JSON.stringify(es.ports ?? []) === key);
       if (same) {

@@ -172,6 +172,39 @@ describe('Endpoints controller', () => {
     await eventually(async () => (await listSlices()).length === 0);
   });
 
+  it("puts each endpoint's zone in its slice, and follows a node's zone label as kubectl changes it", async () => {
+    const pods = client.api(Pod, 'default');
+    await pods.create(pod('zoned-a', 'zoned'));
+    const a = await runningPod('zoned-a');
+    const node = a.spec?.nodeName ?? '';
+    await client.api(Service, 'default').create({
+      metadata: { name: 'zoned' },
+      spec: { selector: { app: 'zoned' }, ports: [{ port: 80, targetPort: 8080 }] },
+    });
+    const endpoint = async () =>
+      (
+        await client
+          .api(EndpointSliceKind, 'default')
+          .list({ labelSelector: { 'kubernetes.io/service-name': 'zoned' } })
+      ).items[0]?.endpoints?.[0];
+    await k.ok(['label', 'node', node, 'topology.kubernetes.io/zone=zone-a', '--overwrite']);
+    expect(
+      await eventually(async () => ((await endpoint())?.zone === 'zone-a' ? endpoint() : undefined)),
+    ).toMatchObject({
+      nodeName: node,
+      zone: 'zone-a',
+    });
+    await k.ok(['label', 'node', node, 'topology.kubernetes.io/zone=zone-b', '--overwrite']);
+    await eventually(async () => (await endpoint())?.zone === 'zone-b');
+    await k.ok(['label', 'node', node, 'topology.kubernetes.io/zone-']);
+    await eventually(async () => {
+      const e = await endpoint();
+      return e !== undefined && e.zone === undefined;
+    });
+    await k.ok(['delete', 'service', 'zoned']);
+    await pods.delete('zoned-a');
+  });
+
   it('leaves alone the Endpoints of a Service without a selector', async () => {
     await client.api(Service, 'default').create({
       metadata: { name: 'external' },

@@ -81,29 +81,30 @@ export function serveWatch(
 
   const apiVersion = apiVersionOf(t);
   let first = true;
-  const render = (
-    type: EventType | 'BOOKMARK' | 'ERROR',
-    obj: StoredObject | undefined,
-    raw?: unknown,
-  ): string => {
-    if (type === 'BOOKMARK' || type === 'ERROR')
-      return `{"type":"${type}","object":${JSON.stringify(raw)}}\n`;
-    const o = presentAs(t, obj!);
+  /** The JSON of an event's object in the representation asked for. */
+  const objectJson = (obj: StoredObject): string => {
+    const o = presentAs(t, obj);
     switch (opts.representation.as) {
       case 'Table': {
         const body = JSON.stringify(
           table(t, [o], opts.includeObject, { resourceVersion: String(o.revision) }, first),
         );
         first = false;
-        return `{"type":"${type}","object":${body}}\n`;
+        return body;
       }
       case 'PartialObjectMetadata':
       case 'PartialObjectMetadataList':
-        return `{"type":"${type}","object":${JSON.stringify(partialObjectMetadata(o))}}\n`;
+        return JSON.stringify(partialObjectMetadata(o));
       default:
-        return `{"type":"${type}","object":${o.json}}\n`;
+        return o.json;
     }
   };
+  const render = (
+    type: EventType | 'BOOKMARK' | 'ERROR',
+    obj: StoredObject | undefined,
+    raw?: unknown,
+  ): string =>
+    `{"type":"${type}","object":${type === 'BOOKMARK' || type === 'ERROR' ? JSON.stringify(raw) : objectJson(obj!)}}\n`;
   const bookmark = (rv: number, initialEventsEnd = false) =>
     render('BOOKMARK', undefined, {
       kind: t.kind,
@@ -144,8 +145,9 @@ export function serveWatch(
       end();
     }
   };
-  // While the initial events are being sent: no bookmark may come between them.
-  let snapshotting = false;
+  // While the initial events are being sent, the changes made meanwhile wait here (and no
+  // bookmark may come between the initial events).
+  let later: StoreEvent[] | undefined;
   const untrack = opts.track(end);
   res.on('close', end);
 
@@ -182,7 +184,7 @@ export function serveWatch(
     const snapshot = store.list(prefix, { filter: matches });
     from = snapshot.revision;
     lastRevision = from;
-    let later: StoreEvent[] | undefined = [];
+    later = [];
     let laterBytes = 0;
     unsubscribe = store.watch(prefix, from, (ev) => {
       if (!later) return onEvent(ev);
@@ -194,20 +196,12 @@ export function serveWatch(
         end();
       }
     });
-    snapshotting = true;
     const flush = (): void => {
       const held = later ?? [];
       later = undefined;
-      snapshotting = false;
       for (const ev of held) onEvent(ev);
     };
-    const plainJson =
-      opts.representation.as === 'Table' ||
-      opts.representation.as === 'PartialObjectMetadata' ||
-      opts.representation.as === 'PartialObjectMetadataList'
-        ? undefined
-        : (obj: StoredObject) => presentAs(t, obj).json;
-    sendSnapshot(snapshot.items, render, res, () => ended, plainJson).then(
+    sendSnapshot(snapshot.items, objectJson, res, () => ended).then(
       () => {
         if (ended) return;
         if (p.sendInitialEvents) write(bookmark(from, true));
@@ -219,7 +213,7 @@ export function serveWatch(
 
   if (p.allowWatchBookmarks && opts.bookmarkIntervalMs > 0) {
     const tick = () => {
-      if (!snapshotting) write(bookmark(Math.max(lastRevision, store.committedRevision)));
+      if (!later) write(bookmark(Math.max(lastRevision, store.committedRevision)));
       timers[0] = setTimeout(tick, opts.bookmarkIntervalMs);
     };
     timers[0] = setTimeout(tick, opts.bookmarkIntervalMs);
@@ -248,42 +242,27 @@ const SNAPSHOT_QUEUE_BYTES = 2 * 1024 * 1024;
  */
 async function sendSnapshot(
   items: readonly StoredObject[],
-  render: (type: 'ADDED', obj: StoredObject) => string,
+  objectJson: (obj: StoredObject) => string,
   res: ServerResponse,
   ended: () => boolean,
-  json?: (obj: StoredObject) => string,
 ): Promise<void> {
   // Events are written into a buffer: building one large string of them and writing it cost
   // a copy more (the string is flattened, then encoded) and a large string's collection.
   let buf = Buffer.allocUnsafe(SNAPSHOT_BATCH_CHARS);
   let at = 0;
   for (const item of items) {
-    if (json) {
-      const body = json(item);
-      // UTF-8 takes at most 3 bytes per UTF-16 unit.
-      const need = ADDED_PREFIX.length + body.length * 3 + 2;
-      if (at + need > buf.length && at > 0) {
-        if (await flush(res, buf.subarray(0, at), ended)) return;
-        buf = Buffer.allocUnsafe(Math.max(SNAPSHOT_BATCH_CHARS, need));
-        at = 0;
-      } else if (need > buf.length) buf = Buffer.allocUnsafe(need);
-      at += ADDED_PREFIX.copy(buf, at);
-      at += buf.write(body, at);
-      buf[at++] = 0x7d; // }
-      buf[at++] = 0x0a; // \n
-    } else {
-      const line = render('ADDED', item);
-      if (at > 0 && at + line.length * 3 > buf.length) {
-        if (await flush(res, buf.subarray(0, at), ended)) return;
-        buf = Buffer.allocUnsafe(SNAPSHOT_BATCH_CHARS);
-        at = 0;
-      }
-      if (line.length * 3 > buf.length) {
-        res.write(line);
-        continue;
-      }
-      at += buf.write(line, at);
-    }
+    const body = objectJson(item);
+    // UTF-8 takes at most 3 bytes per UTF-16 unit.
+    const need = ADDED_PREFIX.length + body.length * 3 + 2;
+    if (at + need > buf.length && at > 0) {
+      if (await flush(res, buf.subarray(0, at), ended)) return;
+      buf = Buffer.allocUnsafe(Math.max(SNAPSHOT_BATCH_CHARS, need));
+      at = 0;
+    } else if (need > buf.length) buf = Buffer.allocUnsafe(need);
+    at += ADDED_PREFIX.copy(buf, at);
+    at += buf.write(body, at);
+    buf[at++] = 0x7d; // }
+    buf[at++] = 0x0a; // \n
   }
   if (at > 0) res.write(buf.subarray(0, at));
 }

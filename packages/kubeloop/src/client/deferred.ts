@@ -191,7 +191,7 @@ const isDigit = (c: number | undefined) => c !== undefined && c >= ZERO && c <= 
 const isHex = (c: number | undefined) =>
   c !== undefined && ((c >= ZERO && c <= NINE) || (c >= 65 && c <= 70) || (c >= 97 && c <= 102));
 
-/** Whether the string token `s[a, b]` (quotes excluded) is exactly `word`. */
+/** Whether the string token `s[a, b)` (quotes excluded) is exactly `word`. */
 const tokenIs = (s: Buffer, a: number, b: number, word: Buffer) =>
   b - a === word.length && bytesAt(s, a, word);
 
@@ -227,7 +227,7 @@ class Scan {
   private readonly stack = new Uint8Array(MAX_DEPTH + 1);
 
   /**
-   * Scans the object of a watch event: `text[start, end]` is the line after its
+   * Scans the object of a watch event: `text[start, end)` is the line after its
    * `{"type":…,"object":` prefix, so it must be the object then `}`.
    */
   event(text: Buffer, start: number, end: number): boolean {

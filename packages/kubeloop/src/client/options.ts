@@ -1,7 +1,6 @@
 /**
  * Options of the resource API's verbs, and how they become query parameters and bodies.
  */
-
 import { type FieldSelector, fieldSelectorFromSet, formatFieldSelector } from '../api/fields.js';
 import {
   formatLabelSelector,

@@ -135,15 +135,6 @@ const MAX_BATCH_EVENTS = 2000;
 
 const EMPTY = Buffer.alloc(0);
 
-/** Appends the events a decoder made to `into`; hands its error back. */
-function collect<T>(
-  out: { events: WatchEvent<T>[]; error?: ApiError },
-  into: WatchEvent<T>[],
-): { error?: ApiError } {
-  for (const ev of out.events) into.push(ev);
-  return out.error ? { error: out.error } : {};
-}
-
 /** The default {@link LineDecoder}: every event decoded at once. */
 export function eagerLineDecoder<T extends KubeObject>(
   bytes: Buffer,
@@ -153,7 +144,8 @@ export function eagerLineDecoder<T extends KubeObject>(
 
 /**
  * Decodes complete lines of received bytes (newline-separated, without the last newline) into
- * events; returns the events before a server ERROR event, and that event's ApiError.
+ * events; returns the events before a server ERROR event, and that event's ApiError. It may
+ * rewrite `bytes`: they are the decoder's alone.
  */
 export type LineDecoder<T> = (bytes: Buffer) => { events: WatchEvent<T>[]; error?: ApiError };
 
@@ -262,6 +254,11 @@ export async function* decodeWatchBatches<T extends KubeObject>(
       // Each chunk is decoded where it lies; only a line cut between two chunks is copied.
       let events: WatchEvent<T>[] = [];
       let error: ApiError | undefined;
+      const decodeLines = (bytes: Buffer) => {
+        const out = decode(bytes);
+        for (const ev of out.events) events.push(ev);
+        error = out.error;
+      };
       for (let k = 0; k < received.length && !error; k++) {
         const chunk = received[k]!;
         received[k] = EMPTY;
@@ -275,7 +272,7 @@ export async function* decodeWatchBatches<T extends KubeObject>(
           rest.push(chunk.subarray(0, nl));
           const line = Buffer.concat(rest);
           rest = [];
-          ({ error } = collect(decode(line), events));
+          decodeLines(line);
           from = nl + 1;
           if (error) break;
         }
@@ -285,7 +282,7 @@ export async function* decodeWatchBatches<T extends KubeObject>(
           if (from < chunk.length) rest.push(Buffer.from(chunk.subarray(from)));
           continue;
         }
-        if (last > from) ({ error } = collect(decode(chunk.subarray(from, last)), events));
+        if (last > from) decodeLines(chunk.subarray(from, last));
         if (last + 1 < chunk.length) rest.push(Buffer.from(chunk.subarray(last + 1)));
         if (events.length > MAX_BATCH_EVENTS) {
           yield events;

@@ -16,6 +16,7 @@ import {
   splitKey,
   WorkQueue,
 } from 'kubeloop/runtime';
+import { TEMPLATE_GENERATION_ANNOTATION } from '../registry/builtin/apps.js';
 import { claim, controllerRefTo } from './claim.js';
 import { podTemplateHash } from './deployment.js';
 import { ControllerEvents } from './events.js';
@@ -38,8 +39,6 @@ import { runWorker } from './worker.js';
 const CONTROLLER_INDEX = 'controller-uid';
 const REVISION_LABEL = REVISION_HASH_LABEL;
 const GENERATION_LABEL = 'pod-template-generation';
-/** Where apps/v1 carries a DaemonSet's template generation (the API server maintains it). */
-const TEMPLATE_GENERATION_ANNOTATION = 'deprecated.daemonset.template.generation';
 
 type Taint = { key: string; value?: string; effect: string };
 type Toleration = { key?: string; operator?: string; value?: string; effect?: string };

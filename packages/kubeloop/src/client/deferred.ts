@@ -107,10 +107,7 @@ export function deferredLineDecoder<T extends KubeObject>(o: DeferredDecoding): 
       pack.bytes = out;
     };
     while (from < n) {
-      let to = bytes.indexOf(10, from);
-      if (to < 0) to = n;
       const lineStart = from;
-      from = to + 1;
       let type: 'ADDED' | 'MODIFIED' | 'DELETED' | undefined;
       let objStart = 0;
       if (bytesAt(bytes, lineStart, TYPE_PREFIX)) {
@@ -121,7 +118,11 @@ export function deferredLineDecoder<T extends KubeObject>(o: DeferredDecoding): 
           objStart = at + 1 + p.rest.length;
         }
       }
-      if (type !== undefined && scan.event(bytes, objStart, to)) {
+      // The scan finds the line's end itself: searching for each newline first was a native
+      // call per line, a tenth of the whole decoding.
+      const lineEnd = type === undefined ? -1 : scan.event(bytes, objStart, n);
+      if (type !== undefined && lineEnd >= 0) {
+        from = lineEnd + 1;
         const start = packed;
         if (o.dropManagedFields && scan.cutStart >= 0) {
           bytes.copyWithin(packed, objStart, scan.cutStart);
@@ -136,6 +137,9 @@ export function deferredLineDecoder<T extends KubeObject>(o: DeferredDecoding): 
         events.push({ type, object: obj as unknown as T, resourceVersion: scan.resourceVersion });
         continue;
       }
+      let to = bytes.indexOf(10, lineStart);
+      if (to < 0) to = n;
+      from = to + 1;
       const line = bytes.toString('utf8', lineStart, to).trim();
       if (line === '') continue;
       try {
@@ -166,6 +170,7 @@ const PLUS = 43;
 const DOT = 46;
 const ZERO = 48;
 const NINE = 57;
+const NEWLINE = 10;
 
 const OBJECT = 1;
 const ARRAY = 2;
@@ -186,7 +191,8 @@ for (let c = 0; c < 0x20; c++) PLAIN[c] = 0;
 PLAIN[QUOTE] = 0;
 PLAIN[BACKSLASH] = 0;
 
-const isSpace = (c: number | undefined) => c === 32 || c === 9 || c === 10 || c === 13;
+/** JSON's spaces but the newline: a line holds none, and the scan runs until the one that ends it. */
+const isSpace = (c: number | undefined) => c === 32 || c === 9 || c === 13;
 const isDigit = (c: number | undefined) => c !== undefined && c >= ZERO && c <= NINE;
 const isHex = (c: number | undefined) =>
   c !== undefined && ((c >= ZERO && c <= NINE) || (c >= 65 && c <= 70) || (c >= 97 && c <= 102));
@@ -227,18 +233,19 @@ class Scan {
   private readonly stack = new Uint8Array(MAX_DEPTH + 1);
 
   /**
-   * Scans the object of a watch event: `text[start, end)` is the line after its
-   * `{"type":…,"object":` prefix, so it must be the object then `}`.
+   * Scans the object of a watch event: `text[start, end)` holds the line after its
+   * `{"type":…,"object":` prefix, up to a newline or `end`: the object then `}`. Returns where
+   * the line ends (its newline, or `end`), or -1.
    */
-  event(text: Buffer, start: number, end: number): boolean {
+  event(text: Buffer, start: number, end: number): number {
     const after = this.object(text, start, end);
-    if (after < 0) return false;
+    if (after < 0) return -1;
     let i = after;
     while (i < end && isSpace(text[i])) i++;
-    if (i >= end || text[i] !== RBRACE) return false;
+    if (i >= end || text[i] !== RBRACE) return -1;
     i++;
     while (i < end && isSpace(text[i])) i++;
-    return i === end;
+    return i === end || text[i] === NEWLINE ? i : -1;
   }
 
   /** Scans the object at `start` (after spaces); returns where it ends, or -1. */

@@ -160,9 +160,9 @@ describe('decodeWatchBatches', () => {
     await expect(batches.next()).rejects.toBeInstanceOf(NetworkError);
   });
 
-  it('pauses a body that runs more than 8 MiB ahead of its consumer, and resumes it without losing a byte', async () => {
+  it('pauses a body that runs more than MAX_QUEUED_BYTES (1 MiB) ahead of its consumer, and resumes it without losing a byte', async () => {
     const line = `${added('x'.repeat(1000), '1')}\n`;
-    const total = 12_000; // about 12 MB
+    const total = 12_000; // about 12 MB, many times the limit
     let pushed = 0;
     let paused = false;
     const body = new Readable({

@@ -6,6 +6,7 @@
  */
 import type { Readable } from 'node:stream';
 import { ApiError, type Status } from '../api/status.js';
+import { type ByteSource, isByteSource, readableSource } from './transport/byte-queue.js';
 import { NetworkError, toNetworkError } from './transport/errors.js';
 import type { KubeObject } from './types.js';
 
@@ -130,10 +131,11 @@ export function decodeWatchLines<T extends KubeObject>(
   return { events };
 }
 
-/** A batch delivers at most about this many events (more that arrived together come next). */
-const MAX_BATCH_EVENTS = 2000;
-
-const EMPTY = Buffer.alloc(0);
+/**
+ * A batch holds the events of at most about this many received bytes (more that arrived
+ * together come in the next batches).
+ */
+const BATCH_BYTES = 1 << 20;
 
 /** The default {@link LineDecoder}: every event decoded at once. */
 export function eagerLineDecoder<T extends KubeObject>(
@@ -150,160 +152,60 @@ export function eagerLineDecoder<T extends KubeObject>(
 export type LineDecoder<T> = (bytes: Buffer) => { events: WatchEvent<T>[]; error?: ApiError };
 
 /**
- * Above this many received bytes not yet decoded, the body is paused (and the server waits).
- * A response stream's own limit is 16 KiB — one TLS record — which stopped and restarted the
- * socket for every record of a large watch-list: it arrived at a third of the speed the
- * connection can carry.
+ * Decodes the complete lines at the front of `source` (up to about {@link BATCH_BYTES}) and
+ * consumes them; undefined when no line is complete.
  */
-const MAX_QUEUED_BYTES = 8 << 20;
-
-/**
- * What arrives on `body`, as the chunks received since the last step. Reads in flowing mode
- * (see {@link MAX_QUEUED_BYTES}); waits one turn of the event loop after data arrives, so that
- * the rest of what the socket read comes in the same step. Ends with the body; throws its
- * error, or an `ERR_STREAM_PREMATURE_CLOSE` error when it closes before its end.
- */
-async function* arrivals(body: Readable): AsyncGenerator<Buffer[], void, undefined> {
-  let queue: Buffer[] = [];
-  let queued = 0;
-  let ended = false;
-  let failure: unknown;
-  let wake: (() => void) | undefined;
-  const notify = () => {
-    const w = wake;
-    wake = undefined;
-    w?.();
-  };
-  const onData = (c: Buffer | string) => {
-    // A body in text mode (setEncoding, or a stream of strings) works too.
-    const chunk = typeof c === 'string' ? Buffer.from(c) : c;
-    queue.push(chunk);
-    queued += chunk.length;
-    if (queued > MAX_QUEUED_BYTES) body.pause();
-    notify();
-  };
-  const onEnd = () => {
-    ended = true;
-    notify();
-  };
-  const onError = (err: unknown) => {
-    failure ??= err;
-    notify();
-  };
-  const onClose = () => {
-    if (!ended && failure === undefined) {
-      failure = Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' });
-    }
-    notify();
-  };
-  body.on('data', onData);
-  body.on('end', onEnd);
-  body.on('error', onError);
-  body.on('close', onClose);
-  try {
-    for (;;) {
-      if (queue.length > 0) {
-        const out = queue;
-        queue = [];
-        queued = 0;
-        if (body.isPaused()) body.resume();
-        yield out;
-        continue;
-      }
-      if (failure !== undefined) throw failure;
-      if (ended) return;
-      await new Promise<void>((resolve) => {
-        wake = resolve;
-      });
-      await new Promise((resolve) => setImmediate(resolve));
-    }
-  } finally {
-    body.off('data', onData);
-    body.off('end', onEnd);
-    body.off('error', onError);
-    body.off('close', onClose);
-  }
+function takeBatch<T>(
+  source: ByteSource,
+  decode: LineDecoder<T>,
+): { events: WatchEvent<T>[]; error?: ApiError } | undefined {
+  const bytes = source.bytes();
+  let cut = bytes.lastIndexOf(10, BATCH_BYTES);
+  // A line longer than a batch is decoded whole.
+  if (cut < 0 && bytes.length > BATCH_BYTES) cut = bytes.indexOf(10, BATCH_BYTES);
+  if (cut < 0) return undefined;
+  const out = decode(bytes.subarray(0, cut));
+  source.consume(cut + 1);
+  return out;
 }
 
 /**
  * Turns a watch response body into batches of events: the complete events of what has been
- * received at each step. Ends when the server ends the stream (its `timeoutSeconds`, or a
- * dropped watch) or when `signal` aborts; a broken connection throws {@link NetworkError}; a
- * server ERROR event throws its ApiError after the events before it were delivered.
+ * received at each step, decoded where they lie (lines are cut on bytes: a UTF-8 sequence
+ * split between two reads is whole by then, and a deferring decoder keeps bytes, not text).
+ * Ends when the server ends the stream (its `timeoutSeconds`, or a dropped watch) or when
+ * `signal` aborts; a broken connection throws {@link NetworkError}; a server ERROR event
+ * throws its ApiError after the events before it were delivered.
  */
 export async function* decodeWatchBatches<T extends KubeObject>(
-  body: Readable,
+  body: Readable | ByteSource,
   where: { method: string; url: string },
   signal?: AbortSignal,
   closed: () => boolean = () => false,
   decode: LineDecoder<T> = eagerLineDecoder,
 ): AsyncGenerator<WatchEvent<T>[], void, undefined> {
-  // Bytes are kept until a batch is decoded: lines are cut on bytes (a UTF-8 sequence split
-  // between two chunks is whole by then), and a deferring decoder keeps bytes, not text.
-  /** The start of a line not ended yet. */
-  let rest: Buffer[] = [];
-  const steps = arrivals(body);
+  const source = isByteSource(body) ? body : readableSource(body);
   try {
-    for (;;) {
-      // Nothing of a step outlives it: this generator waits between steps for as long as the
-      // watch stays quiet, and its variables would keep what they point to alive meanwhile.
-      let step: IteratorResult<Buffer[]> | undefined = await steps.next();
-      if (step.done) break;
-      const received = step.value;
-      step = undefined;
-      // Each chunk is decoded where it lies; only a line cut between two chunks is copied.
-      let events: WatchEvent<T>[] = [];
-      let error: ApiError | undefined;
-      const decodeLines = (bytes: Buffer) => {
-        const out = decode(bytes);
-        for (const ev of out.events) events.push(ev);
-        error = out.error;
-      };
-      for (let k = 0; k < received.length && !error; k++) {
-        const chunk = received[k]!;
-        received[k] = EMPTY;
-        let from = 0;
-        if (rest.length > 0) {
-          const nl = chunk.indexOf(10);
-          if (nl < 0) {
-            rest.push(chunk); // a long line: its parts are joined once, when it ends
-            continue;
-          }
-          rest.push(chunk.subarray(0, nl));
-          const line = Buffer.concat(rest);
-          rest = [];
-          decodeLines(line);
-          from = nl + 1;
-          if (error) break;
-        }
-        const last = chunk.lastIndexOf(10);
-        if (last < from) {
-          // No line ends in the rest of this chunk. A copy: a view would keep the chunk alive.
-          if (from < chunk.length) rest.push(Buffer.from(chunk.subarray(from)));
-          continue;
-        }
-        if (last > from) decodeLines(chunk.subarray(from, last));
-        if (last + 1 < chunk.length) rest.push(Buffer.from(chunk.subarray(last + 1)));
-        if (events.length > MAX_BATCH_EVENTS) {
-          yield events;
-          events = [];
-        }
+    while (await source.next()) {
+      // No received bytes are referenced here while the generator waits: a watch can stay
+      // quiet for long, and they would stay alive meanwhile.
+      for (;;) {
+        const out = takeBatch(source, decode);
+        if (!out) break;
+        if (out.events.length > 0) yield out.events;
+        if (out.error) throw out.error;
       }
-      if (events.length > 0) yield events;
-      events = [];
-      if (error) throw error;
     }
+    const tail = source.bytes().toString('utf8').trim();
+    // A stream cut in the middle of an event: report it rather than lose it.
+    if (tail !== '') yield [decodeWatchLine<T>(tail)];
   } catch (err) {
     if (signal?.aborted || closed()) return;
     if (err instanceof ApiError || err instanceof NetworkError) throw err;
     throw toNetworkError(err, where);
   } finally {
-    body.destroy();
-    await steps.return(undefined);
+    source.destroy();
   }
-  const tail = Buffer.concat(rest).toString('utf8').trim();
-  // A stream cut in the middle of an event: report it rather than lose it.
-  if (tail !== '') yield [decodeWatchLine<T>(tail)];
 }
 
 /**

@@ -24,6 +24,11 @@ export interface ConnectorRequest {
   deadlineMs?: number | undefined;
   /** The TLS identity of this request (a rotated client certificate needs new connections). */
   creds: Credentials;
+  /**
+   * The answer streams for long (a watch): a connector may give it a connection of its own
+   * and read it its own way.
+   */
+  stream?: boolean | undefined;
 }
 
 /** The error of an exchange that outlived its {@link ConnectorRequest.deadlineMs}. */

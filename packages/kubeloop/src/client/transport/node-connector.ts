@@ -13,7 +13,7 @@ import {
 } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Socket } from 'node:net';
-import { createSecureContext } from 'node:tls';
+import { createSecureContext, type SecureContext } from 'node:tls';
 import type { Credentials } from '../auth/authenticator.js';
 import {
   type Connector,
@@ -22,6 +22,7 @@ import {
   type ConnectorResponse,
   DeadlineExceeded,
 } from './connector.js';
+import { openStream } from './http1-stream.js';
 
 /** What Node's own `signal` option destroys a request with. */
 const abortError = (reason: unknown): Error =>
@@ -34,6 +35,8 @@ export class NodeConnector implements Connector {
   private agent: HttpAgent | undefined;
   /** The TLS identity the agent was made for: a rotated client certificate needs new connections. */
   private agentKey: string | undefined;
+  /** The TLS context of the agent's identity (TLS targets only). */
+  private secureContext: SecureContext | undefined;
   private readonly open = new Set<ClientRequest>();
   private readonly sockets = new Set<Socket>();
   private readonly target: { hostname: string; port: number; tls: boolean };
@@ -56,6 +59,7 @@ export class NodeConnector implements Connector {
     if (signal?.aborted) return Promise.reject(abortError(signal.reason));
     const agent = this.agentFor(req.creds);
     const viaSocket = this.o.socketPath !== undefined;
+    if (req.stream && req.body === undefined) return this.stream(req);
     const send = viaSocket || !this.target.tls ? httpRequest : httpsRequest;
     return new Promise((resolve, reject) => {
       const headers: Record<string, string | string[] | number> = { ...req.headers };
@@ -91,12 +95,7 @@ export class NodeConnector implements Connector {
         if (deadline) clearTimeout(deadline);
         if (signal && onAbort) signal.removeEventListener('abort', onAbort);
       });
-      r.on('socket', (s: Socket) => {
-        if (!this.sockets.has(s)) {
-          this.sockets.add(s);
-          s.once('close', () => this.sockets.delete(s));
-        }
-      });
+      r.on('socket', (s: Socket) => this.track(s));
       const timer =
         req.headersTimeoutMs > 0
           ? setTimeout(() => {
@@ -119,6 +118,34 @@ export class NodeConnector implements Connector {
     });
   }
 
+  /** A streaming answer (a watch), on a connection of its own: see {@link openStream}. */
+  private stream(req: ConnectorRequest): Promise<ConnectorResponse> {
+    const { hostname, port } = this.target;
+    return openStream(
+      {
+        hostname,
+        port,
+        socketPath: this.o.socketPath,
+        tls:
+          this.secureContext && this.o.socketPath === undefined
+            ? {
+                secureContext: this.secureContext,
+                rejectUnauthorized: !this.o.config.insecureSkipTlsVerify,
+                servername: this.o.config.tlsServerName,
+              }
+            : undefined,
+      },
+      this.o.socketPath === undefined ? req : { ...req, headers: { ...req.headers, host: 'localhost' } },
+      (s) => this.track(s),
+    );
+  }
+
+  private track(s: Socket): void {
+    if (this.sockets.has(s)) return;
+    this.sockets.add(s);
+    s.once('close', () => this.sockets.delete(s));
+  }
+
   async destroy(): Promise<void> {
     this.destroyed = true;
     for (const r of this.open) r.destroy();
@@ -138,14 +165,15 @@ export class NodeConnector implements Connector {
     if (this.o.socketPath !== undefined || !this.target.tls) this.agent = new HttpAgent(common);
     else {
       const tls = this.o.config;
+      // One TLS context for every connection of an identity: made per connection (what the
+      // agent does with ca/cert/key), it parses the PEM data again each time.
+      this.secureContext = createSecureContext({
+        ...(tls.caData !== undefined && { ca: tls.caData }),
+        ...(creds.cert !== undefined && { cert: creds.cert, key: creds.key }),
+      });
       this.agent = new HttpsAgent({
         ...common,
-        // One TLS context for every connection of an identity: made per connection (what the
-        // agent does with ca/cert/key), it parses the PEM data again each time.
-        secureContext: createSecureContext({
-          ...(tls.caData !== undefined && { ca: tls.caData }),
-          ...(creds.cert !== undefined && { cert: creds.cert, key: creds.key }),
-        }),
+        secureContext: this.secureContext,
         rejectUnauthorized: !tls.insecureSkipTlsVerify,
         ...(tls.tlsServerName !== undefined && { servername: tls.tlsServerName }),
       });

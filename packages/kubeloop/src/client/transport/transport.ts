@@ -224,6 +224,7 @@ export class Transport {
           headersTimeoutMs: stream && timeoutMs > 0 ? timeoutMs : 0,
           deadlineMs: stream ? 0 : timeoutMs,
           creds,
+          stream,
         });
         const ok = res.statusCode < 400;
         if (stream && ok) {

@@ -63,14 +63,13 @@ export interface ConnectorOptions {
   socketPath?: string | undefined;
 }
 
-/** The connector for these options: undici to offer HTTP/2 over TLS, else Node's own client. */
-export async function createConnector(o: ConnectorOptions): Promise<Connector> {
-  if (o.http2 && o.socketPath === undefined) {
-    const { UndiciConnector } = await import('./undici-connector.js');
-    return new UndiciConnector(o);
-  }
-  const { NodeConnector } = await import('./node-connector.js');
-  return new NodeConnector(o);
+/** Whether these options ask for undici (to offer HTTP/2 over TLS) rather than Node's own client. */
+export const wantsHttp2 = (o: ConnectorOptions): boolean => o.http2 && o.socketPath === undefined;
+
+/** The undici connector (HTTP/2 over TLS), loaded only when asked for. */
+export async function createHttp2Connector(o: ConnectorOptions): Promise<Connector> {
+  const { UndiciConnector } = await import('./undici-connector.js');
+  return new UndiciConnector(o);
 }
 
 /** Reads a whole body as UTF-8 text. */

@@ -3,15 +3,11 @@
  * Unix domain socket (a server on the same machine that offers one; the local control plane's
  * own controllers use it — the socket's file permissions guard it). Node's own client receives
  * a large answer with about a third of undici's CPU (6.3 MB watch-list: ~35 ms against
- * 86–105 ms) and costs no module load; undici remains for HTTP/2.
+ * 86–105 ms); undici remains for HTTP/2. Watches take a connection of their own
+ * ({@link openStream}), and need neither node:http nor node:https: those are loaded with the
+ * first other request (they take 7–10 ms to load, which an informer's first sync would wait for).
  */
-import {
-  type ClientRequest,
-  Agent as HttpAgent,
-  request as httpRequest,
-  type IncomingMessage,
-} from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import type { ClientRequest, Agent as HttpAgent, IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { createSecureContext, type SecureContext } from 'node:tls';
 import type { Credentials } from '../auth/authenticator.js';
@@ -24,6 +20,22 @@ import {
 } from './connector.js';
 import { openStream } from './http1-stream.js';
 
+type HttpModules = { http: typeof import('node:http'); https: typeof import('node:https') };
+let httpModules: HttpModules | undefined;
+const loadHttp = async (): Promise<HttpModules> => {
+  const [http, https] = await Promise.all([import('node:http'), import('node:https')]);
+  httpModules = { http, https };
+  return httpModules;
+};
+
+/** A TLS identity (a client certificate, or none), and what is made for it. */
+interface Identity {
+  key: string;
+  /** One TLS context for every connection of the identity (TLS targets only). */
+  context: SecureContext | undefined;
+  agent: HttpAgent | undefined;
+}
+
 /** What Node's own `signal` option destroys a request with. */
 const abortError = (reason: unknown): Error =>
   Object.assign(new Error('The operation was aborted', { cause: reason }), {
@@ -32,11 +44,8 @@ const abortError = (reason: unknown): Error =>
   });
 
 export class NodeConnector implements Connector {
-  private agent: HttpAgent | undefined;
-  /** The TLS identity the agent was made for: a rotated client certificate needs new connections. */
-  private agentKey: string | undefined;
-  /** The TLS context of the agent's identity (TLS targets only). */
-  private secureContext: SecureContext | undefined;
+  /** The identity of the last request: a rotated client certificate needs new connections. */
+  private identity: Identity | undefined;
   private readonly open = new Set<ClientRequest>();
   private readonly sockets = new Set<Socket>();
   private readonly target: { hostname: string; port: number; tls: boolean };
@@ -51,16 +60,25 @@ export class NodeConnector implements Connector {
       port: url.port ? Number(url.port) : tls ? 443 : 80,
       tls,
     };
+    // The identity of the configured client certificate (or of none), ready for the first request.
+    try {
+      this.identityFor({ cert: o.config.certData, key: o.config.keyData });
+    } catch {
+      // Unusable PEM data: the first request fails with it, as a request's error.
+    }
   }
 
-  request(req: ConnectorRequest): Promise<ConnectorResponse> {
-    if (this.destroyed) return Promise.reject(new Error('the client is closed'));
+  async request(req: ConnectorRequest): Promise<ConnectorResponse> {
+    if (this.destroyed) throw new Error('the client is closed');
     const { signal } = req;
-    if (signal?.aborted) return Promise.reject(abortError(signal.reason));
-    const agent = this.agentFor(req.creds);
-    const viaSocket = this.o.socketPath !== undefined;
+    if (signal?.aborted) throw abortError(signal.reason);
     if (req.stream && req.body === undefined) return this.stream(req);
-    const send = viaSocket || !this.target.tls ? httpRequest : httpsRequest;
+    const modules = httpModules ?? (await loadHttp());
+    if (this.destroyed) throw new Error('the client is closed');
+    if (signal?.aborted) throw abortError(signal.reason);
+    const agent = this.agentFor(req.creds, modules);
+    const viaSocket = this.o.socketPath !== undefined;
+    const send = viaSocket || !this.target.tls ? modules.http.request : modules.https.request;
     return new Promise((resolve, reject) => {
       const headers: Record<string, string | string[] | number> = { ...req.headers };
       if (viaSocket) headers.host = 'localhost';
@@ -121,15 +139,16 @@ export class NodeConnector implements Connector {
   /** A streaming answer (a watch), on a connection of its own: see {@link openStream}. */
   private stream(req: ConnectorRequest): Promise<ConnectorResponse> {
     const { hostname, port } = this.target;
+    const { context } = this.identityFor(req.creds);
     return openStream(
       {
         hostname,
         port,
         socketPath: this.o.socketPath,
         tls:
-          this.secureContext && this.o.socketPath === undefined
+          context && this.o.socketPath === undefined
             ? {
-                secureContext: this.secureContext,
+                secureContext: context,
                 rejectUnauthorized: !this.o.config.insecureSkipTlsVerify,
                 servername: this.o.config.tlsServerName,
               }
@@ -150,38 +169,51 @@ export class NodeConnector implements Connector {
     this.destroyed = true;
     for (const r of this.open) r.destroy();
     for (const s of this.sockets) s.destroy();
-    this.agent?.destroy();
-    this.agent = undefined;
+    this.identity?.agent?.destroy();
+    this.identity = undefined;
   }
 
-  private agentFor(creds: Credentials): HttpAgent {
+  /** The identity of `creds`; a new one closes the old one's idle connections. */
+  private identityFor(creds: Credentials): Identity {
     const key = creds.cert ?? '';
-    if (this.agent && this.agentKey === key) return this.agent;
-    const old = this.agent;
+    if (this.identity?.key === key) return this.identity;
+    const old = this.identity;
+    const tls = this.o.config;
+    this.identity = {
+      key,
+      // Made per connection (what an agent does with ca/cert/key), it parsed the PEM data each time.
+      context:
+        this.o.socketPath === undefined && this.target.tls
+          ? createSecureContext({
+              ...(tls.caData !== undefined && { ca: tls.caData }),
+              ...(creds.cert !== undefined && { cert: creds.cert, key: creds.key }),
+            })
+          : undefined,
+      agent: undefined,
+    };
+    // Requests and watches on the old identity's connections finish; its idle ones close now
+    // (Agent.destroy() would cut the ones in use too).
+    if (old?.agent)
+      for (const list of Object.values(old.agent.freeSockets)) for (const s of list ?? []) s.destroy();
+    return this.identity;
+  }
+
+  private agentFor(creds: Credentials, modules: HttpModules): HttpAgent {
+    const identity = this.identityFor(creds);
+    if (identity.agent) return identity.agent;
     const common = {
       keepAlive: true,
       ...(this.o.maxConnections !== undefined && { maxSockets: this.o.maxConnections }),
     };
-    if (this.o.socketPath !== undefined || !this.target.tls) this.agent = new HttpAgent(common);
-    else {
-      const tls = this.o.config;
-      // One TLS context for every connection of an identity: made per connection (what the
-      // agent does with ca/cert/key), it parses the PEM data again each time.
-      this.secureContext = createSecureContext({
-        ...(tls.caData !== undefined && { ca: tls.caData }),
-        ...(creds.cert !== undefined && { cert: creds.cert, key: creds.key }),
-      });
-      this.agent = new HttpsAgent({
-        ...common,
-        secureContext: this.secureContext,
-        rejectUnauthorized: !tls.insecureSkipTlsVerify,
-        ...(tls.tlsServerName !== undefined && { servername: tls.tlsServerName }),
-      });
-    }
-    this.agentKey = key;
-    // Requests and watches on the old identity's connections finish; its idle ones close now
-    // (Agent.destroy() would cut the ones in use too).
-    if (old) for (const list of Object.values(old.freeSockets)) for (const s of list ?? []) s.destroy();
-    return this.agent;
+    const tls = this.o.config;
+    identity.agent = identity.context
+      ? new modules.https.Agent({
+          ...common,
+          secureContext: identity.context,
+          rejectUnauthorized: !tls.insecureSkipTlsVerify,
+          ...(tls.tlsServerName !== undefined && { servername: tls.tlsServerName }),
+        })
+      : new modules.http.Agent(common);
+    return identity.agent;
   }
 }

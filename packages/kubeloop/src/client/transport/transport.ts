@@ -8,9 +8,17 @@ import type { Readable } from 'node:stream';
 import type { ApiError } from '../../api/status.js';
 import { type Authenticator, type Credentials, createAuthenticator } from '../auth/authenticator.js';
 import type { ConnectionConfig } from '../config/types.js';
-import { type Connector, createConnector, DeadlineExceeded, readText } from './connector.js';
+import {
+  type Connector,
+  type ConnectorOptions,
+  createHttp2Connector,
+  DeadlineExceeded,
+  readText,
+  wantsHttp2,
+} from './connector.js';
 import { apiErrorFromResponse, NetworkError, toNetworkError } from './errors.js';
 import type { RequestRecord } from './metrics.js';
+import { NodeConnector } from './node-connector.js';
 import { type RateLimitOptions, TokenBucket } from './rate-limit.js';
 import { isRetryable, type RetryOptions, retryDelayMs, sleep } from './retry.js';
 import { parseWarningHeaders } from './warnings.js';
@@ -124,6 +132,10 @@ export class Transport {
     this.auth = auth;
     this.limiter = options.rateLimit ? new TokenBucket(options.rateLimit) : undefined;
     this.retry = options.retry === false ? undefined : { ...DEFAULT_RETRY, ...options.retry };
+    // Node's client is made at once, as client-go builds its transport with the client: the
+    // first request (often an informer's watch) does not wait for the TLS context to be made.
+    const o = this.connectorOptions();
+    if (!wantsHttp2(o)) this.connector = Promise.resolve(new NodeConnector(o));
   }
 
   /** True once {@link close} was called. */
@@ -151,14 +163,21 @@ export class Transport {
 
   private connect(): Promise<Connector> {
     if (this.closed) throw new Error('the client is closed');
-    this.connector ??= createConnector({
+    if (!this.connector) {
+      const o = this.connectorOptions();
+      this.connector = wantsHttp2(o) ? createHttp2Connector(o) : Promise.resolve(new NodeConnector(o));
+    }
+    return this.connector;
+  }
+
+  private connectorOptions(): ConnectorOptions {
+    return {
       origin: this.origin,
       config: this.config,
       http2: this.options.http2 ?? false,
       maxConnections: this.options.maxConnections,
       socketPath: this.options.socketPath,
-    });
-    return this.connector;
+    };
   }
 
   private headers(req: HttpRequest, creds: Credentials): Record<string, string | string[]> {

@@ -1,3 +1,7 @@
+import { execFile } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../api/status.js';
 import { DeferredObject, deferredLineDecoder } from './deferred.js';
@@ -246,4 +250,44 @@ describe('deferred watch decoding', () => {
       JSON.stringify({ metadata: { name: 'b' } }).length,
     ]);
   });
+
+  it('scans batches larger than a slice, a line longer than one, and decoders in turn', () => {
+    const obj = (i: number, ns: string, extra = '') => ({
+      metadata: { name: `o-${i}`, namespace: ns, resourceVersion: String(i), managedFields: mf },
+      spec: { i, note: extra },
+    });
+    const part = (from: number, to: number, ns: string) =>
+      Array.from({ length: to - from }, (_, k) =>
+        line('ADDED', obj(from + k, ns, from + k === from + 7 ? 'y'.repeat(150_000) : '')),
+      ).join('\n');
+    // Two decoders used in turn, their namespaces differing: each object keeps its own.
+    const a = decoder();
+    const b = decoder();
+    const texts = [part(0, 1500, 'ns-a'), part(1500, 3000, 'ns-b'), part(3000, 4500, 'ns-a')];
+    const got = [a(Buffer.from(texts[0]!)), b(Buffer.from(texts[1]!)), a(Buffer.from(texts[2]!))];
+    for (const [k, { events, error }] of got.entries()) {
+      expect(error).toBeUndefined();
+      const want = eager(texts[k]!);
+      expect(events).toHaveLength(1500);
+      const objs = events.map((ev) => objectOf(ev));
+      expect(objs.every((o) => o instanceof DeferredObject)).toBe(true);
+      expect(objs.map((o) => [o.name, o.namespace, o.resourceVersion])).toEqual(
+        want.map((ev) => {
+          const m = objectOf<KubeObject>(ev).metadata!;
+          return [m.name, m.namespace, m.resourceVersion];
+        }),
+      );
+      expect(objs.map((o) => o.decode())).toEqual(want.map((ev) => objectOf<KubeObject>(ev)));
+    }
+    // A line that grows the scan's memory past what it keeps (1 MB), and decoding after it.
+    const huge = line('MODIFIED', obj(9, 'ns-h', 'z'.repeat(1_500_000)));
+    const first = texts[0]!.split('\n')[0]!;
+    for (const text of [huge, first, `${first}\n${huge}\n${first}`]) expect(deferred(text)).toEqual(eager(text));
+  });
+
+  it('uses the WebAssembly module built from wasm/scan.ts', async () => {
+    const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
+    // Fails when src/client/scan-wasm.ts was not regenerated after a change of the source.
+    await promisify(execFile)(process.execPath, ['scripts/build-wasm.mjs', '--check'], { cwd: root });
+  }, 60_000);
 });

@@ -34,15 +34,32 @@ interface Pack {
  * runtime's informers see it; {@link DeferredObject.decode} builds the object.
  */
 export class DeferredObject {
+  /** `metadata.resourceVersion`, once read. */
+  private rv: string | undefined;
+
   constructor(
     readonly name: string,
     /** `''` for cluster-scoped objects. */
     readonly namespace: string,
-    readonly resourceVersion: string,
     private readonly pack: Pack,
     private readonly start: number,
     private readonly end: number,
-  ) {}
+    /** Where the resourceVersion's text is in the pack (-1: none), when not given as `rv`. */
+    private readonly rvFrom: number,
+    private readonly rvTo: number,
+    rv?: string,
+  ) {
+    this.rv = rv;
+  }
+
+  /**
+   * `metadata.resourceVersion` (`''` when absent), read from the kept text when first asked:
+   * the objects of a first list are never asked (a watcher compares versions on relists only).
+   */
+  get resourceVersion(): string {
+    this.rv ??= this.rvFrom < 0 ? '' : this.pack.bytes.toString('utf8', this.rvFrom, this.rvTo);
+    return this.rv;
+  }
 
   /** `namespace/name`, or `name` for cluster-scoped objects. */
   get key(): string {
@@ -58,6 +75,18 @@ export class DeferredObject {
   decode<T extends KubeObject>(): T {
     const text = this.pack.bytes.toString('utf8', this.start, this.end);
     return this.pack.finish(JSON.parse(text)) as T;
+  }
+}
+
+/** The event of a deferred object: its resourceVersion is the object's, read when asked. */
+class DeferredEvent {
+  constructor(
+    readonly type: 'ADDED' | 'MODIFIED' | 'DELETED',
+    readonly object: DeferredObject,
+  ) {}
+
+  get resourceVersion(): string {
+    return this.object.resourceVersion;
   }
 }
 
@@ -146,6 +175,9 @@ const text = (out: Buffer, a: number, b: number, escaped: boolean): string =>
  */
 export function deferredLineDecoder<T extends KubeObject>(o: DeferredDecoding): LineDecoder<T> {
   const drop = o.dropManagedFields ? 1 : 0;
+  // Made while the watch's connection opens (the turn after it is asked for), rather than
+  // when its first bytes arrive.
+  setImmediate(instance);
 
   /** Decodes the complete lines `bytes` into `events`; returns a server ERROR event's error. */
   const slice = (x: ScanExports, bytes: Buffer, events: WatchEvent<T>[]): ApiError | undefined => {
@@ -182,12 +214,19 @@ export function deferredLineDecoder<T extends KubeObject>(o: DeferredDecoding): 
               if (!(flags & NS_ESCAPED)) lastNamespace = namespace;
             }
           }
-          const rv =
-            r[i + RV_A]! >= 0
-              ? text(out, r[i + RV_A]! - from, r[i + RV_B]! - from, (flags & RV_ESCAPED) !== 0)
-              : '';
-          const obj = new DeferredObject(name, namespace, rv, pack, r[i + START]! - from, r[i + END]! - from);
-          events.push({ type: TYPES[r[i + TYPE]!]!, object: obj as unknown as T, resourceVersion: rv });
+          const rvFrom = r[i + RV_A]! - from;
+          const rvTo = r[i + RV_B]! - from;
+          const obj = new DeferredObject(
+            name,
+            namespace,
+            pack,
+            r[i + START]! - from,
+            r[i + END]! - from,
+            r[i + RV_A]! >= 0 ? rvFrom : -1,
+            rvTo,
+            flags & RV_ESCAPED ? text(out, rvFrom, rvTo, true) : undefined,
+          );
+          events.push(new DeferredEvent(TYPES[r[i + TYPE]!]!, obj) as unknown as WatchEvent<T>);
         }
       }
       const stop = x.lastStoppedAt();

@@ -98,6 +98,9 @@ export class ByteQueue implements ByteSource {
         this.paused = false;
         this.flow.resume();
       }
+      // A queue grown for a burst (a watch-list's snapshot) is not kept while the watch is
+      // quiet; in the burst it is kept, not grown again (and its pages touched again) each step.
+      if (this.start === this.end && this.buf.length > INITIAL_BYTES) this.buf = Buffer.allocUnsafe(INITIAL_BYTES);
       await new Promise<void>((resolve) => {
         this.wake = resolve;
       });
@@ -115,8 +118,6 @@ export class ByteQueue implements ByteSource {
     if (this.start === this.end) {
       this.start = 0;
       this.end = 0;
-      // A queue grown for a burst (a watch-list's snapshot) is not kept for a quiet watch.
-      if (this.buf.length > INITIAL_BYTES) this.buf = Buffer.allocUnsafe(INITIAL_BYTES);
     }
     if (this.paused && this.end - this.start <= MAX_QUEUED_BYTES / 2) {
       this.paused = false;

@@ -119,10 +119,18 @@ describe('ByteQueue', () => {
     q.consume(2);
     q.push(Buffer.from('end'));
     expect(q.bytes().toString('latin1', 199_997)).toBe('aaaend');
+    expect(await q.next()).toBe(true); // the bytes pushed since the last look
     q.consume(q.bytes().length);
     expect(q.bytes().length).toBe(0);
-    // The grown buffer is let go.
-    expect((q as unknown as { buf: Buffer }).buf.length).toBe(64 * 1024);
+    const size = () => (q as unknown as { buf: Buffer }).buf.length;
+    // Kept while more comes at once (a burst)…
+    expect(size()).toBeGreaterThan(200_000);
+    // …and let go when the consumer waits on an empty queue.
+    const waiting = q.next();
+    await new Promise((r) => setImmediate(r));
+    expect(size()).toBe(64 * 1024);
+    q.finish();
+    expect(await waiting).toBe(false);
   });
 
   it('pauses its sender above MAX_QUEUED_BYTES, resumes it when consumed, or when the consumer waits', async () => {

@@ -64,6 +64,52 @@ describe.each(['list', 'watch-list'] as const satisfies readonly ListMode[])('wa
     await rec.done;
   });
 
+  it('keeps its memory without delivering changes while the consumer wants none', async () => {
+    const ns = `w-quiet-${mode}`;
+    await t.namespace(ns);
+    const widgets = t.client.api(Widget, ns);
+    for (const name of ['a', 'b']) await widgets.create({ metadata: { name }, spec: { size: 1 } });
+    const remembered = new Map<string, Widget>();
+    const memory = {
+      get size() {
+        return remembered.size;
+      },
+      get: (key: string) => remembered.get(key),
+      set: (key: string, obj: Widget) => {
+        remembered.set(key, obj);
+        return obj;
+      },
+      delete: (key: string) => {
+        remembered.delete(key);
+      },
+      keys: () => remembered.keys(),
+    };
+    let wanted = false;
+    const ac = new AbortController();
+    const rec = record(
+      watcher(widgets, {
+        signal: ac.signal,
+        watchList: mode === 'watch-list',
+        memory,
+        delivering: () => wanted,
+      }),
+    );
+    await rec.until((evs) => evs.some((e) => e.type === 'SYNCED'), 'the initial sync');
+    // SYNCED only, and the memory holds the collection.
+    expect(rec.events.splice(0).map((e) => e.type)).toEqual(['SYNCED']);
+    expect([...remembered.keys()].sort()).toEqual([`${ns}/a`, `${ns}/b`]);
+    await widgets.delete('a');
+    await eventually(() => !remembered.has(`${ns}/a`), 5000, 'the deletion to reach the memory');
+    expect(rec.events).toEqual([]);
+    // Wanted again: changes are delivered as before.
+    wanted = true;
+    await widgets.create({ metadata: { name: 'c' }, spec: { size: 3 } });
+    await rec.until((evs) => evs.length >= 1, 'the next change');
+    expect(rec.events[0]).toMatchObject({ type: 'ADDED', object: { metadata: { name: 'c' } } });
+    ac.abort();
+    await rec.done;
+  });
+
   it('relists after 410 Gone and delivers only the differences, deletions included', async () => {
     const ns = `w-gone-${mode}`;
     await t.namespace(ns);

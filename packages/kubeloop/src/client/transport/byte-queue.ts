@@ -100,7 +100,8 @@ export class ByteQueue implements ByteSource {
       }
       // A queue grown for a burst (a watch-list's snapshot) is not kept while the watch is
       // quiet; in the burst it is kept, not grown again (and its pages touched again) each step.
-      if (this.start === this.end && this.buf.length > INITIAL_BYTES) this.buf = Buffer.allocUnsafe(INITIAL_BYTES);
+      if (this.start === this.end && this.buf.length > INITIAL_BYTES)
+        this.buf = Buffer.allocUnsafe(INITIAL_BYTES);
       await new Promise<void>((resolve) => {
         this.wake = resolve;
       });

@@ -364,6 +364,8 @@ export class Informer<T extends KubeObject> {
           when: () => this.handlers.length === 0 && !this.store.indexed,
           dropManagedFields: userTransform === stripManagedFields,
         },
+        // Without handlers, the store is all that needs the changes.
+        delivering: () => this.handlers.length > 0,
         onLifecycle: this.report,
       });
       for await (const batch of batches) for (const ev of batch) this.dispatch(ev);

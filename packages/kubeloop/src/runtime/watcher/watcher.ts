@@ -166,6 +166,12 @@ export interface WatcherOptions<T> {
    * @internal
    */
   defer?: { when: () => boolean; dropManagedFields: boolean };
+  /**
+   * While it returns false, changes are applied to `memory` but not delivered as events (an
+   * informer without handlers has no use for them, only for its store); SYNCED always is.
+   * @internal
+   */
+  delivering?: () => boolean;
   /** Where the delivered state is remembered (default: a private map). */
   memory?: WatcherMemory<T>;
   /**
@@ -461,16 +467,24 @@ class WatcherRun<T extends KubeObject> {
   private relisted(obj: T, seen: Set<string> | undefined): void {
     const key = keyOf(obj);
     if (seen === undefined) {
-      this.out.push({ type: 'ADDED', object: this.memory.set(key, obj), initialList: !this.synced });
+      this.deliver({ type: 'ADDED', object: this.memory.set(key, obj), initialList: !this.synced });
       return;
     }
     seen.add(key);
     const old = this.memory.get(key);
     if (old === undefined) {
-      this.out.push({ type: 'ADDED', object: this.memory.set(key, obj), initialList: !this.synced });
+      this.deliver({ type: 'ADDED', object: this.memory.set(key, obj), initialList: !this.synced });
     } else if (rvOf(old) !== rvOf(obj)) {
-      this.out.push({ type: 'MODIFIED', object: this.memory.set(key, obj), old });
+      this.deliver({ type: 'MODIFIED', object: this.memory.set(key, obj), old });
     }
+  }
+
+  /**
+   * Queues an object's event for delivery, unless the consumer wants none now
+   * ({@link WatcherOptions.delivering}): the memory is up to date either way.
+   */
+  private deliver(ev: WatcherEvent<T>): void {
+    if (!this.o.delivering || this.o.delivering()) this.out.push(ev);
   }
 
   /** The end of a (re)list: objects not seen in it are gone; then SYNCED. */
@@ -488,7 +502,7 @@ class WatcherRun<T extends KubeObject> {
     for (const key of gone) {
       const old = this.memory.get(key);
       this.memory.delete(key);
-      if (old !== undefined) this.out.push({ type: 'DELETED', object: old, finalStateUnknown: true });
+      if (old !== undefined) this.deliver({ type: 'DELETED', object: old, finalStateUnknown: true });
     }
     this.rv = resourceVersion;
     this.fullList = false;
@@ -512,11 +526,11 @@ class WatcherRun<T extends KubeObject> {
     if (type === 'DELETED') {
       if (old === undefined) return;
       this.memory.delete(key);
-      this.out.push({ type: 'DELETED', object: obj, finalStateUnknown: false });
+      this.deliver({ type: 'DELETED', object: obj, finalStateUnknown: false });
     } else if (old === undefined) {
-      this.out.push({ type: 'ADDED', object: this.memory.set(key, obj), initialList: false });
+      this.deliver({ type: 'ADDED', object: this.memory.set(key, obj), initialList: false });
     } else if (rvOf(old) !== rvOf(obj)) {
-      this.out.push({ type: 'MODIFIED', object: this.memory.set(key, obj), old });
+      this.deliver({ type: 'MODIFIED', object: this.memory.set(key, obj), old });
     }
   }
 

@@ -165,7 +165,7 @@ const DONE = 12;
  */
 class SocketBody extends Readable implements ByteSource {
   constructor(
-    readonly queue: ByteQueue,
+    private readonly queue: ByteQueue,
     private readonly socket: Socket,
   ) {
     super();

@@ -54,7 +54,7 @@ const W_NULL = memory.data<u8>([110, 117, 108, 108]);
 /** 1 for the bytes that stand for themselves in a JSON string. */
 const PLAIN = memory.data<u8>([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]);
 
-/** Where the caller's area starts. */
+/** Where the scan's own memory starts (after the module's static data). */
 export function base(): i32 {
   return (<i32>__heap_base + 7) & ~7;
 }
@@ -112,10 +112,6 @@ export function lastStoppedAt(): i32 {
 }
 @inline function isHex(c: u32): bool {
   return c - ZERO < 10 || (c | 32) - 97 < 6;
-}
-/** Bytes that stand for themselves in a JSON string. */
-@inline function isPlain(c: u32): bool {
-  return c >= 0x20 && c != QUOTE && c != BACKSLASH;
 }
 
 /** Skips the string token after its opening quote at `i`; the index after it, or -1. */

@@ -11,9 +11,9 @@
 // metadata that is not an object or has no name, a tracked value that is not a string, nesting
 // deeper than MAX_DEPTH.
 //
-// Memory, from `base()`: a nesting stack (MAX_DEPTH + 1 bytes), the last namespace read (a u32
-// length, then up to 256 bytes), then the caller's `area()`: input bytes, a 0 after them, and
-// records.
+// Memory, from `base()`: a nesting stack (MAX_DEPTH + 1 bytes), the last namespace read in
+// this call of `scan` (a u32 length, then up to 256 bytes), then the caller's `area()`: input
+// bytes, a 0 after them, and records.
 
 const MAX_DEPTH: i32 = 256;
 const QUOTE: u32 = 34;
@@ -365,12 +365,19 @@ function event(start: i32, end: i32): i32 {
   return p - objStart + to;
 }
 
+/** `scan` mode: leave metadata.managedFields out of the kept texts. */
+const DROP: i32 = 1;
+/** `scan` mode: a comma after each kept text (for one JSON.parse of them all). */
+const SEPARATE: i32 = 2;
+
 /**
  * Scans the lines of `[from, end)` while they are deferrable events, moving each object's kept
  * text to the front (from `from` on) and writing a record per event at `out`. Stops at the end,
  * or at the first line to decode otherwise (`lastStoppedAt`). Returns the number of records.
  */
-export function scan(from: i32, end: i32, out: i32, drop: i32): i32 {
+export function scan(from: i32, end: i32, out: i32, mode: i32): i32 {
+  // Namespaces repeat within a call only: the caller's copy of the last one is the call's.
+  store<u32>(lastNsAt(), 0);
   let packed = from;
   let count = 0;
   let lineStart = from;
@@ -395,13 +402,13 @@ export function scan(from: i32, end: i32, out: i32, drop: i32): i32 {
     const lineEnd = event(objStart, end);
     if (lineEnd < 0) break;
     const to = packed;
-    if (drop != 0 && cutStart >= 0) {
+    if (mode & DROP && cutStart >= 0) {
       memory.copy(packed, objStart, cutStart - objStart);
       packed += cutStart - objStart;
       memory.copy(packed, cutEnd, objEnd - cutEnd);
       packed += objEnd - cutEnd;
     } else {
-      if (drop == 0) cutStart = -1;
+      if (!(mode & DROP)) cutStart = -1;
       memory.copy(packed, objStart, objEnd - objStart);
       packed += objEnd - objStart;
     }
@@ -409,6 +416,8 @@ export function scan(from: i32, end: i32, out: i32, drop: i32): i32 {
     store<i32>(r, type);
     store<i32>(r + 4, to);
     store<i32>(r + 8, packed);
+    // Never past what is read: a line is longer than its object by its event's prefix.
+    if (mode & SEPARATE) store<u8>(packed++, <u8>COMMA);
     store<i32>(r + 12, moved(nameA, objStart, to));
     store<i32>(r + 16, moved(nameB, objStart, to));
     store<i32>(r + 20, moved(nsA, objStart, to));

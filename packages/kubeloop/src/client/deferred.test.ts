@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../api/status.js';
-import { DeferredObject, deferredLineDecoder } from './deferred.js';
+import { DeferredObject, deferredLineDecoder, managedFieldsCuttingDecoder } from './deferred.js';
 import type { KubeObject } from './types.js';
 import { decodeWatchLines, WatchDecodeError } from './watch.js';
 
@@ -176,6 +176,7 @@ describe('deferred watch decoding', () => {
     const { events } = decoder()(Buffer.from(text));
     expect(events.every((ev) => (ev as { object?: unknown }).object instanceof DeferredObject)).toBe(true);
     expect(deferred(text)).toEqual(eager(text));
+    expect(managedFieldsCuttingDecoder<KubeObject>()(Buffer.from(text)).events).toEqual(eager(text));
   });
 
   it('leaves what it does not defer to the eager decoder, which reports bad lines as before', () => {
@@ -295,4 +296,55 @@ describe('deferred watch decoding', () => {
     // Fails when src/client/scan-wasm.ts was not regenerated after a change of the source.
     await promisify(execFile)(process.execPath, ['scripts/build-wasm.mjs', '--check'], { cwd: root });
   }, 60_000);
+
+  it('decodes at once, managedFields cut before they are built, exactly as the eager decoder then a drop', () => {
+    const cut = managedFieldsCuttingDecoder<KubeObject>();
+    const objects = Array.from({ length: 200 }, (_, i) => ({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: {
+        ...(i % 3 === 0 && { managedFields: mf }),
+        name: `c-${i}-\u00e9"`,
+        ...(i % 2 === 0 && { namespace: `ns-${i % 5}` }),
+        resourceVersion: String(i),
+        ...(i % 3 === 1 && { managedFields: mf }),
+        labels: { i: String(i) },
+      },
+      data: { k: 'v'.repeat(i), n: i / 7, ok: i % 2 === 0, none: null },
+    }));
+    const lines = objects.map((o, i) => line(['ADDED', 'MODIFIED', 'DELETED'][i % 3]!, o));
+    // Lines it leaves to the eager path, between the others: bookmarks, bad lines, escaped keys.
+    lines.splice(50, 0, line('BOOKMARK', { metadata: { resourceVersion: '50' } }));
+    lines.splice(120, 0, '{"type":"ADDED","object":{"metadata":{"name":"x"},"spec":[1,]}}');
+    lines.splice(150, 0, '{"type":"ADDED","object":{"metadata":{"n\\u0061me":"e"}}}');
+    const text = lines.join('\n');
+    const { events, error } = cut(Buffer.from(text));
+    expect(error).toBeUndefined();
+    expect(events.some((ev) => (ev as { object?: unknown }).object instanceof DeferredObject)).toBe(false);
+    expect(events).toEqual(eager(text));
+    // A server ERROR event ends the batch after the events before it, as eagerly.
+    const failing = [lines[0]!, line('ERROR', { kind: 'Status', code: 410, reason: 'Expired' }), lines[1]!];
+    const out = cut(Buffer.from(failing.join('\n')));
+    expect(out.events).toEqual(eager(failing[0]!));
+    expect(out.error?.code).toBe(410);
+  });
+
+  it('gives each object its own namespace whatever decoders ran between', () => {
+    const text = (ns: string, from: number) =>
+      Array.from({ length: 3 }, (_, k) =>
+        line('ADDED', { metadata: { name: `o-${from + k}`, namespace: ns, resourceVersion: '1' } }),
+      ).join('\n');
+    const namespaces = (events: readonly unknown[]) =>
+      events.map((ev) => {
+        const o = (ev as { object: unknown }).object;
+        return o instanceof DeferredObject ? o.namespace : (o as KubeObject).metadata?.namespace;
+      });
+    const deferring = decoder();
+    const cutting = managedFieldsCuttingDecoder<KubeObject>();
+    expect(namespaces(deferring(Buffer.from(text('a', 0))).events)).toEqual(['a', 'a', 'a']);
+    expect(namespaces(cutting(Buffer.from(text('b', 3))).events)).toEqual(['b', 'b', 'b']);
+    // The scan last saw "b" for the cutting decoder, which keeps no strings of namespaces.
+    expect(namespaces(deferring(Buffer.from(text('b', 6))).events)).toEqual(['b', 'b', 'b']);
+    expect(namespaces(deferring(Buffer.from(text('a', 9))).events)).toEqual(['a', 'a', 'a']);
+  });
 });

@@ -114,7 +114,7 @@ interface ScanExports {
   memory: { readonly buffer: ArrayBuffer; grow(pages: number): number };
   REC: { readonly value: number };
   area(): number;
-  scan(from: number, end: number, out: number, drop: number): number;
+  scan(from: number, end: number, out: number, mode: number): number;
   lastPackedEnd(): number;
   lastStoppedAt(): number;
 }
@@ -125,7 +125,10 @@ interface ScanExports {
  */
 let scanModule: object | null | undefined;
 let scanner: ScanExports | undefined;
-/** The namespace of the last record whose namespace the scan kept (it reports repeats). */
+/**
+ * The namespace of the last record whose namespace the scan kept: the scan reports repeats
+ * within one of its calls (they do not span calls, of whatever decoder).
+ */
 let lastNamespace = '';
 
 function instance(): ScanExports | undefined {
@@ -174,7 +177,27 @@ const text = (out: Buffer, a: number, b: number, escaped: boolean): string =>
  * Where WebAssembly is not available, every line is.
  */
 export function deferredLineDecoder<T extends KubeObject>(o: DeferredDecoding): LineDecoder<T> {
-  const drop = o.dropManagedFields ? 1 : 0;
+  return scanningDecoder<T>(o, false);
+}
+
+/**
+ * The eager decoder of a consumer that drops `metadata.managedFields`: the scan cuts them out
+ * of each object's text before `JSON.parse` builds it (one parse for the objects of a slice),
+ * so they are never built. They are often the largest part of an object: an informer with a
+ * handler (a controller's) decodes a 10,000-object watch-list with about a third less work.
+ * Events and errors are those of {@link eagerLineDecoder}, managedFields aside.
+ */
+export function managedFieldsCuttingDecoder<T extends KubeObject>(): LineDecoder<T> {
+  return scanningDecoder<T>({ dropManagedFields: true, finish: (obj) => obj }, true);
+}
+
+/** `scan` modes (wasm/scan.ts). */
+const DROP = 1;
+const SEPARATE = 2;
+
+/** A decoder over the scan: deferred objects, or (`parse`) objects built at once. */
+function scanningDecoder<T extends KubeObject>(o: DeferredDecoding, parse: boolean): LineDecoder<T> {
+  const mode = (o.dropManagedFields ? DROP : 0) | (parse ? SEPARATE : 0);
   // Made while the watch's connection opens (the turn after it is asked for), rather than
   // when its first bytes arrive.
   setImmediate(instance);
@@ -195,8 +218,23 @@ export function deferredLineDecoder<T extends KubeObject>(o: DeferredDecoding): 
     const end = area + n;
     let from = area;
     while (from < end) {
-      const count = x.scan(from, end, recAt, drop);
-      if (count > 0) {
+      const count = x.scan(from, end, recAt, mode);
+      if (count > 0 && parse) {
+        // The kept texts, each followed by a comma: one array for JSON.parse (without the last).
+        const packedEnd = x.lastPackedEnd();
+        const text = Buffer.from(x.memory.buffer, from, packedEnd - 1 - from).toString('utf8');
+        const objects = JSON.parse(`[${text}]`) as T[];
+        const r = new Int32Array(x.memory.buffer, recAt, count * rec);
+        for (let k = 0; k < count; k++) {
+          const object = objects[k]!;
+          const rv = object.metadata?.resourceVersion;
+          events.push({
+            type: TYPES[r[k * rec + TYPE]!]!,
+            object,
+            resourceVersion: typeof rv === 'string' ? rv : '',
+          });
+        }
+      } else if (count > 0) {
         // The kept texts of the objects, packed: their batch's buffer holds nothing else.
         const packedEnd = x.lastPackedEnd();
         const out = Buffer.allocUnsafeSlow(packedEnd - from);

@@ -13,7 +13,7 @@
  */
 import { ApiError, isBadRequest, isForbidden, isGone, isInvalid, isUnauthorized } from '../../api/status.js';
 import type { ResourceApi } from '../../client/api.js';
-import { deferredLineDecoder, isDeferred } from '../../client/deferred.js';
+import { deferredLineDecoder, isDeferred, managedFieldsCuttingDecoder } from '../../client/deferred.js';
 import { formatGvk } from '../../client/descriptor.js';
 import type { FieldSelectorInput, LabelSelectorInput } from '../../client/options.js';
 import type { KubeObject } from '../../client/types.js';
@@ -362,7 +362,9 @@ class WatcherRun<T extends KubeObject> {
         dropManagedFields: defer.dropManagedFields,
         finish: (obj) => this.prepare(obj as T),
       });
-      this.lineDecoder = (bytes) => (defer.when() ? deferred(bytes) : eagerLineDecoder<T>(bytes));
+      // Decoded at once (handlers, indexes): managedFields, if dropped, are not even built.
+      const eager = defer.dropManagedFields ? managedFieldsCuttingDecoder<T>() : eagerLineDecoder<T>;
+      this.lineDecoder = (bytes) => (defer.when() ? deferred(bytes) : eager(bytes));
     }
   }
 

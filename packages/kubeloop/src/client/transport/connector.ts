@@ -40,6 +40,13 @@ export class DeadlineExceeded extends Error {
   }
 }
 
+/** What a connector destroys an exchange with when its signal aborts (as Node's own `signal` option). */
+export const abortError = (reason: unknown): Error =>
+  Object.assign(new Error('The operation was aborted', { cause: reason }), {
+    name: 'AbortError',
+    code: 'ABORT_ERR',
+  });
+
 /** An answer whose body has not been read yet. */
 export interface ConnectorResponse {
   statusCode: number;

@@ -15,7 +15,7 @@ import { isIP, connect as netConnect, type Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import { type ConnectionOptions, type SecureContext, connect as tlsConnect } from 'node:tls';
 import { ByteQueue, type ByteSource } from './byte-queue.js';
-import type { ConnectorResponse } from './connector.js';
+import { abortError, type ConnectorResponse } from './connector.js';
 
 /** Where and how to connect. */
 export interface StreamTarget {
@@ -42,13 +42,6 @@ export interface StreamRequest {
   /** Bound on the wait for the response headers, in ms (0 = none). */
   headersTimeoutMs: number;
 }
-
-/** What a stream is destroyed with when its signal aborts (as Node's own `signal` option). */
-const abortError = (reason: unknown): Error =>
-  Object.assign(new Error('The operation was aborted', { cause: reason }), {
-    name: 'AbortError',
-    code: 'ABORT_ERR',
-  });
 
 /** An error of the answer's syntax, named as Node's HTTP parser names its own. */
 const parseError = (code: string, message: string): Error =>

@@ -12,6 +12,7 @@ import type { Socket } from 'node:net';
 import { createSecureContext, type SecureContext } from 'node:tls';
 import type { Credentials } from '../auth/authenticator.js';
 import {
+  abortError,
   type Connector,
   type ConnectorOptions,
   type ConnectorRequest,
@@ -35,13 +36,6 @@ interface Identity {
   context: SecureContext | undefined;
   agent: HttpAgent | undefined;
 }
-
-/** What Node's own `signal` option destroys a request with. */
-const abortError = (reason: unknown): Error =>
-  Object.assign(new Error('The operation was aborted', { cause: reason }), {
-    name: 'AbortError',
-    code: 'ABORT_ERR',
-  });
 
 export class NodeConnector implements Connector {
   /** The identity of the last request: a rotated client certificate needs new connections. */

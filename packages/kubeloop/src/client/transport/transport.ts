@@ -135,7 +135,7 @@ export class Transport {
     // Node's client is made at once, as client-go builds its transport with the client: the
     // first request (often an informer's watch) does not wait for the TLS context to be made.
     const o = this.connectorOptions();
-    if (!wantsHttp2(o)) this.connector = Promise.resolve(new NodeConnector(o));
+    if (!wantsHttp2(o)) this.connector = this.newConnector(o);
   }
 
   /** True once {@link close} was called. */
@@ -163,11 +163,12 @@ export class Transport {
 
   private connect(): Promise<Connector> {
     if (this.closed) throw new Error('the client is closed');
-    if (!this.connector) {
-      const o = this.connectorOptions();
-      this.connector = wantsHttp2(o) ? createHttp2Connector(o) : Promise.resolve(new NodeConnector(o));
-    }
+    this.connector ??= this.newConnector(this.connectorOptions());
     return this.connector;
+  }
+
+  private newConnector(o: ConnectorOptions): Promise<Connector> {
+    return wantsHttp2(o) ? createHttp2Connector(o) : Promise.resolve(new NodeConnector(o));
   }
 
   private connectorOptions(): ConnectorOptions {

@@ -219,12 +219,12 @@ function scanningDecoder<T extends KubeObject>(o: DeferredDecoding, parse: boole
     let from = area;
     while (from < end) {
       const count = x.scan(from, end, recAt, mode);
+      const packedEnd = count > 0 ? x.lastPackedEnd() : from;
+      const r = new Int32Array(x.memory.buffer, recAt, count * rec);
       if (count > 0 && parse) {
         // The kept texts, each followed by a comma: one array for JSON.parse (without the last).
-        const packedEnd = x.lastPackedEnd();
-        const text = Buffer.from(x.memory.buffer, from, packedEnd - 1 - from).toString('utf8');
-        const objects = JSON.parse(`[${text}]`) as T[];
-        const r = new Int32Array(x.memory.buffer, recAt, count * rec);
+        const joined = Buffer.from(x.memory.buffer, from, packedEnd - 1 - from).toString('utf8');
+        const objects = JSON.parse(`[${joined}]`) as T[];
         for (let k = 0; k < count; k++) {
           const object = objects[k]!;
           const rv = object.metadata?.resourceVersion;
@@ -236,11 +236,9 @@ function scanningDecoder<T extends KubeObject>(o: DeferredDecoding, parse: boole
         }
       } else if (count > 0) {
         // The kept texts of the objects, packed: their batch's buffer holds nothing else.
-        const packedEnd = x.lastPackedEnd();
         const out = Buffer.allocUnsafeSlow(packedEnd - from);
         out.set(mem.subarray(from, packedEnd));
         const pack: Pack = { bytes: out, finish: o.finish };
-        const r = new Int32Array(x.memory.buffer, recAt, count * rec);
         for (let k = 0, i = 0; k < count; k++, i += rec) {
           const flags = r[i + FLAGS]!;
           const name = text(out, r[i + NAME_A]! - from, r[i + NAME_B]! - from, (flags & NAME_ESCAPED) !== 0);

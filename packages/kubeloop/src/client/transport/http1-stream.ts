@@ -303,18 +303,22 @@ export class ResponseReader {
     this.sink.end();
   }
 
+  /** Hands over up to `remaining` bytes of `buf[i, n)` (a chunk's, or a sized body's); returns where they end. */
+  private takeBody(buf: Buffer, i: number, n: number): number {
+    const take = Math.min(this.remaining, n - i);
+    this.sink.body(buf, i, i + take);
+    this.remaining -= take;
+    return i + take;
+  }
+
   /** Reads body bytes `buf[i, n)` through the framing. */
   private readBody(buf: Buffer, i: number, n: number): void {
     while (i < n) {
       switch (this.framing) {
-        case DATA: {
-          const take = Math.min(this.remaining, n - i);
-          this.sink.body(buf, i, i + take);
-          i += take;
-          this.remaining -= take;
+        case DATA:
+          i = this.takeBody(buf, i, n);
           if (this.remaining === 0) this.framing = DATA_CR;
           break;
-        }
         case SIZE: {
           const c = buf[i++]!;
           const digit = hexValue(c);
@@ -360,17 +364,13 @@ export class ResponseReader {
           expect(buf[i++]!, LF);
           this.finish();
           return;
-        case LENGTH: {
-          const take = Math.min(this.remaining, n - i);
-          this.sink.body(buf, i, i + take);
-          i += take;
-          this.remaining -= take;
+        case LENGTH:
+          i = this.takeBody(buf, i, n);
           if (this.remaining === 0) {
             this.finish();
             return;
           }
           break;
-        }
         case UNTIL_CLOSE:
           this.sink.body(buf, i, n);
           return;

@@ -22,8 +22,8 @@
  * added later, an index added later). A controller-runtime-style cache holds far more objects
  * than anyone reads; reading a received object costs about what decoding it on arrival would
  * have (one `JSON.parse`), and the kept text takes about the memory the object would. The
- * objects of one received batch share one buffer, freed when all of them are read, replaced
- * or deleted.
+ * objects received together (up to 64 KiB of text) share one buffer, freed when all of them
+ * are read, replaced or deleted.
  * Handlers and indexes need every object at once, so informers that have them decode eagerly.
  */
 import { type FieldSelector, parseFieldSelector } from '../../api/fields.js';

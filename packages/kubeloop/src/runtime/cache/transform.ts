@@ -42,9 +42,9 @@ export interface PartialObjectMetadata extends KubeObject {
  * compact in-memory layout (a real API server puts managedFields last, and dropping the last
  * field is free); otherwise, and for frozen objects, it returns a copy.
  *
- * An informer with this transform and no handler never decodes managedFields: it leaves them
- * out of the text it keeps for each object until the object is read (see `Store`). With
- * handlers, objects are decoded as they arrive and this drops the parsed managedFields.
+ * An informer with this transform never decodes managedFields: it cuts them out of each
+ * object's text, which it keeps until the object is read (see `Store`) or, with handlers,
+ * decodes as it arrives. This function drops them where an object was built with them.
  *
  * @example
  * ```ts

@@ -323,36 +323,25 @@ export class EndpointsController {
   }
 
   start(): void {
-    this.services.start(this.abort.signal);
-    this.pods.start(this.abort.signal);
-    this.endpoints.start(this.abort.signal);
-    this.slices.start(this.abort.signal);
-    this.nodes.start(this.abort.signal);
+    for (const informer of this.informers()) informer.start(this.abort.signal);
     for (let i = 0; i < 2; i++) this.workers.push(this.work());
   }
 
   /** Resolves once the controller's caches hold their first lists (the test environment waits for it). */
   async waitForSync(): Promise<void> {
-    await Promise.all([
-      this.services.waitForSync(),
-      this.pods.waitForSync(),
-      this.endpoints.waitForSync(),
-      this.slices.waitForSync(),
-      this.nodes.waitForSync(),
-    ]);
+    await Promise.all(this.informers().map((informer) => informer.waitForSync()));
   }
 
   async stop(): Promise<void> {
     this.abort.abort();
     await this.queue.shutdown();
     await Promise.all(this.workers);
-    await Promise.all([
-      this.services.stop(),
-      this.pods.stop(),
-      this.endpoints.stop(),
-      this.slices.stop(),
-      this.nodes.stop(),
-    ]);
+    await Promise.all(this.informers().map((informer) => informer.stop()));
+  }
+
+  /** Every informer of the controller. */
+  private informers(): Informer<KubeObject>[] {
+    return [this.services, this.pods, this.endpoints, this.slices, this.nodes];
   }
 
   private work(): Promise<void> {

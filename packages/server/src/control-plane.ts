@@ -19,6 +19,8 @@ import { NamespaceController } from './controllers/namespace.js';
 import { Discovery } from './discovery/discovery.js';
 import { ApiServer, type UserInfo } from './http/api-server.js';
 import { Faults } from './http/faults.js';
+import { podStreamingHandlers } from './http/streaming/index.js';
+import { SimulatedRuntime } from './kubelet/runtime.js';
 import { type Loopback, startLoopback } from './loopback.js';
 import { createOpenApiEndpoints } from './openapi-endpoints.js';
 import { serviceAllocator } from './registry/allocators.js';
@@ -158,6 +160,15 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       ],
     ]);
     let ready = false;
+    // The simulated containers: the kubelet drives them, the streaming subresources read them.
+    const runtime = new SimulatedRuntime({
+      get: (resource, ns, n) => {
+        const t = registry.lookup('', 'v1', resource);
+        return t
+          ? (rest.store.get(rest.key(t, ns, n))?.object as Record<string, unknown> | undefined)
+          : undefined;
+      },
+    });
     const api = new ApiServer({
       rest,
       registry,
@@ -176,6 +187,13 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       bookmarkIntervalMs: options.bookmarkIntervalMs ?? 15_000,
       ready: () => ready,
       log,
+      connect: podStreamingHandlers({
+        rest,
+        registry,
+        runtime: () => (kubelet ? runtime : undefined),
+        hasKubelet: (node) => kubelet?.runs(node) ?? false,
+        log,
+      }),
     });
 
     await bootstrap(rest, registry);
@@ -190,6 +208,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       { cert: serving.cert, key: serving.key, ca: ca.cert, requestCert: true, rejectUnauthorized: false },
       api.listener,
     );
+    server.on('upgrade', api.upgradeListener);
     server.keepAliveTimeout = 60_000;
     server.headersTimeout = 65_000;
     server.requestTimeout = 0; // watches are long-lived
@@ -232,6 +251,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
                 caData: ca.cert,
                 registry,
                 nodes: options.nodes,
+                runtime,
                 log,
               });
               kubelet = controllers.kubelet;

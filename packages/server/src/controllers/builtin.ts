@@ -1,4 +1,5 @@
 import { Client } from 'kubeloop/client';
+import type { SimulatedRuntime } from '../kubelet/runtime.js';
 import type { Registry } from '../registry/registry.js';
 import { DaemonSetController } from './daemonset.js';
 import { DeploymentController } from './deployment.js';
@@ -23,6 +24,8 @@ export interface BuiltinControllersOptions {
   registry: Registry;
   /** Simulated nodes; without any, pods and workloads are left alone (as in envtest). */
   nodes: SimulatedNodesOptions | undefined;
+  /** The simulated containers the kubelet starts and stops (for logs, exec and attach). */
+  runtime?: SimulatedRuntime;
   log: Log;
 }
 
@@ -54,7 +57,7 @@ export function startBuiltinControllers(o: BuiltinControllersOptions): BuiltinCo
   const running: Array<{ start(): void; stop(): Promise<void>; waitForSync(): Promise<void> }> = [gc];
   let kubelet: Kubelet | undefined;
   if ((o.nodes?.count ?? 1) > 0) {
-    kubelet = new Kubelet(client, { ...o.nodes, log: o.log });
+    kubelet = new Kubelet(client, { ...o.nodes, log: o.log, ...(o.runtime && { runtime: o.runtime }) });
     running.push(
       kubelet,
       new Scheduler(client, { log: o.log }),

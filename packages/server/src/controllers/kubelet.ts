@@ -8,6 +8,7 @@ import { setMaxListeners } from 'node:events';
 import type { Client } from 'kubeloop/client';
 import { isAlreadyExists, isConflict, isNotFound, Lease, Node, Pod } from 'kubeloop/client';
 import { defaultControllerRateLimiter, Informer, objectKey, splitKey, WorkQueue } from 'kubeloop/runtime';
+import type { ObservedContainerStatus, SimulatedRuntime } from '../kubelet/runtime.js';
 import type { ControllerLog } from './garbage-collector.js';
 import { SIMULATE_ANNOTATION } from './simulate.js';
 import { runWorker } from './worker.js';
@@ -100,7 +101,10 @@ export class Kubelet {
 
   constructor(
     private readonly client: Client,
-    private readonly options: SimulatedNodesOptions & { log?: ControllerLog } = {},
+    private readonly options: SimulatedNodesOptions & {
+      log?: ControllerLog;
+      runtime?: SimulatedRuntime;
+    } = {},
   ) {
     this.nodes = nodeNames(options);
     this.nodes.forEach((n, i) => {
@@ -266,6 +270,7 @@ export class Kubelet {
     this.ips.delete(uid);
     this.deletionSeen.delete(uid);
     this.crashes.delete(uid);
+    this.options.runtime?.forget(uid);
   }
 
   private work(): Promise<void> {
@@ -293,6 +298,7 @@ export class Kubelet {
     const pods = this.client.api(Pod, namespace);
 
     if (pod.metadata?.deletionTimestamp) {
+      this.options.runtime?.stop(uid);
       const grace = pod.metadata.deletionGracePeriodSeconds ?? 0;
       const seen = this.deletionSeen.get(uid) ?? Date.now();
       this.deletionSeen.set(uid, seen);
@@ -309,6 +315,8 @@ export class Kubelet {
     if (phase === 'Succeeded' || phase === 'Failed') return undefined;
 
     const { status, after } = this.desiredStatus(pod, node);
+    // The simulated containers start, crash and exit as the status says (their logs follow).
+    this.options.runtime?.observe(pod, status.containerStatuses as ObservedContainerStatus[]);
     if (!this.differs(pod.status as Obj | undefined, status)) return after;
     await pods.patchStatus(name, { status } as PodObj);
     return after;
@@ -395,7 +403,15 @@ export class Kubelet {
             message: `back-off ${backoffSeconds}s restarting failed container=${c.name} pod=${pod.metadata?.name}_${pod.metadata?.namespace}(${uid})`,
           },
         },
-        lastState: { terminated: { exitCode: 1, reason: 'Error', startedAt: startTime, finishedAt: t } },
+        lastState: {
+          terminated: {
+            exitCode: 1,
+            reason: 'Error',
+            startedAt: startTime,
+            finishedAt: t,
+            containerID: base(c).containerID,
+          },
+        },
       }));
     } else {
       const readyAt = Date.parse(startTime) + (this.options.podReadyDelayMs ?? 0);

@@ -1,4 +1,6 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import {
   ApiError,
   type FieldSelector,
@@ -76,7 +78,26 @@ export interface ApiServerOptions {
   /** Answers readiness (`/readyz`). */
   ready(): boolean;
   log?(level: 'warn' | 'error', msg: string, fields?: Record<string, unknown>): void;
+  /** Connect-style subresources served outside the registry, by `resource/subresource` (`pods/exec`). */
+  connect?: Record<string, ConnectHandler>;
 }
+
+/** A request to a connect-style subresource (`pods/log`, `pods/exec`, `pods/portforward`, ...). */
+export interface ConnectRequest {
+  req: IncomingMessage;
+  /** The response; for an upgrade request it writes on the raw socket (errors before taking it over). */
+  res: ServerResponse;
+  /** The socket and first bytes of an upgrade request (`Connection: Upgrade`), to take over. */
+  upgrade?: { socket: Duplex; head: Buffer };
+  namespace: string;
+  name: string;
+  /** `get` or `create` (GET or POST). */
+  verb: string;
+  query: URLSearchParams;
+}
+
+/** Serves one connect-style subresource; throwing an ApiError before taking over the socket answers it. */
+export type ConnectHandler = (r: ConnectRequest) => Promise<void>;
 
 const PATCH_TYPES = new Set([
   'application/json-patch+json',
@@ -103,6 +124,23 @@ export class ApiServer {
 
   /** The `request` listener of the node:https server. */
   readonly listener = (req: IncomingMessage, res: ServerResponse): void => {
+    this.handle(req, res).catch((err: unknown) => this.fail(res, err));
+  };
+
+  private readonly upgrades = new WeakMap<IncomingMessage, { socket: Duplex; head: Buffer }>();
+
+  /**
+   * The `upgrade` listener of the node:https server (WebSocket and SPDY requests): the same
+   * pipeline as {@link listener}, with a response written on the raw socket, so that errors are
+   * `Status` answers; a connect handler may take the socket over instead.
+   */
+  readonly upgradeListener = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
+    const res = new ServerResponse(req);
+    res.assignSocket(socket as Socket);
+    res.shouldKeepAlive = false;
+    res.on('finish', () => socket.end());
+    socket.on('error', () => socket.destroy());
+    this.upgrades.set(req, { socket, head });
     this.handle(req, res).catch((err: unknown) => this.fail(res, err));
   };
 
@@ -218,6 +256,23 @@ export class ApiServer {
     }
     if (t.custom?.deprecationWarning)
       res.appendHeader('Warning', `299 - ${JSON.stringify(t.custom.deprecationWarning)}`);
+    const connect =
+      info.subresource && !t.group ? this.o.connect?.[`${t.resource}/${info.subresource}`] : undefined;
+    if (connect) {
+      if (!info.namespace || !info.name) throw NOT_FOUND();
+      if (info.verb !== 'get' && info.verb !== 'create') throw methodNotAllowed();
+      const upgrade = this.upgrades.get(req);
+      await connect({
+        req,
+        res,
+        ...(upgrade && { upgrade }),
+        namespace: info.namespace,
+        name: info.name,
+        verb: info.verb,
+        query,
+      });
+      return;
+    }
     if (
       info.subresource &&
       !(info.subresource === 'status' && t.subresources.status) &&

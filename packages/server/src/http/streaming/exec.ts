@@ -1,0 +1,148 @@
+/**
+ * `pods/exec` and `pods/attach`: kube-apiserver's checks, then the kubelet's side over a
+ * WebSocket with the remote-command protocols: an exec runs a simulated program in the
+ * container; an attach streams the container's output from now on.
+ */
+import { ApiError } from 'kubeloop/api';
+import type { SimulatedRuntime } from '../../kubelet/runtime.js';
+import type { ConnectHandler, ConnectRequest } from '../api-server.js';
+import type { StreamingDeps } from './index.js';
+import { boolParam, containerStatus, getPod, type PodObject, validateContainer } from './pod-target.js';
+import {
+  Channel,
+  REMOTE_COMMAND_PROTOCOLS,
+  RemoteCommandSession,
+  type StreamOptions,
+} from './remotecommand.js';
+import {
+  acceptWebSocket,
+  checkHandshake,
+  isWebSocketRequest,
+  rejectUpgrade,
+  WebSocketHandshakeError,
+} from './websocket.js';
+
+/** The handler of `pods/exec` (`kind: 'exec'`) or `pods/attach`. */
+export function remoteCommandHandler(deps: StreamingDeps, kind: 'exec' | 'attach'): ConnectHandler {
+  return async (r) => {
+    const pod = getPod(deps.rest, deps.registry, r.namespace, r.name);
+    const container = validateContainer(pod, r.query.get('container') ?? '');
+    const node = pod.spec?.nodeName as string | undefined;
+    if (!node) throw ApiError.badRequest(`pod ${r.name} does not have a host assigned`);
+    if (!r.upgrade) {
+      r.req.resume();
+      throw ApiError.badRequest('Upgrade request required');
+    }
+    const options: StreamOptions = {
+      stdin: boolParam(r.query, 'stdin'),
+      stdout: boolParam(r.query, 'stdout'),
+      stderr: boolParam(r.query, 'stderr'),
+      tty: boolParam(r.query, 'tty'),
+    };
+    const runtime = deps.runtime();
+    if (!runtime || !deps.hasKubelet(node))
+      throw ApiError.internal(`error dialing backend: no kubelet serves node "${node}"`);
+    if (!options.stdin && !options.stdout && !options.stderr) {
+      // The kubelet's own check, answered as plain text like its other errors.
+      rejectUpgrade(r.upgrade.socket, 400, 'you must specify at least 1 of stdin, stdout, stderr');
+      return;
+    }
+    if (!isWebSocketRequest(r.req)) {
+      // SPDY/3.1: kubectl tries it only when the WebSocket upgrade failed, which the checks above
+      // already answered; the local plane speaks WebSockets only.
+      throw ApiError.badRequest(
+        `${kind} over ${r.req.headers.upgrade ?? 'this upgrade'} is not supported by kubeloop; use WebSockets`,
+      );
+    }
+    let protocol: string | undefined;
+    try {
+      protocol = checkHandshake(r.req, { protocols: REMOTE_COMMAND_PROTOCOLS }).protocol;
+    } catch (err) {
+      if (!(err instanceof WebSocketHandshakeError)) throw err;
+      // golang.org/x/net/websocket answers a subprotocol it does not speak with a bare 403.
+      rejectUpgrade(
+        r.upgrade.socket,
+        err.status === 400 && /protocol/.test(err.message) ? 403 : err.status,
+        '',
+        err.headers,
+      );
+      return;
+    }
+    const running = containerStatus(pod, container)?.state?.running !== undefined;
+    const instance = runtime.find(String(pod.metadata?.uid ?? ''), container)?.current;
+    const attachable = kind === 'exec' ? running : running && instance !== undefined && !instance.finished;
+    if (!attachable) {
+      const message = `container not found (${JSON.stringify(container)})`;
+      if (protocol !== 'v5.channel.k8s.io') {
+        rejectUpgrade(r.upgrade.socket, 500, message);
+        return;
+      }
+      // kube-apiserver's v5 translator accepted the WebSocket before its SPDY call to the kubelet failed.
+      const ws = acceptWebSocket(r.req, r.upgrade.socket, r.upgrade.head, {
+        protocols: REMOTE_COMMAND_PROTOCOLS,
+      });
+      if (ws)
+        new RemoteCommandSession(ws, options).finish(
+          ApiError.internal(`unable to upgrade connection: ${message}`),
+        );
+      return;
+    }
+    const ws = acceptWebSocket(r.req, r.upgrade.socket, r.upgrade.head, {
+      protocols: REMOTE_COMMAND_PROTOCOLS,
+    });
+    if (!ws) return;
+    const session = new RemoteCommandSession(ws, options);
+    if (kind === 'exec') await runExec(runtime, pod, container, r, session, deps);
+    else attach(runtime, pod, container, session);
+  };
+}
+
+async function runExec(
+  runtime: SimulatedRuntime,
+  pod: PodObject,
+  container: string,
+  r: ConnectRequest,
+  session: RemoteCommandSession,
+  deps: StreamingDeps,
+): Promise<void> {
+  const command = r.query.getAll('command');
+  try {
+    const outcome = await runtime.exec(pod, container, {
+      command,
+      signal: session.signal,
+      io: {
+        stdin: session.stdin,
+        stdout: (d) => session.write(Channel.stdout, Buffer.from(d)),
+        stderr: (d) => session.write(Channel.stderr, Buffer.from(d)),
+      },
+    });
+    session.finish(outcome, command);
+  } catch (err) {
+    deps.log?.('error', 'simulated exec failed', { err: err instanceof Error ? err.stack : String(err) });
+    session.finish(ApiError.internal(`error executing command in container: ${String(err)}`), command);
+  }
+}
+
+function attach(
+  runtime: SimulatedRuntime,
+  pod: PodObject,
+  container: string,
+  session: RemoteCommandSession,
+): void {
+  const instance = runtime.find(String(pod.metadata?.uid ?? ''), container)?.current;
+  if (!instance) {
+    session.finish({ exitCode: 0 });
+    return;
+  }
+  const stop = instance.follow((line) => {
+    if (line) session.write(line.stream === 'stdout' ? Channel.stdout : Channel.stderr, line.text);
+    else session.finish({ exitCode: 0 });
+  });
+  session.signal.addEventListener('abort', stop, { once: true });
+  // What the client types goes to the container's stdin, which the simulated process never reads.
+  void (async () => {
+    for await (const _ of session.stdin.chunks()) {
+      // discarded
+    }
+  })();
+}

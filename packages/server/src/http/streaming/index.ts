@@ -1,0 +1,33 @@
+/**
+ * The streaming subresources of pods, served by the simulated kubelet's runtime:
+ * `pods/log`, `pods/exec`, `pods/attach` (and, beside them, `pods/portforward`).
+ */
+import type { SimulatedRuntime } from '../../kubelet/runtime.js';
+import type { Registry } from '../../registry/registry.js';
+import type { RestStorage } from '../../registry/rest.js';
+import type { ConnectHandler } from '../api-server.js';
+import { remoteCommandHandler } from './exec.js';
+import { logHandler } from './log.js';
+
+/** What the streaming handlers need from the control plane. */
+export interface StreamingDeps {
+  rest: RestStorage;
+  registry: Registry;
+  /** The simulated containers (undefined while no kubelet runs). */
+  runtime(): SimulatedRuntime | undefined;
+  /** Whether a simulated kubelet runs the node. */
+  hasKubelet(node: string): boolean;
+  log?(level: 'warn' | 'error', msg: string, fields?: Record<string, unknown>): void;
+}
+
+/**
+ * The handlers of `pods/log`, `pods/exec` and `pods/attach`, by `resource/subresource`, for
+ * {@link ApiServerOptions.connect}.
+ */
+export function podStreamingHandlers(deps: StreamingDeps): Record<string, ConnectHandler> {
+  return {
+    'pods/log': logHandler(deps),
+    'pods/exec': remoteCommandHandler(deps, 'exec'),
+    'pods/attach': remoteCommandHandler(deps, 'attach'),
+  };
+}

@@ -7,6 +7,21 @@ type Json = Record<string, unknown>;
 const SUBRESOURCE_VERBS = ['get', 'patch', 'update'];
 
 /**
+ * The connect subresources kube-apiserver 1.32 lists (streams served outside the registry), by
+ * `group/resource`, with the kind of their options and their verbs.
+ */
+const CONNECT_SUBRESOURCES: Record<string, Array<{ subresource: string; kind: string; verbs: string[] }>> = {
+  '/pods': [
+    { subresource: 'attach', kind: 'PodAttachOptions', verbs: ['create', 'get'] },
+    { subresource: 'exec', kind: 'PodExecOptions', verbs: ['create', 'get'] },
+    { subresource: 'log', kind: 'Pod', verbs: ['get'] },
+    { subresource: 'portforward', kind: 'PodPortForwardOptions', verbs: ['create', 'get'] },
+  ],
+};
+const connectOf = (t: ResourceType) =>
+  t.custom ? [] : (CONNECT_SUBRESOURCES[`${t.group}/${t.resource}`] ?? []);
+
+/**
  * Discovery documents (`/api`, `/apis`, `/api/v1`, `/apis/<g>`, `/apis/<g>/<v>`, and the
  * aggregated `apidiscovery.k8s.io/v2` form kubectl asks for first), rebuilt when the registry changes.
  */
@@ -93,6 +108,15 @@ export class Discovery {
         ...(t.categories.length > 0 && { categories: [...t.categories] }),
         storageVersionHash: storageVersionHash(t),
       });
+      for (const c of connectOf(t)) {
+        resources.push({
+          name: `${t.resource}/${c.subresource}`,
+          singularName: '',
+          namespaced: t.namespaced,
+          kind: c.kind,
+          verbs: c.verbs,
+        });
+      }
       if (t.subresources.scale) {
         resources.push({
           name: `${t.resource}/scale`,
@@ -143,6 +167,11 @@ export class Discovery {
             ...(t.shortNames.length > 0 && { shortNames: [...t.shortNames] }),
             ...(t.categories.length > 0 && { categories: [...t.categories] }),
             subresources: [
+              ...connectOf(t).map((c) => ({
+                subresource: c.subresource,
+                responseKind: { group: '', version: '', kind: c.kind },
+                verbs: c.verbs,
+              })),
               ...(t.subresources.scale
                 ? [
                     {

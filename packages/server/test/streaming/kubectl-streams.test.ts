@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SIMULATE_ANNOTATION } from '../../src/index.js';
-import { eventually, type KubectlEnv, startKubectlEnv } from '../kubectl.js';
 import { manifest } from '../e2e/support.js';
+import { eventually, type KubectlEnv, startKubectlEnv } from '../kubectl.js';
 
 let k: KubectlEnv;
 const NS = 'default';
@@ -13,8 +13,18 @@ beforeAll(async () => {
   k = await startKubectlEnv({ nodes: { count: 1, timeScale: 0.01 } });
   await k.ok(['apply', '-f', '-'], {
     input: manifest(
-      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cfg', namespace: NS }, data: { 'app.conf': 'listen 8080\n', GREETING: 'hello' } },
-      { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'sec', namespace: NS }, stringData: { password: 's3cret' } },
+      {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'cfg', namespace: NS },
+        data: { 'app.conf': 'listen 8080\n', GREETING: 'hello' },
+      },
+      {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: 'sec', namespace: NS },
+        stringData: { password: 's3cret' },
+      },
       {
         apiVersion: 'v1',
         kind: 'Pod',
@@ -73,7 +83,12 @@ describe('kubectl exec', () => {
   });
   it('prints the resolved environment', async () => {
     const out = await k.ok(['exec', 'web', '-c', 'app', '--', 'env']);
-    const env = Object.fromEntries(out.trim().split('\n').map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+    const env = Object.fromEntries(
+      out
+        .trim()
+        .split('\n')
+        .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+    );
     expect(env).toMatchObject({
       MODE: 'prod',
       GREETING: 'hello',
@@ -95,7 +110,9 @@ describe('kubectl exec', () => {
   });
   it('fails an unknown program with the runtime message', async () => {
     const r = await k.run(['exec', 'web', '-c', 'app', '--', 'foo']);
-    expect(r.stderr).toContain('OCI runtime exec failed: exec failed: unable to start container process: exec: "foo": executable file not found in $PATH: unknown');
+    expect(r.stderr).toContain(
+      'OCI runtime exec failed: exec failed: unable to start container process: exec: "foo": executable file not found in $PATH: unknown',
+    );
     expect(r.code).not.toBe(0);
     const sh = await k.run(['exec', 'web', '-c', 'app', '--', 'sh', '-c', 'foo']);
     expect(sh.stderr).toContain('sh: 1: foo: not found');

@@ -308,17 +308,16 @@ export class WebSocketConnection extends EventEmitter<WebSocketEvents> {
 
   /**
    * Starts the closing handshake: sends a close frame with the code (default 1000) and reason
-   * (at most 123 bytes), then ends the connection when the peer answers, or after the close
-   * timeout. Idempotent.
+   * (at most 123 bytes) and ends the writing side; the connection is dropped after the close
+   * timeout if the peer does not end its side. Idempotent.
    */
   close(code: number = CloseCode.normal, reason = ''): void {
     if (this.closeSent || this.closed) return;
     this.sendClose(code, reason);
-    if (this.closeReceived) this.endSocket();
-    else {
-      this.closeTimer = setTimeout(() => this.socket.destroy(), this.closeTimeoutMs);
-      this.closeTimer.unref();
-    }
+    // Nothing more goes out after a close frame: end our side now (the peer's close frame can
+    // still be read), as kubelet's WebSocket server does; clients that wait for the TCP end
+    // (the Python client) would otherwise wait for the close timeout.
+    this.endSocket();
   }
 
   /** Drops the connection at once, without a closing handshake. */

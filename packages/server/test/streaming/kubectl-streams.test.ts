@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -131,6 +131,18 @@ describe('kubectl exec', () => {
   });
 });
 
+describe('kubectl attach', () => {
+  it('streams what the container writes from then on', async () => {
+    const a = k.spawn(['attach', 'web', '-c', 'app']);
+    // kubectl prints its hint once the streams are up; what the container writes then arrives.
+    await eventually(async () => {
+      await k.ok(['exec', 'web', '-c', 'app', '--', 'sh', '-c', 'echo attached > /proc/1/fd/1']);
+      return a.output().includes('attached\n');
+    });
+    await a.stop();
+  });
+});
+
 describe('kubectl cp', () => {
   it('copies a file in, reads it back, and copies it out', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'kubeloop-cp-'));
@@ -142,6 +154,26 @@ describe('kubectl cp', () => {
     await k.ok(['cp', 'web:/tmp/in.txt', out, '-c', 'app']);
     expect(readFileSync(out, 'utf8')).toBe('copied content\n');
   });
+  it('copies a directory in and out, into an existing directory', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kubeloop-cp-'));
+    mkdirSync(join(dir, 'tree', 'sub'), { recursive: true });
+    writeFileSync(join(dir, 'tree', 'a.txt'), 'A');
+    writeFileSync(join(dir, 'tree', 'sub', 'b.txt'), 'B\n');
+    await k.ok(['exec', 'web', '-c', 'app', '--', 'mkdir', '-p', '/data']);
+    await k.ok(['cp', join(dir, 'tree'), 'web:/data', '-c', 'app']);
+    expect(await k.ok(['exec', 'web', '-c', 'app', '--', 'ls', '/data/tree', '/data/tree/sub'])).toBe(
+      '/data/tree:\na.txt\nsub\n\n/data/tree/sub:\nb.txt\n',
+    );
+    await k.ok(['cp', 'web:/data/tree', join(dir, 'back'), '-c', 'app']);
+    expect(readFileSync(join(dir, 'back', 'a.txt'), 'utf8')).toBe('A');
+    expect(readFileSync(join(dir, 'back', 'sub', 'b.txt'), 'utf8')).toBe('B\n');
+  });
+  it('cannot write into a ConfigMap volume', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kubeloop-cp-'));
+    writeFileSync(join(dir, 'x'), 'x');
+    const r = await k.run(['cp', join(dir, 'x'), 'web:/etc/app/x', '-c', 'app']);
+    expect(r.stderr).toContain('tar: x: Cannot open: Read-only file system');
+  });
 });
 
 describe('kubectl logs', () => {
@@ -150,6 +182,50 @@ describe('kubectl logs', () => {
     expect(out).toContain('kubeloop: started container "app" (image "nginx:1.27")');
     expect(out).toContain('is ready');
   });
+  it('--tail, --timestamps, --since and -c pick lines of the named container', async () => {
+    await k.ok([
+      'exec',
+      'web',
+      '-c',
+      'app',
+      '--',
+      'sh',
+      '-c',
+      'echo one > /proc/1/fd/1; echo two > /proc/1/fd/2',
+    ]);
+    expect(await k.ok(['logs', 'web', '-c', 'app', '--tail=2'])).toBe('one\ntwo\n');
+    const stamped = await k.ok(['logs', 'web', '-c', 'app', '--tail=1', '--timestamps']);
+    expect(stamped).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z two\n$/);
+    expect(await k.ok(['logs', 'web', '-c', 'app', '--since=1h'])).toContain('one\ntwo\n');
+    const future = new Date(Date.now() + 3_600_000).toISOString().slice(0, 19) + 'Z';
+    expect(await k.ok(['logs', 'web', '-c', 'app', `--since-time=${future}`])).toBe('');
+    const sidecar = await k.ok(['logs', 'web', '-c', 'sidecar']);
+    expect(sidecar).toContain('started container "sidecar" (image "busybox:1.36")');
+    expect(sidecar).not.toContain('one');
+    expect(await k.ok(['logs', 'web', '-c', 'app', '--limit-bytes=3', '--tail=1'])).toBe('two');
+  });
+
+  it('-f follows until the pod goes away', async () => {
+    await k.ok(['run', 'follow', '--image=busybox:1.36', '--restart=Never']);
+    await k.ok(['wait', '--for=condition=Ready', 'pod/follow', '--timeout=20s']);
+    const f = k.spawn(['logs', '-f', 'follow']);
+    await eventually(() => f.output().includes('is ready'));
+    await k.ok(['exec', 'follow', '--', 'sh', '-c', 'echo streamed > /proc/1/fd/1']);
+    await eventually(() => f.output().includes('streamed\n'));
+    await k.ok(['delete', 'pod', 'follow', '--wait=false']);
+    const r = await f.done;
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/is ready\nstreamed\n$/);
+  });
+
+  it('shows the failure of a failed container', async () => {
+    await eventually(async () => (await k.run(['logs', 'done'])).stdout.includes('failed with exit code 1'));
+    const r = await k.run(['logs', 'done']);
+    expect(r.stdout).toContain(
+      `kubeloop: container "app" failed with exit code 1 (${SIMULATE_ANNOTATION}: fail)`,
+    );
+  });
+
   it('--previous of a crash-looping container, and the error without one', async () => {
     await eventually(async () => (await k.ok(['logs', 'crash', '-p'])).includes('crashed with exit code 1'));
     const r = await k.run(['logs', 'web', '-c', 'app', '-p']);

@@ -253,7 +253,6 @@ export class WebSocketConnection extends EventEmitter<WebSocketEvents> {
   private fragmentsSize = 0;
   private fragmentOpcode: number | undefined;
   private closeSent = false;
-  private closeReceived = false;
   private closed = false;
   private closeTimer: NodeJS.Timeout | undefined;
   /** What the peer's close frame said, reported in `close`. */
@@ -464,7 +463,6 @@ export class WebSocketConnection extends EventEmitter<WebSocketEvents> {
       }
       reason = r.toString('utf8');
     }
-    this.closeReceived = true;
     this.peerClose = { code, reason };
     // Echo the code (RFC 6455 §5.5.1), then the server ends the TCP connection first (§7.1.1).
     if (!this.closeSent) this.sendClose(code === CloseCode.noStatus ? CloseCode.normal : code, '');

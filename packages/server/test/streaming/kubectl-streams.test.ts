@@ -124,6 +124,19 @@ describe('kubectl exec', () => {
     expect(await k.ok(['exec', 'web', '-c', 'app', '--', 'ls', '/etc/app'])).toBe('GREETING\napp.conf\n');
     expect(await k.ok(['exec', 'web', '-c', 'app', '--', 'cat', '/etc/hostname'])).toBe('web\n');
   });
+  it('feeds -i stdin to a shell that reads its script from it', async () => {
+    const r = await k.run(['exec', '-i', 'web', '-c', 'app', '--', 'sh'], {
+      input: 'echo first\ncd /etc/app\nls; exit 4\necho never\n',
+    });
+    expect(r.stdout).toBe('first\nGREETING\napp.conf\n');
+    expect(r.stderr).toContain('command terminated with exit code 4');
+    expect(r.code).toBe(4);
+  });
+  it('says the container is not running for a crash-looping pod', async () => {
+    const r = await k.run(['exec', 'crash', '--', 'true']);
+    expect(r.stderr).toContain('container not found ("app")');
+    expect(r.code).not.toBe(0);
+  });
   it('answers an unknown container as kube-apiserver does', async () => {
     const r = await k.run(['exec', 'web', '-c', 'nope', '--', 'true']);
     expect(r.stderr).toContain('container nope is not valid for pod web');

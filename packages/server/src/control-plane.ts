@@ -20,6 +20,7 @@ import { Discovery } from './discovery/discovery.js';
 import { ApiServer, type UserInfo } from './http/api-server.js';
 import { Faults } from './http/faults.js';
 import { podStreamingHandlers } from './http/streaming/index.js';
+import { websocketBearerToken } from './http/streaming/protocol-auth.js';
 import { SimulatedRuntime } from './kubelet/runtime.js';
 import { type Loopback, startLoopback } from './loopback.js';
 import { createOpenApiEndpoints } from './openapi-endpoints.js';
@@ -180,7 +181,10 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
         const fromCert = authenticateClientCertificate(req);
         if (fromCert) return fromCert;
         const auth = req.headers.authorization;
-        if (!auth?.startsWith('Bearer ')) return undefined;
+        if (!auth?.startsWith('Bearer ')) {
+          const wsToken = websocketBearerToken(req);
+          return wsToken === undefined ? undefined : users.get(wsToken);
+        }
         return users.get(auth.slice(7).trim());
       },
       version,

@@ -47,11 +47,15 @@ interface Session {
 }
 
 /** Opens an exec WebSocket, sends nothing, and collects every message until the server closes. */
-async function session(path: string, protocols: string[] | undefined): Promise<Session> {
+async function session(
+  path: string,
+  protocols: string[] | undefined,
+  headers?: Record<string, string>,
+): Promise<Session> {
   const url = `${cp.url.replace('https', 'wss')}${path}`;
   const ws = new WebSocket(url, protocols ?? [], {
     ca: cp.clientConfig.caData,
-    headers: { Authorization: `Bearer ${cp.clientConfig.token}` },
+    headers: headers ?? { Authorization: `Bearer ${cp.clientConfig.token}` },
   });
   const messages: Session['messages'] = [];
   ws.on('message', (data: Buffer, binary: boolean) => messages.push({ data, binary }));
@@ -142,6 +146,17 @@ describe('remote-command subprotocols', () => {
     expect(status.message).toMatch(
       /^Internal error occurred: error executing command in container: failed to exec in container: failed to start exec "[0-9a-f]{64}": OCI runtime exec failed: exec failed: unable to start container process: exec: "nope": executable file not found in \$PATH: unknown$/,
     );
+  });
+});
+
+describe('authentication', () => {
+  it('takes a bearer token from the base64url.bearer.authorization.k8s.io subprotocol', async () => {
+    const bearer = `base64url.bearer.authorization.k8s.io.${Buffer.from(cp.clientConfig.token ?? '').toString('base64url')}`;
+    const s = await session(exec('p', 'echo', 'ok'), [bearer, 'v4.channel.k8s.io'], {});
+    expect(s.protocol).toBe('v4.channel.k8s.io');
+    expect(s.messages[1]!.data.toString('latin1')).toBe('\x01ok\n');
+    const wrong = `base64url.bearer.authorization.k8s.io.${Buffer.from('nope').toString('base64url')}`;
+    expect((await refused(exec('p', 'true'), [wrong, 'v4.channel.k8s.io'], null)).status).toBe(401);
   });
 });
 

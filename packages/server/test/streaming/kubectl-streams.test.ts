@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -180,6 +181,14 @@ describe('kubectl cp', () => {
     await k.ok(['cp', 'web:/data/tree', join(dir, 'back'), '-c', 'app']);
     expect(readFileSync(join(dir, 'back', 'a.txt'), 'utf8')).toBe('A');
     expect(readFileSync(join(dir, 'back', 'sub', 'b.txt'), 'utf8')).toBe('B\n');
+  });
+  it('keeps a large binary file intact both ways', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kubeloop-cp-'));
+    const data = randomBytes(3 * 1024 * 1024 + 123);
+    writeFileSync(join(dir, 'blob.bin'), data);
+    await k.ok(['cp', join(dir, 'blob.bin'), 'web:/tmp/blob.bin', '-c', 'app']);
+    await k.ok(['cp', 'web:/tmp/blob.bin', join(dir, 'back.bin'), '-c', 'app']);
+    expect(readFileSync(join(dir, 'back.bin')).equals(data)).toBe(true);
   });
   it('cannot write into a ConfigMap volume', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'kubeloop-cp-'));

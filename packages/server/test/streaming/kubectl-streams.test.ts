@@ -138,6 +138,19 @@ describe('kubectl exec', () => {
     expect(r.stderr).toContain('container not found ("app")');
     expect(r.code).not.toBe(0);
   });
+  it('refuses a completed pod (kubectl) and a pod no node runs (the apiserver, after the SPDY fallback)', async () => {
+    await eventually(
+      async () => (await k.ok(['get', 'pod', 'done', '-o', 'jsonpath={.status.phase}'])) === 'Failed',
+    );
+    const done = await k.run(['exec', 'done', '--', 'true']);
+    expect(done.stderr).toContain('cannot exec into a container in a completed pod; current phase is Failed');
+    await k.ok(['run', 'pending', '--image=busybox:1.36', '--overrides={"spec":{"schedulerName":"nobody"}}']);
+    const pending = await k.run(['exec', 'pending', '--', 'true']);
+    expect(pending.stderr).toContain(
+      'Error from server (BadRequest): pod pending does not have a host assigned',
+    );
+    expect(pending.code).not.toBe(0);
+  });
   it('answers an unknown container as kube-apiserver does', async () => {
     const r = await k.run(['exec', 'web', '-c', 'nope', '--', 'true']);
     expect(r.stderr).toContain('container nope is not valid for pod web');

@@ -104,6 +104,8 @@ export interface ExecRequest {
   command: string[];
   io: ProcessIO;
   signal: AbortSignal;
+  /** A terminal was asked for (`tty=true`). */
+  tty?: boolean;
 }
 
 const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
@@ -235,6 +237,7 @@ export class SimulatedRuntime {
       containerOutput: (stream: 'stdout' | 'stderr', data: Buffer) =>
         c.current?.write(stream, data.toString('utf8')),
       signal: req.signal,
+      tty: req.tty === true,
     };
     if (!fs.stat(ctx.cwd)) fs.mkdir(ctx.cwd, { parents: true });
     return execProgram(req.command, ctx, req.io);

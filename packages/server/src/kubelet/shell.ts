@@ -54,6 +54,8 @@ export interface ProcessContext {
   containerOutput(stream: 'stdout' | 'stderr', data: Buffer): void;
   /** Aborted when the exec's client goes away. */
   signal: AbortSignal;
+  /** Whether stdin and stdout are a terminal (`kubectl exec -t`): a shell then prompts and echoes. */
+  tty?: boolean;
 }
 
 /** How an exec ended: an exit code, or the runtime could not start the program. */
@@ -541,7 +543,8 @@ const shell: Program = async (args, ctx, io) => {
     }
     return sh.run(body, io);
   }
-  // An interactive shell (`kubectl exec -i pod -- sh`): one line at a time as it arrives.
+  if (ctx.tty) return interactive(sh, io);
+  // A shell reading its script from stdin (`kubectl exec -i pod -- sh`): one line at a time as it arrives.
   let pending = '';
   let code = 0;
   for await (const chunk of io.stdin.chunks()) {
@@ -558,6 +561,56 @@ const shell: Program = async (args, ctx, io) => {
   if (pending.trim()) code = await sh.run(pending, { ...io, stdin: EMPTY_STDIN });
   return code;
 };
+
+/**
+ * A shell on a terminal (`kubectl exec -it pod -- sh`): the client's terminal is raw, so the
+ * terminal side (this) echoes what is typed, edits the line (backspace, Ctrl-C, Ctrl-U), ends it
+ * on Enter (`\r`), turns output newlines into `\r\n`, and the shell prompts with `# ` as root's
+ * does; Ctrl-D on an empty line ends the shell.
+ */
+async function interactive(sh: Shell, io: ProcessIO): Promise<number> {
+  const crlf = (d: Buffer | string) => Buffer.from(Buffer.from(d).toString('utf8').replace(/\r?\n/g, '\r\n'));
+  const out = {
+    ...io,
+    stdin: EMPTY_STDIN,
+    stdout: (d: Buffer | string) => io.stdout(crlf(d)),
+    stderr: (d: Buffer | string) => io.stdout(crlf(d)),
+  };
+  let line = '';
+  let code = 0;
+  io.stdout('# ');
+  for await (const chunk of io.stdin.chunks()) {
+    for (const ch of chunk.toString('utf8')) {
+      if (ch === '\r' || ch === '\n') {
+        io.stdout('\r\n');
+        code = await sh.run(line, out);
+        line = '';
+        if (sh.exited) return code;
+        io.stdout('# ');
+      } else if (ch === '\x7f' || ch === '\b') {
+        if (line.length > 0) {
+          line = line.slice(0, -1);
+          io.stdout('\b \b');
+        }
+      } else if (ch === '\x03') {
+        line = '';
+        io.stdout('^C\r\n# ');
+      } else if (ch === '\x15') {
+        io.stdout('\b \b'.repeat(line.length));
+        line = '';
+      } else if (ch === '\x04') {
+        if (line === '') {
+          io.stdout('\r\n');
+          return code;
+        }
+      } else if (ch >= ' ' || ch === '\t') {
+        line += ch;
+        io.stdout(ch);
+      }
+    }
+  }
+  return code;
+}
 
 /** The programs on the simulated image's PATH. */
 const PROGRAMS: Record<string, Program> = {

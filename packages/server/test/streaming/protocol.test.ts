@@ -160,6 +160,31 @@ describe('authentication', () => {
   });
 });
 
+describe('a terminal', () => {
+  it('an interactive sh with -t prompts, echoes, edits the line and exits with its code', async () => {
+    const url = `${cp.url.replace('https', 'wss')}/api/v1/namespaces/default/pods/p/exec?command=sh&stdin=true&stdout=true&tty=true`;
+    const ws = new WebSocket(url, ['v5.channel.k8s.io'], {
+      ca: cp.clientConfig.caData,
+      headers: { Authorization: `Bearer ${cp.clientConfig.token}` },
+    });
+    let stdout = '';
+    let status: unknown;
+    ws.on('message', (d: Buffer) => {
+      if (d[0] === 1) stdout += d.subarray(1).toString();
+      if (d[0] === 3) status = JSON.parse(d.subarray(1).toString());
+    });
+    await once(ws, 'open');
+    const type = (text: string) => ws.send(Buffer.concat([Buffer.from([0]), Buffer.from(text)]));
+    await eventually(() => stdout === '# ');
+    type('echo hx\x7fi\r');
+    await eventually(() => stdout.endsWith('hi\r\n# '));
+    type('exit 3\r');
+    await once(ws, 'close');
+    expect(stdout).toBe('# echo hx\b \bi\r\nhi\r\n# exit 3\r\n');
+    expect(status).toMatchObject({ reason: 'NonZeroExitCode', details: { causes: [{ message: '3' }] } });
+  });
+});
+
 describe('errors', () => {
   it('refuses subprotocols it does not speak with 403, as kubelet does', async () => {
     expect((await refused(exec('p', 'true'), ['v3.channel.k8s.io'])).status).toBe(403);

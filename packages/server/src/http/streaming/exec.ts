@@ -110,6 +110,7 @@ async function runExec(
     const outcome = await runtime.exec(pod, container, {
       command,
       signal: session.signal,
+      tty: session.options.tty,
       io: {
         stdin: session.stdin,
         stdout: (d) => session.write(Channel.stdout, Buffer.from(d)),

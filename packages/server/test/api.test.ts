@@ -299,7 +299,11 @@ describe('deletion', () => {
       expect((await http.get(`${CM}/${name}`)).status).toBe(404);
 
       await eventually(() => w.events.some((e) => e.type === 'DELETED'), 5000, 'DELETED');
-      expect(w.events.map((e) => e.type)).toEqual(['MODIFIED', 'MODIFIED', 'DELETED']);
+      // As with etcd: the update that removes the last finalizer is written (MODIFIED, the state
+      // the PATCH answered), then the object is deleted.
+      expect(w.events.map((e) => e.type)).toEqual(['MODIFIED', 'MODIFIED', 'MODIFIED', 'DELETED']);
+      expect(w.events[2].object).toEqual(last.json);
+      expect(w.events[3].object.metadata.resourceVersion).not.toBe(last.json.metadata.resourceVersion);
     } finally {
       w.close();
     }

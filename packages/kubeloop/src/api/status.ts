@@ -86,6 +86,13 @@ export interface GroupResource {
   resource: string;
 }
 
+function withoutEmptyStrings(d: StatusDetails): StatusDetails {
+  if (d.name !== '' && d.group !== '' && d.kind !== '' && d.uid !== '') return d;
+  const out = { ...d };
+  for (const k of ['name', 'group', 'kind', 'uid'] as const) if (out[k] === '') delete out[k];
+  return out;
+}
+
 const qualified = (gr: GroupResource): string => (gr.group ? `${gr.resource}.${gr.group}` : gr.resource);
 
 /** An error that carries a Kubernetes `Status`. Thrown by the server's handlers and by the client. */
@@ -97,6 +104,9 @@ export class ApiError extends Error {
   ) {
     super(status.message ?? status.reason ?? `HTTP ${status.code}`);
     this.name = 'ApiError';
+    // StatusDetails' strings are `omitempty`: a Status about an object without a name (a
+    // generateName create, an options object) carries no `name` at all.
+    if (status.details) status = { ...status, details: withoutEmptyStrings(status.details) };
     this.status = {
       kind: 'Status',
       apiVersion: 'v1',

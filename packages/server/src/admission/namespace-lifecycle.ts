@@ -29,11 +29,24 @@ export function namespaceLifecycle(store: Store) {
     const found = store.get(objectKey('', 'namespaces', undefined, ns));
     if (!found) throw ApiError.notFound({ group: '', resource: 'namespaces' }, ns);
     if ((found.object.metadata as Obj).deletionTimestamp) {
-      throw ApiError.forbidden(
+      const err = ApiError.forbidden(
         { group: t.group, resource: t.resource },
         String(m.name ?? ''),
         `unable to create new content in namespace ${ns} because it is being terminated`,
       );
+      // The plugin adds this cause so that clients (the namespace controller, kubectl) can tell a
+      // terminating namespace from an RBAC refusal without reading the message.
+      err.status.details = {
+        ...err.status.details,
+        causes: [
+          {
+            reason: 'NamespaceTerminating',
+            message: `namespace ${ns} is being terminated`,
+            field: 'metadata.namespace',
+          },
+        ],
+      };
+      throw err;
     }
   };
 }

@@ -735,6 +735,18 @@ export class RestStorage {
       // view is the stored object already read through t's version (as fromStorageVersion reads it).
       const base = JSON.parse((t.custom ? presentAs(t, current) : oldView).json) as Obj;
       const input = desired(base);
+      // The optimistic lock of the registry's update (`Store.Update`): a patched or updated object
+      // that names a resourceVersion other than the current one conflicts, so a merge patch
+      // carrying a stale `metadata.resourceVersion` (controller-runtime's
+      // MergeFromWithOptimisticLock) fails instead of overwriting a newer state.
+      const inputRv = isObject(input.metadata) ? input.metadata.resourceVersion : undefined;
+      if (
+        typeof inputRv === 'string' &&
+        inputRv !== '' &&
+        parseResourceVersion(inputRv) !== current.revision
+      ) {
+        throw ApiError.staleObject(gr(t), name);
+      }
       const next = this.prepareUpdate(t, input, old, oldView.json, subresource, namespace);
       const nm = meta(next);
       const om = old.metadata as Obj;
@@ -761,10 +773,21 @@ export class RestStorage {
 
       const deleting = Boolean(om.deletionTimestamp);
       if (deleting && strings(nm.finalizers).length === 0 && !this.gracefulDeletion(t, next)) {
-        // The last finalizer is gone: the update completes the deletion.
+        // The last finalizer is gone: the update is written, then completes the deletion
+        // (`deleteWithoutFinalizers`). The response is the object as finally written (no
+        // finalizers, with its deletionTimestamp and the update's resourceVersion); watchers see
+        // that MODIFIED state, then DELETED.
+        nm.resourceVersion = om.resourceVersion;
         if (ctx.dryRun) return dryRunResult(key, next);
         try {
-          return await this.store.delete(key, current.revision);
+          // Both writes are issued before any await, so nothing comes in between them; a
+          // refused update (a conflict) wrote nothing, and then nothing is deleted either.
+          const written = this.store.update(key, next, current.revision);
+          const wrote = (this.store.get(key)?.revision ?? 0) > current.revision;
+          const removed = wrote ? this.store.delete(key) : undefined;
+          const out = await written;
+          await removed;
+          return out;
         } catch (err) {
           if (
             err instanceof StorageError &&

@@ -1,0 +1,239 @@
+/**
+ * Answers of the registry that real clients compare with a kube-apiserver 1.32: the object a
+ * write returns, optimistic locking of patches, the order of managed fields and validation
+ * causes, namespace lifecycle and the storage size limit.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ControlPlane } from '../src/index.js';
+import { establish, simpleCrd } from './crd/support.js';
+import { httpClient } from './http.js';
+import { type KubectlEnv, startKubectlEnv } from './kubectl.js';
+
+let env: KubectlEnv;
+let cp: ControlPlane;
+let http: ReturnType<typeof httpClient>;
+
+const CMS = '/api/v1/namespaces/default/configmaps';
+const WIDGETS = '/apis/example.com/v1/namespaces/default/widgets';
+const MERGE = 'application/merge-patch+json';
+
+beforeAll(async () => {
+  env = await startKubectlEnv();
+  cp = env.cp;
+  http = httpClient(cp);
+  await establish(http, simpleCrd('widgets', 'Widget'));
+});
+afterAll(async () => {
+  await env.stop();
+});
+
+describe('removing the last finalizer of a deleting object', () => {
+  for (const [label, base, obj] of [
+    ['ConfigMap', CMS, { apiVersion: 'v1', kind: 'ConfigMap', data: { a: '1' } }],
+    ['custom resource', WIDGETS, { apiVersion: 'example.com/v1', kind: 'Widget', spec: { a: 1 } }],
+  ] as const) {
+    it(`answers the object as finally written (${label}), then it is gone`, async () => {
+      const name = `fin-${label === 'ConfigMap' ? 'cm' : 'cr'}`;
+      const created = await http.post(base, {
+        ...obj,
+        metadata: { name, finalizers: ['example.com/a', 'example.com/b'] },
+      });
+      expect(created.status).toBe(201);
+      const deleting = await http.delete(`${base}/${name}`);
+      expect(deleting.status).toBe(200);
+      const deletionTimestamp = deleting.json.metadata.deletionTimestamp;
+      expect(deletionTimestamp).toBeTruthy();
+
+      // A PATCH that removes one finalizer, then a PUT that removes the last one.
+      const one = await http.patch(
+        `${base}/${name}`,
+        [{ op: 'remove', path: '/metadata/finalizers/0' }],
+        'application/json-patch+json',
+      );
+      expect(one.status).toBe(200);
+      expect(one.json.metadata.finalizers).toEqual(['example.com/b']);
+      const last = await http.put(`${base}/${name}`, {
+        ...one.json,
+        metadata: { ...one.json.metadata, finalizers: undefined },
+      });
+      expect(last.status).toBe(200);
+      expect(last.json.metadata.finalizers).toBeUndefined();
+      expect(last.json.metadata.deletionTimestamp).toBe(deletionTimestamp);
+      expect(Number(last.json.metadata.resourceVersion)).toBeGreaterThan(
+        Number(one.json.metadata.resourceVersion),
+      );
+      expect((await http.get(`${base}/${name}`)).status).toBe(404);
+    });
+  }
+
+  it('answers a merge patch that removes the last finalizer with the object without it', async () => {
+    const name = 'fin-patch';
+    await http.post(CMS, { metadata: { name, finalizers: ['example.com/a'] } });
+    await http.delete(`${CMS}/${name}`);
+    const res = await http.patch(`${CMS}/${name}`, { metadata: { finalizers: null } }, MERGE);
+    expect(res.status).toBe(200);
+    expect(res.json.metadata.finalizers).toBeUndefined();
+    expect(res.json.metadata.deletionTimestamp).toBeTruthy();
+    expect((await http.get(`${CMS}/${name}`)).status).toBe(404);
+  });
+});
+
+describe('patches with a resourceVersion (optimistic lock)', () => {
+  it('lets exactly one of eight concurrent merge patches with the same resourceVersion win', async () => {
+    const created = await http.post(CMS, { metadata: { name: 'locked' }, data: { n: '0' } });
+    const rv = created.json.metadata.resourceVersion;
+    const results = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        http.patch(`${CMS}/locked`, { metadata: { resourceVersion: rv }, data: { n: String(i + 1) } }, MERGE),
+      ),
+    );
+    const ok = results.filter((r) => r.status === 200);
+    const conflicts = results.filter((r) => r.status === 409);
+    expect(ok).toHaveLength(1);
+    expect(conflicts).toHaveLength(7);
+    for (const c of conflicts) {
+      expect(c.json).toEqual({
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
+        message:
+          'Operation cannot be fulfilled on configmaps "locked": the object has been modified; please apply your changes to the latest version and try again',
+        reason: 'Conflict',
+        details: { name: 'locked', kind: 'configmaps' },
+        code: 409,
+      });
+    }
+    const final = await http.get(`${CMS}/locked`);
+    expect(final.json.data.n).toBe(ok[0]!.json.data.n);
+    expect(final.json.metadata.resourceVersion).toBe(ok[0]!.json.metadata.resourceVersion);
+  });
+
+  it('refuses stale strategic merge and JSON patches of resourceVersion, and of custom resources', async () => {
+    const cm = await http.post(CMS, { metadata: { name: 'locked2' }, data: { n: '0' } });
+    const stale = cm.json.metadata.resourceVersion;
+    expect((await http.patch(`${CMS}/locked2`, { data: { n: '1' } }, MERGE)).status).toBe(200);
+    const smp = await http.patch(
+      `${CMS}/locked2`,
+      { metadata: { resourceVersion: stale }, data: { n: '2' } },
+      'application/strategic-merge-patch+json',
+    );
+    expect(smp.status).toBe(409);
+    const jp = await http.patch(
+      `${CMS}/locked2`,
+      [
+        { op: 'replace', path: '/metadata/resourceVersion', value: stale },
+        { op: 'replace', path: '/data/n', value: '3' },
+      ],
+      'application/json-patch+json',
+    );
+    expect(jp.status).toBe(409);
+    expect((await http.get(`${CMS}/locked2`)).json.data.n).toBe('1');
+
+    const cr = await http.post(WIDGETS, {
+      apiVersion: 'example.com/v1',
+      kind: 'Widget',
+      metadata: { name: 'locked' },
+      spec: { n: 0 },
+    });
+    const crRv = cr.json.metadata.resourceVersion;
+    expect(
+      (await http.patch(`${WIDGETS}/locked`, { metadata: { resourceVersion: crRv }, spec: { n: 1 } }, MERGE))
+        .status,
+    ).toBe(200);
+    const crStale = await http.patch(
+      `${WIDGETS}/locked`,
+      { metadata: { resourceVersion: crRv }, spec: { n: 2 } },
+      MERGE,
+    );
+    expect(crStale.status).toBe(409);
+    expect(crStale.json.message).toBe(
+      'Operation cannot be fulfilled on widgets.example.com "locked": the object has been modified; please apply your changes to the latest version and try again',
+    );
+  });
+
+  it('keeps the JSON patch test operation as it is: a failed test is a 422, a current one passes', async () => {
+    const cm = await http.post(CMS, { metadata: { name: 'tested' }, data: { n: '0' } });
+    const rv = cm.json.metadata.resourceVersion;
+    const passed = await http.patch(
+      `${CMS}/tested`,
+      [
+        { op: 'test', path: '/metadata/resourceVersion', value: rv },
+        { op: 'replace', path: '/data/n', value: '1' },
+      ],
+      'application/json-patch+json',
+    );
+    expect(passed.status).toBe(200);
+    const failed = await http.patch(
+      `${CMS}/tested`,
+      [
+        { op: 'test', path: '/data/n', value: '0' },
+        { op: 'replace', path: '/data/n', value: '2' },
+      ],
+      'application/json-patch+json',
+    );
+    expect(failed.status).toBe(422);
+  });
+});
+
+describe('namespace lifecycle and Status details', () => {
+  it('refuses a create in a terminating namespace with the NamespaceTerminating cause', async () => {
+    expect((await http.post('/api/v1/namespaces', { metadata: { name: 'leaving' } })).status).toBe(201);
+    // A finalizer keeps the namespace's content, and so the namespace, terminating.
+    const held = await http.post('/api/v1/namespaces/leaving/configmaps', {
+      metadata: { name: 'held', finalizers: ['example.com/hold'] },
+    });
+    expect(held.status).toBe(201);
+    const deleting = await http.delete('/api/v1/namespaces/leaving');
+    expect(deleting.json.status.phase).toBe('Terminating');
+    const res = await http.post('/api/v1/namespaces/leaving/configmaps', { metadata: { name: 'late' } });
+    expect(res.status).toBe(403);
+    expect(res.json).toEqual({
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message:
+        'configmaps "late" is forbidden: unable to create new content in namespace leaving because it is being terminated',
+      reason: 'Forbidden',
+      details: {
+        name: 'late',
+        kind: 'configmaps',
+        causes: [
+          {
+            reason: 'NamespaceTerminating',
+            message: 'namespace leaving is being terminated',
+            field: 'metadata.namespace',
+          },
+        ],
+      },
+      code: 403,
+    });
+    // generateName: the name is generated before admission sees the object.
+    const gen = await http.post('/api/v1/namespaces/leaving/configmaps', {
+      metadata: { generateName: 'late-' },
+    });
+    expect(gen.status).toBe(403);
+    expect(gen.json.details.name).toMatch(/^late-/);
+    await http.patch('/api/v1/namespaces/leaving/configmaps/held', { metadata: { finalizers: null } }, MERGE);
+  });
+
+  it('omits details.name of a Status about an object without a name', async () => {
+    const res = await http.post(CMS, { metadata: {} });
+    expect(res.status).toBe(422);
+    expect(res.json.message).toBe(
+      'ConfigMap "" is invalid: metadata.name: Required value: name or generateName is required',
+    );
+    expect(res.json.details).toEqual({
+      kind: 'ConfigMap',
+      causes: [
+        {
+          reason: 'FieldValueRequired',
+          message: 'Required value: name or generateName is required',
+          field: 'metadata.name',
+        },
+      ],
+    });
+    expect(Object.hasOwn(res.json.details, 'name')).toBe(false);
+  });
+});

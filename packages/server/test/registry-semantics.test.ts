@@ -237,3 +237,84 @@ describe('namespace lifecycle and Status details', () => {
     expect(Object.hasOwn(res.json.details, 'name')).toBe(false);
   });
 });
+
+describe("etcd's request size limit", () => {
+  const TOO_LARGE = {
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message: 'etcdserver: request is too large',
+    code: 500,
+  };
+
+  it('refuses a custom resource of 1.6 MB on create and update, changing nothing', async () => {
+    const big = 'x'.repeat(1_600_000);
+    const revision = cp.store.revision;
+    const created = await http.post(WIDGETS, {
+      apiVersion: 'example.com/v1',
+      kind: 'Widget',
+      metadata: { name: 'huge' },
+      spec: { blob: big },
+    });
+    expect(created.status).toBe(500);
+    expect(created.json).toEqual(TOO_LARGE);
+    expect(cp.store.revision).toBe(revision);
+    expect((await http.get(`${WIDGETS}/huge`)).status).toBe(404);
+
+    const small = await http.post(WIDGETS, {
+      apiVersion: 'example.com/v1',
+      kind: 'Widget',
+      metadata: { name: 'grows' },
+      spec: { blob: 'x' },
+    });
+    expect(small.status).toBe(201);
+    const put = await http.put(`${WIDGETS}/grows`, { ...small.json, spec: { blob: big } });
+    expect(put.json).toEqual(TOO_LARGE);
+    const patched = await http.patch(`${WIDGETS}/grows`, { spec: { blob: big } }, MERGE);
+    expect(patched.json).toEqual(TOO_LARGE);
+    const after = await http.get(`${WIDGETS}/grows`);
+    expect(after.json.metadata.resourceVersion).toBe(small.json.metadata.resourceVersion);
+    expect(after.json.spec.blob).toBe('x');
+
+    // kubectl shows the server's message as it is.
+    const r = await env.run(['create', '-f', '-'], {
+      input: JSON.stringify({
+        apiVersion: 'example.com/v1',
+        kind: 'Widget',
+        metadata: { name: 'huge', namespace: 'default' },
+        spec: { blob: big },
+      }),
+    });
+    expect(r.code).not.toBe(0);
+    expect(r.stderr.trim()).toBe(
+      'Error from server: error when creating "STDIN": etcdserver: request is too large',
+    );
+  });
+
+  it('refuses a built-in object too large to store (a ControllerRevision of 1.6 MB)', async () => {
+    const res = await http.post('/apis/apps/v1/namespaces/default/controllerrevisions', {
+      apiVersion: 'apps/v1',
+      kind: 'ControllerRevision',
+      metadata: { name: 'huge' },
+      data: { blob: 'x'.repeat(1_600_000) },
+      revision: 1,
+    });
+    expect(res.json).toEqual(TOO_LARGE);
+  });
+
+  it('stores an object without its managed fields when only they make it too large', async () => {
+    // 40,000 keys of ~26 bytes: ~1.1 MB of object, and as much again in managed fields.
+    const spec: Record<string, number> = {};
+    for (let i = 0; i < 40_000; i++) spec[`key-${String(i).padStart(16, '0')}`] = 1;
+    const res = await http.post(`${WIDGETS}?fieldManager=writer`, {
+      apiVersion: 'example.com/v1',
+      kind: 'Widget',
+      metadata: { name: 'many-fields' },
+      spec,
+    });
+    expect(res.status).toBe(201);
+    expect(res.json.metadata.managedFields).toBeUndefined();
+    expect(Object.keys(res.json.spec)).toHaveLength(40_000);
+  });
+});

@@ -299,7 +299,10 @@ export class RestStorage {
     }
     toStorageVersion(t, obj);
     try {
-      return await this.store.create(key, obj);
+      return await this.store.create(key, obj).catch((err: unknown) => {
+        if (!dropManagedFieldsIfTooLarge(err, obj, ctx)) throw err;
+        return this.store.create(key, obj);
+      });
     } catch (err) {
       throw this.storageError(err, t, name);
     }
@@ -803,7 +806,10 @@ export class RestStorage {
       if (deepEqual(next, stored)) return current;
       if (ctx.dryRun) return dryRunResult(key, next);
       try {
-        return await this.store.update(key, next, current.revision);
+        return await this.store.update(key, next, current.revision).catch((err: unknown) => {
+          if (!dropManagedFieldsIfTooLarge(err, next, ctx)) throw err;
+          return this.store.update(key, next, current.revision);
+        });
       } catch (err) {
         // Someone else wrote in between (only possible across an await above): retry an
         // unconditional update on the new state, as GuaranteedUpdate does.
@@ -878,6 +884,9 @@ export class RestStorage {
         return ApiError.staleObject(gr(t), name);
       case 'TooOld':
         return ApiError.expired(err.message);
+      case 'TooLarge':
+        // kube-apiserver passes etcd's error through unmapped: a 500 without a reason.
+        return new ApiError({ code: 500, message: err.message });
       default:
         return ApiError.serviceUnavailable(err.message);
     }
@@ -937,6 +946,19 @@ function metaUpdateCauses(nm: Obj, om: Obj): StatusCause[] {
     }
   }
   return causes;
+}
+
+/**
+ * The create, update and patch handlers' second try: an object too large for etcd is written
+ * again without its managed fields, which may be what made it large. An apply keeps them (its
+ * fields are what it is about), and so fails. True when the object lost managed fields.
+ */
+function dropManagedFieldsIfTooLarge(err: unknown, obj: Obj, ctx: WriteContext): boolean {
+  if (!(err instanceof StorageError && err.code === 'TooLarge') || ctx.applied) return false;
+  const m = meta(obj);
+  if (m.managedFields === undefined) return false;
+  delete m.managedFields;
+  return true;
 }
 
 /**

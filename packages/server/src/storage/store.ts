@@ -12,7 +12,7 @@ import type {
 /** Why a storage operation failed; the registry turns these into Kubernetes `Status` errors. */
 export class StorageError extends Error {
   constructor(
-    readonly code: 'NotFound' | 'AlreadyExists' | 'Conflict' | 'TooOld' | 'Unavailable',
+    readonly code: 'NotFound' | 'AlreadyExists' | 'Conflict' | 'TooOld' | 'TooLarge' | 'Unavailable',
     message: string,
   ) {
     super(message);
@@ -123,6 +123,17 @@ function lowerBound(keys: readonly string[], bound: string, strict: boolean): nu
     else hi = mid;
   }
   return lo;
+}
+
+/**
+ * etcd's default `--max-request-bytes` (1.5 MiB): the largest write request it takes. A put
+ * carries the key twice (the transaction's compare and its put) besides the value.
+ */
+export const MAX_REQUEST_BYTES = 1.5 * 1024 * 1024;
+
+/** The size of the etcd request that would store `json` under `key`. */
+function requestBytes(key: string, json: string): number {
+  return Buffer.byteLength(json) + 2 * Buffer.byteLength(key);
 }
 
 /** Options of {@link Store.open}. */
@@ -363,9 +374,15 @@ export class Store {
     input: KubeObject,
     prev: StoredObject | undefined,
   ): Promise<StoredObject> {
-    const revision = ++this.rev;
-    const object = deepFreeze(withResourceVersion(input, String(revision)));
-    const stored: StoredObject = { key, object, revision, json: JSON.stringify(object) };
+    const revision = this.rev + 1;
+    const object = withResourceVersion(input, String(revision));
+    const json = JSON.stringify(object);
+    if (type !== 'DELETED' && requestBytes(key, json) > MAX_REQUEST_BYTES) {
+      // etcd refuses the request before anything changes (`ErrRequestTooLarge`).
+      return Promise.reject(new StorageError('TooLarge', 'etcdserver: request is too large'));
+    }
+    this.rev = revision;
+    const stored: StoredObject = { key, object: deepFreeze(object), revision, json };
     if (type === 'DELETED') this.bucket(key).delete(key);
     else this.bucket(key).set(key, stored);
     const event: StoreEvent = prev

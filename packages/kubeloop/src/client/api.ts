@@ -91,10 +91,14 @@ export class ResourceApi<T extends KubeObject> {
     );
   }
 
-  /** Lists objects, optionally filtered by selectors; one page when `limit` is set. */
+  /**
+   * Lists objects, optionally filtered by selectors; one page when `limit` is set. Items carry
+   * `apiVersion` and `kind` (a built-in list's items come without them, as from any
+   * kube-apiserver; they are filled in, as kubectl's decoding does).
+   */
   async list(options: ListOptions = {}): Promise<ObjectList<T>> {
     const path = await this.path(undefined, '', undefined, 'list');
-    return this.json<ObjectList<T>>(
+    const list = await this.json<ObjectList<T>>(
       {
         method: 'GET',
         path:
@@ -111,6 +115,16 @@ export class ResourceApi<T extends KubeObject> {
       },
       options,
     );
+    if (!options.metadataOnly && Array.isArray(list.items)) {
+      const apiVersion = apiVersionOf(this.descriptor);
+      for (const item of list.items as KubeObject[]) {
+        if (item && typeof item === 'object' && !item.kind && !Object.isFrozen(item)) {
+          item.apiVersion ??= apiVersion;
+          item.kind = this.descriptor.kind;
+        }
+      }
+    }
+    return list;
   }
 
   /**

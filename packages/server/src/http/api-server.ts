@@ -23,6 +23,7 @@ import {
   patchMetaForDefinition,
 } from '../patch/index.js';
 import { decodeProtobufObject, PROTOBUF_CONTENT_TYPE } from '../protobuf/index.js';
+import { listItemJson, listItemObject } from '../registry/list-item.js';
 import type { Registry } from '../registry/registry.js';
 import type { DeleteParams, ListParams, RestStorage } from '../registry/rest.js';
 import { apiVersionOf, type ResourceType } from '../registry/types.js';
@@ -403,7 +404,7 @@ export class ApiServer {
           kind: t.listKind,
           apiVersion: apiVersionOf(t),
           metadata: { resourceVersion: String(this.o.rest.store.revision) },
-          items: items.map((i) => i.object),
+          items: items.map((i) => listItemObject(t, i)),
         });
         return;
       }
@@ -458,12 +459,13 @@ export class ApiServer {
       default: {
         // Items are written from their cached encodings: no re-serialisation of stored objects.
         const head = `{"kind":${JSON.stringify(t.listKind)},"apiVersion":${JSON.stringify(apiVersionOf(t))},"metadata":${JSON.stringify(listMeta)},"items":[`;
+        const items = out.items.map((i) => listItemJson(t, i));
         if (neg.yaml) {
-          this.sendJson(req, res, 200, JSON.parse(`${head}${out.items.map((i) => i.json).join(',')}]}`));
+          this.sendJson(req, res, 200, JSON.parse(`${head}${items.join(',')}]}`));
           return;
         }
         res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private' });
-        writeChunked(res, head, out.items, ']}');
+        writeChunked(res, head, items, ']}');
       }
     }
   }
@@ -930,10 +932,10 @@ function splitUrl(target: string): { path: string; query: URLSearchParams } {
 }
 
 /** Writes `head`, the items' cached JSON separated by commas, and `tail`, in a few large chunks. */
-function writeChunked(res: ServerResponse, head: string, items: StoredObject[], tail: string): void {
+function writeChunked(res: ServerResponse, head: string, items: string[], tail: string): void {
   let buf = head;
   for (let i = 0; i < items.length; i++) {
-    buf += i === 0 ? items[i]!.json : `,${items[i]!.json}`;
+    buf += i === 0 ? items[i]! : `,${items[i]!}`;
     if (buf.length > 256 * 1024) {
       res.write(buf);
       buf = '';

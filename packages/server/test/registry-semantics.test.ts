@@ -406,3 +406,169 @@ describe('items of lists', () => {
     expect(py).toEqual([['for-clients', null, { k: 'v' }]]);
   });
 });
+
+describe('validation causes of a custom resource', () => {
+  const GADGETS = '/apis/example.com/v1/namespaces/default/gadgets';
+  beforeAll(async () => {
+    await establish(http, {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'gadgets.example.com' },
+      spec: {
+        group: 'example.com',
+        scope: 'Namespaced',
+        names: { plural: 'gadgets', kind: 'Gadget' },
+        versions: [
+          {
+            name: 'v1',
+            served: true,
+            storage: true,
+            schema: {
+              openAPIV3Schema: {
+                type: 'object',
+                properties: {
+                  spec: {
+                    type: 'object',
+                    required: ['zz', 'aa'],
+                    'x-kubernetes-validations': [
+                      { rule: 'self.b < 0', message: 'b must be negative' },
+                      { rule: 'size(self.a) > 10' },
+                    ],
+                    properties: {
+                      y: {
+                        type: 'object',
+                        properties: { v: { type: 'integer' } },
+                        'x-kubernetes-validations': [{ rule: 'self.v > 1', message: 'y too small' }],
+                      },
+                      c: { type: 'string', pattern: '^x$' },
+                      b: { type: 'integer', maximum: 3 },
+                      a: { type: 'string', minLength: 5 },
+                      x: {
+                        type: 'object',
+                        properties: { v: { type: 'integer' } },
+                        'x-kubernetes-validations': [{ rule: 'self.v > 1', message: 'x too small' }],
+                      },
+                      zz: { type: 'string' },
+                      aa: { type: 'string' },
+                    },
+                  },
+                },
+              },
+            },
+          },
+        ],
+      },
+    });
+  });
+
+  it('come as kube-openapi and the CEL validator emit them: properties sorted, required, then rules', async () => {
+    const res = await http.post(GADGETS, {
+      apiVersion: 'example.com/v1',
+      kind: 'Gadget',
+      metadata: { name: 'g' },
+      spec: { y: { v: 0 }, c: 'y', x: { v: 0 }, b: 5, a: 'abc', zz: 'z', aa: 'a' },
+    });
+    expect(res.status).toBe(422);
+    expect(res.json.details.causes.map((c: any) => c.field)).toEqual([
+      'spec.a',
+      'spec.b',
+      'spec.c',
+      'spec',
+      'spec',
+      'spec.x',
+      'spec.y',
+    ]);
+    expect(res.json.message).toBe(
+      'Gadget.example.com "g" is invalid: [' +
+        'spec.a: Invalid value: "abc": spec.a in body should be at least 5 chars long, ' +
+        'spec.b: Invalid value: 5: spec.b in body should be less than or equal to 3, ' +
+        'spec.c: Invalid value: "y": spec.c in body should match \'^x$\', ' +
+        'spec: Invalid value: "object": b must be negative, ' +
+        'spec: Invalid value: "object": failed rule: size(self.a) > 10, ' +
+        'spec.x: Invalid value: "object": x too small, ' +
+        'spec.y: Invalid value: "object": y too small]',
+    );
+    // kubectl lists the causes, in the server's order.
+    const r = await env.run(['create', '-f', '-'], {
+      input: JSON.stringify({
+        apiVersion: 'example.com/v1',
+        kind: 'Gadget',
+        metadata: { name: 'g', namespace: 'default' },
+        spec: { y: { v: 0 }, c: 'y', x: { v: 0 }, b: 5, a: 'abc', zz: 'z', aa: 'a' },
+      }),
+    });
+    expect(r.stderr.trim()).toBe(
+      [
+        'The Gadget "g" is invalid: ',
+        ...res.json.details.causes.map((c: any) => `* ${c.field}: ${c.message}`),
+      ].join('\n'),
+    );
+  });
+
+  it('put required fields after the properties, and skip the rules then', async () => {
+    const res = await http.post(GADGETS, {
+      apiVersion: 'example.com/v1',
+      kind: 'Gadget',
+      metadata: { name: 'g2' },
+      spec: { c: 'y', b: 5, a: 'abc' },
+    });
+    expect(res.json.details.causes.map((c: any) => `${c.field}: ${c.message}`)).toEqual([
+      'spec.a: Invalid value: "abc": spec.a in body should be at least 5 chars long',
+      'spec.b: Invalid value: 5: spec.b in body should be less than or equal to 3',
+      'spec.c: Invalid value: "y": spec.c in body should match \'^x$\'',
+      'spec.zz: Required value',
+      'spec.aa: Required value',
+      '<nil>: Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation',
+    ]);
+  });
+});
+
+describe('field paths of a CRD schema error', () => {
+  const crdYaml = (key: string) => `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: bads.example.com
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: bads, kind: Bad}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              ${key}:
+                type: foo
+`;
+  const unsupported =
+    'Unsupported value: "foo": supported values: "array", "boolean", "integer", "number", "object", "string"';
+
+  it('name the property as apiextensions-apiserver does', async () => {
+    const r = await env.run(['apply', '-f', '-'], { input: crdYaml('"n"') });
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim()).toBe(
+      `The CustomResourceDefinition "bads.example.com" is invalid: spec.validation.openAPIV3Schema.properties[spec].properties[n].type: ${unsupported}`,
+    );
+  });
+
+  it('show properties[false] for a bare YAML key n, which kubectl itself turns into "false" (YAML 1.1)', async () => {
+    // kubectl reads manifests with sigs.k8s.io/yaml (go-yaml v2): `n`, `no`, `off` are false and
+    // `y`, `yes`, `on` true, also as keys, so the server (this one or a real one) gets "false".
+    const sent = JSON.parse(
+      await env.ok(['create', '-f', '-', '--dry-run=client', '-o', 'json'], { input: crdYaml('n') }),
+    );
+    expect(Object.keys(sent.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties)).toEqual([
+      'false',
+    ]);
+    const r = await env.run(['apply', '-f', '-'], { input: crdYaml('n') });
+    expect(r.stderr.trim()).toBe(
+      `The CustomResourceDefinition "bads.example.com" is invalid: spec.validation.openAPIV3Schema.properties[spec].properties[false].type: ${unsupported}`,
+    );
+  });
+});

@@ -329,3 +329,33 @@ describe('ApiError rendering', () => {
     expect(err.details?.kind).toBe('Foo');
   });
 });
+
+describe('order of causes', () => {
+  test('properties in sorted order, then required; a property count error does not stop the rest', () => {
+    const spec: JSONSchemaProps = {
+      type: 'object',
+      required: ['zz', 'aa'],
+      maxProperties: 2,
+      properties: {
+        c: { type: 'string', pattern: '^x$' },
+        b: { type: 'integer', maximum: 3 },
+        a: { type: 'string', minLength: 5 },
+        zz: { type: 'string' },
+        aa: { type: 'string' },
+      },
+      additionalProperties: false,
+    };
+    const schema: JSONSchemaProps = { type: 'object', properties: { spec } };
+    const causes = validateValue(schema, { spec: { c: 'y', b: 5, q: 1, a: 'abc', p: 2 } });
+    expect(causes.map((c) => `${c.field}: ${c.message}`)).toEqual([
+      'spec: Too many: 5: must have at most 2 items',
+      'spec: Invalid value: "p": spec.p in body is a forbidden property',
+      'spec: Invalid value: "q": spec.q in body is a forbidden property',
+      'spec.a: Invalid value: "abc": spec.a in body should be at least 5 chars long',
+      'spec.b: Invalid value: 5: spec.b in body should be less than or equal to 3',
+      "spec.c: Invalid value: \"y\": spec.c in body should match '^x$'",
+      'spec.zz: Required value',
+      'spec.aa: Required value',
+    ]);
+  });
+});

@@ -9,6 +9,7 @@
  * 10`, `Too many: 4: must have at most 3 items`, root-level messages that start with a space)
  * are kube's.
  */
+import { compareCodePoints } from '../api/labels.js';
 import type { StatusCause } from '../api/status.js';
 import { fieldError, fieldErrors, goQuote, OMIT_VALUE, rawFieldValue } from '../api/validation.js';
 import { stringFormatChecker } from './formats.js';
@@ -330,8 +331,12 @@ function compileNode(s: JSONSchemaProps): ValueValidator {
     : undefined;
 
   // --- object
+  // kube-openapi walks a Go map of properties, in no fixed order: they are checked in sorted
+  // order here, so that the causes of several properties come out the same on every request.
   const props = s.properties
-    ? Object.entries(s.properties).map(([k, p]) => [k, compileValueValidator(p)] as const)
+    ? Object.entries(s.properties)
+        .sort(([a], [b]) => compareCodePoints(a, b))
+        .map(([k, p]) => [k, compileValueValidator(p)] as const)
     : [];
   const propNames = new Set(props.map(([k]) => k));
   const propKeys = props.map(([k]) => k);
@@ -365,23 +370,23 @@ function compileNode(s: JSONSchemaProps): ValueValidator {
     maxProperties !== undefined ||
     addl !== undefined
       ? (v: Record<string, unknown>, path: string, sink: ValidationSink): void => {
+          // Since kube-openapi#412 (Kubernetes 1.28) a property count error no longer ends the
+          // object's validation: the properties are still checked.
           if (minProperties !== undefined || maxProperties !== undefined) {
             const n = Object.keys(v).length;
-            if (minProperties !== undefined && n < minProperties) {
+            if (minProperties !== undefined && n < minProperties)
               invalid(sink, path, n, `${path} in ${IN} should have at least ${minProperties} properties`);
-              return;
-            }
-            if (maxProperties !== undefined && n > maxProperties) {
+            if (maxProperties !== undefined && n > maxProperties)
               sink.causes.push(fieldErrors.tooMany(errPath(sink, path), n, maxProperties));
-              return;
-            }
           }
-          if (addlForbidden) {
-            for (const k of Object.keys(v)) {
-              if (!propNames.has(k)) invalid(sink, path, k, `${path}.${k} in ${IN} is a forbidden property`);
-            }
-          } else if (addlCheck) {
-            for (const k of Object.keys(v)) if (!propNames.has(k)) addlCheck(v[k], `${path}.${k}`, sink);
+          if (addlForbidden || addlCheck) {
+            // The value's keys are a Go map too: sorted, for a stable order.
+            const extra = Object.keys(v)
+              .filter((k) => !propNames.has(k))
+              .sort(compareCodePoints);
+            if (addlForbidden)
+              for (const k of extra) invalid(sink, path, k, `${path}.${k} in ${IN} is a forbidden property`);
+            else for (const k of extra) addlCheck!(v[k], `${path}.${k}`, sink);
           }
           for (let i = 0; i < propKeys.length; i++) {
             const k = propKeys[i]!;

@@ -7,6 +7,7 @@
  * `messageExpression`, per-call and per-object cost limits and kube's error messages.
  */
 import { Environment, Optional } from '@marcbachmann/cel-js';
+import { compareCodePoints } from '../../api/labels.js';
 import type { StatusCause } from '../../api/status.js';
 import { fieldErrors, rawFieldValue } from '../../api/validation.js';
 import type { Structural } from '../structural.js';
@@ -735,7 +736,9 @@ export class CelValidator {
   private build(s: Structural, isRoot: boolean): NodeValidator | undefined {
     const items = s.items ? this.build(s.items, false) : undefined;
     let props: Map<string, NodeValidator> | undefined;
-    for (const [k, p] of Object.entries(s.properties ?? {})) {
+    // apiextensions' CEL validator walks Go maps: sorted here, for the same order every time.
+    const entries = Object.entries(s.properties ?? {}).sort(([a], [b]) => compareCodePoints(a, b));
+    for (const [k, p] of entries) {
       const v = this.build(p, false);
       if (v) {
         props ??= new Map();
@@ -803,16 +806,18 @@ export class CelValidator {
     } else if (isObj(obj)) {
       const oldObj = isObj(old) && n.s.mapType !== 'atomic' ? old : undefined;
       if (n.addl) {
-        for (const [k, v] of Object.entries(obj)) {
+        // The object's keys in sorted order (kube's walk over a Go map has none).
+        for (const k of Object.keys(obj).sort(compareCodePoints)) {
           if (n.s.properties?.[k]) continue;
-          if (!this.walk(n.addl, `${path}[${k}]`, v, oldObj?.[k], oldObj !== undefined, st, errs))
+          if (!this.walk(n.addl, `${path}[${k}]`, obj[k], oldObj?.[k], oldObj !== undefined, st, errs))
             return false;
         }
       }
       if (n.props) {
-        for (const [k, v] of Object.entries(obj)) {
-          const sub = n.props.get(k);
-          if (sub && !this.walk(sub, childField(path, k), v, oldObj?.[k], oldObj !== undefined, st, errs))
+        // Properties with rules, in sorted order (see build).
+        for (const [k, sub] of n.props) {
+          if (!Object.hasOwn(obj, k)) continue;
+          if (!this.walk(sub, childField(path, k), obj[k], oldObj?.[k], oldObj !== undefined, st, errs))
             return false;
         }
       }

@@ -572,3 +572,110 @@ spec:
     );
   });
 });
+
+describe('managedFields', () => {
+  /** Go's `sortEncodedManagedFields`: operation, then time (seconds), manager, apiVersion, subresource. */
+  const goSorted = (entries: any[]) =>
+    [...entries].sort((p, q) => {
+      const c = (a = '', b = '') => (a < b ? -1 : a > b ? 1 : 0);
+      const secs = (t?: string) => (t ? Math.floor(Date.parse(t) / 1000) : 0);
+      return (
+        c(p.operation, q.operation) ||
+        secs(p.time) - secs(q.time) ||
+        c(p.manager, q.manager) ||
+        c(p.apiVersion, q.apiVersion) ||
+        c(p.subresource, q.subresource)
+      );
+    });
+
+  it('come sorted as kube-apiserver sorts them, with times written back in UTC seconds', async () => {
+    const created = await http.post(`${CMS}?fieldManager=creator`, {
+      metadata: { name: 'managed' },
+      data: { a: '1', b: '2', c: '3', d: '4', e: '5' },
+    });
+    const entry = (manager: string, operation: string, time: string, key: string, apiVersion = 'v1') => ({
+      manager,
+      operation,
+      apiVersion,
+      time,
+      fieldsType: 'FieldsV1',
+      fieldsV1: { 'f:data': { [`f:${key}`]: {} } },
+    });
+    const res = await http.put(`${CMS}/managed?fieldManager=writer`, {
+      ...created.json,
+      metadata: {
+        ...created.json.metadata,
+        managedFields: [
+          entry('late', 'Update', '2031-01-01T00:00:00Z', 'a'),
+          entry('zeta', 'Apply', '2020-01-01T00:00:00Z', 'b'),
+          entry('early', 'Update', '2020-01-01T02:00:00.7+02:00', 'c'),
+          entry('alpha', 'Apply', '2020-01-01T00:00:00Z', 'd'),
+          entry('early', 'Update', '2020-01-01T00:00:00Z', 'e', 'v0'),
+        ],
+      },
+      data: { ...created.json.data, f: '6' },
+    });
+    expect(res.status).toBe(200);
+    const got = res.json.metadata.managedFields.map((e: any) => [
+      e.manager,
+      e.operation,
+      e.apiVersion,
+      e.time,
+    ]);
+    const now = res.json.metadata.managedFields.find((e: any) => e.manager === 'writer').time;
+    expect(got).toEqual([
+      ['alpha', 'Apply', 'v1', '2020-01-01T00:00:00Z'],
+      ['zeta', 'Apply', 'v1', '2020-01-01T00:00:00Z'],
+      ['early', 'Update', 'v0', '2020-01-01T00:00:00Z'],
+      ['early', 'Update', 'v1', '2020-01-01T00:00:00Z'],
+      ['writer', 'Update', 'v1', now],
+      ['late', 'Update', 'v1', '2031-01-01T00:00:00Z'],
+    ]);
+  });
+
+  it('of several managers (apply, update, status) read back by kubectl in that order', async () => {
+    const dep = {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'managed', namespace: 'default', labels: { a: '1' } },
+      spec: {
+        selector: { matchLabels: { app: 'm' } },
+        template: {
+          metadata: { labels: { app: 'm' } },
+          spec: { containers: [{ name: 'c', image: 'nginx' }] },
+        },
+      },
+    };
+    await env.ok(['apply', '--server-side', '--field-manager=zz-applier', '-f', '-'], {
+      input: JSON.stringify(dep),
+    });
+    await env.ok(['label', 'deployment', 'managed', 'b=2', '--field-manager=mid-labeler']);
+    await env.ok(['annotate', 'deployment', 'managed', 'c=3', '--field-manager=aa-annotator']);
+    const base = '/apis/apps/v1/namespaces/default/deployments/managed';
+    await http.patch(`${base}/status?fieldManager=st-writer`, { status: { observedGeneration: 7 } }, MERGE);
+    await http.patch(
+      `${base}/status?fieldManager=ab-status-applier&force=true`,
+      {
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'managed' },
+        status: { collisionCount: 1 },
+      },
+      'application/apply-patch+yaml',
+    );
+    const out = JSON.parse(
+      await env.ok(['get', 'deployment', 'managed', '-o', 'json', '--show-managed-fields']),
+    );
+    const entries = out.metadata.managedFields;
+    expect(entries.map((e: any) => e.manager).sort()).toEqual(
+      ['aa-annotator', 'ab-status-applier', 'mid-labeler', 'st-writer', 'zz-applier'].sort(),
+    );
+    expect(entries).toEqual(goSorted(entries));
+    expect(
+      entries
+        .filter((e: any) => e.subresource === 'status')
+        .map((e: any) => e.manager)
+        .sort(),
+    ).toEqual(['ab-status-applier', 'st-writer']);
+  });
+});

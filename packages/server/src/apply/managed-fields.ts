@@ -5,7 +5,7 @@
  */
 import { fromFieldsV1, toFieldsV1 } from './fields-v1.js';
 import type { ManagedFieldSets } from './updater.js';
-import { isObj, type Obj } from './value.js';
+import { compareStrings, isObj, type Obj } from './value.js';
 
 /** The managed fields of an object: field sets and the time of each manager's last change. */
 export interface Managed {
@@ -104,7 +104,15 @@ function seconds(t: string | undefined): number {
   return Number.isNaN(ms) ? 0 : Math.floor(ms / 1000);
 }
 
-const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+/**
+ * An entry's time as Go writes a `metav1.Time` back: RFC 3339 in UTC, whole seconds (a time sent
+ * as `…T02:00:00.5+02:00` comes back `…T00:00:00Z`). Text that is not a time is left as it is.
+ */
+function encodeTime(t: string): string {
+  const ms = Date.parse(t);
+  if (Number.isNaN(ms)) return t;
+  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+}
 
 /**
  * `encodeManagedFields`: the entries of an object, sorted by operation (Apply first), time,
@@ -121,20 +129,21 @@ export function encodeManagedFields(managed: Managed): Obj[] | undefined {
     if (info.manager) entry.manager = info.manager;
     entry.operation = vs.applied ? 'Apply' : info.operation;
     entry.apiVersion = vs.apiVersion;
-    if (time) entry.time = time;
+    if (time) entry.time = encodeTime(time);
     entry.fieldsType = 'FieldsV1';
     entry.fieldsV1 = toFieldsV1(vs.set);
     if (info.subresource) entry.subresource = info.subresource;
     entries.push(entry);
   }
+  // Go compares strings bytewise (UTF-8), which is code point order.
   const str = (e: Obj, k: string) => (typeof e[k] === 'string' ? (e[k] as string) : '');
   entries.sort(
     (p, q) =>
-      cmp(str(p, 'operation'), str(q, 'operation')) ||
+      compareStrings(str(p, 'operation'), str(q, 'operation')) ||
       seconds(p.time as string | undefined) - seconds(q.time as string | undefined) ||
-      cmp(str(p, 'manager'), str(q, 'manager')) ||
-      cmp(str(p, 'apiVersion'), str(q, 'apiVersion')) ||
-      cmp(str(p, 'subresource'), str(q, 'subresource')),
+      compareStrings(str(p, 'manager'), str(q, 'manager')) ||
+      compareStrings(str(p, 'apiVersion'), str(q, 'apiVersion')) ||
+      compareStrings(str(p, 'subresource'), str(q, 'subresource')),
   );
   return entries;
 }

@@ -353,7 +353,7 @@ describe('order of causes', () => {
       'spec: Invalid value: "q": spec.q in body is a forbidden property',
       'spec.a: Invalid value: "abc": spec.a in body should be at least 5 chars long',
       'spec.b: Invalid value: 5: spec.b in body should be less than or equal to 3',
-      "spec.c: Invalid value: \"y\": spec.c in body should match '^x$'",
+      'spec.c: Invalid value: "y": spec.c in body should match \'^x$\'',
       'spec.zz: Required value',
       'spec.aa: Required value',
     ]);

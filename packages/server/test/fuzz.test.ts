@@ -9,7 +9,7 @@
 import { Agent, request as httpsRequest } from 'node:https';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeTypeError } from '../src/openapi/type-check.js';
-import { storageOf } from '../src/registry/types.js';
+import { apiVersionOf, storageOf } from '../src/registry/types.js';
 import { FUZZ_NAMESPACES, type FuzzRequest, generateRequest, KINDS, WIDGET_CRD } from './fuzz-gen.js';
 import { httpClient } from './http.js';
 import { eventually, type KubectlEnv, startKubectlEnv } from './kubectl.js';
@@ -490,11 +490,15 @@ describe(`fuzzing with seed ${SEED}`, () => {
       const list = await http.get(`${prefix}/${t.resource}`);
       expect(list.status, `${t.resource}: ${list.text.slice(0, 300)}`).toBe(200);
       expect(Number(list.json.metadata.resourceVersion)).toBeLessThanOrEqual(env.cp.store.revision);
-      for (const item of list.json.items as any[]) {
-        const where = `${t.resource} ${item?.metadata?.namespace ?? ''}/${item?.metadata?.name}`.slice(
+      for (const listed of list.json.items as any[]) {
+        const where = `${t.resource} ${listed?.metadata?.namespace ?? ''}/${listed?.metadata?.name}`.slice(
           0,
           200,
         );
+        // Items of a built-in list carry no type meta (a typed Go list); clients restore it.
+        if (!t.custom && (Object.hasOwn(listed, 'apiVersion') || Object.hasOwn(listed, 'kind')))
+          problems.push(`${where}: a built-in list item carries apiVersion/kind`);
+        const item = t.custom ? listed : { apiVersion: apiVersionOf(t), kind: t.kind, ...listed };
         for (const p of storedObjectProblems(item)) problems.push(`${where}: ${p}`);
         const rv = item.metadata.resourceVersion as string;
         // One stored object may be served by two APIs (core and events.k8s.io Events).

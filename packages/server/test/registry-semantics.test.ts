@@ -213,12 +213,24 @@ describe('namespace lifecycle and Status details', () => {
       },
       code: 403,
     });
-    // generateName: the name is generated before admission sees the object.
+    // generateName: admission sees the object before its name is generated.
     const gen = await http.post('/api/v1/namespaces/leaving/configmaps', {
       metadata: { generateName: 'late-' },
     });
     expect(gen.status).toBe(403);
-    expect(gen.json.details.name).toMatch(/^late-/);
+    expect(gen.json.message).toBe(
+      'configmaps "late-" is forbidden: unable to create new content in namespace leaving because it is being terminated',
+    );
+    expect(gen.json.details.name).toBe('late-');
+    // Admission answers before validation: an invalid object gets the namespace's answer too.
+    const invalid = await http.post('/api/v1/namespaces/leaving/configmaps', {
+      metadata: { name: 'Bad_Name' },
+    });
+    expect(invalid.status).toBe(403);
+    const missing = await http.post('/api/v1/namespaces/nowhere/configmaps', {
+      metadata: { name: 'Bad_Name' },
+    });
+    expect(missing.json.message).toBe('namespaces "nowhere" not found');
     await http.patch('/api/v1/namespaces/leaving/configmaps/held', { metadata: { finalizers: null } }, MERGE);
   });
 

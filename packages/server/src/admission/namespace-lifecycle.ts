@@ -29,9 +29,17 @@ export function namespaceLifecycle(store: Store) {
     const found = store.get(objectKey('', 'namespaces', undefined, ns));
     if (!found) throw ApiError.notFound({ group: '', resource: 'namespaces' }, ns);
     if ((found.object.metadata as Obj).deletionTimestamp) {
+      // `extractResourceName`: the name is not generated yet, so a generateName create is named
+      // by its prefix.
+      const name =
+        typeof m.name === 'string' && m.name
+          ? m.name
+          : typeof m.generateName === 'string' && m.generateName
+            ? m.generateName
+            : 'Unknown';
       const err = ApiError.forbidden(
         { group: t.group, resource: t.resource },
-        String(m.name ?? ''),
+        name,
         `unable to create new content in namespace ${ns} because it is being terminated`,
       );
       // The plugin adds this cause so that clients (the namespace controller, kubectl) can tell a

@@ -260,6 +260,10 @@ export class RestStorage {
     const obj = input;
     const m = meta(obj);
     checkNamespace(t, m, namespace);
+    // Admission (NamespaceLifecycle, a terminating CRD) runs in the create handler before the
+    // registry's BeforeCreate: before the name is generated and before validation, so an
+    // invalid object in a missing or terminating namespace gets that namespace's answer.
+    await this.hooks.admit?.('CREATE', t, obj, undefined);
     if ((m.name === undefined || m.name === '') && typeof m.generateName === 'string' && m.generateName) {
       m.name = `${m.generateName}${randomSuffix()}`;
     }
@@ -281,7 +285,6 @@ export class RestStorage {
     if (ctx.fieldManager !== undefined && !ctx.applied)
       this.hooks.manageFields?.(t, undefined, obj, ctx.fieldManager, undefined);
     this.hooks.allocate?.(t, obj, undefined);
-    await this.hooks.admit?.('CREATE', t, obj, undefined);
 
     const name = m.name as string;
     const key = this.key(t, namespace, name);

@@ -37,7 +37,7 @@ describe('Compactor', () => {
     expect(store.oldestRevision).toBe(noted);
     expect(() => store.watch(prefix, noted - 1, () => {})).toThrow(StorageError);
     const seen: string[] = [];
-    store.watch(prefix, noted, (e) => seen.push(String(e.object.object.data?.v)))();
+    store.watch(prefix, noted, (e) => seen.push(String((e.object.object.data as { v?: string }).v)))();
     expect(seen).toEqual(['2']);
     // Nothing written since the last tick: the next one compacts to it, and one more does nothing.
     expect(await compactor.tick()).toBe(noted + 1);

@@ -58,7 +58,7 @@ function fileBytes(dir: string): number {
 async function run(
   storage: StorageModules,
   o: { objects: number; rounds: number; updates: number; compact: boolean },
-): Promise<{ start: number; sizes: number[] } | undefined> {
+): Promise<{ start: number; sizes: number[]; perSecond: number[] } | undefined> {
   const dir = mkdtempSync(join(tmpdir(), 'kubeloop-history-size-'));
   try {
     let store = storage.Store.open({ journal: storage.openSqliteJournal(dir) });
@@ -87,11 +87,14 @@ async function run(
     const start = fileBytes(dir);
     store = storage.Store.open({ journal: storage.openSqliteJournal(dir) });
     const sizes: number[] = [];
+    const perSecond: number[] = [];
     let noted: number | undefined;
     for (let r = 1; r <= o.rounds; r++) {
+      const t0 = performance.now();
       await writers(o.updates, (n) =>
         store.update(key(n % o.objects), objectOf(n % o.objects, r * o.updates + n)),
       );
+      perSecond.push((o.updates * 1000) / (performance.now() - t0));
       if (o.compact) {
         // The compactor's tick: compact to what the previous tick noted, note the current revision.
         if (noted !== undefined) await store.compact!(noted);
@@ -103,7 +106,7 @@ async function run(
       store = storage.Store.open({ journal: storage.openSqliteJournal(dir) });
     }
     await store.close();
-    return { start, sizes };
+    return { start, sizes, perSecond };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -135,12 +138,15 @@ async function main(): Promise<void> {
       console.log('  compaction per round: not supported by this storage');
       continue;
     }
-    const { start, sizes } = result;
+    const { start, sizes, perSecond } = result;
     const growth = sizes.map((s, i) => s - (i === 0 ? start : sizes[i - 1]!));
     console.log(
       `  ${compact ? 'compaction per round' : 'no compaction       '}: after creates ${mb(start)}; after each round ${sizes.map(mb).join(', ')}`,
     );
     console.log(`    growth per round: ${growth.map(mb).join(', ')}`);
+    console.log(
+      `    updates/s (64 writers, group commit, in process) per round: ${perSecond.map((n) => Math.round(n)).join(', ')}`,
+    );
   }
 }
 

@@ -28,7 +28,7 @@ const SCHEMA_VERSION = 2;
 const REVISION_META = 'journal.revision';
 const COMPACTED_META = 'journal.compacted';
 /** Rows a compaction deletes per transaction: writes are not held up for long between them. */
-const COMPACT_CHUNK = 5000;
+const COMPACT_CHUNK = 1000;
 
 /** Options of {@link openSqliteJournal}. */
 export interface SqliteJournalOptions {
@@ -373,6 +373,7 @@ export class SqliteJournal implements Journal {
            UNION SELECT prev_revision FROM history WHERE revision > ? AND prev_revision <= ?`,
         ).run(revision, revision, revision);
       })();
+      await new Promise<void>((resolve) => setImmediate(resolve));
       const chunk = db.prepare<[number, number]>(
         `DELETE FROM history WHERE revision IN (
            SELECT revision FROM history WHERE revision <= ?

@@ -27,6 +27,7 @@ import { createOpenApiEndpoints } from './openapi-endpoints.js';
 import { serviceAllocator } from './registry/allocators.js';
 import { Registry } from './registry/registry.js';
 import { RestStorage } from './registry/rest.js';
+import { Compactor, DEFAULT_COMPACTION_INTERVAL_MS } from './storage/compactor.js';
 import { type Journal, MemoryJournal } from './storage/journal.js';
 import { openSqliteJournal } from './storage/sqlite-journal.js';
 import { Store } from './storage/store.js';
@@ -41,8 +42,18 @@ export interface ControlPlaneOptions {
   dataDir?: string;
   /** Where to write the admin kubeconfig; not written when omitted. */
   kubeconfigPath?: string;
-  /** Events kept for watch resume and consistent pagination (default 10,000). */
+  /**
+   * Events kept in memory for watch resume and consistent pagination (default 10,000). In memory,
+   * older revisions get 410 Gone; with `dataDir`, they are read from disk down to the last compaction.
+   */
   watchHistorySize?: number;
+  /**
+   * With `dataDir`: how often the history on disk is compacted, as kube-apiserver's
+   * `--etcd-compaction-interval` (default 5 minutes; 0: never). Each compaction forgets the
+   * changes made before the previous one, so a watch can resume from any revision of the last
+   * one to two intervals (also after a restart) and the data file stays bounded.
+   */
+  compactionIntervalMs?: number;
   /** Interval of BOOKMARK events on watches that allow them (default 15 s). */
   bookmarkIntervalMs?: number;
   /** Name of the cluster, context and user in the kubeconfig (default `kubeloop`). */
@@ -131,6 +142,13 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       journal,
       ...(options.watchHistorySize !== undefined && { historySize: options.watchHistorySize }),
     });
+    const compactor = options.dataDir
+      ? new Compactor(store, {
+          intervalMs: options.compactionIntervalMs ?? DEFAULT_COMPACTION_INTERVAL_MS,
+          log,
+        })
+      : undefined;
+    compactor?.start();
     const registry = new Registry();
     const lifecycle = namespaceLifecycle(store);
     let kubelet: Kubelet | undefined;
@@ -283,6 +301,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
           server.close(() => resolve());
           for (const s of sockets) s.destroy();
         });
+        await compactor?.stop();
         await store.close();
       })();
       return stopping;

@@ -12,6 +12,8 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import type { ControlPlane } from '../src/index.js';
+import { openSqliteJournal } from '../src/storage/sqlite-journal.js';
+import { Store } from '../src/storage/store.js';
 import { httpClient } from './http.js';
 import { eventually } from './kubectl.js';
 
@@ -56,10 +58,10 @@ interface Server {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-function startServer(dataDir: string, kubeconfigPath: string): Promise<Server> {
+function startServer(dataDir: string, kubeconfigPath: string, extraArgs: string[] = []): Promise<Server> {
   const proc = spawn(
     process.execPath,
-    [BIN, 'server', '--port', '0', '--data-dir', dataDir, '--kubeconfig', kubeconfigPath],
+    [BIN, 'server', '--port', '0', '--data-dir', dataDir, '--kubeconfig', kubeconfigPath, ...extraArgs],
     {
       cwd: dirname(dataDir),
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -245,10 +247,15 @@ describe('kubeloop server on a data directory', () => {
       } finally {
         w.close();
       }
-      // A watch from before the restart is too old for the new history: a clean 410.
-      const tooOld = c2.http.watch(`${CM}?watch=true&resourceVersion=${Math.max(1, maxRv - 5)}`);
-      await eventually(() => tooOld.ended, 10_000, 'the too-old watch to end');
-      expect(tooOld.events.map((e) => [e.type, e.object.code])).toEqual([['ERROR', 410]]);
+      // A watch from before the restart resumes: the history survived the crash.
+      const resumed = c2.http.watch(`${CM}?watch=true&resourceVersion=${Math.max(1, maxRv - 5)}`);
+      try {
+        await eventually(() => resumed.events.length >= 1, 10_000, 'a resumed watch event');
+        expect(resumed.events[0].type).not.toBe('ERROR');
+        expect(Number(resumed.events[0].object.metadata.resourceVersion)).toBeGreaterThan(maxRv - 5);
+      } finally {
+        resumed.close();
+      }
     } finally {
       c2.http.close();
     }
@@ -302,5 +309,157 @@ describe('kubeloop server on a data directory', () => {
     }
     first.proc.kill('SIGTERM');
     expect((await first.exited).code).toBe(0);
+  });
+});
+
+describe('watch history across kill -9', () => {
+  const cm = (name: string, v: string) => ({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name, labels: { test: 'history' } },
+    data: { v },
+  });
+  /** Only this test's objects (the namespace controller adds its own ConfigMap, whenever it likes). */
+  const SEL = 'labelSelector=test%3Dhistory';
+
+  it('resumes a watch, an exact list and a continue token from before the crash; 410 once compacted past them', async () => {
+    const dir = tempDir();
+    const dataDir = join(dir, 'data');
+    const kubeconfigPath = join(dir, 'kubeconfig');
+    // No compaction while the test runs: it compacts the data directory itself, between restarts.
+    const args = ['--no-controllers', '--compaction-interval', '0'];
+    const first = await startServer(dataDir, kubeconfigPath, args);
+    servers.push(first);
+    const c1 = clientOf(first);
+
+    for (let i = 0; i < 5; i++) expect((await c1.http.post(CM, cm(`c${i}`, '0'))).status).toBe(201);
+    const page1 = await c1.http.get(`${CM}?${SEL}&limit=2`);
+    expect(page1.json.items.map((i: any) => i.metadata.name)).toEqual(['c0', 'c1']);
+    const noted = Number(page1.json.metadata.resourceVersion);
+
+    // What a watch from `noted` must see: [type, name, data.v, resourceVersion of the write].
+    const expected: Array<[string, string, string, number | undefined]> = [];
+    const ok = (r: { status: number; text: string }) => {
+      if (r.status >= 300) throw new Error(`write failed ${r.status}: ${r.text}`);
+      return r as any;
+    };
+    const patch = async (name: string, v: string) => {
+      const r = ok(await c1.http.patch(`${CM}/${name}`, { data: { v } }, 'application/merge-patch+json'));
+      expected.push(['MODIFIED', name, v, Number(r.json.metadata.resourceVersion)]);
+    };
+    const create = async (name: string) => {
+      const r = ok(await c1.http.post(CM, cm(name, '0')));
+      expected.push(['ADDED', name, '0', Number(r.json.metadata.resourceVersion)]);
+    };
+    const remove = async (name: string, lastV: string) => {
+      ok(await c1.http.delete(`${CM}/${name}`));
+      expected.push(['DELETED', name, lastV, undefined]);
+    };
+    await patch('c0', '1');
+    await remove('c1', '0');
+    await patch('c2', '1');
+    // Elsewhere: not part of the watched collection.
+    ok(await c1.http.post('/api/v1/namespaces/kube-system/configmaps', cm('elsewhere', '0')));
+    for (let i = 5; i < 10; i++) await create(`c${i}`);
+    for (const v of ['1', '2', '3']) await patch('c5', v);
+    await remove('c9', '0');
+    await remove('c5', '3');
+    c1.http.close();
+    first.proc.kill('SIGKILL');
+    expect((await first.exited).signal).toBe('SIGKILL');
+
+    const second = await startServer(dataDir, kubeconfigPath, args);
+    servers.push(second);
+    const c2 = clientOf(second);
+    let seenRvs: number[] = [];
+    try {
+      const w = c2.http.watch(`${CM}?${SEL}&watch=true&resourceVersion=${noted}`);
+      try {
+        await eventually(
+          () => w.events.length >= expected.length,
+          10_000,
+          'the events since the noted revision',
+        );
+        const after = ok(await c2.http.post(CM, cm('after-restart', '0')));
+        expected.push(['ADDED', 'after-restart', '0', Number(after.json.metadata.resourceVersion)]);
+        await eventually(() => w.events.length >= expected.length, 10_000, 'the event after the restart');
+        // Every change once, in order, then the live one: nothing repeated, nothing missing.
+        expect(w.events.map((e) => [e.type, e.object.metadata.name, e.object.data?.v])).toEqual(
+          expected.map(([type, name, v]) => [type, name, v]),
+        );
+        const rvs = w.events.map((e) => Number(e.object.metadata.resourceVersion));
+        for (let i = 0; i < rvs.length; i++) {
+          expect(rvs[i]).toBeGreaterThan(i === 0 ? noted : rvs[i - 1]!);
+          if (expected[i]![3] !== undefined) expect(rvs[i]).toBe(expected[i]![3]);
+        }
+        seenRvs = rvs;
+      } finally {
+        w.close();
+      }
+
+      // The state at the noted revision, read back after the crash.
+      const exact = await c2.http.get(`${CM}?${SEL}&resourceVersion=${noted}&resourceVersionMatch=Exact`);
+      expect(exact.status).toBe(200);
+      expect(exact.json.metadata.resourceVersion).toBe(String(noted));
+      expect(exact.json.items.map((i: any) => [i.metadata.name, i.data.v])).toEqual(
+        ['c0', 'c1', 'c2', 'c3', 'c4'].map((n) => [n, '0']),
+      );
+      const page2 = await c2.http.get(
+        `${CM}?${SEL}&limit=2&continue=${encodeURIComponent(page1.json.metadata.continue)}`,
+      );
+      expect(page2.status).toBe(200);
+      expect(page2.json.items.map((i: any) => [i.metadata.name, i.data.v])).toEqual([
+        ['c2', '0'],
+        ['c3', '0'],
+      ]);
+    } finally {
+      c2.http.close();
+    }
+    second.proc.kill('SIGKILL');
+    await second.exited;
+
+    // Compact the data directory past the noted revision, as the server's compactor would.
+    const compactTo = noted + 3;
+    const store = Store.open({ journal: openSqliteJournal(dataDir) });
+    await store.compact(compactTo);
+    await store.close();
+
+    const third = await startServer(dataDir, kubeconfigPath, args);
+    servers.push(third);
+    const c3 = clientOf(third);
+    try {
+      const tooOld = c3.http.watch(`${CM}?${SEL}&watch=true&resourceVersion=${noted}`);
+      await eventually(() => tooOld.ended, 10_000, 'the too-old watch to end');
+      expect(tooOld.events).toHaveLength(1);
+      expect(tooOld.events[0].type).toBe('ERROR');
+      expect(tooOld.events[0].object).toMatchObject({
+        kind: 'Status',
+        status: 'Failure',
+        code: 410,
+        reason: 'Expired',
+        message: `too old resource version: ${noted} (${compactTo + 1})`,
+      });
+      const exact = await c3.http.get(`${CM}?${SEL}&resourceVersion=${noted}&resourceVersionMatch=Exact`);
+      expect([exact.status, exact.json.reason]).toEqual([410, 'Expired']);
+      const expired = await c3.http.get(
+        `${CM}?${SEL}&limit=2&continue=${encodeURIComponent(page1.json.metadata.continue)}`,
+      );
+      expect([expired.status, expired.json.reason]).toEqual([410, 'Expired']);
+
+      // From the compacted revision on, the history is still whole.
+      const w = c3.http.watch(`${CM}?${SEL}&watch=true&resourceVersion=${compactTo}`);
+      try {
+        const later = seenRvs.filter((rv) => rv > compactTo);
+        await eventually(() => w.events.length >= later.length, 10_000, 'the events after the compaction');
+        expect(Number(w.events[0].object.metadata.resourceVersion)).toBeGreaterThan(compactTo);
+        expect(w.events.map((e) => Number(e.object.metadata.resourceVersion))).toEqual(later);
+      } finally {
+        w.close();
+      }
+    } finally {
+      c3.http.close();
+    }
+    third.proc.kill('SIGTERM');
+    expect((await third.exited).code).toBe(0);
   });
 });

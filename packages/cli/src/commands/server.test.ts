@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { parseDuration } from './server.js';
 
 // The CLI is tested as a user runs it: the built bin (`npm test` builds first).
 const bin = fileURLToPath(new URL('../../dist/bin.js', import.meta.url));
@@ -163,5 +164,21 @@ describe('kubeloop server', () => {
     const code = await exitCode(child);
     expect(code).not.toBe(0);
     expect(output()).toContain('--port must be an integer');
+  });
+
+  it('rejects a bad --compaction-interval with a clear message and a non-zero exit', async () => {
+    const { child, output } = startServer(['--port', '0', '--compaction-interval', '5 minutes']);
+    const code = await exitCode(child);
+    expect(code).not.toBe(0);
+    expect(output()).toContain('--compaction-interval must be a duration such as 5m, 90s or 0');
+  });
+});
+
+describe('parseDuration', () => {
+  it('reads Go-style durations as --etcd-compaction-interval takes them', () => {
+    expect(['5m', '1m30s', '250ms', '1h', '0', '1.5s'].map(parseDuration)).toEqual([
+      300_000, 90_000, 250, 3_600_000, 0, 1500,
+    ]);
+    expect(['', '5', 'm', '5 m', '-1s', '5x'].map(parseDuration)).toEqual(Array(6).fill(undefined));
   });
 });

@@ -8,6 +8,7 @@ interface ServerFlags {
   kubeconfig?: string;
   dataDir?: string;
   watchHistory: string;
+  compactionInterval: string;
   nodes: string;
   nodeLabels?: string;
   controllers: boolean;
@@ -25,6 +26,16 @@ function parseLabels(text: string): Record<string, string> {
   return labels;
 }
 
+const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** A Go-style duration (`5m`, `1m30s`, `250ms`, `0`) in milliseconds; undefined when malformed. */
+export function parseDuration(text: string): number | undefined {
+  if (text.trim() === '0') return 0;
+  const parts = [...text.trim().matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)];
+  if (parts.length === 0 || parts.map((p) => p[0]).join('') !== text.trim()) return undefined;
+  return Math.round(parts.reduce((ms, p) => ms + Number(p[1]) * DURATION_UNITS[p[2]!]!, 0));
+}
+
 /** `kubeloop server`: runs the local control plane until SIGINT/SIGTERM. */
 export function registerServerCommand(program: Command): void {
   program
@@ -39,8 +50,13 @@ export function registerServerCommand(program: Command): void {
     .option('--data-dir <dir>', 'keep the cluster state in this directory (SQLite); in memory when omitted')
     .option(
       '--watch-history <events>',
-      'changes kept for watch resume and consistent pagination (older: 410 Gone)',
+      'changes kept in memory for watch resume and consistent pagination (older: 410 Gone; with --data-dir, read from disk back to the last compaction)',
       '10000',
+    )
+    .option(
+      '--compaction-interval <duration>',
+      "with --data-dir: compact the history on disk this often, to the revision of the previous compaction, as kube-apiserver's --etcd-compaction-interval (watches resume from the last 1–2 intervals, also after a restart; older: 410 Gone); 0 never compacts",
+      '5m',
     )
     .option(
       '--nodes <count>',
@@ -63,6 +79,12 @@ export function registerServerCommand(program: Command): void {
           `--watch-history must be a positive integer, got ${JSON.stringify(flags.watchHistory)}`,
         );
       }
+      const compactionIntervalMs = parseDuration(flags.compactionInterval);
+      if (compactionIntervalMs === undefined) {
+        throw new Error(
+          `--compaction-interval must be a duration such as 5m, 90s or 0, got ${JSON.stringify(flags.compactionInterval)}`,
+        );
+      }
       const nodeCount = Number(flags.nodes);
       if (!Number.isInteger(nodeCount) || nodeCount < 0) {
         throw new Error(`--nodes must be a non-negative integer, got ${JSON.stringify(flags.nodes)}`);
@@ -77,6 +99,7 @@ export function registerServerCommand(program: Command): void {
         port,
         kubeconfigPath,
         watchHistorySize,
+        compactionIntervalMs,
         nodes: { count: nodeCount, ...(nodeLabels && { labels: nodeLabels }) },
         controllers: flags.controllers,
         ...(dataDir && { dataDir }),

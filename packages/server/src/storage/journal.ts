@@ -4,12 +4,29 @@
  * {@link Journal.load}; it only has to remember.
  */
 
-/** One committed change. `value` is the object's JSON text (already encoded by the store); absent for deletes. */
+/**
+ * One committed change. `value` is the object's JSON text (already encoded by the store); for
+ * deletes, the last state stamped with the deletion's revision (what a watch's DELETED carries),
+ * optional. `prevRevision` is the revision of the key's state before this change (absent when the
+ * change creates the key): journals that keep history link each change to the state it replaced.
+ */
 export interface JournalEntry {
   revision: number;
   key: string;
   type: 'put' | 'delete';
   value?: string;
+  prevRevision?: number;
+}
+
+/** One change read back from a journal's history, with the state it replaced. */
+export interface JournalHistoryEntry {
+  revision: number;
+  key: string;
+  type: 'put' | 'delete';
+  /** The new state; for a delete, the last state stamped with the deletion's revision. */
+  value: string;
+  /** The state before the change (absent when the change created the key). */
+  prev?: { revision: number; value: string };
 }
 
 /** The state a journal holds when it is opened. */
@@ -23,6 +40,11 @@ export interface JournalSnapshot {
    * journals that do not track it leave it out.
    */
   objects: Array<{ key: string; value: string; revision: number; createRevision?: number }>;
+  /**
+   * Set by journals that keep history ({@link Journal.readHistory}): every change after this
+   * revision can be read back (etcd's compacted revision). Absent: no history across restarts.
+   */
+  compactedRevision?: number;
 }
 
 /**
@@ -53,6 +75,19 @@ export interface Journal {
   getMeta(name: string): string | undefined;
   /** Persists a small opaque value, durably, before returning. */
   setMeta(name: string, value: string): void;
+  /**
+   * The committed changes with `after < revision <= upTo` whose key starts with `prefix`, in
+   * revision order. Only journals that keep history have it; `after` must not be older than the
+   * compacted revision.
+   */
+  readHistory?(after: number, upTo: number, prefix: string): JournalHistoryEntry[];
+  /**
+   * Forgets the history up to `revision` (etcd's compaction), durably: once it resolves — and
+   * already once it is called, for readers — changes at or before `revision` can no longer be
+   * read back, and the space they took is reused. The state each key had at `revision` is kept,
+   * since the next change of that key replaces it.
+   */
+  compact?(revision: number): Promise<void>;
   /** Flushes pending appends, then closes. Idempotent. */
   close(): Promise<void>;
 }

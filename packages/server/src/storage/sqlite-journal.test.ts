@@ -76,7 +76,7 @@ describe('SqliteJournal', () => {
   it('round-trips objects, revisions and meta across close and reopen', async () => {
     const dir = join(tempDir(), 'nested', 'data'); // created on open
     const a = open(dir);
-    expect(a.load()).toEqual({ revision: 0, objects: [] });
+    expect(a.load()).toEqual({ revision: 0, objects: [], compactedRevision: 0 });
     await a.append([put(1, '/b', '{"v":1}'), put(2, '/a', '{"v":1}')]);
     await a.append([put(3, '/b', '{"v":2}')]);
     await a.append([put(4, '/c', '{"v":1}'), del(5, '/c'), put(6, '/c', '{"v":"again"}')]);
@@ -93,6 +93,7 @@ describe('SqliteJournal', () => {
         { key: '/b', value: '{"v":2}', revision: 3, createRevision: 1 },
         { key: '/c', value: '{"v":"again"}', revision: 6, createRevision: 6 },
       ],
+      compactedRevision: 0,
     });
     expect(b.getMeta('admin-token')).toBe('rotated');
     expect(b.getMeta('missing')).toBeUndefined();
@@ -106,13 +107,13 @@ describe('SqliteJournal', () => {
     await a.close();
 
     const b = open(dir);
-    expect(b.load()).toEqual({ revision: 2, objects: [] });
+    expect(b.load()).toEqual({ revision: 2, objects: [], compactedRevision: 0 });
     await expect(b.append([put(2, '/y', '{}')])).rejects.toBeInstanceOf(RangeError);
     await b.append([put(3, '/y', '{}')]);
     await b.append([del(4, '/y')]);
     await b.close();
 
-    expect(open(dir).load()).toEqual({ revision: 4, objects: [] });
+    expect(open(dir).load()).toEqual({ revision: 4, objects: [], compactedRevision: 0 });
   });
 
   it('rejects malformed or out-of-order entries without writing them', async () => {
@@ -170,6 +171,7 @@ describe('SqliteJournal', () => {
     expect(open(dir).load()).toEqual({
       revision: 1,
       objects: [{ key: '/a', value: '{}', revision: 1, createRevision: 1 }],
+      compactedRevision: 0,
     });
   });
 
@@ -268,6 +270,128 @@ describe('SqliteJournal', () => {
   });
 });
 
+describe('SqliteJournal history', () => {
+  /** A put of `key` that replaced the state at `prevRevision`. */
+  const upd = (revision: number, key: string, value: string, prevRevision: number): JournalEntry => ({
+    ...put(revision, key, value),
+    prevRevision,
+  });
+  const historyRows = (dir: string) => {
+    const raw = new Database(join(dir, DATA_FILE), { readonly: true });
+    const rows = raw.prepare('SELECT revision FROM history ORDER BY revision').all() as Array<{
+      revision: number;
+    }>;
+    raw.close();
+    return rows.map((r) => r.revision);
+  };
+
+  it('reads back every change after a revision with the state it replaced, across a reopen', async () => {
+    const dir = tempDir();
+    const a = open(dir);
+    await a.append([put(1, '/c/a', '{"v":1}'), put(2, '/c/b', '{"v":1}'), put(3, '/d/x', '{}')]);
+    await a.append([upd(4, '/c/a', '{"v":2}', 1), { ...del(5, '/c/b'), prevRevision: 2 }]);
+    await a.append([{ ...del(6, '/c/a'), value: '{"v":2,"last":true}', prevRevision: 4 }]);
+    await a.close();
+
+    const b = open(dir);
+    expect(b.readHistory(1, 6, '/c/')).toEqual([
+      { revision: 2, key: '/c/b', type: 'put', value: '{"v":1}' },
+      { revision: 4, key: '/c/a', type: 'put', value: '{"v":2}', prev: { revision: 1, value: '{"v":1}' } },
+      // Without a value, a delete's last state is the previous one stamped with its revision.
+      {
+        revision: 5,
+        key: '/c/b',
+        type: 'delete',
+        value: '{"v":1,"metadata":{"resourceVersion":"5"}}',
+        prev: { revision: 2, value: '{"v":1}' },
+      },
+      {
+        revision: 6,
+        key: '/c/a',
+        type: 'delete',
+        value: '{"v":2,"last":true}',
+        prev: { revision: 4, value: '{"v":2}' },
+      },
+    ]);
+    expect(b.readHistory(4, 5, '/c/').map((e) => e.revision)).toEqual([5]);
+  });
+
+  it('compacts durably, keeping only the state each live key had at the compacted revision', async () => {
+    const dir = tempDir();
+    const j = open(dir);
+    await j.append([put(1, '/c/keep', '{"v":1}'), put(2, '/c/moved', '{"v":1}'), put(3, '/c/gone', '{}')]);
+    await j.append([upd(4, '/c/keep', '{"v":2}', 1), upd(5, '/c/moved', '{"v":2}', 2)]);
+    await j.append([{ ...del(6, '/c/gone'), prevRevision: 3 }, upd(7, '/c/moved', '{"v":3}', 5)]);
+    await j.compact(6);
+    expect(() => j.readHistory(5, 7, '/c/')).toThrow(RangeError);
+    // /c/moved at 7 still has its previous state (5); /c/keep's state at 6 is kept for its next change.
+    expect(j.readHistory(6, 7, '/c/')).toEqual([
+      {
+        revision: 7,
+        key: '/c/moved',
+        type: 'put',
+        value: '{"v":3}',
+        prev: { revision: 5, value: '{"v":2}' },
+      },
+    ]);
+    expect(j.stats().compactedRows).toBe(4);
+    await j.close();
+    expect(historyRows(dir)).toEqual([4, 5, 7]);
+
+    const again = open(dir);
+    expect(again.load().compactedRevision).toBe(6);
+    expect(() => again.readHistory(5, 7, '/c/')).toThrow(RangeError);
+    await again.append([upd(8, '/c/keep', '{"v":3}', 4)]);
+    await again.compact(8);
+    await expect(again.compact(9)).rejects.toBeInstanceOf(RangeError);
+    expect(again.readHistory(8, 8, '/c/')).toEqual([]);
+    await again.close();
+    expect(historyRows(dir)).toEqual([7, 8]);
+  });
+
+  it('deletes a large history in chunks while appends go on', async () => {
+    const dir = tempDir();
+    const j = open(dir);
+    const n = 12_000;
+    await j.append(Array.from({ length: n }, (_, i) => put(i + 1, `/c/${i}`, '{}')));
+    await j.append(Array.from({ length: n }, (_, i) => upd(n + i + 1, `/c/${i}`, '{"v":2}', i + 1)));
+    const compaction = j.compact(2 * n);
+    const during = j.append([upd(2 * n + 1, '/c/0', '{"v":3}', n + 1)]);
+    await Promise.all([compaction, during]);
+    expect(j.stats().compactedRows).toBe(n);
+    expect(j.readHistory(2 * n, 2 * n + 1, '/c/')).toEqual([
+      {
+        revision: 2 * n + 1,
+        key: '/c/0',
+        type: 'put',
+        value: '{"v":3}',
+        prev: { revision: n + 1, value: '{"v":2}' },
+      },
+    ]);
+  });
+
+  it('opens a schema-1 data file: its states become the history, compacted at its revision', async () => {
+    const dir = tempDir();
+    const raw = new Database(join(dir, DATA_FILE));
+    raw.exec(`CREATE TABLE objects (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL,
+        mod_revision INTEGER NOT NULL, create_revision INTEGER NOT NULL);
+      CREATE TABLE meta (name TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
+      INSERT INTO objects VALUES ('/c/a', '{"v":1}', 3, 1);
+      INSERT INTO meta VALUES ('journal.revision', '5');
+      PRAGMA application_id = ${0x6b6c6f70};
+      PRAGMA user_version = 1;`);
+    raw.close();
+
+    const j = open(dir);
+    expect(j.load()).toMatchObject({ revision: 5, compactedRevision: 5 });
+    expect(() => j.readHistory(4, 5, '/c/')).toThrow(RangeError);
+    await j.append([upd(6, '/c/a', '{"v":2}', 3)]);
+    expect(j.readHistory(5, 6, '/c/')).toEqual([
+      { revision: 6, key: '/c/a', type: 'put', value: '{"v":2}', prev: { revision: 3, value: '{"v":1}' } },
+    ]);
+  });
+});
+
 describe('SqliteJournal in other processes', () => {
   let modulePath: string;
   let buildDir: string;
@@ -347,7 +471,7 @@ describe('SqliteJournal in other processes', () => {
     // The stale pid file is still there; it must not matter.
     expect(readFileSync(join(dir, PID_FILE), 'utf8').trim()).toBe(String(holder.proc.pid));
     const j = open(dir);
-    expect(j.load()).toEqual({ revision: 0, objects: [] });
+    expect(j.load()).toEqual({ revision: 0, objects: [], compactedRevision: 0 });
     expect(readFileSync(join(dir, PID_FILE), 'utf8').trim()).toBe(String(process.pid));
   });
 

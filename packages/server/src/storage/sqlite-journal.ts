@@ -9,6 +9,7 @@ import {
   type JournalEntry,
   JournalError,
   type JournalErrorCode,
+  type JournalHistoryEntry,
   type JournalSnapshot,
 } from './journal.js';
 
@@ -19,9 +20,15 @@ export const PID_FILE = 'kubeloop.pid';
 
 /** `PRAGMA application_id` of a kubeloop data file: "klop". */
 const APPLICATION_ID = 0x6b6c6f70;
-/** `PRAGMA user_version`: the schema this code writes; a newer file is refused rather than misread. */
-const SCHEMA_VERSION = 1;
+/**
+ * `PRAGMA user_version`: the schema this code writes; a newer file is refused rather than misread.
+ * 1: objects and meta; 2: also the history of changes since the compacted revision.
+ */
+const SCHEMA_VERSION = 2;
 const REVISION_META = 'journal.revision';
+const COMPACTED_META = 'journal.compacted';
+/** Rows a compaction deletes per transaction: writes are not held up for long between them. */
+const COMPACT_CHUNK = 1000;
 
 /** Options of {@link openSqliteJournal}. */
 export interface SqliteJournalOptions {
@@ -37,11 +44,22 @@ export interface SqliteJournalStats {
   entries: number;
   /** `wal_checkpoint(TRUNCATE)` runs that completed. */
   checkpoints: number;
+  /** History rows deleted by compactions. */
+  compactedRows: number;
 }
 
 interface Waiter {
   resolve: () => void;
   reject: (err: unknown) => void;
+}
+
+interface HistoryRow {
+  revision: number;
+  key: string;
+  value: string | null;
+  deleted: number;
+  prev_revision: number | null;
+  prev_value: string | null;
 }
 
 interface ObjectRow {
@@ -70,7 +88,14 @@ export function openSqliteJournal(dir: string, opts: SqliteJournalOptions = {}):
 
 /**
  * A {@link Journal} in one SQLite database: an `objects` table with the latest value of every
- * live key, and a `meta` table with the current revision and the caller's small values.
+ * live key, a `history` table with every change since the compacted revision (etcd's MVCC
+ * history: what lets a watch resume after a restart), and a `meta` table with the current and
+ * compacted revisions and the caller's small values.
+ *
+ * Each history row links to the row of the state it replaced (`prev_revision`), so that a change
+ * read back carries its previous state (a watch with a selector needs it). A compaction to
+ * revision C therefore keeps, as etcd does, the latest state at or before C of every key that was
+ * not deleted by then: the next change of that key, or a list at C, reads it.
  *
  * The process holds the database with `locking_mode=EXCLUSIVE` for its whole life: the operating
  * system releases that lock when the process dies, however it dies, so a second server is refused
@@ -86,6 +111,11 @@ export class SqliteJournal implements Journal {
   private readonly commitBatch: (entries: readonly JournalEntry[]) => void;
   private readonly getMetaStmt: Database.Statement<[string], { value: string }>;
   private readonly setMetaStmt: Database.Statement<[string, string]>;
+  private readonly historyStmt: Database.Statement<[number, number, string, string], HistoryRow>;
+  /** Everything after this revision can be read back; readers see a compaction at once. */
+  private compacted: number;
+  /** Compactions run one after another. */
+  private compacting: Promise<void> = Promise.resolve();
   /** The revision the database holds. */
   private committed: number;
   /** The revision of the last entry accepted by `append`, committed or queued. */
@@ -95,7 +125,12 @@ export class SqliteJournal implements Journal {
   private scheduled: NodeJS.Immediate | undefined;
   private closing: Promise<void> | undefined;
   private sinceCheckpoint = 0;
-  private readonly counters: SqliteJournalStats = { commits: 0, entries: 0, checkpoints: 0 };
+  private readonly counters: SqliteJournalStats = {
+    commits: 0,
+    entries: 0,
+    checkpoints: 0,
+    compactedRows: 0,
+  };
 
   private constructor(dir: string, file: string, db: Database.Database, compactEvery: number) {
     this.dir = dir;
@@ -108,6 +143,15 @@ export class SqliteJournal implements Journal {
        ON CONFLICT (key) DO UPDATE SET value = excluded.value, mod_revision = excluded.mod_revision`,
     );
     const remove = db.prepare<[string]>('DELETE FROM objects WHERE key = ?');
+    const record = db.prepare<[number, string, string | null, number, number | null]>(
+      'INSERT INTO history (revision, key, value, deleted, prev_revision) VALUES (?, ?, ?, ?, ?)',
+    );
+    this.historyStmt = db.prepare<[number, number, string, string], HistoryRow>(
+      `SELECT h.revision, h.key, h.value, h.deleted, h.prev_revision, p.value AS prev_value
+       FROM history h LEFT JOIN history p ON p.revision = h.prev_revision
+       WHERE h.revision > ? AND h.revision <= ? AND h.key >= ? AND h.key < ?
+       ORDER BY h.revision`,
+    );
     this.getMetaStmt = db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE name = ?');
     this.setMetaStmt = db.prepare<[string, string]>(
       'INSERT INTO meta (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value',
@@ -118,6 +162,7 @@ export class SqliteJournal implements Journal {
         // create_revision is only taken from the insert: an update keeps the row's original one.
         if (e.type === 'put') upsert.run(e.key, e.value as string, e.revision, e.revision);
         else remove.run(e.key);
+        record.run(e.revision, e.key, e.value ?? null, e.type === 'delete' ? 1 : 0, e.prevRevision ?? null);
       }
       // Stored even when the batch is only deletes, so revisions never go back after a restart.
       const last = entries[entries.length - 1];
@@ -126,6 +171,7 @@ export class SqliteJournal implements Journal {
 
     this.committed = this.readRevision();
     this.accepted = this.committed;
+    this.compacted = this.readCompacted();
   }
 
   /** @internal Use {@link openSqliteJournal}. */
@@ -179,7 +225,7 @@ export class SqliteJournal implements Journal {
         revision: r.mod_revision,
         createRevision: r.create_revision,
       }));
-      return { revision: this.committed, objects };
+      return { revision: this.committed, objects, compactedRevision: this.compacted };
     } catch (err) {
       throw wrapError(err, this.file, 'read');
     }
@@ -226,6 +272,77 @@ export class SqliteJournal implements Journal {
     }
   }
 
+  readHistory(after: number, upTo: number, prefix: string): JournalHistoryEntry[] {
+    this.assertOpen();
+    if (after < this.compacted) {
+      throw new RangeError(`history before revision ${this.compacted} is compacted (asked from ${after})`);
+    }
+    let rows: HistoryRow[];
+    try {
+      // Every key under the prefix sorts before prefix + U+FFFF (SQLite compares UTF-8 bytes).
+      rows = this.historyStmt.all(after, upTo, prefix, `${prefix}\uffff`);
+    } catch (err) {
+      throw wrapError(err, this.file, 'read');
+    }
+    return rows.map((r) => {
+      if (r.prev_revision !== null && r.prev_value === null) {
+        throw new JournalError(
+          'corrupt',
+          `data file ${this.file} lost the state before revision ${r.revision}`,
+          {
+            path: this.file,
+          },
+        );
+      }
+      const prev = r.prev_revision === null ? undefined : { revision: r.prev_revision, value: r.prev_value! };
+      let value = r.value;
+      if (value === null) {
+        // A delete appended without its last state: the previous state with the deletion's revision.
+        if (!prev)
+          throw new JournalError(
+            'corrupt',
+            `data file ${this.file} has no state for revision ${r.revision}`,
+            { path: this.file },
+          );
+        value = restamp(prev.value, r.revision);
+      }
+      const entry: JournalHistoryEntry = {
+        revision: r.revision,
+        key: r.key,
+        type: r.deleted ? 'delete' : 'put',
+        value,
+      };
+      if (prev) entry.prev = prev;
+      return entry;
+    });
+  }
+
+  compact(revision: number): Promise<void> {
+    if (this.closing) return Promise.reject(closedError(this.file));
+    if (!Number.isSafeInteger(revision) || revision < 0) {
+      return Promise.reject(
+        new RangeError(`compaction revision must be a non-negative integer, got ${revision}`),
+      );
+    }
+    if (revision > this.committed) {
+      return Promise.reject(
+        new RangeError(
+          `cannot compact to revision ${revision}: the journal holds revision ${this.committed}`,
+        ),
+      );
+    }
+    if (revision <= this.compacted) return this.compacting;
+    // The marker first, durably and at once: from here no reader asks for what is deleted next.
+    try {
+      this.setMetaStmt.run(COMPACTED_META, String(revision));
+    } catch (err) {
+      return Promise.reject(wrapError(err, this.file, 'write to'));
+    }
+    this.compacted = revision;
+    this.compacting = this.compacting.catch(() => undefined).then(() => this.deleteCompacted(revision));
+    return this.compacting;
+  }
+
   close(): Promise<void> {
     this.closing ??= this.shutdown();
     return this.closing;
@@ -236,12 +353,55 @@ export class SqliteJournal implements Journal {
     return { ...this.counters };
   }
 
+  /**
+   * Deletes the history rows at or before `revision` except the state each key had there, in
+   * chunks with a macrotask between them so that commits go on meanwhile. The rows to keep are
+   * found once, before any chunk: they are the rows at or before `revision` that are either a
+   * live key's current state or the previous state of a later change, and since rows at or before
+   * `revision` never change again, neither does that set. A compaction that a crash interrupts
+   * leaves rows the next one deletes.
+   */
+  private async deleteCompacted(revision: number): Promise<void> {
+    const db = this.db;
+    try {
+      db.exec('CREATE TEMP TABLE IF NOT EXISTS compact_keep (revision INTEGER PRIMARY KEY)');
+      db.transaction(() => {
+        db.exec('DELETE FROM temp.compact_keep');
+        db.prepare<[number, number, number]>(
+          `INSERT OR IGNORE INTO temp.compact_keep (revision)
+           SELECT mod_revision FROM objects WHERE mod_revision <= ?
+           UNION SELECT prev_revision FROM history WHERE revision > ? AND prev_revision <= ?`,
+        ).run(revision, revision, revision);
+      })();
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      const chunk = db.prepare<[number, number]>(
+        `DELETE FROM history WHERE revision IN (
+           SELECT revision FROM history WHERE revision <= ?
+           AND revision NOT IN (SELECT revision FROM temp.compact_keep) ORDER BY revision LIMIT ?)`,
+      );
+      for (;;) {
+        if (this.closing || !db.open) return;
+        const { changes } = chunk.run(revision, COMPACT_CHUNK);
+        this.counters.compactedRows += changes;
+        if (changes < COMPACT_CHUNK) break;
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      }
+      db.exec('DELETE FROM temp.compact_keep');
+    } catch (err) {
+      // Rows left behind are deleted by the next compaction; the marker already hides them.
+      if (this.closing || !db.open) return;
+      throw wrapError(err, this.file, 'compact');
+    }
+  }
+
   private async shutdown(): Promise<void> {
     if (this.scheduled) {
       clearImmediate(this.scheduled);
       this.scheduled = undefined;
     }
     this.flush();
+    // A compaction in progress stops at its next chunk; what it left is deleted next time.
+    await this.compacting.catch(() => undefined);
     try {
       if (this.db.open) {
         try {
@@ -305,6 +465,21 @@ export class SqliteJournal implements Journal {
     return Math.max(fromMeta, row?.m ?? 0);
   }
 
+  private readCompacted(): number {
+    const stored = this.getMetaStmt.get(COMPACTED_META)?.value;
+    const compacted = stored === undefined ? 0 : Number(stored);
+    if (!Number.isSafeInteger(compacted) || compacted < 0 || compacted > this.committed) {
+      throw new JournalError(
+        'corrupt',
+        `data file ${this.file} holds an invalid compacted revision "${stored}"`,
+        {
+          path: this.file,
+        },
+      );
+    }
+    return compacted;
+  }
+
   private assertOpen(): void {
     if (this.closing || !this.db.open) throw closedError(this.file);
   }
@@ -344,6 +519,7 @@ function initialise(db: Database.Database, file: string): void {
   // macOS only: a plain fsync there does not reach the platter; elsewhere these are no-ops.
   db.pragma('fullfsync = ON');
   db.pragma('checkpoint_fullfsync = ON');
+  const before = appId === APPLICATION_ID && typeof version === 'number' ? version : 0;
   db.exec(`BEGIN EXCLUSIVE;
     CREATE TABLE IF NOT EXISTS objects (
       key TEXT PRIMARY KEY NOT NULL,
@@ -352,6 +528,24 @@ function initialise(db: Database.Database, file: string): void {
       create_revision INTEGER NOT NULL
     );
     CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
+    -- value: NULL for a delete appended without its last state; prev_revision: NULL for a create.
+    CREATE TABLE IF NOT EXISTS history (
+      revision INTEGER PRIMARY KEY NOT NULL,
+      key TEXT NOT NULL,
+      value TEXT,
+      deleted INTEGER NOT NULL,
+      prev_revision INTEGER
+    );
+    ${
+      before === 1
+        ? // A schema-1 file has no history: its current states become the first rows (each key's
+          // next change links to them), and nothing before now can be read back.
+          `INSERT INTO history (revision, key, value, deleted, prev_revision)
+             SELECT mod_revision, key, value, 0, NULL FROM objects;
+           INSERT OR REPLACE INTO meta (name, value)
+             SELECT '${COMPACTED_META}', value FROM meta WHERE name = '${REVISION_META}';`
+        : ''
+    }
     PRAGMA application_id = ${APPLICATION_ID};
     PRAGMA user_version = ${SCHEMA_VERSION};
     COMMIT;`);
@@ -369,6 +563,12 @@ function syncDirectory(file: string): void {
   } finally {
     if (fd !== undefined) closeSync(fd);
   }
+}
+
+/** `json` (an object) with `metadata.resourceVersion` set to `revision`, as the store stamps a deletion. */
+function restamp(json: string, revision: number): string {
+  const obj = JSON.parse(json) as { metadata?: Record<string, unknown> };
+  return JSON.stringify({ ...obj, metadata: { ...(obj.metadata ?? {}), resourceVersion: String(revision) } });
 }
 
 function writePidFile(dir: string): void {

@@ -1,4 +1,4 @@
-import type { Journal, JournalEntry } from './journal.js';
+import type { Journal, JournalEntry, JournalHistoryEntry } from './journal.js';
 import type {
   KubeObject,
   ListOptions,
@@ -140,7 +140,11 @@ function requestBytes(key: string, json: string): number {
 export interface StoreOptions {
   /** Where committed changes are made durable; omitted: memory only. */
   journal?: Journal;
-  /** How many recent events are kept for watch resume and consistent pagination (default 10,000). */
+  /**
+   * How many recent events are kept in memory for watch resume and consistent pagination (default
+   * 10,000). With a journal that keeps history, older events are read back from it, down to its
+   * compacted revision ({@link Store.compact}).
+   */
   historySize?: number;
 }
 
@@ -151,6 +155,12 @@ export interface StoreOptions {
  * list or a watch fan-out writes the same bytes to every client. Writes are applied in memory
  * at once (so a read-modify-write without `await` in between is atomic), then made durable by the
  * journal; the write's promise — and the watch event — only come after the commit.
+ *
+ * History has two tiers, like kube-apiserver's watch cache in front of etcd: the last
+ * `historySize` events in memory, and — when the journal keeps history (the SQLite journal) —
+ * every committed event since the journal's compacted revision, read back on demand. A watch or a
+ * list at a revision is served from both, so that after a restart it resumes from any revision
+ * after the compaction, not only from the newest.
  */
 export class Store {
   private rev = 0;
@@ -163,6 +173,8 @@ export class Store {
   private unpublished: StoreEvent[] = [];
   private failure: Error | undefined;
   private closed = false;
+  /** Set when the journal keeps history: everything after this revision can be read back. */
+  private compacted: number | undefined;
 
   private constructor(opts: StoreOptions) {
     this.journal = opts.journal;
@@ -179,6 +191,9 @@ export class Store {
         store.bucket(key).set(key, { key, object, revision, json: value });
       }
       store.rev = snapshot.revision;
+      if (opts.journal.readHistory && snapshot.compactedRevision !== undefined) {
+        store.compacted = snapshot.compactedRevision;
+      }
     }
     return store;
   }
@@ -195,7 +210,36 @@ export class Store {
 
   /** The oldest revision a watch can start from or a list can be read at. */
   get oldestRevision(): number {
+    if (this.compacted !== undefined) return this.compacted;
     return this.history.length > 0 ? this.history[0]!.revision - 1 : this.rev;
+  }
+
+  /**
+   * Forgets the history up to `revision` (etcd's compaction): a watch or a list at an older
+   * revision gets TooOld from now on. With a journal that keeps history, durably, and the disk
+   * space is reused; in memory, the events are dropped.
+   */
+  async compact(revision: number): Promise<void> {
+    if (!Number.isSafeInteger(revision) || revision > this.committedRevision) {
+      throw new RangeError(
+        `cannot compact to revision ${revision}: committed up to ${this.committedRevision}`,
+      );
+    }
+    if (revision <= this.oldestRevision) return;
+    this.history = this.history.slice(this.historyIndexAfter(revision));
+    if (this.compacted === undefined || !this.journal?.compact) return;
+    this.compacted = revision;
+    await this.journal.compact(revision);
+  }
+
+  /**
+   * The committed events after `after` under `prefix` that only the journal still holds (older
+   * than the memory history), in revision order.
+   */
+  private journalEvents(after: number, prefix: string): StoreEvent[] {
+    const upTo = this.history.length > 0 ? this.history[0]!.revision - 1 : this.committedRevision;
+    if (this.compacted === undefined || after >= upTo || !this.journal?.readHistory) return [];
+    return this.journal.readHistory(after, upTo, prefix).map(eventOf);
   }
 
   get(key: string): StoredObject | undefined {
@@ -220,7 +264,11 @@ export class Store {
       // Rewind the changes made after `at`: the state of a key at `at` is the `prev` of the
       // first event that touched it later (absent when that event created it).
       const overlay = new Map<string, StoredObject | undefined>();
-      const later = [...this.history.slice(this.historyIndexAfter(at)), ...this.unpublished];
+      const later = [
+        ...this.journalEvents(at, prefix),
+        ...this.history.slice(this.historyIndexAfter(at)),
+        ...this.unpublished,
+      ];
       for (const ev of later) {
         if (ev.key.startsWith(prefix) && !overlay.has(ev.key)) overlay.set(ev.key, ev.prev);
       }
@@ -322,6 +370,7 @@ export class Store {
         `too old resource version: ${fromRevision} (${this.oldestRevision + 1})`,
       );
     }
+    for (const ev of this.journalEvents(fromRevision, prefix)) listener(ev);
     for (let i = this.historyIndexAfter(fromRevision); i < this.history.length; i++) {
       const ev = this.history[i]!;
       if (ev.key.startsWith(prefix)) listener(ev);
@@ -394,10 +443,13 @@ export class Store {
       return Promise.resolve(stored);
     }
     this.unpublished.push(event);
-    const entry: JournalEntry =
-      type === 'DELETED'
-        ? { revision, key, type: 'delete' }
-        : { revision, key, type: 'put', value: stored.json };
+    const entry: JournalEntry = {
+      revision,
+      key,
+      type: type === 'DELETED' ? 'delete' : 'put',
+      value: stored.json,
+    };
+    if (prev) entry.prevRevision = prev.revision;
     return this.journal.append([entry]).then(
       () => {
         this.publishUpTo(revision);
@@ -436,6 +488,24 @@ export class Store {
       }
     }
   }
+}
+
+function storedOf(key: string, json: string, revision: number): StoredObject {
+  return { key, object: deepFreeze(JSON.parse(json) as KubeObject), revision, json };
+}
+
+/** A change read back from the journal, as the store published it then. */
+function eventOf(e: JournalHistoryEntry): StoreEvent {
+  const object = storedOf(e.key, e.value, e.revision);
+  if (!e.prev) return { type: 'ADDED', revision: e.revision, key: e.key, object };
+  const prev = storedOf(e.key, e.prev.value, e.prev.revision);
+  return {
+    type: e.type === 'delete' ? 'DELETED' : 'MODIFIED',
+    revision: e.revision,
+    key: e.key,
+    object,
+    prev,
+  };
 }
 
 function withResourceVersion(obj: KubeObject, resourceVersion: string): KubeObject {

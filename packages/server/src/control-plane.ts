@@ -20,6 +20,7 @@ import { Discovery } from './discovery/discovery.js';
 import { ApiServer, type UserInfo } from './http/api-server.js';
 import { Faults } from './http/faults.js';
 import { podStreamingHandlers } from './http/streaming/index.js';
+import type { PortForwardTarget } from './http/streaming/portforward.js';
 import { websocketBearerToken } from './http/streaming/protocol-auth.js';
 import { SimulatedRuntime } from './kubelet/runtime.js';
 import { type Loopback, startLoopback } from './loopback.js';
@@ -79,6 +80,12 @@ export interface ControlPlaneOptions {
    * controllers (Deployment, ReplicaSet, DaemonSet, StatefulSet, Job) and Endpoints run with them (without nodes, workloads stay untouched, as in envtest).
    */
   nodes?: SimulatedNodesOptions;
+  /**
+   * Where `kubectl port-forward` connections go: a function that, for a pod and a port, connects
+   * a duplex stream (e.g. to a local process). Default: refused as containerd refuses a port
+   * nothing listens on, since a simulated pod runs nothing.
+   */
+  portForward?: PortForwardTarget;
 }
 
 /** Connection settings for a client of the control plane. */
@@ -215,6 +222,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
         runtime: () => (kubelet ? runtime : undefined),
         hasKubelet: (node) => kubelet?.runs(node) ?? false,
         log,
+        ...(options.portForward && { portForward: options.portForward }),
       }),
     });
 

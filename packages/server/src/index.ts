@@ -18,3 +18,8 @@ export {
 export type { NodeTaint, SimulatedNodesOptions } from './controllers/kubelet.js';
 export { SIMULATE_ANNOTATION } from './controllers/simulate.js';
 export type { FaultAction, FaultMatch, FaultRule, Faults } from './http/faults.js';
+export {
+  type PortForwardConnection,
+  type PortForwardTarget,
+  simulatedPortForwardTarget,
+} from './http/streaming/portforward-target.js';

@@ -8,6 +8,8 @@ import type { RestStorage } from '../../registry/rest.js';
 import type { ConnectHandler } from '../api-server.js';
 import { remoteCommandHandler } from './exec.js';
 import { logHandler } from './log.js';
+import { portForwardHandler } from './portforward.js';
+import type { PortForwardTarget } from './portforward-target.js';
 
 /** What the streaming handlers need from the control plane. */
 export interface StreamingDeps {
@@ -18,10 +20,12 @@ export interface StreamingDeps {
   /** Whether a simulated kubelet runs the node. */
   hasKubelet(node: string): boolean;
   log?(level: 'warn' | 'error', msg: string, fields?: Record<string, unknown>): void;
+  /** Where `pods/portforward` connections go (default: refused, as nothing listens in a simulated pod). */
+  portForward?: PortForwardTarget;
 }
 
 /**
- * The handlers of `pods/log`, `pods/exec` and `pods/attach`, by `resource/subresource`, for
+ * The handlers of `pods/log`, `pods/exec`, `pods/attach` and `pods/portforward`, by `resource/subresource`, for
  * {@link ApiServerOptions.connect}.
  */
 export function podStreamingHandlers(deps: StreamingDeps): Record<string, ConnectHandler> {
@@ -29,5 +33,6 @@ export function podStreamingHandlers(deps: StreamingDeps): Record<string, Connec
     'pods/log': logHandler(deps),
     'pods/exec': remoteCommandHandler(deps, 'exec'),
     'pods/attach': remoteCommandHandler(deps, 'attach'),
+    'pods/portforward': portForwardHandler(deps),
   };
 }

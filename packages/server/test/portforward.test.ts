@@ -478,6 +478,21 @@ describe('refusals, as kube-apiserver and the kubelet answer them', () => {
       status: 400,
       body: 'port "0" must be > 0',
     });
+    expect(
+      await upgradeRequest('POST', path('web'), { Connection: 'Upgrade', Upgrade: 'h2c' }),
+    ).toMatchObject({
+      status: 400,
+      body: 'unable to upgrade: missing upgrade headers in request',
+    });
+    expect(
+      await upgradeRequest('POST', path('web'), {
+        ...SPDY,
+        'X-Stream-Protocol-Version': 'v4.channel.k8s.io',
+      }),
+    ).toMatchObject({
+      status: 403,
+      body: 'unable to upgrade: unable to negotiate protocol: client supports [v4.channel.k8s.io], server accepts [portforward.k8s.io]',
+    });
     expect(await upgradeRequest('POST', path('done'), SPDY)).toMatchObject({
       status: 500,
       body: 'pod not found ("done_default")',

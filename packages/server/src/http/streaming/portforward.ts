@@ -121,11 +121,8 @@ function servePortForward(
     return;
   }
   if ((req.headers.upgrade ?? '').toLowerCase() !== SPDY_UPGRADE.toLowerCase()) {
-    kubeletError(
-      res,
-      400,
-      `unable to upgrade: missing upgrade headers in request: ${JSON.stringify(req.headers)}`,
-    );
+    // The kubelet also prints the request's headers here; they would carry the caller's token back.
+    kubeletError(res, 400, `unable to upgrade: missing upgrade headers in request`);
     return;
   }
   const offered = [req.headers['x-stream-protocol-version'] ?? '']

@@ -261,6 +261,26 @@ describe.each([
   });
 });
 
+describe('kubectl port-forward to a Service', () => {
+  it("picks a pod behind the Service and maps the Service's port to the container's", async () => {
+    await core.createNamespacedService({
+      namespace: NS,
+      body: {
+        metadata: { name: 'echo-svc' },
+        spec: { selector: { echo: 'true' }, ports: [{ port: 8080, targetPort: 80 }] },
+      },
+    });
+    const pf = await kubectlPortForward(['svc/echo-svc', ':8080']);
+    try {
+      expect(pf.stdout()).toMatch(/Forwarding from 127\.0\.0\.1:\d+ -> 80/);
+      expect(await roundTrip(pf.localPort, 'via the service')).toBe('via the service');
+    } finally {
+      pf.child.kill('SIGTERM');
+      await pf.exited;
+    }
+  });
+});
+
 /** The Python client's portforward(): sends `payload` on `port` and reads as much back. */
 const PYTHON_PORTFORWARD = `
 import json, sys, time

@@ -21,7 +21,7 @@ import { ApiServer, type UserInfo } from './http/api-server.js';
 import { Faults } from './http/faults.js';
 import { podStreamingHandlers } from './http/streaming/index.js';
 import type { PortForwardTarget } from './http/streaming/portforward.js';
-import { websocketBearerToken } from './http/streaming/protocol-auth.js';
+import { dropTokenProtocol, websocketBearerToken } from './http/streaming/protocol-auth.js';
 import { SimulatedRuntime } from './kubelet/runtime.js';
 import { type Loopback, startLoopback } from './loopback.js';
 import { createOpenApiEndpoints } from './openapi-endpoints.js';
@@ -208,7 +208,9 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
         const auth = req.headers.authorization;
         if (!auth?.startsWith('Bearer ')) {
           const wsToken = websocketBearerToken(req);
-          return wsToken === undefined ? undefined : users.get(wsToken);
+          const user = wsToken === undefined ? undefined : users.get(wsToken);
+          if (user) dropTokenProtocol(req);
+          return user;
         }
         return users.get(auth.slice(7).trim());
       },

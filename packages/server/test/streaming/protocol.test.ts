@@ -158,6 +158,14 @@ describe('authentication', () => {
     const wrong = `base64url.bearer.authorization.k8s.io.${Buffer.from('nope').toString('base64url')}`;
     expect((await refused(exec('p', 'true'), [wrong, 'v4.channel.k8s.io'], null)).status).toBe(401);
   });
+
+  it('takes the token protocol out of the offer, and refuses a token offered alone (no protocol to echo)', async () => {
+    const bearer = `base64url.bearer.authorization.k8s.io.${Buffer.from(cp.clientConfig.token ?? '').toString('base64url')}`;
+    // Offered after the stream's protocol: still not chosen, since it is gone once authenticated.
+    const s = await session(exec('p', 'echo', 'ok'), ['v5.channel.k8s.io', bearer], {});
+    expect(s.protocol).toBe('v5.channel.k8s.io');
+    expect((await refused(exec('p', 'true'), [bearer], null)).status).toBe(401);
+  });
 });
 
 describe('a terminal', () => {

@@ -7,8 +7,8 @@
  *   npm run build && node bench/dist/benchmarks/compare.js --baseline=/tmp/kubeloop-base [--runs=5]
  *
  * Figures (medians over the runs): start-to-ready and idle RSS of the default server (built-in
- * controllers on, as `kubeloop server` starts), and creates/s of 16 concurrent clients on an
- * in-memory bare server. A figure regresses when the current build is more than 5 % worse.
+ * controllers on, as `kubeloop server` starts), and creates/s of 16 concurrent clients on a bare
+ * server, in memory and with `--data-dir`. A figure regresses when the current build is more than 5 % worse.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -30,6 +30,7 @@ interface Figures {
   readyMs: number[];
   idleRssMb: number[];
   createsPerSecond: number[];
+  durableCreatesPerSecond: number[];
 }
 
 async function measure(root: string, dir: string, f: Figures): Promise<void> {
@@ -41,9 +42,16 @@ async function measure(root: string, dir: string, f: Figures): Promise<void> {
   } finally {
     await server.stop();
   }
+  f.createsPerSecond.push(await createsPerSecond(root, join(dir, 'memory')));
+  f.durableCreatesPerSecond.push(await createsPerSecond(root, join(dir, 'durable'), join(dir, 'data')));
+}
+
+/** Creates/s of 16 clients on a bare server (no controllers), after a warm-up. */
+async function createsPerSecond(root: string, dir: string, dataDir?: string): Promise<number> {
   const bare = await startKubeloop({
     root,
-    kubeconfigPath: join(dir, 'kubeconfig-bare'),
+    kubeconfigPath: join(dir, 'kubeconfig'),
+    ...(dataDir !== undefined && { dataDir }),
     args: ['--no-controllers'],
   });
   const target = kubeloopTarget(bare, CLIENTS);
@@ -51,7 +59,7 @@ async function measure(root: string, dir: string, f: Figures): Promise<void> {
     for (const ns of ['warmup', 'bench']) await target.prepare(ns);
     await runCreates(target, 'warmup', WARMUP, CLIENTS);
     await target.deleteAll('warmup');
-    f.createsPerSecond.push((await runCreates(target, 'bench', CREATES, CLIENTS)).perSecond);
+    return (await runCreates(target, 'bench', CREATES, CLIENTS)).perSecond;
   } finally {
     await target.close();
     await bare.stop();
@@ -86,8 +94,14 @@ async function main(): Promise<void> {
   const runs = Number(args.get('runs') ?? 5);
   const current = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
   const work = mkdtempSync(join(tmpdir(), 'kubeloop-compare-'));
-  const base: Figures = { readyMs: [], idleRssMb: [], createsPerSecond: [] };
-  const cur: Figures = { readyMs: [], idleRssMb: [], createsPerSecond: [] };
+  const figures = (): Figures => ({
+    readyMs: [],
+    idleRssMb: [],
+    createsPerSecond: [],
+    durableCreatesPerSecond: [],
+  });
+  const base = figures();
+  const cur = figures();
   try {
     for (let i = 0; i < runs; i++) {
       // ABBA order: neither build always goes first.

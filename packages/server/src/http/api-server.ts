@@ -33,6 +33,7 @@ import { parseYaml, toYaml } from '../util/yaml.js';
 import { decodeBody, mediaType, nestingExceeds, readBody } from './body.js';
 import type { Faults } from './faults.js';
 import { negotiate, type Representation } from './negotiation.js';
+import { queryBool } from './params.js';
 import { parseRequestInfo, type RequestInfo } from './request-info.js';
 import { type IncludeObject, partialObjectMetadata, table } from './table.js';
 import { serveWatch, type WatchParams } from './watch.js';
@@ -215,7 +216,9 @@ export class ApiServer {
       return true;
     }
     if (path === '/version' || path === '/version/') {
-      this.send(res, 200, JSON.stringify(this.o.version, null, 2));
+      // WriteRawJSON: indented, and no trailing newline (unlike the serializer's answers).
+      res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private' });
+      res.end(JSON.stringify(this.o.version, null, 2));
       return true;
     }
     return false;
@@ -241,7 +244,7 @@ export class ApiServer {
       ? `application/json;g=apidiscovery.k8s.io;v=${(neg.representation as { version: string }).version};as=APIGroupDiscoveryList`
       : 'application/json';
     res.writeHead(200, { 'Content-Type': contentType, 'Cache-Control': 'no-cache, private' });
-    res.end(body);
+    res.end(body.endsWith('\n') ? body : `${body}\n`);
   }
 
   private async serveResource(
@@ -465,7 +468,7 @@ export class ApiServer {
           return;
         }
         res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private' });
-        writeChunked(res, head, items, ']}');
+        writeChunked(res, head, items, ']}\n');
       }
     }
   }
@@ -482,12 +485,12 @@ export class ApiServer {
     const neg = this.negotiateResource(req, false);
     const p: WatchParams = {
       ...listParams(query),
-      allowWatchBookmarks: query.get('allowWatchBookmarks') === 'true',
+      allowWatchBookmarks: queryBool(query, 'allowWatchBookmarks') === true,
     };
     const timeout = query.get('timeoutSeconds');
     if (timeout !== null) p.timeoutSeconds = parseNonNegativeInt('timeoutSeconds', timeout);
-    const sie = query.get('sendInitialEvents');
-    if (sie !== null) p.sendInitialEvents = sie === 'true';
+    const sie = queryBool(query, 'sendInitialEvents');
+    if (sie !== undefined) p.sendInitialEvents = sie;
     if (name) {
       p.fieldSelector = [...(p.fieldSelector ?? []), { field: 'metadata.name', operator: '=', value: name }];
     }
@@ -593,7 +596,7 @@ export class ApiServer {
   ): Promise<void> {
     const raw = await readBody(req);
     const manager = writeManager(req, query, 'PatchOptions', true);
-    const force = parseBool('force', query.get('force'));
+    const force = queryBool(query, 'force') === true;
     const config = decodeApplyYaml(raw.toString('utf8'), query.get('fieldValidation') === 'Strict');
     const ctx = { dryRun, fieldManager: manager, applied: true };
     // Types of the configuration are checked by the typed merge; this only normalises the result
@@ -822,7 +825,9 @@ export class ApiServer {
     }
     const qp = query.get('propagationPolicy');
     if (qp !== null) opts.propagationPolicy = propagation(qp);
-    if (query.get('orphanDependents') === 'true') opts.propagationPolicy = 'Orphan';
+    const orphan = queryBool(query, 'orphanDependents');
+    if (orphan !== undefined) opts.orphanDependents = orphan;
+    if (orphan === true) opts.propagationPolicy = 'Orphan';
     const grace = query.get('gracePeriodSeconds');
     if (grace !== null) opts.gracePeriodSeconds = parseNonNegativeInt('gracePeriodSeconds', grace);
     return opts;
@@ -887,9 +892,10 @@ export class ApiServer {
     this.send(res, code, JSON.stringify(body));
   }
 
+  /** Writes a JSON body as Go's `json.Encoder` does (the apiserver's serializer): newline-terminated. */
   private send(res: ServerResponse, code: number, json: string): void {
     res.writeHead(code, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private' });
-    res.end(json);
+    res.end(`${json}\n`);
   }
 
   private fail(res: ServerResponse, err: unknown): void {
@@ -1033,16 +1039,6 @@ function keepManagedFieldsReset<T>(obj: Obj, check: () => T): T {
   const out = check();
   if (reset && isObject(obj.metadata)) obj.metadata.managedFields = [];
   return out;
-}
-
-/** A boolean query parameter as Go's `strconv.ParseBool` reads it. */
-function parseBool(name: string, v: string | null): boolean {
-  if (v === null || v === '') return false;
-  if (['1', 't', 'T', 'TRUE', 'true', 'True'].includes(v)) return true;
-  if (['0', 'f', 'F', 'FALSE', 'false', 'False'].includes(v)) return false;
-  throw ApiError.badRequest(
-    `${name}: Invalid value: ${JSON.stringify(v)}: strconv.ParseBool: parsing ${JSON.stringify(v)}: invalid syntax`,
-  );
 }
 
 /**

@@ -1,3 +1,5 @@
+import { queryBool } from './params.js';
+
 /**
  * What a request URL addresses, the way Kubernetes' `RequestInfoFactory` reads it:
  * `/api/v1/namespaces/ns/pods/name/status`, `/apis/apps/v1/deployments`, `/api/v1/watch/...`.
@@ -68,7 +70,7 @@ export function parseRequestInfo(method: string, path: string, query: URLSearchP
   if (rest >= 3) info.subresource = parts[i + 2]!;
   if (rest > 3) info.subresource = parts.slice(i + 2).join('/');
 
-  const isWatchQuery = query.get('watch') === 'true' || query.get('watch') === '1';
+  const isWatchQuery = queryBool(query, 'watch') === true;
   switch (method) {
     case 'GET':
     case 'HEAD':

@@ -18,6 +18,7 @@ import type { Kubelet, SimulatedNodesOptions } from './controllers/kubelet.js';
 import { NamespaceController } from './controllers/namespace.js';
 import { Discovery } from './discovery/discovery.js';
 import { ApiServer, type UserInfo } from './http/api-server.js';
+import { bearerToken } from './http/bearer.js';
 import { Faults } from './http/faults.js';
 import { podStreamingHandlers } from './http/streaming/index.js';
 import type { PortForwardTarget } from './http/streaming/portforward.js';
@@ -205,14 +206,14 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       authenticate: (req) => {
         const fromCert = authenticateClientCertificate(req);
         if (fromCert) return fromCert;
-        const auth = req.headers.authorization;
-        if (!auth?.startsWith('Bearer ')) {
+        const { token } = bearerToken(req.headers.authorization);
+        if (token === undefined) {
           const wsToken = websocketBearerToken(req);
           const user = wsToken === undefined ? undefined : users.get(wsToken);
           if (user) dropTokenProtocol(req);
           return user;
         }
-        return users.get(auth.slice(7).trim());
+        return users.get(token);
       },
       version,
       bookmarkIntervalMs: options.bookmarkIntervalMs ?? 15_000,
@@ -237,10 +238,19 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     // Client certificates are asked for but not required: they are checked per request, and a
     // connection without one (or with one the CA did not sign) falls back to its bearer token.
     const server = createServer(
-      { cert: serving.cert, key: serving.key, ca: ca.cert, requestCert: true, rejectUnauthorized: false },
+      {
+        cert: serving.cert,
+        key: serving.key,
+        ca: ca.cert,
+        requestCert: true,
+        rejectUnauthorized: false,
+        // Go's http.DefaultMaxHeaderBytes (1 MiB): long label selectors need more than Node's 16 KiB.
+        maxHeaderSize: 1 << 20,
+      },
       api.listener,
     );
     server.on('upgrade', api.upgradeListener);
+    server.on('clientError', api.clientError);
     server.keepAliveTimeout = 60_000;
     server.headersTimeout = 65_000;
     server.requestTimeout = 0; // watches are long-lived

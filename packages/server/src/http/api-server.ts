@@ -30,12 +30,14 @@ import { apiVersionOf, type ResourceType } from '../registry/types.js';
 import type { StoredObject } from '../storage/types.js';
 import { isObject, type Obj } from '../util/object.js';
 import { parseYaml, toYaml } from '../util/yaml.js';
+import { bearerToken, TOKEN_WITH_SPACE_WARNING } from './bearer.js';
 import { decodeBody, mediaType, nestingExceeds, readBody } from './body.js';
 import type { Faults } from './faults.js';
 import { negotiate, type Representation } from './negotiation.js';
 import { queryBool } from './params.js';
 import { parseRequestInfo, type RequestInfo } from './request-info.js';
 import { type IncludeObject, partialObjectMetadata, table } from './table.js';
+import { warningHeaders } from './warnings.js';
 import { serveWatch, type WatchParams } from './watch.js';
 
 /** An authenticated caller. */
@@ -146,6 +148,37 @@ export class ApiServer {
     this.handle(req, res).catch((err: unknown) => this.fail(res, err));
   };
 
+  /**
+   * The `clientError` listener of the node:https server: requests Node's parser refuses. Go's
+   * server takes any method token, and the apiserver answers a method no route takes with a 405
+   * `Status`; Node's parser knows a fixed list of methods, so the others are answered here.
+   */
+  readonly clientError = (err: Error & { code?: string }, socket: Duplex): void => {
+    if (!socket.writable) {
+      socket.destroy();
+      return;
+    }
+    if (err.code === 'HPE_INVALID_METHOD') {
+      const body = `${JSON.stringify(methodNotAllowed().status)}\n`;
+      socket.end(
+        'HTTP/1.1 405 Method Not Allowed\r\nContent-Type: application/json\r\nCache-Control: no-cache, private\r\n' +
+          `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
+      return;
+    }
+    // What Node (and Go) answer otherwise.
+    const status =
+      err.code === 'HPE_HEADER_OVERFLOW'
+        ? '431 Request Header Fields Too Large'
+        : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+          ? '408 Request Timeout'
+          : '400 Bad Request';
+    socket.end(
+      `HTTP/1.1 ${status}\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n` +
+        `Content-Length: ${status.length}\r\n\r\n${status}`,
+    );
+  };
+
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const { path, query } = splitUrl(req.url ?? '/');
     const method = req.method ?? 'GET';
@@ -178,6 +211,8 @@ export class ApiServer {
     if (method === 'GET' && this.publicEndpoint(path, res)) return;
     if (!this.o.authenticate(req)) {
       req.resume();
+      if (bearerToken(req.headers.authorization).spaceBeforeToken)
+        res.appendHeader('Warning', warningHeaders([TOKEN_WITH_SPACE_WARNING]));
       throw ApiError.unauthorized();
     }
     if (path === '/openapi' || path.startsWith('/openapi/')) {
@@ -225,7 +260,13 @@ export class ApiServer {
   }
 
   private serveDiscovery(req: IncomingMessage, res: ServerResponse, info: RequestInfo): void {
-    if (req.method !== 'GET') throw methodNotAllowed();
+    if (req.method !== 'GET') {
+      req.resume();
+      // go-restful answers 405 on the paths it serves; any other path falls through to http.NotFound.
+      throw this.o.discovery.document(info.path, false) === undefined
+        ? new PageNotFound()
+        : methodNotAllowed();
+    }
     const isRoot = info.path.replace(/\/+$/, '') === '/api' || info.path.replace(/\/+$/, '') === '/apis';
     const neg = negotiate(req.headers.accept, {
       table: false,
@@ -239,7 +280,7 @@ export class ApiServer {
       );
     const aggregated = neg.representation.as === 'APIGroupDiscoveryList';
     const body = this.o.discovery.document(info.path, aggregated);
-    if (body === undefined) throw NOT_FOUND();
+    if (body === undefined) throw new PageNotFound();
     const contentType = aggregated
       ? `application/json;g=apidiscovery.k8s.io;v=${(neg.representation as { version: string }).version};as=APIGroupDiscoveryList`
       : 'application/json';
@@ -256,10 +297,16 @@ export class ApiServer {
     const t = this.o.registry.lookup(info.group, info.version, info.resource);
     if (!t) {
       req.resume();
-      throw NOT_FOUND();
+      // A built-in group/version is a go-restful web service, whose unmatched routes answer a
+      // Status; any other path (unknown group or version, a deleted CRD's) reaches the end of the
+      // handler chain: http.NotFound.
+      const builtin = this.o.registry
+        .all()
+        .some((x) => !x.custom && x.group === info.group && x.version === info.version);
+      throw builtin ? NOT_FOUND() : new PageNotFound();
     }
     if (t.custom?.deprecationWarning)
-      res.appendHeader('Warning', `299 - ${JSON.stringify(t.custom.deprecationWarning)}`);
+      res.appendHeader('Warning', warningHeaders([t.custom.deprecationWarning]));
     const connect =
       info.subresource && !t.group ? this.o.connect?.[`${t.resource}/${info.subresource}`] : undefined;
     if (connect) {
@@ -319,6 +366,16 @@ export class ApiServer {
     }
     const name = t.resource === 'namespaces' && !t.namespaced ? info.name : info.name;
     const dryRun = parseDryRun(query);
+    // The answer's media type is settled before anything is stored, as the apiserver's handlers
+    // do: a write is never stored and then refused with 406.
+    if (verb !== 'list' && verb !== 'watch') {
+      try {
+        this.negotiateResource(req, false);
+      } catch (err) {
+        req.resume();
+        throw err;
+      }
+    }
 
     switch (verb) {
       case 'get':
@@ -854,12 +911,7 @@ export class ApiServer {
     stored: StoredObject,
     warnings: string[] = [],
   ): void {
-    if (warnings.length > 0) {
-      res.appendHeader(
-        'Warning',
-        warnings.map((w) => `299 - ${JSON.stringify(w)}`),
-      );
-    }
+    if (warnings.length > 0) res.appendHeader('Warning', warningHeaders(warnings));
     const neg = this.negotiateResource(req, false);
     stored = presentAs(t, stored);
     switch (neg.representation.as) {
@@ -909,10 +961,27 @@ export class ApiServer {
       res.destroy();
       return;
     }
+    if (err instanceof PageNotFound) {
+      // Go's http.NotFound.
+      res.writeHead(404, {
+        'Content-Type': 'text/plain; charset=utf-8',
+        'X-Content-Type-Options': 'nosniff',
+        'Cache-Control': 'no-cache, private',
+      });
+      res.end('404 page not found\n');
+      return;
+    }
     if (apiErr.code === 401) res.setHeader('WWW-Authenticate', 'Bearer realm="kubeloop"');
     if (apiErr.retryAfter !== undefined && !res.hasHeader('Retry-After'))
       res.setHeader('Retry-After', String(apiErr.retryAfter));
     this.send(res, apiErr.code, JSON.stringify(apiErr.status));
+  }
+}
+
+/** A path no handler serves: answered as Go's `http.NotFound` (plain text), not with a `Status`. */
+class PageNotFound extends ApiError {
+  constructor() {
+    super({ code: 404, reason: 'NotFound', message: '404 page not found' });
   }
 }
 

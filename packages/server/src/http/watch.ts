@@ -162,8 +162,14 @@ export function serveWatch(
     else if (before) type = 'DELETED';
     lastRevision = ev.revision;
     if (!type) return;
-    // An object leaving the selector is reported as deleted, with its new state and revision.
-    write(render(type, ev.object));
+    // An object leaving the selector is reported as deleted with its previous state (the one the
+    // watcher saw match) at the event's revision, as the cacher does.
+    write(
+      render(
+        type,
+        type === 'DELETED' && ev.type === 'MODIFIED' ? atRevision(ev.prev!, ev.revision) : ev.object,
+      ),
+    );
   };
 
   if (!initial) {
@@ -220,7 +226,22 @@ export function serveWatch(
   }
   // Without timeoutSeconds (or with 0), kube-apiserver ends a watch after a random 30–60 minutes.
   const timeout = p.timeoutSeconds ? p.timeoutSeconds * 1000 : (1800 + Math.random() * 1800) * 1000;
-  timers[1] = setTimeout(end, timeout);
+  // A timer takes at most 2^31-1 ms (~24.8 days; more fires at once): a longer timeout is waited
+  // for in steps, as Go's timer waits for any duration.
+  const deadline = Date.now() + timeout;
+  const arm = () => {
+    const left = deadline - Date.now();
+    timers[1] = left > MAX_TIMER_MS ? setTimeout(arm, MAX_TIMER_MS) : setTimeout(end, left);
+  };
+  arm();
+}
+
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** `obj` with `metadata.resourceVersion` set to `revision`. */
+function atRevision(obj: StoredObject, revision: number): StoredObject {
+  const object = { ...obj.object, metadata: { ...obj.object.metadata, resourceVersion: String(revision) } };
+  return { key: obj.key, object, revision, json: JSON.stringify(object) };
 }
 
 /** How much of a snapshot is rendered into one write (one chunk, a few TLS records). */

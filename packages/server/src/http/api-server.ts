@@ -29,7 +29,7 @@ import type { DeleteParams, ListParams, RestStorage } from '../registry/rest.js'
 import { apiVersionOf, type ResourceType } from '../registry/types.js';
 import type { StoredObject } from '../storage/types.js';
 import { isObject, type Obj } from '../util/object.js';
-import { parseYaml, toYaml } from '../util/yaml.js';
+import { parseYamlBounded, toYaml, YamlLimitError } from '../util/yaml.js';
 import { bearerToken, TOKEN_WITH_SPACE_WARNING } from './bearer.js';
 import { decodeBody, mediaType, nestingExceeds, readBody } from './body.js';
 import type { Faults } from './faults.js';
@@ -1117,8 +1117,10 @@ function keepManagedFieldsReset<T>(obj: Obj, check: () => T): T {
 function decodeApplyYaml(text: string, strict: boolean): Obj {
   let value: unknown;
   try {
-    value = parseYaml(text, { version: '1.1', uniqueKeys: false, maxAliasCount: 100 });
+    value = parseYamlBounded(text, { version: '1.1', uniqueKeys: false, maxAliasCount: 100 });
   } catch (err) {
+    if (err instanceof YamlLimitError)
+      throw ApiError.badRequest(`error decoding YAML: error converting YAML to JSON: ${err.message}`);
     throw ApiError.badRequest(`error decoding YAML: ${err instanceof Error ? err.message : String(err)}`);
   }
   if (value === null || value === undefined) value = {};
@@ -1129,7 +1131,7 @@ function decodeApplyYaml(text: string, strict: boolean): Obj {
   }
   if (strict) {
     try {
-      parseYaml(text, { version: '1.1', uniqueKeys: true, maxAliasCount: 100 });
+      parseYamlBounded(text, { version: '1.1', uniqueKeys: true, maxAliasCount: 100 });
     } catch (err) {
       throw ApiError.badRequest(
         `error strict decoding YAML: ${err instanceof Error ? err.message : String(err)}`,

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { ApiError } from 'kubeloop/api';
-import { parseYaml } from '../util/yaml.js';
+import { parseYamlBounded } from '../util/yaml.js';
 
 /** The largest request body the server accepts (kube-apiserver's limit: 3 MiB). */
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
@@ -68,7 +68,7 @@ export function decodeBody(raw: Buffer, type: string): unknown {
   let value: unknown;
   if (type === 'application/yaml' || type === 'application/apply-patch+yaml') {
     try {
-      value = parseYaml(text, { maxAliasCount: 100, uniqueKeys: false });
+      value = parseYamlBounded(text, { maxAliasCount: 100, uniqueKeys: false });
     } catch (err) {
       throw ApiError.badRequest(`error converting YAML to JSON: ${(err as Error).message.split('\n')[0]}`);
     }

@@ -26,3 +26,113 @@ export const toYaml: YamlModule['stringify'] = ((...args: Parameters<YamlModule[
 export function preloadYaml(): void {
   yaml();
 }
+
+/**
+ * The deepest nesting of collections a YAML request body may have. go-yaml stops at 10,000;
+ * the `yaml` package composes documents recursively, ~1.3 KB of stack per level, and overflows
+ * Node's stack at ~750 levels; an overflow inside V8's regular-expression compiler kills the
+ * process. Documents are refused well before that.
+ */
+export const MAX_YAML_DEPTH = 500;
+
+/** Input the server refuses to parse; its message is go-yaml's wording for the problem. */
+export class YamlLimitError extends Error {}
+
+type ParseOptions = NonNullable<Parameters<YamlModule['parseDocument']>[1]> & { maxAliasCount?: number };
+
+/**
+ * `yaml.parse` for request bodies, with the limits go-yaml has: nesting deeper than `maxDepth`
+ * is refused before the document is composed (see {@link MAX_YAML_DEPTH}), an anchor whose
+ * value holds an alias to itself is refused (`anchor 'a' value contains itself`; the `yaml`
+ * package would build a cyclic value), and too many aliases (`maxAliasCount`, "billion laughs")
+ * are refused. Throws {@link YamlLimitError} for these and the parser's errors otherwise.
+ */
+export function parseYamlBounded(text: string, options: ParseOptions, maxDepth = MAX_YAML_DEPTH): unknown {
+  const y = yaml();
+  if (yamlDepthExceeds(y, text, maxDepth))
+    throw new YamlLimitError(`yaml: exceeded max depth of ${maxDepth}`);
+  const doc = y.parseDocument(text, options);
+  if (doc.errors.length > 0) throw doc.errors[0];
+  let selfAlias: string | undefined;
+  y.visit(doc, {
+    Alias(_key, node, path) {
+      const target = node.resolve(doc);
+      if (target && (path as readonly unknown[]).includes(target)) {
+        selfAlias = node.source;
+        return y.visit.BREAK;
+      }
+      return undefined;
+    },
+  });
+  if (selfAlias !== undefined) throw new YamlLimitError(`yaml: anchor '${selfAlias}' value contains itself`);
+  try {
+    return doc.toJS({ maxAliasCount: options.maxAliasCount ?? 100 });
+  } catch (err) {
+    if (err instanceof ReferenceError && /alias/i.test(err.message))
+      throw new YamlLimitError('yaml: document contains excessive aliasing');
+    throw err;
+  }
+}
+
+/**
+ * Whether the collections of a YAML text nest deeper than `limit`, read from the lexer's tokens
+ * (linear, no recursion) and stopping as soon as the limit is passed: flow collections by their
+ * brackets, block collections by the columns of their entries (`-` items, and keys before `:`).
+ */
+function yamlDepthExceeds(y: YamlModule, text: string, limit: number): boolean {
+  // Each level takes at least one character: short texts cannot be deep.
+  if (text.length <= limit) return false;
+  /** Open block collections: the column of their entries, and whether they are sequences. */
+  const block: { col: number; seq: boolean }[] = [];
+  let flow = 0;
+  let col = 0;
+  let lineStart = true;
+  /** Column of the first token of the node being read on this line (a key, if `:` follows). */
+  let nodeCol = -1;
+  // An entry at column c closes the collections indented deeper, and a key closes a sequence
+  // at its own column (`a:` / `- x` / `b: y`); an item at a key's column is that key's value.
+  const enter = (c: number, seq: boolean) => {
+    while (block.length > 0) {
+      const top = block[block.length - 1]!;
+      if (top.col > c || (top.col === c && top.seq && !seq)) block.pop();
+      else break;
+    }
+    const top = block[block.length - 1];
+    if (!top || top.col !== c || top.seq !== seq) block.push({ col: c, seq });
+  };
+  for (const token of new y.Lexer().lex(text)) {
+    const first = token.charCodeAt(0);
+    if (token === '\n' || token === '\r\n') {
+      col = 0;
+      lineStart = true;
+      nodeCol = -1;
+      continue;
+    }
+    // Control tokens of the lexer (document and scalar markers) take no room.
+    if (token.length === 1 && first < 0x20) continue;
+    const nl = token.lastIndexOf('\n');
+    if (nl >= 0) {
+      // A scalar over several lines (block, quoted or plain): the next token starts where it ends.
+      col = token.length - nl - 1;
+      lineStart = col === 0;
+      nodeCol = -1;
+      continue;
+    }
+    const at = col;
+    col += token.length;
+    if (lineStart && (first === 0x20 || first === 0x09) && token.trim() === '') continue;
+    if (first === 0x23 /* # */) continue;
+    lineStart = false;
+    if (token === '[' || token === '{') flow++;
+    else if (token === ']' || token === '}') flow = Math.max(0, flow - 1);
+    if (flow === 0 && (token === '-' || token === '?')) {
+      enter(at, token === '-');
+      nodeCol = -1;
+    } else if (flow === 0 && token === ':') {
+      if (nodeCol >= 0) enter(nodeCol, false);
+      nodeCol = -1;
+    } else if (nodeCol < 0 && token.trim() !== '') nodeCol = at;
+    if (block.length + flow > limit) return true;
+  }
+  return false;
+}

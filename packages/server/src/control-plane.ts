@@ -20,6 +20,7 @@ import { Discovery } from './discovery/discovery.js';
 import { ApiServer, type UserInfo } from './http/api-server.js';
 import { bearerToken } from './http/bearer.js';
 import { Faults } from './http/faults.js';
+import { ApiMetrics } from './http/metrics.js';
 import { podStreamingHandlers } from './http/streaming/index.js';
 import type { PortForwardTarget } from './http/streaming/portforward.js';
 import { dropTokenProtocol, websocketBearerToken } from './http/streaming/protocol-auth.js';
@@ -218,6 +219,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       version,
       bookmarkIntervalMs: options.bookmarkIntervalMs ?? 15_000,
       ready: () => ready,
+      metrics: new ApiMetrics(store, registry),
       log,
       connect: podStreamingHandlers({
         rest,

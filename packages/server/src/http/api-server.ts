@@ -33,6 +33,7 @@ import { parseYamlBounded, toYaml, YamlLimitError } from '../util/yaml.js';
 import { bearerToken, TOKEN_WITH_SPACE_WARNING } from './bearer.js';
 import { decodeBody, mediaType, nestingExceeds, readBody } from './body.js';
 import type { Faults } from './faults.js';
+import type { ApiMetrics } from './metrics.js';
 import { negotiate, type Representation } from './negotiation.js';
 import { queryBool } from './params.js';
 import { parseRequestInfo, type RequestInfo } from './request-info.js';
@@ -81,6 +82,8 @@ export interface ApiServerOptions {
   bookmarkIntervalMs: number;
   /** Answers readiness (`/readyz`). */
   ready(): boolean;
+  /** Request and storage metrics, served at `/metrics`. */
+  metrics?: ApiMetrics;
   log?(level: 'warn' | 'error', msg: string, fields?: Record<string, unknown>): void;
   /** Connect-style subresources served outside the registry, by `resource/subresource` (`pods/exec`). */
   connect?: Record<string, ConnectHandler>;
@@ -128,6 +131,16 @@ export class ApiServer {
 
   /** The `request` listener of the node:https server. */
   readonly listener = (req: IncomingMessage, res: ServerResponse): void => {
+    if (this.o.metrics) {
+      let target: { path: string; query: URLSearchParams } | undefined;
+      try {
+        target = splitUrl(req.url ?? '/');
+      } catch {
+        // A bad URL is answered 400 by handle(); it is no resource request to count.
+      }
+      const info = target && parseRequestInfo(req.method ?? 'GET', target.path, target.query);
+      this.o.metrics.track(req, res, info, target?.query ?? new URLSearchParams());
+    }
     this.handle(req, res).catch((err: unknown) => this.fail(res, err));
   };
 
@@ -214,6 +227,14 @@ export class ApiServer {
       if (bearerToken(req.headers.authorization).spaceBeforeToken)
         res.appendHeader('Warning', warningHeaders([TOKEN_WITH_SPACE_WARNING]));
       throw ApiError.unauthorized();
+    }
+    if (path === '/metrics' && this.o.metrics) {
+      req.resume();
+      if (method !== 'GET') throw methodNotAllowed();
+      const { contentType, body } = await this.o.metrics.render();
+      res.writeHead(200, { 'Content-Type': contentType, 'Cache-Control': 'no-cache, private' });
+      res.end(body);
+      return;
     }
     if (path === '/openapi' || path.startsWith('/openapi/')) {
       const out = this.o.openapi.handle(path, query, {

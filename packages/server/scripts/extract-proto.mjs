@@ -81,7 +81,16 @@ const ROOTS = [
   ['authorization.k8s.io/v1', 'SelfSubjectRulesReview', 'k8s.io.api.authorization.v1.SelfSubjectRulesReview'],
   // client-go encodes DeleteOptions with the group version of the typed client that sends it.
   ['*', 'DeleteOptions', 'k8s.io.apimachinery.pkg.apis.meta.v1.DeleteOptions'],
+  // Answers: the Status of a deletion.
+  ['v1', 'Status', 'k8s.io.apimachinery.pkg.apis.meta.v1.Status'],
 ];
+// Answers to protobuf clients: the list of every listable kind above, in its kind's package.
+const NOT_LISTABLE = new Set(['Binding', 'Scale', 'Eviction', 'TokenRequest', 'DeleteOptions', 'Status']);
+ROOTS.push(
+  ...ROOTS.filter(
+    ([apiVersion, kind]) => apiVersion !== '*' && !NOT_LISTABLE.has(kind) && !kind.startsWith('Self'),
+  ).map(([apiVersion, kind, message]) => [apiVersion, `${kind}List`, `${message}List`]),
+);
 /** Messages the decoder needs besides the kinds: the envelope. */
 const EXTRA_MESSAGES = ['k8s.io.apimachinery.pkg.runtime.Unknown'];
 

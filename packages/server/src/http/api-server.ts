@@ -22,7 +22,12 @@ import {
   applyStrategicMergePatch,
   patchMetaForDefinition,
 } from '../patch/index.js';
-import { decodeProtobufObject, PROTOBUF_CONTENT_TYPE } from '../protobuf/index.js';
+import {
+  decodeProtobufObject,
+  encodeProtobufObject,
+  PROTOBUF_CONTENT_TYPE,
+  supportsProtobuf,
+} from '../protobuf/index.js';
 import { listItemJson, listItemObject } from '../registry/list-item.js';
 import type { Registry } from '../registry/registry.js';
 import type { DeleteParams, ListParams, RestStorage } from '../registry/rest.js';
@@ -127,6 +132,9 @@ const NOT_FOUND = () =>
  * discovery and OpenAPI, then the verbs of each resource, with `Status` errors for every failure.
  */
 export class ApiServer {
+  /** Responses about custom resources, whose errors have no protobuf encoding either. */
+  private readonly withoutProtobuf = new WeakSet<ServerResponse>();
+
   constructor(private readonly o: ApiServerOptions) {}
 
   /** The `request` listener of the node:https server. */
@@ -326,6 +334,7 @@ export class ApiServer {
         .some((x) => !x.custom && x.group === info.group && x.version === info.version);
       throw builtin ? NOT_FOUND() : new PageNotFound();
     }
+    if (t.custom) this.withoutProtobuf.add(res);
     if (t.custom?.deprecationWarning)
       res.appendHeader('Warning', warningHeaders([t.custom.deprecationWarning]));
     const connect =
@@ -391,7 +400,7 @@ export class ApiServer {
     // do: a write is never stored and then refused with 406.
     if (verb !== 'list' && verb !== 'watch') {
       try {
-        this.negotiateResource(req, false);
+        this.negotiateResource(req, false, protobufKind(t), !!t.custom);
       } catch (err) {
         req.resume();
         throw err;
@@ -517,7 +526,7 @@ export class ApiServer {
     ns: string | undefined,
     query: URLSearchParams,
   ): void {
-    const neg = this.negotiateResource(req, true);
+    const neg = this.negotiateResource(req, true, protobufKind(t), !!t.custom);
     const out = this.o.rest.list(t, ns, listParams(query));
     if (t.custom || t.storedAs) out.items = out.items.map((i) => presentAs(t, i));
     const listMeta: Obj = { resourceVersion: out.resourceVersion };
@@ -538,6 +547,11 @@ export class ApiServer {
         });
         return;
       default: {
+        if (neg.protobuf) {
+          const items = out.items.map((i) => listItemObject(t, i));
+          const list = { kind: t.listKind, apiVersion: apiVersionOf(t), metadata: listMeta, items };
+          if (this.sendProtobuf(res, 200, list)) return;
+        }
         // Items are written from their cached encodings: no re-serialisation of stored objects.
         const head = `{"kind":${JSON.stringify(t.listKind)},"apiVersion":${JSON.stringify(apiVersionOf(t))},"metadata":${JSON.stringify(listMeta)},"items":[`;
         const items = out.items.map((i) => listItemJson(t, i));
@@ -914,11 +928,14 @@ export class ApiServer {
   private negotiateResource(
     req: IncomingMessage,
     list: boolean,
-  ): { representation: Representation; yaml: boolean } {
-    const neg = negotiate(req.headers.accept, { table: true, metadata: true, list });
+    protobuf = false,
+    custom = false,
+  ): { representation: Representation; yaml: boolean; protobuf?: boolean } {
+    const neg = negotiate(req.headers.accept, { table: true, metadata: true, list, protobuf });
     if (!neg) {
+      // Custom resources have no protobuf serializer.
       throw ApiError.notAcceptable(
-        'only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf',
+        `only the following media types are accepted: application/json, application/yaml${custom ? '' : ', application/vnd.kubernetes.protobuf'}`,
       );
     }
     return neg;
@@ -933,7 +950,7 @@ export class ApiServer {
     warnings: string[] = [],
   ): void {
     if (warnings.length > 0) res.appendHeader('Warning', warningHeaders(warnings));
-    const neg = this.negotiateResource(req, false);
+    const neg = this.negotiateResource(req, false, protobufKind(t), !!t.custom);
     stored = presentAs(t, stored);
     switch (neg.representation.as) {
       case 'Table':
@@ -951,12 +968,44 @@ export class ApiServer {
         this.sendJson(req, res, code, partialObjectMetadata(stored));
         return;
       default:
+        if (neg.protobuf && this.sendProtobuf(res, code, stored.object as Obj)) return;
         if (neg.yaml) this.sendJson(req, res, code, stored.object);
         else this.send(res, code, stored.json);
     }
   }
 
+  /**
+   * Answers `obj` in Kubernetes' protobuf encoding, as Go's Marshal writes it. Returns false,
+   * having written nothing, when the object does not encode (a field the descriptors lack): the
+   * caller answers JSON instead, which is better than failing a write already stored.
+   */
+  private sendProtobuf(res: ServerResponse, code: number, obj: Obj): boolean {
+    let body: Buffer;
+    try {
+      body = encodeProtobufObject(obj, { gogo: true });
+    } catch (err) {
+      this.o.log?.('warn', 'answering JSON: the object does not encode as protobuf', {
+        kind: obj.kind,
+        err: err instanceof Error ? err.message : String(err),
+      });
+      return false;
+    }
+    res.writeHead(code, { 'Content-Type': PROTOBUF_CONTENT_TYPE, 'Cache-Control': 'no-cache, private' });
+    res.end(body);
+    return true;
+  }
+
   private sendJson(req: IncomingMessage, res: ServerResponse, code: number, body: unknown): void {
+    const neg = negotiate(req.headers.accept, { table: false, metadata: false, list: false, protobuf: true });
+    if (
+      neg?.protobuf &&
+      isObject(body) &&
+      typeof body.apiVersion === 'string' &&
+      typeof body.kind === 'string' &&
+      supportsProtobuf(body.apiVersion, body.kind) &&
+      this.sendProtobuf(res, code, body)
+    )
+      return;
     if (negotiate(req.headers.accept, { table: false, metadata: false, list: false })?.yaml) {
       res.writeHead(code, { 'Content-Type': 'application/yaml', 'Cache-Control': 'no-cache, private' });
       res.end(toYaml(body));
@@ -995,8 +1044,42 @@ export class ApiServer {
     if (apiErr.code === 401) res.setHeader('WWW-Authenticate', 'Bearer realm="kubeloop"');
     if (apiErr.retryAfter !== undefined && !res.hasHeader('Retry-After'))
       res.setHeader('Retry-After', String(apiErr.retryAfter));
+    // Errors are negotiated as any answer (ErrorNegotiated): a client that asks for protobuf
+    // first gets its Status so (not from custom resources, which have no protobuf serializer),
+    // and one whose Accept nothing satisfies gets it as WriteRawJSON writes it: indented.
+    const accept = res.req?.headers.accept;
+    const neg = negotiate(accept, {
+      table: false,
+      metadata: false,
+      list: false,
+      protobuf: !this.withoutProtobuf.has(res),
+    });
+    if (!neg) {
+      res.writeHead(apiErr.code, {
+        'Content-Type': 'application/json',
+        'Cache-Control': 'no-cache, private',
+      });
+      res.end(JSON.stringify(apiErr.status, null, 2));
+      return;
+    }
+    if (neg.protobuf && this.sendProtobuf(res, apiErr.code, apiErr.status as unknown as Obj)) return;
+    if (neg.yaml) {
+      res.writeHead(apiErr.code, {
+        'Content-Type': 'application/yaml',
+        'Cache-Control': 'no-cache, private',
+      });
+      res.end(toYaml(apiErr.status));
+      return;
+    }
     this.send(res, apiErr.code, JSON.stringify(apiErr.status));
   }
+}
+
+/** Whether objects and lists of `t` can be answered in protobuf: built-in kinds the descriptors cover. */
+function protobufKind(t: ResourceType): boolean {
+  if (t.custom) return false;
+  const apiVersion = apiVersionOf(t);
+  return supportsProtobuf(apiVersion, t.kind) && supportsProtobuf(apiVersion, t.listKind);
 }
 
 /** A path no handler serves: answered as Go's `http.NotFound` (plain text), not with a `Status`. */

@@ -25,6 +25,7 @@ function parseAccept(accept: string | undefined): MediaRange[] {
   });
 }
 
+const PROTOBUF = 'application/vnd.kubernetes.protobuf';
 const JSONISH = new Set(['application/json', 'application/*', '*/*', 'application/yaml']);
 
 /**
@@ -33,12 +34,16 @@ const JSONISH = new Set(['application/json', 'application/*', '*/*', 'applicatio
  */
 export function negotiate(
   accept: string | undefined,
-  offers: { table: boolean; metadata: boolean; list: boolean; discovery?: boolean },
-): { representation: Representation; yaml: boolean } | undefined {
+  offers: { table: boolean; metadata: boolean; list: boolean; discovery?: boolean; protobuf?: boolean },
+): { representation: Representation; yaml: boolean; protobuf?: boolean } | undefined {
   // What clients send on nearly every request, answered without parsing.
   if (!accept || accept === 'application/json' || accept === '*/*')
     return { representation: { as: 'object' }, yaml: false };
   for (const range of parseAccept(accept)) {
+    // Objects of the built-in kinds have a protobuf encoding (custom resources have none, and
+    // the Table and metadata-only views are answered in JSON here).
+    if (range.type === PROTOBUF && offers.protobuf && !range.params.has('as'))
+      return { representation: { as: 'object' }, yaml: false, protobuf: true };
     if (!JSONISH.has(range.type)) continue;
     const yaml = range.type === 'application/yaml';
     const as = range.params.get('as');

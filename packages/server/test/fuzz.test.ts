@@ -8,7 +8,9 @@
  */
 import { Agent, request as httpsRequest } from 'node:https';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
 import { decodeTypeError } from '../src/openapi/type-check.js';
+import { decodeProtobufObject, PROTOBUF_CONTENT_TYPE } from '../src/protobuf/index.js';
 import { apiVersionOf, storageOf } from '../src/registry/types.js';
 import { FUZZ_NAMESPACES, type FuzzRequest, generateRequest, KINDS, WIDGET_CRD } from './fuzz-gen.js';
 import { httpClient } from './http.js';
@@ -23,6 +25,7 @@ interface Answer {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   text: string;
+  bytes: Buffer;
 }
 
 let env: KubectlEnv;
@@ -78,6 +81,7 @@ function send(agent: Agent, req: FuzzRequest): Promise<Answer> {
             status: res.statusCode ?? 0,
             headers: res.headers,
             text: Buffer.concat(chunks).toString('utf8'),
+            bytes: Buffer.concat(chunks),
           });
         res.on('data', (c: Buffer) => {
           chunks.push(c);
@@ -110,14 +114,25 @@ function problemsOf(req: FuzzRequest, a: Answer): string[] {
   const problems: string[] = [];
   const allowed = [200, 201, 202, 400, 401, 403, 404, 405, 406, 409, 410, 413, 415, 422];
   let json: unknown;
-  const isJson = String(a.headers['content-type'] ?? '').startsWith('application/json');
+  const type = String(a.headers['content-type'] ?? '');
+  // Failures are negotiated like answers: YAML or protobuf when the client asked so.
+  const isJson =
+    type.startsWith('application/json') ||
+    (a.status >= 400 && [' application/yaml', PROTOBUF_CONTENT_TYPE].some((t) => type.startsWith(t.trim())));
   if (isJson && !(req.watch && a.status === 200) && req.method !== 'HEAD') {
     try {
-      json = JSON.parse(a.text);
+      json = type.startsWith('application/yaml')
+        ? parseYaml(a.text)
+        : type.startsWith(PROTOBUF_CONTENT_TYPE)
+          ? decodeProtobufObject(a.bytes)
+          : JSON.parse(a.text);
     } catch {
-      problems.push(`a JSON answer does not parse: ${a.text.slice(0, 200)}`);
+      problems.push(`a ${type} answer does not parse: ${a.text.slice(0, 200)}`);
     }
   }
+  // Paths outside every API reach Go's http.NotFound, as in kube-apiserver.
+  const pageNotFound =
+    a.status === 404 && type === 'text/plain; charset=utf-8' && a.text === '404 page not found\n';
   const status = json as Record<string, unknown> | undefined;
   if (a.status === 500) {
     // kube-apiserver's own 500s (plain Go errors, without a reason): a create that carries a
@@ -144,7 +159,7 @@ function problemsOf(req: FuzzRequest, a: Answer): string[] {
     problems.push(`unexpected HTTP ${a.status}: ${a.text.slice(0, 300)}`);
   // The OpenAPI handlers are kube-openapi's, which answer failures in plain text.
   if (a.status >= 400 && req.method !== 'HEAD' && !req.path.startsWith('/openapi/')) {
-    if (!isJson)
+    if (!isJson && !pageNotFound)
       problems.push(
         `failure ${a.status} is not JSON (${String(a.headers['content-type'])}): ${a.text.slice(0, 200)}`,
       );
@@ -252,9 +267,10 @@ describe('bad input is answered with the right Status', () => {
         ],
       },
       {
-        what: 'an unknown path',
+        // An unknown group answers Go's plain-text `404 page not found` (see test/http/errors.test.ts).
+        what: 'an unknown resource of a built-in group',
         method: 'GET',
-        path: '/apis/nope.example.com/v1/foos',
+        path: '/apis/apps/v1/foos',
         code: 404,
         reason: 'NotFound',
         message: 'the server could not find the requested resource',

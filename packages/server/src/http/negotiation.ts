@@ -42,7 +42,7 @@ export function negotiate(
   for (const range of parseAccept(accept)) {
     // Objects of the built-in kinds have a protobuf encoding (custom resources have none, and
     // the Table and metadata-only views are answered in JSON here).
-    if (range.type === PROTOBUF && offers.protobuf && !range.params.has('as'))
+    if (range.type === PROTOBUF && offers.protobuf && !range.params.has('as') && !range.params.has('stream'))
       return { representation: { as: 'object' }, yaml: false, protobuf: true };
     if (!JSONISH.has(range.type)) continue;
     const yaml = range.type === 'application/yaml';

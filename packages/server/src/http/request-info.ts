@@ -74,7 +74,8 @@ export function parseRequestInfo(method: string, path: string, query: URLSearchP
   switch (method) {
     case 'GET':
     case 'HEAD':
-      info.verb = watchPath || isWatchQuery ? 'watch' : info.name ? 'get' : 'list';
+      // `watch` in the query counts only without a name (RequestInfoFactory): a named GET is a get.
+      info.verb = watchPath || (isWatchQuery && !info.name) ? 'watch' : info.name ? 'get' : 'list';
       break;
     case 'POST':
       info.verb = 'create';

@@ -54,7 +54,10 @@ export class ApiMetrics {
   private readonly durations: Histogram<(typeof REQUEST_LABELS)[number]>;
   private readonly inflight: Gauge<'request_kind'>;
 
-  constructor(store: Store, types: TypeRegistry) {
+  constructor(
+    store: Store,
+    private readonly types: TypeRegistry,
+  ) {
     const registers = [this.registry];
     this.requests = new Counter({
       name: 'apiserver_request_total',
@@ -144,8 +147,10 @@ export class ApiMetrics {
       if (done) return;
       done = true;
       if (!longRunning) this.inflight.dec({ request_kind: kind });
-      // Requests refused by authentication never reach the apiserver's instrumented handlers.
+      // Only the resource handlers are instrumented: requests refused by authentication, and
+      // paths of no served resource (Go's NotFound handler), are not counted.
       if (!resourceRequest || res.statusCode === 401) return;
+      if (!this.types.lookup(info.group, info.version, info.resource)) return;
       const labels = {
         verb,
         dry_run: query

@@ -45,6 +45,8 @@ describe('/metrics', () => {
     expect((await http.post('/api/v1/namespaces/default/configmaps', cm)).status).toBe(201);
     expect((await http.get('/api/v1/namespaces/default/configmaps/counted')).status).toBe(200);
     expect((await http.get('/api/v1/namespaces/default/configmaps/missing')).status).toBe(404);
+    // Paths of no resource reach Go's NotFound handler, which is not instrumented.
+    expect((await http.get('/apis/nope.example.com/v1/things')).status).toBe(404);
     const after = await env.ok(['get', '--raw', '/metrics']);
 
     expect(
@@ -58,6 +60,7 @@ describe('/metrics', () => {
     expect(sample(after, 'apiserver_request_total', get)).toBe(1);
     const missing = { verb: 'GET', resource: 'configmaps', scope: 'resource', code: '404' };
     expect(sample(after, 'apiserver_request_total', missing)).toBe(1);
+    expect(sample(after, 'apiserver_request_total', { group: 'nope.example.com' })).toBe(0);
     const count = (t: string) =>
       sample(t, 'apiserver_request_duration_seconds_count', { verb: 'LIST', resource: 'configmaps' });
     expect(count(after) - count(before)).toBe(3);

@@ -79,6 +79,49 @@ const ROOTS = [
     'k8s.io.api.authorization.v1.SelfSubjectAccessReview',
   ],
   ['authorization.k8s.io/v1', 'SelfSubjectRulesReview', 'k8s.io.api.authorization.v1.SelfSubjectRulesReview'],
+  // Kinds kubectl's typed clients create (create cronjob/pdb/ingress/quota/priorityclass, autoscale,
+  // certificate approve) and whatever else a 1.32 cluster serves.
+  ...['ReplicationController', 'PodTemplate', 'PersistentVolume', 'ResourceQuota', 'LimitRange'].map((k) => [
+    'v1',
+    k,
+    `k8s.io.api.core.v1.${k}`,
+  ]),
+  ['autoscaling/v1', 'HorizontalPodAutoscaler', 'k8s.io.api.autoscaling.v1.HorizontalPodAutoscaler'],
+  ['autoscaling/v2', 'HorizontalPodAutoscaler', 'k8s.io.api.autoscaling.v2.HorizontalPodAutoscaler'],
+  ['policy/v1', 'PodDisruptionBudget', 'k8s.io.api.policy.v1.PodDisruptionBudget'],
+  ...['Ingress', 'IngressClass', 'NetworkPolicy'].map((k) => [
+    'networking.k8s.io/v1',
+    k,
+    `k8s.io.api.networking.v1.${k}`,
+  ]),
+  ...['StorageClass', 'CSIDriver', 'CSINode', 'CSIStorageCapacity', 'VolumeAttachment'].map((k) => [
+    'storage.k8s.io/v1',
+    k,
+    `k8s.io.api.storage.v1.${k}`,
+  ]),
+  ['scheduling.k8s.io/v1', 'PriorityClass', 'k8s.io.api.scheduling.v1.PriorityClass'],
+  [
+    'certificates.k8s.io/v1',
+    'CertificateSigningRequest',
+    'k8s.io.api.certificates.v1.CertificateSigningRequest',
+  ],
+  ['node.k8s.io/v1', 'RuntimeClass', 'k8s.io.api.node.v1.RuntimeClass'],
+  ...['FlowSchema', 'PriorityLevelConfiguration'].map((k) => [
+    'flowcontrol.apiserver.k8s.io/v1',
+    k,
+    `k8s.io.api.flowcontrol.v1.${k}`,
+  ]),
+  ...['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding'].map((k) => [
+    'admissionregistration.k8s.io/v1',
+    k,
+    `k8s.io.api.admissionregistration.v1.${k}`,
+  ]),
+  ['authentication.k8s.io/v1', 'TokenReview', 'k8s.io.api.authentication.v1.TokenReview'],
+  ...['SubjectAccessReview', 'LocalSubjectAccessReview'].map((k) => [
+    'authorization.k8s.io/v1',
+    k,
+    `k8s.io.api.authorization.v1.${k}`,
+  ]),
   // client-go encodes DeleteOptions with the group version of the typed client that sends it.
   ['*', 'DeleteOptions', 'k8s.io.apimachinery.pkg.apis.meta.v1.DeleteOptions'],
 ];
@@ -98,6 +141,13 @@ const BINARY_FILES = [
   'k8s.io/api/policy/v1/generated.proto',
   'k8s.io/api/authentication/v1/generated.proto',
   'k8s.io/api/authorization/v1/generated.proto',
+  'k8s.io/api/autoscaling/v2/generated.proto',
+  'k8s.io/api/networking/v1/generated.proto',
+  'k8s.io/api/storage/v1/generated.proto',
+  'k8s.io/api/scheduling/v1/generated.proto',
+  'k8s.io/api/certificates/v1/generated.proto',
+  'k8s.io/api/node/v1/generated.proto',
+  'k8s.io/api/flowcontrol/v1/generated.proto',
 ];
 
 /**
@@ -155,6 +205,7 @@ const CUSTOM_JSON = {
   // `type ExtraValue []string`: the message wraps the slice in `items`.
   'k8s.io.api.authentication.v1.ExtraValue': 'StringList',
   'k8s.io.api.authorization.v1.ExtraValue': 'StringList',
+  'k8s.io.api.certificates.v1.ExtraValue': 'StringList',
   [`${APIEXTENSIONS_PACKAGE}.JSON`]: 'RawJSON',
   [`${APIEXTENSIONS_PACKAGE}.JSONSchemaPropsOrArray`]: 'JSONSchemaPropsOrArray',
   [`${APIEXTENSIONS_PACKAGE}.JSONSchemaPropsOrBool`]: 'JSONSchemaPropsOrBool',

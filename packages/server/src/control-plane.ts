@@ -214,6 +214,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
         }
         return users.get(auth.slice(7).trim());
       },
+      authenticateToken: (t) => users.get(t),
       version,
       bookmarkIntervalMs: options.bookmarkIntervalMs ?? 15_000,
       ready: () => ready,

@@ -128,6 +128,15 @@ export class Discovery {
           verbs: SUBRESOURCE_VERBS,
         });
       }
+      if (t.subresources.approval) {
+        resources.push({
+          name: `${t.resource}/approval`,
+          singularName: '',
+          namespaced: t.namespaced,
+          kind: t.kind,
+          verbs: SUBRESOURCE_VERBS,
+        });
+      }
       if (t.subresources.status) {
         resources.push({
           name: `${t.resource}/status`,
@@ -177,6 +186,15 @@ export class Discovery {
                     {
                       subresource: 'scale',
                       responseKind: { group: 'autoscaling', version: 'v1', kind: 'Scale' },
+                      verbs: SUBRESOURCE_VERBS,
+                    },
+                  ]
+                : []),
+              ...(t.subresources.approval
+                ? [
+                    {
+                      subresource: 'approval',
+                      responseKind: { group: t.group, version: t.version, kind: t.kind },
                       verbs: SUBRESOURCE_VERBS,
                     },
                   ]

@@ -26,8 +26,8 @@ import { decodeProtobufObject, PROTOBUF_CONTENT_TYPE } from '../protobuf/index.j
 import { listItemJson, listItemObject } from '../registry/list-item.js';
 import type { Registry } from '../registry/registry.js';
 import type { DeleteParams, ListParams, RestStorage } from '../registry/rest.js';
-import { apiVersionOf, type ResourceType } from '../registry/types.js';
-import type { StoredObject } from '../storage/types.js';
+import { apiVersionOf, type ResourceType, type VirtualContext } from '../registry/types.js';
+import type { KubeObject, StoredObject } from '../storage/types.js';
 import { isObject, type Obj } from '../util/object.js';
 import { parseYaml, toYaml } from '../util/yaml.js';
 import { decodeBody, mediaType, nestingExceeds, readBody } from './body.js';
@@ -74,6 +74,8 @@ export interface ApiServerOptions {
   /** Requests fault injection leaves alone (the built-in controllers' own requests). */
   exemptFromFaults?(req: IncomingMessage): boolean;
   authenticate(req: IncomingMessage): UserInfo | undefined;
+  /** The user a bearer token authenticates as (TokenReview); undefined for an unknown token. */
+  authenticateToken?(token: string): UserInfo | undefined;
   version: Record<string, string>;
   bookmarkIntervalMs: number;
   /** Answers readiness (`/readyz`). */
@@ -316,6 +318,10 @@ export class ApiServer {
     }
     const name = t.resource === 'namespaces' && !t.namespaced ? info.name : info.name;
     const dryRun = parseDryRun(query);
+    if (t.virtual) {
+      await this.serveVirtual(req, res, t, namespace, name, verb, dryRun);
+      return;
+    }
 
     switch (verb) {
       case 'get':
@@ -411,6 +417,70 @@ export class ApiServer {
       default:
         throw methodNotAllowed();
     }
+  }
+
+  /** Kinds without storage (reviews, bindings, component statuses): see `VirtualResource`. */
+  private async serveVirtual(
+    req: IncomingMessage,
+    res: ServerResponse,
+    t: ResourceType,
+    namespace: string | undefined,
+    name: string,
+    verb: string,
+    dryRun: boolean,
+  ): Promise<void> {
+    const v = t.virtual!;
+    const user = this.o.authenticate(req) ?? {
+      username: 'system:anonymous',
+      groups: ['system:unauthenticated'],
+    };
+    const ctx: VirtualContext = {
+      user,
+      namespace,
+      dryRun,
+      authenticateToken: (token) => this.o.authenticateToken?.(token),
+      bind: async (ns, binding, dry) => {
+        const pods = this.o.registry.lookup('', 'v1', 'pods')!;
+        const podName = isObject(binding.metadata) ? String(binding.metadata.name ?? '') : '';
+        await this.o.rest.bind(pods, ns, podName, binding, { dryRun: dry, fieldManager: undefined });
+      },
+    };
+    if (verb === 'create' && v.create) {
+      const { obj } = await this.readObject(req, t);
+      this.sendJson(req, res, 201, await v.create(obj, ctx));
+      return;
+    }
+    req.resume();
+    const items = (v.list?.(ctx) ?? []).map(
+      (object): StoredObject => ({
+        key: '',
+        object: object as KubeObject,
+        revision: 0,
+        json: JSON.stringify(object),
+      }),
+    );
+    if (verb === 'get') {
+      const found = items.find((i) => (i.object.metadata as Obj).name === name);
+      if (!found) throw ApiError.notFound({ group: t.group, resource: t.resource }, name);
+      this.respondObject(req, res, 200, t, found);
+      return;
+    }
+    const neg = this.negotiateResource(req, true);
+    if (neg.representation.as === 'Table') {
+      this.sendJson(
+        req,
+        res,
+        200,
+        table(t, items, includeObject(new URLSearchParams()), { resourceVersion: '' }),
+      );
+      return;
+    }
+    this.sendJson(req, res, 200, {
+      kind: t.listKind,
+      apiVersion: apiVersionOf(t),
+      metadata: {},
+      items: items.map((i) => i.object),
+    });
   }
 
   private get(

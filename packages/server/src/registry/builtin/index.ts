@@ -13,6 +13,7 @@
 import { admissionBehaviours } from './admission.js';
 import { apiextensionsBehaviours } from './apiextensions.js';
 import { appsBehaviours } from './apps.js';
+import { autoscalingBehaviours } from './autoscaling.js';
 import { batchBehaviours } from './batch.js';
 import { coordinationBehaviours } from './coordination.js';
 import { coreBehaviours } from './core.js';
@@ -39,6 +40,7 @@ export const builtinBehaviours: Readonly<Record<string, KindBehaviour>> = Object
     ...prefixed('apps', appsBehaviours),
     ...prefixed('apps', controllerRevisionBehaviours),
     ...prefixed('batch', batchBehaviours),
+    ...prefixed('autoscaling', autoscalingBehaviours),
     ...prefixed('coordination.k8s.io', coordinationBehaviours),
     ...prefixed('discovery.k8s.io', discoveryBehaviours),
     ...prefixed('events.k8s.io', eventsBehaviours),

@@ -1,4 +1,5 @@
 import type { StatusCause } from 'kubeloop/api';
+import { builtinSpec } from '../../openapi/builtin.js';
 import { docs } from './descriptions.js';
 
 /** `metav1.TableColumnDefinition`: one column of a server-side `Table`. */
@@ -61,3 +62,13 @@ export const ageColumn = (): TableColumnDefinition => col('Age', 'string', docs.
 
 export const CONTAINERS_DOC = 'Names of each container in the template.';
 export const IMAGES_DOC = 'Images referenced by each container in the template.';
+
+/**
+ * The OpenAPI description of `definition`'s field, which printers.go's column descriptions are
+ * (`SwaggerDoc()` text); '' when the field has none.
+ */
+export function fieldDoc(definition: string, field: string): string {
+  const schema = builtinSpec().schemas.get(definition);
+  const prop = (schema?.properties as Record<string, { description?: string }> | undefined)?.[field];
+  return prop?.description ?? '';
+}

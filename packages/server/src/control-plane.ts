@@ -26,6 +26,7 @@ import { SimulatedRuntime } from './kubelet/runtime.js';
 import { type Loopback, startLoopback } from './loopback.js';
 import { createOpenApiEndpoints } from './openapi-endpoints.js';
 import { serviceAllocator } from './registry/allocators.js';
+import { ensureSystemPriorityClasses, syncLocalAPIServices } from './registry/cluster-objects.js';
 import { Registry } from './registry/registry.js';
 import { RestStorage } from './registry/rest.js';
 import { Compactor, DEFAULT_COMPACTION_INTERVAL_MS } from './storage/compactor.js';
@@ -230,6 +231,14 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     });
 
     await bootstrap(rest, registry);
+    await ensureSystemPriorityClasses(rest, registry);
+    await syncLocalAPIServices(rest, registry);
+    // CRD groups come and go: autoregister keeps their Local APIServices in step.
+    registry.onChange(() => {
+      syncLocalAPIServices(rest, registry).catch((err: unknown) =>
+        log('warn', 'syncing Local APIServices failed', { error: String(err) }),
+      );
+    });
     const namespaces = new NamespaceController(rest, { caCert: ca.cert, log });
     namespaces.start();
     crds.start();

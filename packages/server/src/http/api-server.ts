@@ -280,6 +280,7 @@ export class ApiServer {
       info.subresource &&
       !(info.subresource === 'status' && t.subresources.status) &&
       !(info.subresource === 'scale' && t.subresources.scale) &&
+      !(info.subresource === 'approval' && t.subresources.approval) &&
       !(info.subresource === 'binding' && t.group === '' && t.resource === 'pods')
     ) {
       req.resume();
@@ -367,14 +368,10 @@ export class ApiServer {
         const { obj, raw } = await this.readObject(req, t);
         const fieldManager = writeManager(req, query, 'UpdateOptions');
         const warnings = keepManagedFieldsReset(obj, () => this.checkFields(t, obj, raw, query, 'update'));
-        const stored = await this.o.rest.update(
-          t,
-          namespace,
-          name,
-          obj,
-          info.subresource === 'status' ? 'status' : undefined,
-          { dryRun, fieldManager },
-        );
+        const stored = await this.o.rest.update(t, namespace, name, obj, statusLike(info.subresource), {
+          dryRun,
+          fieldManager,
+        });
         this.respondObject(req, res, 200, t, stored, warnings);
         return;
       }
@@ -630,7 +627,7 @@ export class ApiServer {
       t,
       ns,
       name,
-      sub === 'status' ? 'status' : undefined,
+      statusLike(sub),
       { dryRun, fieldManager },
       (current) => {
         const next = applyPatch(current);
@@ -688,7 +685,7 @@ export class ApiServer {
       this.sendJson(req, res, 200, scale);
       return;
     }
-    const subresource = sub === 'status' ? 'status' : undefined;
+    const subresource = statusLike(sub);
     for (let attempt = 0; ; attempt++) {
       try {
         const stored = await this.o.rest.patch(t, ns, name, subresource, ctx, (current) =>
@@ -1194,4 +1191,12 @@ function defaultReason(code: number): string {
     default:
       return 'InternalError';
   }
+}
+
+/**
+ * The status strategy serves `status` and a CertificateSigningRequest's `approval`: both write
+ * only the object's status (approval its conditions, which is all a client sends through it).
+ */
+function statusLike(sub: string): 'status' | undefined {
+  return sub === 'status' || sub === 'approval' ? 'status' : undefined;
 }

@@ -318,6 +318,8 @@ export function builtinKinds(): ResourceType[] {
       resource: 'apiservices',
       kind: 'APIService',
       namespaced: false,
+      // The core group's is `v1.`, which only a path segment allows.
+      nameValidation: 'path-segment',
       categories: ['api-extensions'],
       subresources: { status: true },
     }),

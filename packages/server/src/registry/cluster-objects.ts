@@ -62,7 +62,7 @@ export async function syncLocalAPIServices(rest: RestStorage, registry: Registry
   if (!t) return;
   const wanted = new Map<string, [string, string]>();
   for (const [group, versions] of registry.groups())
-    for (const v of versions) wanted.set(group ? `${v}.${group}` : v, [group, v]);
+    for (const v of versions) wanted.set(`${v}.${group}`, [group, v]);
   for (const [name, [group, version]] of wanted) {
     if (rest.store.get(rest.key(t, undefined, name))) continue;
     const obj = localAPIService(group, version, timestamp());

@@ -18,7 +18,8 @@ const apiservices: KindBehaviour = {
     const name = str(dig(obj, 'metadata', 'name'));
     const group = str(spec.group);
     const version = str(spec.version);
-    const expected = group ? `${version}.${group}` : version;
+    // The core group's is `v1.`: the name is always version + "." + group.
+    const expected = `${version}.${group}`;
     if (name !== expected) out.push(invalid('metadata.name', name, 'must be `spec.version+"."+spec.group`'));
     if (!version) out.push(required('spec.version'));
     const groupPriority = numOr(spec.groupPriorityMinimum) ?? 0;
@@ -94,7 +95,7 @@ export function localAPIService(group: string, version: string, now: string): Ob
     apiVersion: 'apiregistration.k8s.io/v1',
     kind: 'APIService',
     metadata: {
-      name: group ? `${version}.${group}` : version,
+      name: `${version}.${group}`,
       labels: { 'kube-aggregator.kubernetes.io/automanaged': 'onstart' },
     },
     spec: { ...(group && { group }), version, groupPriorityMinimum, versionPriority },

@@ -25,7 +25,7 @@ function metaIsEmpty(meta: unknown, allowNamespace: boolean): boolean {
 
 /** `%#v` of a pointer to an attributes struct, as field.Error prints it. */
 const attributesValue = (v: unknown): unknown =>
-  isObj(v) ? new GoValue(`&authorization.${'path' in v ? 'NonResource' : 'Resource'}Attributes{…}`) : null;
+  isObj(v) ? new GoValue(`&authorization.${'path' in v ? 'NonResource' : 'Resource'}Attributes{…}`) : 'null';
 
 /** `ValidateSubjectAccessReviewSpec` (`self`: the SelfSubjectAccessReview variant, without user). */
 function validateAccessSpec(spec: Obj, self: boolean): StatusCause[] {
@@ -45,7 +45,8 @@ function validateAccessSpec(spec: Obj, self: boolean): StatusCause[] {
     out.push(
       invalid(
         'spec.resourceAttributes',
-        null,
+        // A nil pointer: field.Error prints the string "null".
+        'null',
         'exactly one of nonResourceAttributes or resourceAttributes must be specified',
       ),
     );

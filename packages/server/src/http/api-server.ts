@@ -351,6 +351,8 @@ export class ApiServer {
           return;
         }
         const { obj, raw } = await this.readObject(req, t);
+        const requester = t.behaviour.setRequester && this.o.authenticate(req);
+        if (requester) t.behaviour.setRequester?.(obj, requester);
         const fieldManager = writeManager(req, query, 'CreateOptions');
         const warnings = keepManagedFieldsReset(obj, () => this.checkFields(t, obj, raw, query, 'create'));
         const stored = await this.o.rest.create(t, namespace, obj, { dryRun, fieldManager });

@@ -275,7 +275,12 @@ describe('certificates.k8s.io/v1 CertificateSigningRequest', () => {
       metadata: { name: 'bob' },
       spec: { request, signerName: 'kubernetes.io/kube-apiserver-client', usages: ['client auth'] },
     });
-    expect((await table('csr'))[1]).toMatch(/^bob \d+s kubernetes.io\/kube-apiserver-client <none> Pending$/);
+    expect((await table('csr'))[1]).toMatch(
+      /^bob \d+s kubernetes.io\/kube-apiserver-client kubeloop-admin <none> Pending$/,
+    );
+    const csr = await getJson('csr', 'bob');
+    expect(csr.spec.username).toBe('kubeloop-admin');
+    expect(csr.spec.groups).toEqual(['system:masters', 'system:authenticated']);
     expect(await env.ok(['certificate', 'approve', 'bob'])).toBe(
       'certificatesigningrequest.certificates.k8s.io/bob approved\n',
     );

@@ -119,6 +119,17 @@ function csrCondition(obj: Obj): string {
 }
 
 const certificatesigningrequests: KindBehaviour = {
+  /** The create strategy's PrepareForCreate: the request is the caller's, whatever the body said. */
+  setRequester(obj, user) {
+    const spec = isObj(obj.spec) ? obj.spec : {};
+    obj.spec = spec;
+    spec.username = user.username;
+    if (user.uid) spec.uid = user.uid;
+    else delete spec.uid;
+    if (user.groups.length > 0) spec.groups = [...user.groups];
+    else delete spec.groups;
+    delete spec.extra;
+  },
   validate: validateCsr,
   columns: [
     nameColumn(),

@@ -29,6 +29,14 @@ export interface KindBehaviour {
    * defaulting and before validation; `old` is set on update. May throw an ApiError.
    */
   prepare?(obj: Record<string, unknown>, old?: Record<string, unknown>): void;
+  /**
+   * What a create strategy records of the caller (a CertificateSigningRequest's requester):
+   * called on create with the authenticated user, before defaulting.
+   */
+  setRequester?(
+    obj: Record<string, unknown>,
+    user: { username: string; groups: string[]; uid?: string },
+  ): void;
   /** Kind-specific validation (`pkg/apis/<group>/validation`); `old` is set on update. */
   validate?(obj: Record<string, unknown>, old?: Record<string, unknown>): StatusCause[];
   /** The Table columns of printers.go, `Name` first; wide-only columns have priority 1. */

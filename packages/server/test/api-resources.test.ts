@@ -49,4 +49,22 @@ describe('kubectl api-resources', () => {
     const group = JSON.parse(await env.ok(['get', '--raw', '/apis/autoscaling']));
     expect(group.preferredVersion.version).toBe('v2');
   });
+
+  it('lists the subresources kubectl uses beside the resources', async () => {
+    const core = JSON.parse(await env.ok(['get', '--raw', '/api/v1']));
+    const names = core.resources.map((r: { name: string }) => r.name);
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'replicationcontrollers/scale',
+        'replicationcontrollers/status',
+        'serviceaccounts/token',
+      ]),
+    );
+    const certs = JSON.parse(await env.ok(['get', '--raw', '/apis/certificates.k8s.io/v1']));
+    expect(certs.resources.map((r: { name: string }) => r.name)).toEqual([
+      'certificatesigningrequests',
+      'certificatesigningrequests/approval',
+      'certificatesigningrequests/status',
+    ]);
+  });
 });

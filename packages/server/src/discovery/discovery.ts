@@ -128,6 +128,17 @@ export class Discovery {
           verbs: SUBRESOURCE_VERBS,
         });
       }
+      if (t.subresources.token) {
+        resources.push({
+          name: `${t.resource}/token`,
+          singularName: '',
+          namespaced: t.namespaced,
+          group: 'authentication.k8s.io',
+          version: 'v1',
+          kind: 'TokenRequest',
+          verbs: ['create'],
+        });
+      }
       if (t.subresources.approval) {
         resources.push({
           name: `${t.resource}/approval`,
@@ -187,6 +198,15 @@ export class Discovery {
                       subresource: 'scale',
                       responseKind: { group: 'autoscaling', version: 'v1', kind: 'Scale' },
                       verbs: SUBRESOURCE_VERBS,
+                    },
+                  ]
+                : []),
+              ...(t.subresources.token
+                ? [
+                    {
+                      subresource: 'token',
+                      responseKind: { group: 'authentication.k8s.io', version: 'v1', kind: 'TokenRequest' },
+                      verbs: ['create'],
                     },
                   ]
                 : []),

@@ -41,6 +41,8 @@ import { serveWatch, type WatchParams } from './watch.js';
 export interface UserInfo {
   username: string;
   groups: string[];
+  /** Set for service accounts: their object's uid. */
+  uid?: string;
 }
 
 /** The OpenAPI documents and the schema-based checks the HTTP layer needs. */
@@ -74,6 +76,8 @@ export interface ApiServerOptions {
   /** Requests fault injection leaves alone (the built-in controllers' own requests). */
   exemptFromFaults?(req: IncomingMessage): boolean;
   authenticate(req: IncomingMessage): UserInfo | undefined;
+  /** Answers a TokenRequest for a stored ServiceAccount (`serviceaccounts/<name>/token`). */
+  issueServiceAccountToken?(serviceAccount: Obj, request: Obj): Obj;
   /** The user a bearer token authenticates as (TokenReview); undefined for an unknown token. */
   authenticateToken?(token: string): UserInfo | undefined;
   version: Record<string, string>;
@@ -281,6 +285,7 @@ export class ApiServer {
       !(info.subresource === 'status' && t.subresources.status) &&
       !(info.subresource === 'scale' && t.subresources.scale) &&
       !(info.subresource === 'approval' && t.subresources.approval) &&
+      !(info.subresource === 'token' && t.subresources.token && this.o.issueServiceAccountToken) &&
       !(info.subresource === 'binding' && t.group === '' && t.resource === 'pods')
     ) {
       req.resume();
@@ -303,7 +308,11 @@ export class ApiServer {
     }
     const verb = info.verb;
     const allowed =
-      info.subresource === 'binding' ? ['create'] : info.subresource ? ['get', 'update', 'patch'] : t.verbs;
+      info.subresource === 'binding' || info.subresource === 'token'
+        ? ['create']
+        : info.subresource
+          ? ['get', 'update', 'patch']
+          : t.verbs;
     // Routes exist per verb: PUT or PATCH of a collection, POST to an object or a subresource
     // without an object match no route, which go-restful answers with a 405.
     const needsName = ['get', 'update', 'patch', 'delete'].includes(verb) || info.subresource !== '';
@@ -335,6 +344,12 @@ export class ApiServer {
         this.watch(req, res, t, namespace, name, query, info);
         return;
       case 'create': {
+        if (info.subresource === 'token') {
+          const { obj } = await this.readBody(req);
+          const serviceAccount = this.o.rest.get(t, namespace, name).object as Obj;
+          this.sendJson(req, res, 201, this.o.issueServiceAccountToken!(serviceAccount, obj));
+          return;
+        }
         if (info.subresource === 'binding') {
           const { obj } = await this.readBody(req);
           await this.o.rest.bind(t, namespace, name, obj, {

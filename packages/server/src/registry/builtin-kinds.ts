@@ -139,6 +139,7 @@ export function builtinKinds(): ResourceType[] {
       resource: 'serviceaccounts',
       kind: 'ServiceAccount',
       shortNames: ['sa'],
+      subresources: { token: true },
       returnDeletedObject: true,
     }),
     core({ resource: 'events', kind: 'Event', shortNames: ['ev'] }),

@@ -40,8 +40,11 @@ export interface ResourceType {
   shortNames: readonly string[];
   categories: readonly string[];
   verbs: readonly Verb[];
-  /** `approval`: a CertificateSigningRequest's, which changes only its Approved/Denied conditions. */
-  subresources: { status?: boolean; scale?: ScaleSubresource; approval?: boolean };
+  /**
+   * `approval`: a CertificateSigningRequest's, which changes only its Approved/Denied conditions;
+   * `token`: a ServiceAccount's, which issues a TokenRequest (create only).
+   */
+  subresources: { status?: boolean; scale?: ScaleSubresource; approval?: boolean; token?: boolean };
   /** Whether `metadata.generation` tracks changes of the spec (everything but metadata/status). */
   generation: boolean;
   /** Which rule `metadata.name` follows. */

@@ -395,6 +395,28 @@ describe('review kinds and bindings', () => {
     expect(bad.status.authenticated).toBeUndefined();
   });
 
+  it('kubectl create token issues a token that authenticates as the service account', async () => {
+    await env.ok(['create', 'serviceaccount', 'bot']);
+    const token = (await env.ok(['create', 'token', 'bot'])).trim();
+    const claims = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString());
+    expect(claims.sub).toBe('system:serviceaccount:default:bot');
+    expect(claims.aud).toEqual(['https://kubernetes.default.svc.cluster.local']);
+    expect(claims.exp - claims.iat).toBe(3600);
+    const whoami = JSON.parse(await env.ok(['auth', 'whoami', '-o', 'json', `--token=${token}`]));
+    expect(whoami.status.userInfo).toMatchObject({
+      username: 'system:serviceaccount:default:bot',
+      groups: ['system:serviceaccounts', 'system:serviceaccounts:default', 'system:authenticated'],
+    });
+    const r = await env.run(['create', 'token', 'bot', '--duration=5m']);
+    expect(r.stderr.trim()).toBe(
+      'error: failed to create token: TokenRequest.authentication.k8s.io "bot" is invalid: spec.expirationSeconds: Invalid value: 300: may not specify a duration less than 10 minutes',
+    );
+    // A deleted service account's tokens no longer authenticate.
+    await env.ok(['delete', 'serviceaccount', 'bot']);
+    const gone = await env.run(['auth', 'whoami', `--token=${token}`]);
+    expect(gone.stderr).toContain('Unauthorized');
+  });
+
   it('a Binding assigns a pod to a node', async () => {
     await create({
       apiVersion: 'v1',

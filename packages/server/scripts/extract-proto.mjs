@@ -79,13 +79,66 @@ const ROOTS = [
     'k8s.io.api.authorization.v1.SelfSubjectAccessReview',
   ],
   ['authorization.k8s.io/v1', 'SelfSubjectRulesReview', 'k8s.io.api.authorization.v1.SelfSubjectRulesReview'],
+  // Kinds kubectl's typed clients create (create cronjob/pdb/ingress/quota/priorityclass, autoscale,
+  // certificate approve) and whatever else a 1.32 cluster serves.
+  ...['ReplicationController', 'PodTemplate', 'PersistentVolume', 'ResourceQuota', 'LimitRange'].map((k) => [
+    'v1',
+    k,
+    `k8s.io.api.core.v1.${k}`,
+  ]),
+  ['autoscaling/v1', 'HorizontalPodAutoscaler', 'k8s.io.api.autoscaling.v1.HorizontalPodAutoscaler'],
+  ['autoscaling/v2', 'HorizontalPodAutoscaler', 'k8s.io.api.autoscaling.v2.HorizontalPodAutoscaler'],
+  ['policy/v1', 'PodDisruptionBudget', 'k8s.io.api.policy.v1.PodDisruptionBudget'],
+  ...['Ingress', 'IngressClass', 'NetworkPolicy'].map((k) => [
+    'networking.k8s.io/v1',
+    k,
+    `k8s.io.api.networking.v1.${k}`,
+  ]),
+  ...['StorageClass', 'CSIDriver', 'CSINode', 'CSIStorageCapacity', 'VolumeAttachment'].map((k) => [
+    'storage.k8s.io/v1',
+    k,
+    `k8s.io.api.storage.v1.${k}`,
+  ]),
+  ['scheduling.k8s.io/v1', 'PriorityClass', 'k8s.io.api.scheduling.v1.PriorityClass'],
+  [
+    'certificates.k8s.io/v1',
+    'CertificateSigningRequest',
+    'k8s.io.api.certificates.v1.CertificateSigningRequest',
+  ],
+  ['node.k8s.io/v1', 'RuntimeClass', 'k8s.io.api.node.v1.RuntimeClass'],
+  ...['FlowSchema', 'PriorityLevelConfiguration'].map((k) => [
+    'flowcontrol.apiserver.k8s.io/v1',
+    k,
+    `k8s.io.api.flowcontrol.v1.${k}`,
+  ]),
+  ...['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding'].map((k) => [
+    'admissionregistration.k8s.io/v1',
+    k,
+    `k8s.io.api.admissionregistration.v1.${k}`,
+  ]),
+  ['authentication.k8s.io/v1', 'TokenReview', 'k8s.io.api.authentication.v1.TokenReview'],
+  ...['SubjectAccessReview', 'LocalSubjectAccessReview'].map((k) => [
+    'authorization.k8s.io/v1',
+    k,
+    `k8s.io.api.authorization.v1.${k}`,
+  ]),
   // client-go encodes DeleteOptions with the group version of the typed client that sends it.
   ['*', 'DeleteOptions', 'k8s.io.apimachinery.pkg.apis.meta.v1.DeleteOptions'],
   // Answers: the Status of a deletion.
   ['v1', 'Status', 'k8s.io.apimachinery.pkg.apis.meta.v1.Status'],
 ];
 // Answers to protobuf clients: the list of every listable kind above, in its kind's package.
-const NOT_LISTABLE = new Set(['Binding', 'Scale', 'Eviction', 'TokenRequest', 'DeleteOptions', 'Status']);
+const NOT_LISTABLE = new Set([
+  'Binding',
+  'Scale',
+  'Eviction',
+  'TokenRequest',
+  'TokenReview',
+  'SubjectAccessReview',
+  'LocalSubjectAccessReview',
+  'DeleteOptions',
+  'Status',
+]);
 ROOTS.push(
   ...ROOTS.filter(
     ([apiVersion, kind]) => apiVersion !== '*' && !NOT_LISTABLE.has(kind) && !kind.startsWith('Self'),
@@ -107,6 +160,13 @@ const BINARY_FILES = [
   'k8s.io/api/policy/v1/generated.proto',
   'k8s.io/api/authentication/v1/generated.proto',
   'k8s.io/api/authorization/v1/generated.proto',
+  'k8s.io/api/autoscaling/v2/generated.proto',
+  'k8s.io/api/networking/v1/generated.proto',
+  'k8s.io/api/storage/v1/generated.proto',
+  'k8s.io/api/scheduling/v1/generated.proto',
+  'k8s.io/api/certificates/v1/generated.proto',
+  'k8s.io/api/node/v1/generated.proto',
+  'k8s.io/api/flowcontrol/v1/generated.proto',
 ];
 
 /**
@@ -164,6 +224,7 @@ const CUSTOM_JSON = {
   // `type ExtraValue []string`: the message wraps the slice in `items`.
   'k8s.io.api.authentication.v1.ExtraValue': 'StringList',
   'k8s.io.api.authorization.v1.ExtraValue': 'StringList',
+  'k8s.io.api.certificates.v1.ExtraValue': 'StringList',
   [`${APIEXTENSIONS_PACKAGE}.JSON`]: 'RawJSON',
   [`${APIEXTENSIONS_PACKAGE}.JSONSchemaPropsOrArray`]: 'JSONSchemaPropsOrArray',
   [`${APIEXTENSIONS_PACKAGE}.JSONSchemaPropsOrBool`]: 'JSONSchemaPropsOrBool',

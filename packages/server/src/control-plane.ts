@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
@@ -12,6 +12,7 @@ import {
   issueServingCertificate,
   type KeyPair,
 } from './auth/pki.js';
+import { ServiceAccountTokens, serviceAccountUser } from './auth/service-account-token.js';
 import { authenticateClientCertificate } from './auth/x509.js';
 import type { BuiltinControllers } from './controllers/builtin.js';
 import type { Kubelet, SimulatedNodesOptions } from './controllers/kubelet.js';
@@ -28,6 +29,7 @@ import { SimulatedRuntime } from './kubelet/runtime.js';
 import { type Loopback, startLoopback } from './loopback.js';
 import { createOpenApiEndpoints } from './openapi-endpoints.js';
 import { serviceAllocator } from './registry/allocators.js';
+import { ensureSystemPriorityClasses, syncLocalAPIServices } from './registry/cluster-objects.js';
 import { Registry } from './registry/registry.js';
 import { RestStorage } from './registry/rest.js';
 import { Compactor, DEFAULT_COMPACTION_INTERVAL_MS } from './storage/compactor.js';
@@ -187,6 +189,21 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
         { username: 'system:kube-controller-manager', groups: ['system:masters', 'system:authenticated'] },
       ],
     ]);
+    // Service account tokens are signed with a key derived from the persisted admin token, so
+    // they stay valid across restarts; one authenticates while its ServiceAccount (same uid) exists.
+    const saTokens = new ServiceAccountTokens(
+      createHash('sha256').update(`service-account-key:${token}`).digest(),
+    );
+    const saType = registry.lookup('', 'v1', 'serviceaccounts')!;
+    const userOfToken = (bearer: string): UserInfo | undefined => {
+      const known = users.get(bearer);
+      if (known) return known;
+      const claims = saTokens.verify(bearer);
+      if (!claims) return undefined;
+      const sa = rest.store.get(rest.key(saType, claims.namespace, claims.name));
+      if (!sa || (sa.object.metadata as { uid?: string }).uid !== claims.uid) return undefined;
+      return serviceAccountUser(claims);
+    };
     let ready = false;
     // The simulated containers: the kubelet drives them, the streaming subresources read them.
     const runtime = new SimulatedRuntime({
@@ -210,12 +227,14 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
         const { token } = bearerToken(req.headers.authorization);
         if (token === undefined) {
           const wsToken = websocketBearerToken(req);
-          const user = wsToken === undefined ? undefined : users.get(wsToken);
+          const user = wsToken === undefined ? undefined : userOfToken(wsToken);
           if (user) dropTokenProtocol(req);
           return user;
         }
-        return users.get(token);
+        return userOfToken(token);
       },
+      authenticateToken: (t) => userOfToken(t),
+      issueServiceAccountToken: (sa, request) => saTokens.issue(sa, request),
       version,
       bookmarkIntervalMs: options.bookmarkIntervalMs ?? 15_000,
       ready: () => ready,
@@ -232,6 +251,14 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     });
 
     await bootstrap(rest, registry);
+    await ensureSystemPriorityClasses(rest, registry);
+    await syncLocalAPIServices(rest, registry);
+    // CRD groups come and go: autoregister keeps their Local APIServices in step.
+    registry.onChange(() => {
+      syncLocalAPIServices(rest, registry).catch((err: unknown) =>
+        log('warn', 'syncing Local APIServices failed', { error: String(err) }),
+      );
+    });
     const namespaces = new NamespaceController(rest, { caCert: ca.cert, log });
     namespaces.start();
     crds.start();

@@ -502,6 +502,8 @@ describe(`fuzzing with seed ${SEED}`, () => {
     const seen = new Map<string, string>();
     const problems: string[] = [];
     for (const t of env.cp.registry.all()) {
+      // Kinds without storage (reviews, bindings, component statuses) keep nothing to check.
+      if (t.virtual) continue;
       const prefix = t.group ? `/apis/${t.group}/${t.version}` : `/api/${t.version}`;
       const list = await http.get(`${prefix}/${t.resource}`);
       expect(list.status, `${t.resource}: ${list.text.slice(0, 300)}`).toBe(200);

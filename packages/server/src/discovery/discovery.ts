@@ -128,6 +128,26 @@ export class Discovery {
           verbs: SUBRESOURCE_VERBS,
         });
       }
+      if (t.subresources.token) {
+        resources.push({
+          name: `${t.resource}/token`,
+          singularName: '',
+          namespaced: t.namespaced,
+          group: 'authentication.k8s.io',
+          version: 'v1',
+          kind: 'TokenRequest',
+          verbs: ['create'],
+        });
+      }
+      if (t.subresources.approval) {
+        resources.push({
+          name: `${t.resource}/approval`,
+          singularName: '',
+          namespaced: t.namespaced,
+          kind: t.kind,
+          verbs: SUBRESOURCE_VERBS,
+        });
+      }
       if (t.subresources.status) {
         resources.push({
           name: `${t.resource}/status`,
@@ -177,6 +197,24 @@ export class Discovery {
                     {
                       subresource: 'scale',
                       responseKind: { group: 'autoscaling', version: 'v1', kind: 'Scale' },
+                      verbs: SUBRESOURCE_VERBS,
+                    },
+                  ]
+                : []),
+              ...(t.subresources.token
+                ? [
+                    {
+                      subresource: 'token',
+                      responseKind: { group: 'authentication.k8s.io', version: 'v1', kind: 'TokenRequest' },
+                      verbs: ['create'],
+                    },
+                  ]
+                : []),
+              ...(t.subresources.approval
+                ? [
+                    {
+                      subresource: 'approval',
+                      responseKind: { group: t.group, version: t.version, kind: t.kind },
                       verbs: SUBRESOURCE_VERBS,
                     },
                   ]

@@ -31,8 +31,8 @@ import {
 import { listItemJson, listItemObject } from '../registry/list-item.js';
 import type { Registry } from '../registry/registry.js';
 import type { DeleteParams, ListParams, RestStorage } from '../registry/rest.js';
-import { apiVersionOf, type ResourceType } from '../registry/types.js';
-import type { StoredObject } from '../storage/types.js';
+import { apiVersionOf, type ResourceType, type VirtualContext } from '../registry/types.js';
+import type { KubeObject, StoredObject } from '../storage/types.js';
 import { isObject, type Obj } from '../util/object.js';
 import { parseYamlBounded, toYaml, YamlLimitError } from '../util/yaml.js';
 import { bearerToken, TOKEN_WITH_SPACE_WARNING } from './bearer.js';
@@ -50,6 +50,8 @@ import { serveWatch, type WatchParams } from './watch.js';
 export interface UserInfo {
   username: string;
   groups: string[];
+  /** Set for service accounts: their object's uid. */
+  uid?: string;
 }
 
 /** The OpenAPI documents and the schema-based checks the HTTP layer needs. */
@@ -83,6 +85,10 @@ export interface ApiServerOptions {
   /** Requests fault injection leaves alone (the built-in controllers' own requests). */
   exemptFromFaults?(req: IncomingMessage): boolean;
   authenticate(req: IncomingMessage): UserInfo | undefined;
+  /** Answers a TokenRequest for a stored ServiceAccount (`serviceaccounts/<name>/token`). */
+  issueServiceAccountToken?(serviceAccount: Obj, request: Obj): Obj;
+  /** The user a bearer token authenticates as (TokenReview); undefined for an unknown token. */
+  authenticateToken?(token: string): UserInfo | undefined;
   version: Record<string, string>;
   bookmarkIntervalMs: number;
   /** Answers readiness (`/readyz`). */
@@ -358,6 +364,8 @@ export class ApiServer {
       info.subresource &&
       !(info.subresource === 'status' && t.subresources.status) &&
       !(info.subresource === 'scale' && t.subresources.scale) &&
+      !(info.subresource === 'approval' && t.subresources.approval) &&
+      !(info.subresource === 'token' && t.subresources.token && this.o.issueServiceAccountToken) &&
       !(info.subresource === 'binding' && t.group === '' && t.resource === 'pods')
     ) {
       req.resume();
@@ -380,7 +388,11 @@ export class ApiServer {
     }
     const verb = info.verb;
     const allowed =
-      info.subresource === 'binding' ? ['create'] : info.subresource ? ['get', 'update', 'patch'] : t.verbs;
+      info.subresource === 'binding' || info.subresource === 'token'
+        ? ['create']
+        : info.subresource
+          ? ['get', 'update', 'patch']
+          : t.verbs;
     // Routes exist per verb: PUT or PATCH of a collection, POST to an object or a subresource
     // without an object match no route, which go-restful answers with a 405.
     const needsName = ['get', 'update', 'patch', 'delete'].includes(verb) || info.subresource !== '';
@@ -406,6 +418,10 @@ export class ApiServer {
         throw err;
       }
     }
+    if (t.virtual) {
+      await this.serveVirtual(req, res, t, namespace, name, verb, dryRun);
+      return;
+    }
 
     switch (verb) {
       case 'get':
@@ -418,6 +434,12 @@ export class ApiServer {
         this.watch(req, res, t, namespace, name, query, info);
         return;
       case 'create': {
+        if (info.subresource === 'token') {
+          const { obj } = await this.readBody(req);
+          const serviceAccount = this.o.rest.get(t, namespace, name).object as Obj;
+          this.sendJson(req, res, 201, this.o.issueServiceAccountToken!(serviceAccount, obj));
+          return;
+        }
         if (info.subresource === 'binding') {
           const { obj } = await this.readBody(req);
           await this.o.rest.bind(t, namespace, name, obj, {
@@ -434,6 +456,8 @@ export class ApiServer {
           return;
         }
         const { obj, raw } = await this.readObject(req, t);
+        const requester = t.behaviour.setRequester && this.o.authenticate(req);
+        if (requester) t.behaviour.setRequester?.(obj, requester);
         const fieldManager = writeManager(req, query, 'CreateOptions');
         const warnings = keepManagedFieldsReset(obj, () => this.checkFields(t, obj, raw, query, 'create'));
         const stored = await this.o.rest.create(t, namespace, obj, { dryRun, fieldManager });
@@ -451,14 +475,10 @@ export class ApiServer {
         const { obj, raw } = await this.readObject(req, t);
         const fieldManager = writeManager(req, query, 'UpdateOptions');
         const warnings = keepManagedFieldsReset(obj, () => this.checkFields(t, obj, raw, query, 'update'));
-        const stored = await this.o.rest.update(
-          t,
-          namespace,
-          name,
-          obj,
-          info.subresource === 'status' ? 'status' : undefined,
-          { dryRun, fieldManager },
-        );
+        const stored = await this.o.rest.update(t, namespace, name, obj, statusLike(info.subresource), {
+          dryRun,
+          fieldManager,
+        });
         this.respondObject(req, res, 200, t, stored, warnings);
         return;
       }
@@ -501,6 +521,70 @@ export class ApiServer {
       default:
         throw methodNotAllowed();
     }
+  }
+
+  /** Kinds without storage (reviews, bindings, component statuses): see `VirtualResource`. */
+  private async serveVirtual(
+    req: IncomingMessage,
+    res: ServerResponse,
+    t: ResourceType,
+    namespace: string | undefined,
+    name: string,
+    verb: string,
+    dryRun: boolean,
+  ): Promise<void> {
+    const v = t.virtual!;
+    const user = this.o.authenticate(req) ?? {
+      username: 'system:anonymous',
+      groups: ['system:unauthenticated'],
+    };
+    const ctx: VirtualContext = {
+      user,
+      namespace,
+      dryRun,
+      authenticateToken: (token) => this.o.authenticateToken?.(token),
+      bind: async (ns, binding, dry) => {
+        const pods = this.o.registry.lookup('', 'v1', 'pods')!;
+        const podName = isObject(binding.metadata) ? String(binding.metadata.name ?? '') : '';
+        await this.o.rest.bind(pods, ns, podName, binding, { dryRun: dry, fieldManager: undefined });
+      },
+    };
+    if (verb === 'create' && v.create) {
+      const { obj } = await this.readObject(req, t);
+      this.sendJson(req, res, 201, await v.create(obj, ctx));
+      return;
+    }
+    req.resume();
+    const items = (v.list?.(ctx) ?? []).map(
+      (object): StoredObject => ({
+        key: '',
+        object: object as KubeObject,
+        revision: 0,
+        json: JSON.stringify(object),
+      }),
+    );
+    if (verb === 'get') {
+      const found = items.find((i) => (i.object.metadata as Obj).name === name);
+      if (!found) throw ApiError.notFound({ group: t.group, resource: t.resource }, name);
+      this.respondObject(req, res, 200, t, found);
+      return;
+    }
+    const neg = this.negotiateResource(req, true);
+    if (neg.representation.as === 'Table') {
+      this.sendJson(
+        req,
+        res,
+        200,
+        table(t, items, includeObject(new URLSearchParams()), { resourceVersion: '' }),
+      );
+      return;
+    }
+    this.sendJson(req, res, 200, {
+      kind: t.listKind,
+      apiVersion: apiVersionOf(t),
+      metadata: {},
+      items: items.map((i) => i.object),
+    });
   }
 
   private get(
@@ -655,7 +739,7 @@ export class ApiServer {
       t,
       ns,
       name,
-      sub === 'status' ? 'status' : undefined,
+      statusLike(sub),
       { dryRun, fieldManager },
       (current) => {
         const next = applyPatch(current);
@@ -713,7 +797,7 @@ export class ApiServer {
       this.sendJson(req, res, 200, scale);
       return;
     }
-    const subresource = sub === 'status' ? 'status' : undefined;
+    const subresource = statusLike(sub);
     for (let attempt = 0; ; attempt++) {
       try {
         const stored = await this.o.rest.patch(t, ns, name, subresource, ctx, (current) =>
@@ -1295,4 +1379,12 @@ function defaultReason(code: number): string {
     default:
       return 'InternalError';
   }
+}
+
+/**
+ * The status strategy serves `status` and a CertificateSigningRequest's `approval`: both write
+ * only the object's status (approval its conditions, which is all a client sends through it).
+ */
+function statusLike(sub: string): 'status' | undefined {
+  return sub === 'status' || sub === 'approval' ? 'status' : undefined;
 }

@@ -209,8 +209,8 @@ describe('the envelope', () => {
       `Object 'Kind' is missing in 'runtime.TypeMeta{APIVersion:"v1", Kind:""}'`,
     );
     expect(
-      badRequest(() => decodeProtobufObject(envelope('v1', 'PodTemplate', Buffer.alloc(0)))).message,
-    ).toContain('PodTemplate in version "v1" cannot be decoded from application/vnd.kubernetes.protobuf');
+      badRequest(() => decodeProtobufObject(envelope('v1', 'ComponentStatus', Buffer.alloc(0)))).message,
+    ).toContain('ComponentStatus in version "v1" cannot be decoded from application/vnd.kubernetes.protobuf');
   });
 
   test('missing type meta is defaulted from the endpoint', () => {
@@ -249,7 +249,7 @@ describe('the envelope', () => {
       dryRun: ['All'],
     });
     expect(supportsProtobuf('batch/v1', 'DeleteOptions')).toBe(true);
-    expect(supportsProtobuf('v1', 'PodTemplate')).toBe(false);
+    expect(supportsProtobuf('v1', 'ComponentStatus')).toBe(false);
   });
 });
 

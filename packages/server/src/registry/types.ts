@@ -40,7 +40,11 @@ export interface ResourceType {
   shortNames: readonly string[];
   categories: readonly string[];
   verbs: readonly Verb[];
-  subresources: { status?: boolean; scale?: ScaleSubresource };
+  /**
+   * `approval`: a CertificateSigningRequest's, which changes only its Approved/Denied conditions;
+   * `token`: a ServiceAccount's, which issues a TokenRequest (create only).
+   */
+  subresources: { status?: boolean; scale?: ScaleSubresource; approval?: boolean; token?: boolean };
   /** Whether `metadata.generation` tracks changes of the spec (everything but metadata/status). */
   generation: boolean;
   /** Which rule `metadata.name` follows. */
@@ -59,6 +63,31 @@ export interface ResourceType {
   custom?: CustomResourceInfo;
   /** Set where a kind lives in another resource's storage, in that resource's form. */
   storedAs?: StoredAs;
+  /** Set for kinds without storage of their own (reviews, bindings, component statuses). */
+  virtual?: VirtualResource;
+}
+
+/** Who asks, and what a virtual resource may consult to answer. */
+export interface VirtualContext {
+  user: { username: string; groups: string[]; uid?: string; extra?: Record<string, string[]> };
+  /** The namespace of the URL, for namespaced kinds. */
+  namespace: string | undefined;
+  /** The user a bearer token stands for (TokenReview), undefined when it is not a valid token. */
+  authenticateToken(token: string): VirtualContext['user'] | undefined;
+  /** Binds a pod to a node, as `pods/binding` does (the `bindings` resource). */
+  bind(namespace: string | undefined, binding: Record<string, unknown>, dryRun: boolean): Promise<void>;
+  dryRun: boolean;
+}
+
+/**
+ * A kind kube-apiserver answers without storing it: `create` computes the answer (a review with
+ * its status, a binding's Status), `list` the current objects (component statuses).
+ */
+export interface VirtualResource {
+  /** POST: the answer, sent with 201; a `Status` when the kind answers with one. */
+  create?(obj: Record<string, unknown>, ctx: VirtualContext): Promise<Record<string, unknown>>;
+  /** GET of the collection: the current objects. */
+  list?(ctx: VirtualContext): Record<string, unknown>[];
 }
 
 /**

@@ -110,8 +110,8 @@ describe('watch', () => {
   it('throws a typed 410 when the resourceVersion is too old', async () => {
     const cms = t.client.api(ConfigMap, 'w');
     const old = (await cms.list()).metadata.resourceVersion!;
-    // More changes than the server keeps in its watch history (50).
-    for (let i = 0; i < 60; i++) await cms.create({ metadata: { name: `churn-${i}` } });
+    // More changes than the server keeps in its watch history (50, trimmed once it reaches 1.25 times that).
+    for (let i = 0; i < 70; i++) await cms.create({ metadata: { name: `churn-${i}` } });
     const err = await rejection<ApiError>(
       (async () => {
         for await (const _ of cms.watch({ resourceVersion: old })) {

@@ -132,7 +132,7 @@ function validateReplicaSetTemplate(spec: Obj): StatusCause[] {
 const PERCENT = /^[0-9]+%$/;
 
 /** `ValidatePositiveIntOrPercent`. */
-function validateIntOrPercent(v: unknown, field: string): StatusCause[] {
+export function validateIntOrPercent(v: unknown, field: string): StatusCause[] {
   if (typeof v === 'string') {
     return PERCENT.test(v)
       ? []
@@ -151,7 +151,8 @@ function validateIntOrPercent(v: unknown, field: string): StatusCause[] {
 const intOrPercentValue = (v: unknown): number =>
   typeof v === 'string' ? (PERCENT.test(v) ? Number.parseInt(v, 10) : 0) : int(v);
 
-function notMoreThan100(v: unknown, field: string): StatusCause[] {
+/** `IsNotMoreThan100Percent`. */
+export function notMoreThan100(v: unknown, field: string): StatusCause[] {
   if (typeof v === 'string' && PERCENT.test(v) && Number.parseInt(v, 10) > 100) {
     return [invalid(field, new GoValue(goIntOrString(v)), 'must not be greater than 100%')];
   }

@@ -1,6 +1,7 @@
 /** batch/v1 Jobs: defaults (with the generated selector), validation, printer and field selectors. */
 import type { StatusCause } from 'kubeloop/api';
 import { containerCells } from './apps.js';
+import { cronJobBehaviours } from './cronjob.js';
 import { docs } from './descriptions.js';
 import { defaultPodTemplate, validatePodTemplate } from './podspec.js';
 import { ageColumn, CONTAINERS_DOC, col, IMAGES_DOC, type KindBehaviour, nameColumn } from './types.js';
@@ -278,4 +279,4 @@ const jobs: KindBehaviour = {
 };
 
 /** batch/v1 behaviours, keyed by plural resource. */
-export const batchBehaviours: Record<string, KindBehaviour> = { jobs };
+export const batchBehaviours: Record<string, KindBehaviour> = { jobs, ...cronJobBehaviours };

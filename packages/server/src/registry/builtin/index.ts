@@ -11,15 +11,27 @@
  * ```
  */
 import { admissionBehaviours } from './admission.js';
+import { admissionPolicyBehaviours } from './admission-policy.js';
 import { apiextensionsBehaviours } from './apiextensions.js';
+import { apiregistrationBehaviours } from './apiregistration.js';
 import { appsBehaviours } from './apps.js';
+import { autoscalingBehaviours } from './autoscaling.js';
 import { batchBehaviours } from './batch.js';
+import { certificatesBehaviours } from './certificates.js';
 import { coordinationBehaviours } from './coordination.js';
 import { coreBehaviours } from './core.js';
+import { coreClusterBehaviours } from './core-cluster.js';
+import { coreWorkloadBehaviours } from './core-workloads.js';
 import { createdAtBehaviour } from './default.js';
 import { controllerRevisionBehaviours, discoveryBehaviours } from './discovery.js';
 import { eventsBehaviours } from './events.js';
+import { flowcontrolBehaviours } from './flowcontrol.js';
+import { networkingBehaviours } from './networking.js';
+import { nodeBehaviours } from './node.js';
+import { policyBehaviours } from './policy.js';
 import { rbacBehaviours } from './rbac.js';
+import { schedulingBehaviours } from './scheduling.js';
+import { storageBehaviours } from './storage.js';
 import type { KindBehaviour } from './types.js';
 
 export type { KindBehaviour, TableColumnDefinition } from './types.js';
@@ -36,14 +48,26 @@ function prefixed(group: string, behaviours: Record<string, KindBehaviour>): [st
 export const builtinBehaviours: Readonly<Record<string, KindBehaviour>> = Object.freeze(
   Object.fromEntries([
     ...prefixed('', coreBehaviours),
+    ...prefixed('', coreWorkloadBehaviours),
+    ...prefixed('', coreClusterBehaviours),
     ...prefixed('apps', appsBehaviours),
     ...prefixed('apps', controllerRevisionBehaviours),
     ...prefixed('batch', batchBehaviours),
+    ...prefixed('autoscaling', autoscalingBehaviours),
     ...prefixed('coordination.k8s.io', coordinationBehaviours),
     ...prefixed('discovery.k8s.io', discoveryBehaviours),
     ...prefixed('events.k8s.io', eventsBehaviours),
     ...prefixed('rbac.authorization.k8s.io', rbacBehaviours),
     ...prefixed('admissionregistration.k8s.io', admissionBehaviours),
+    ...prefixed('admissionregistration.k8s.io', admissionPolicyBehaviours),
+    ...prefixed('policy', policyBehaviours),
+    ...prefixed('networking.k8s.io', networkingBehaviours),
+    ...prefixed('storage.k8s.io', storageBehaviours),
+    ...prefixed('scheduling.k8s.io', schedulingBehaviours),
+    ...prefixed('node.k8s.io', nodeBehaviours),
+    ...prefixed('certificates.k8s.io', certificatesBehaviours),
+    ...prefixed('apiregistration.k8s.io', apiregistrationBehaviours),
+    ...prefixed('flowcontrol.apiserver.k8s.io', flowcontrolBehaviours),
     ...prefixed('apiextensions.k8s.io', apiextensionsBehaviours),
   ]),
 );

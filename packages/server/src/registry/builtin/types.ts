@@ -1,4 +1,5 @@
 import type { StatusCause } from 'kubeloop/api';
+import { builtinSpec } from '../../openapi/builtin.js';
 import { docs } from './descriptions.js';
 
 /** `metav1.TableColumnDefinition`: one column of a server-side `Table`. */
@@ -28,6 +29,14 @@ export interface KindBehaviour {
    * defaulting and before validation; `old` is set on update. May throw an ApiError.
    */
   prepare?(obj: Record<string, unknown>, old?: Record<string, unknown>): void;
+  /**
+   * What a create strategy records of the caller (a CertificateSigningRequest's requester):
+   * called on create with the authenticated user, before defaulting.
+   */
+  setRequester?(
+    obj: Record<string, unknown>,
+    user: { username: string; groups: string[]; uid?: string },
+  ): void;
   /** Kind-specific validation (`pkg/apis/<group>/validation`); `old` is set on update. */
   validate?(obj: Record<string, unknown>, old?: Record<string, unknown>): StatusCause[];
   /** The Table columns of printers.go, `Name` first; wide-only columns have priority 1. */
@@ -61,3 +70,13 @@ export const ageColumn = (): TableColumnDefinition => col('Age', 'string', docs.
 
 export const CONTAINERS_DOC = 'Names of each container in the template.';
 export const IMAGES_DOC = 'Images referenced by each container in the template.';
+
+/**
+ * The OpenAPI description of `definition`'s field, which printers.go's column descriptions are
+ * (`SwaggerDoc()` text); '' when the field has none.
+ */
+export function fieldDoc(definition: string, field: string): string {
+  const schema = builtinSpec().schemas.get(definition);
+  const prop = (schema?.properties as Record<string, { description?: string }> | undefined)?.[field];
+  return prop?.description ?? '';
+}

@@ -3,6 +3,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { dirname } from 'node:path';
+import type { Clock } from 'kubeloop/runtime';
 import { namespaceLifecycle, SYSTEM_NAMESPACES } from './admission/namespace-lifecycle.js';
 import { CrdController } from './apiextensions/crd-controller.js';
 import { manageFields, manageScaleFields } from './apply/hooks.js';
@@ -88,6 +89,11 @@ export interface ControlPlaneOptions {
    * nothing listens on, since a simulated pod runs nothing.
    */
   portForward?: PortForwardTarget;
+  /**
+   * The wall clock (`now()`: ms since the epoch) of the time-driven controllers: CronJob
+   * schedules, HPA stabilization. Tests pass a `FakeClock` of `kubeloop/runtime` and move it.
+   */
+  clock?: Clock;
 }
 
 /** Connection settings for a client of the control plane. */
@@ -312,6 +318,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
                 nodes: options.nodes,
                 runtime,
                 log,
+                clock: options.clock,
               });
               kubelet = controllers.kubelet;
             },

@@ -1,11 +1,13 @@
 import { Client } from 'kubeloop/client';
 import type { SimulatedRuntime } from '../kubelet/runtime.js';
+import type { Clock } from 'kubeloop/runtime';
 import type { Registry } from '../registry/registry.js';
 import { DaemonSetController } from './daemonset.js';
 import { DeploymentController } from './deployment.js';
 import { EndpointsController } from './endpoints.js';
 import { GarbageCollector } from './garbage-collector.js';
 import { JobController } from './job.js';
+import { KubeControllerManager } from './kcm/index.js';
 import { Kubelet, type SimulatedNodesOptions } from './kubelet.js';
 import { ReplicaSetController } from './replicaset.js';
 import { Scheduler } from './scheduler.js';
@@ -27,6 +29,8 @@ export interface BuiltinControllersOptions {
   /** The simulated containers the kubelet starts and stops (for logs, exec and attach). */
   runtime?: SimulatedRuntime;
   log: Log;
+  /** The wall clock of the time-driven controllers (CronJob, HPA); tests pass a `FakeClock`. */
+  clock?: Clock | undefined;
 }
 
 /** The running built-in controllers. */
@@ -67,6 +71,8 @@ export function startBuiltinControllers(o: BuiltinControllersOptions): BuiltinCo
       new JobController(client, { log: o.log }),
       new EndpointsController(client, { log: o.log }),
       new StatefulSetController(client, { log: o.log }),
+      new ReplicaSetController(client, { log: o.log, kind: 'ReplicationController' }),
+      new KubeControllerManager(client, { log: o.log, clock: o.clock }),
     );
   }
   for (const c of running) c.start();

@@ -4,9 +4,12 @@
  * {@link Manager} (one shared cache, one event recorder, read-your-writes). The older built-in
  * controllers beside this folder run their own informers and queues.
  */
+
+import { hostname } from 'node:os';
 import type { Client } from 'kubeloop/client';
-import { type Clock, type ControllerDefinition, Manager, realClock } from 'kubeloop/runtime';
+import { type Clock, type ControllerDefinition, EventRecorder, Manager, realClock } from 'kubeloop/runtime';
 import { pino } from 'pino';
+import { cronJobController } from './cronjob.js';
 import { disruptionController } from './disruption.js';
 
 type Log = (level: 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
@@ -31,6 +34,8 @@ export interface KubeControllerManagerOptions {
 export class KubeControllerManager {
   private readonly manager: Manager;
   private running: Promise<void> | undefined;
+  /** Recorders of the controllers that report Events under their own name, as kube's do. */
+  private readonly recorders: EventRecorder[] = [];
   private readonly log: Log;
 
   constructor(client: Client, options: KubeControllerManagerOptions) {
@@ -59,9 +64,20 @@ export class KubeControllerManager {
       handleSignals: false,
       gracefulShutdownTimeoutMs: 0,
     });
-    const definitions: ControllerDefinition<never>[] = [
-      disruptionController() as unknown as ControllerDefinition<never>,
-    ];
+    const clock = options.clock ?? wallClock;
+    const recorder = (reportingController: string) => {
+      const r = new EventRecorder(client, {
+        reportingController,
+        reportingInstance: `${reportingController}-${hostname()}`,
+        log: logger,
+      });
+      this.recorders.push(r);
+      return r;
+    };
+    const definitions = [
+      disruptionController(),
+      cronJobController({ clock, events: recorder('cronjob-controller') }),
+    ] as unknown as ControllerDefinition<never>[];
     for (const d of definitions) this.manager.add(d);
   }
 
@@ -78,5 +94,6 @@ export class KubeControllerManager {
   async stop(): Promise<void> {
     await this.manager.stop();
     await this.running;
+    await Promise.all(this.recorders.map((r) => r.stop(false)));
   }
 }

@@ -8,10 +8,12 @@ import { namespaceLifecycle, SYSTEM_NAMESPACES } from './admission/namespace-lif
 import { CrdController } from './apiextensions/crd-controller.js';
 import { manageFields, manageScaleFields } from './apply/hooks.js';
 import {
+  type CertificateUsage,
   createCertificateAuthority,
   issueClientCertificate,
   issueServingCertificate,
   type KeyPair,
+  signCertificateRequest,
 } from './auth/pki.js';
 import { ServiceAccountTokens, serviceAccountUser } from './auth/service-account-token.js';
 import { authenticateClientCertificate } from './auth/x509.js';
@@ -319,6 +321,8 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
                 runtime,
                 log,
                 clock: options.clock,
+                sign: (request, usages, notAfter) =>
+                  signCertificateRequest(ca, request, usages as CertificateUsage[], notAfter),
               });
               kubelet = controllers.kubelet;
             },

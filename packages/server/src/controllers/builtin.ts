@@ -7,6 +7,7 @@ import { DeploymentController } from './deployment.js';
 import { EndpointsController } from './endpoints.js';
 import { GarbageCollector } from './garbage-collector.js';
 import { JobController } from './job.js';
+import type { SignFn } from './kcm/certificates.js';
 import { KubeControllerManager } from './kcm/index.js';
 import { Kubelet, type SimulatedNodesOptions } from './kubelet.js';
 import { ReplicaSetController } from './replicaset.js';
@@ -31,6 +32,8 @@ export interface BuiltinControllersOptions {
   log: Log;
   /** The wall clock of the time-driven controllers (CronJob, HPA); tests pass a `FakeClock`. */
   clock?: Clock | undefined;
+  /** Signs CertificateSigningRequests with the cluster CA (kube-controller-manager's CSR signer). */
+  sign?: SignFn | undefined;
 }
 
 /** The running built-in controllers. */
@@ -72,7 +75,7 @@ export function startBuiltinControllers(o: BuiltinControllersOptions): BuiltinCo
       new EndpointsController(client, { log: o.log }),
       new StatefulSetController(client, { log: o.log }),
       new ReplicaSetController(client, { log: o.log, kind: 'ReplicationController' }),
-      new KubeControllerManager(client, { log: o.log, clock: o.clock }),
+      new KubeControllerManager(client, { log: o.log, clock: o.clock, sign: o.sign }),
     );
   }
   for (const c of running) c.start();

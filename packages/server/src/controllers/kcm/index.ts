@@ -9,6 +9,7 @@ import { hostname } from 'node:os';
 import type { Client } from 'kubeloop/client';
 import { type Clock, type ControllerDefinition, EventRecorder, Manager, realClock } from 'kubeloop/runtime';
 import { pino } from 'pino';
+import { csrSigningController, type SignFn } from './certificates.js';
 import { cronJobController } from './cronjob.js';
 import { disruptionController } from './disruption.js';
 
@@ -28,6 +29,8 @@ export interface KubeControllerManagerOptions {
   log: Log;
   /** The wall clock (default {@link wallClock}). */
   clock?: Clock | undefined;
+  /** Signs certificate requests with the cluster CA; without it, no CSR is signed. */
+  sign?: SignFn | undefined;
 }
 
 /** The `kubeloop/runtime` controllers of kube-controller-manager under one {@link Manager}. */
@@ -77,6 +80,7 @@ export class KubeControllerManager {
     const definitions = [
       disruptionController(),
       cronJobController({ clock, events: recorder('cronjob-controller') }),
+      ...(options.sign ? [csrSigningController(options.sign)] : []),
     ] as unknown as ControllerDefinition<never>[];
     for (const d of definitions) this.manager.add(d);
   }

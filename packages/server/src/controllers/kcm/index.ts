@@ -12,6 +12,7 @@ import { pino } from 'pino';
 import { csrSigningController, type SignFn } from './certificates.js';
 import { cronJobController } from './cronjob.js';
 import { disruptionController } from './disruption.js';
+import { resourceQuotaController } from './resourcequota.js';
 
 type Log = (level: 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
 
@@ -79,6 +80,7 @@ export class KubeControllerManager {
     };
     const definitions = [
       disruptionController(),
+      resourceQuotaController(),
       cronJobController({ clock, events: recorder('cronjob-controller') }),
       ...(options.sign ? [csrSigningController(options.sign)] : []),
     ] as unknown as ControllerDefinition<never>[];

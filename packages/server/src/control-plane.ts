@@ -4,6 +4,7 @@ import { createServer, type Server } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { dirname } from 'node:path';
 import type { Clock } from 'kubeloop/runtime';
+import { defaultStorageClass } from './admission/default-storage-class.js';
 import { namespaceLifecycle, SYSTEM_NAMESPACES } from './admission/namespace-lifecycle.js';
 import { CrdController } from './apiextensions/crd-controller.js';
 import { manageFields, manageScaleFields } from './apply/hooks.js';
@@ -168,10 +169,12 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     compactor?.start();
     const registry = new Registry();
     const lifecycle = namespaceLifecycle(store);
+    const storageClass = defaultStorageClass(store);
     let kubelet: Kubelet | undefined;
     const rest = new RestStorage(store, registry, {
       admit: (op, t, obj) => {
         lifecycle(op, t, obj);
+        storageClass(op, t, obj);
         if (op === 'CREATE') crds.admitCreate(t);
       },
       allocate: serviceAllocator(store),

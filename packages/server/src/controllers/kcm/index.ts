@@ -6,13 +6,14 @@
  */
 
 import { hostname } from 'node:os';
-import type { Client } from 'kubeloop/client';
+import { type Client, isAlreadyExists, StorageClass } from 'kubeloop/client';
 import { type Clock, type ControllerDefinition, EventRecorder, Manager, realClock } from 'kubeloop/runtime';
 import { pino } from 'pino';
 import { csrSigningController, type SignFn } from './certificates.js';
 import { cronJobController } from './cronjob.js';
 import { disruptionController } from './disruption.js';
 import { resourceQuotaController } from './resourcequota.js';
+import { claimBinderController, STANDARD_STORAGE_CLASS, volumeReclaimController } from './volume.js';
 
 type Log = (level: 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
 
@@ -38,6 +39,7 @@ export interface KubeControllerManagerOptions {
 export class KubeControllerManager {
   private readonly manager: Manager;
   private running: Promise<void> | undefined;
+  private readonly client: Client;
   /** Recorders of the controllers that report Events under their own name, as kube's do. */
   private readonly recorders: EventRecorder[] = [];
   private readonly log: Log;
@@ -78,9 +80,16 @@ export class KubeControllerManager {
       this.recorders.push(r);
       return r;
     };
+    const volumes = {
+      events: recorder('persistentvolume-controller'),
+      provisionerEvents: recorder(STANDARD_STORAGE_CLASS.provisioner ?? ''),
+    };
+    this.client = client;
     const definitions = [
       disruptionController(),
       resourceQuotaController(),
+      claimBinderController(volumes),
+      volumeReclaimController(volumes),
       cronJobController({ clock, events: recorder('cronjob-controller') }),
       ...(options.sign ? [csrSigningController(options.sign)] : []),
     ] as unknown as ControllerDefinition<never>[];
@@ -88,6 +97,13 @@ export class KubeControllerManager {
   }
 
   start(): void {
+    // The default StorageClass, as kind and minikube install one (an existing one is kept as it is).
+    this.client
+      .api(StorageClass)
+      .create(STANDARD_STORAGE_CLASS)
+      .catch((err: unknown) => {
+        if (!isAlreadyExists(err)) this.log('warn', 'default StorageClass not created', { err: String(err) });
+      });
     this.running = this.manager
       .start()
       .catch((err: unknown) => this.log('error', 'kube-controller-manager stopped', { err: String(err) }));

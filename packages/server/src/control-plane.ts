@@ -29,6 +29,7 @@ import type { PortForwardTarget } from './http/streaming/portforward.js';
 import { dropTokenProtocol, websocketBearerToken } from './http/streaming/protocol-auth.js';
 import { SimulatedRuntime } from './kubelet/runtime.js';
 import { type Loopback, startLoopback } from './loopback.js';
+import { metricsKinds } from './metrics/metrics-api.js';
 import { createOpenApiEndpoints } from './openapi-endpoints.js';
 import { serviceAllocator } from './registry/allocators.js';
 import { ensureSystemPriorityClasses, syncLocalAPIServices } from './registry/cluster-objects.js';
@@ -168,6 +169,9 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       : undefined;
     compactor?.start();
     const registry = new Registry();
+    // metrics-server's API, where simulated kubelets have usage to report.
+    if (options.controllers !== false && (options.nodes?.count ?? 1) > 0)
+      registry.register(...metricsKinds(store));
     const lifecycle = namespaceLifecycle(store);
     const storageClass = defaultStorageClass(store);
     let kubelet: Kubelet | undefined;

@@ -6,12 +6,19 @@
  */
 
 import { hostname } from 'node:os';
-import { type Client, isAlreadyExists, StorageClass } from 'kubeloop/client';
+import {
+  type Client,
+  isAlreadyExists,
+  type KubeObject,
+  type ResourceDescriptor,
+  StorageClass,
+} from 'kubeloop/client';
 import { type Clock, type ControllerDefinition, EventRecorder, Manager, realClock } from 'kubeloop/runtime';
 import { pino } from 'pino';
 import { csrSigningController, type SignFn } from './certificates.js';
 import { cronJobController } from './cronjob.js';
 import { disruptionController } from './disruption.js';
+import { horizontalPodAutoscalerController } from './podautoscaler.js';
 import { resourceQuotaController } from './resourcequota.js';
 import { claimBinderController, STANDARD_STORAGE_CLASS, volumeReclaimController } from './volume.js';
 
@@ -25,6 +32,29 @@ export const wallClock: Clock = Object.freeze({
   now: () => Date.now(),
   setTimer: (fn: () => void, ms: number) => realClock.setTimer(fn, ms),
 });
+
+const API_SERVICE: ResourceDescriptor = {
+  group: 'apiregistration.k8s.io',
+  version: 'v1',
+  kind: 'APIService',
+  plural: 'apiservices',
+  namespaced: false,
+};
+
+/** The APIService metrics-server registers for `metrics.k8s.io/v1beta1`, which the API server serves. */
+const METRICS_API_SERVICE: KubeObject = {
+  apiVersion: 'apiregistration.k8s.io/v1',
+  kind: 'APIService',
+  metadata: { name: 'v1beta1.metrics.k8s.io', labels: { 'k8s-app': 'metrics-server' } },
+  spec: {
+    service: { name: 'metrics-server', namespace: 'kube-system', port: 443 },
+    group: 'metrics.k8s.io',
+    version: 'v1beta1',
+    insecureSkipTLSVerify: true,
+    groupPriorityMinimum: 100,
+    versionPriority: 100,
+  },
+} as KubeObject;
 
 /** What {@link KubeControllerManager} needs beside the client. */
 export interface KubeControllerManagerOptions {
@@ -88,6 +118,7 @@ export class KubeControllerManager {
     const definitions = [
       disruptionController(),
       resourceQuotaController(),
+      horizontalPodAutoscalerController({ clock, events: recorder('horizontal-pod-autoscaler') }),
       claimBinderController(volumes),
       volumeReclaimController(volumes),
       cronJobController({ clock, events: recorder('cronjob-controller') }),
@@ -97,6 +128,29 @@ export class KubeControllerManager {
   }
 
   start(): void {
+    // metrics-server registers its group, and the aggregator reports it Available.
+    const apiServices = this.client.api(API_SERVICE);
+    apiServices
+      .create(METRICS_API_SERVICE)
+      .then((created) =>
+        apiServices.patchStatus(created.metadata?.name ?? '', {
+          status: {
+            conditions: [
+              {
+                type: 'Available',
+                status: 'True',
+                reason: 'Passed',
+                message: 'all checks passed',
+                lastTransitionTime: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
+              },
+            ],
+          },
+        } as KubeObject),
+      )
+      .catch((err: unknown) => {
+        if (!isAlreadyExists(err))
+          this.log('warn', 'metrics APIService not registered', { err: String(err) });
+      });
     // The default StorageClass, as kind and minikube install one (an existing one is kept as it is).
     this.client
       .api(StorageClass)

@@ -116,11 +116,9 @@ export function claimBinderController(
           });
         }
         if (pv.status?.phase !== 'Bound')
-          await client
-            .api(PersistentVolume)
-            .patchStatus(pvName, {
-              status: { phase: 'Bound', lastPhaseTransitionTime: metaTime() },
-            } as PersistentVolume);
+          await client.api(PersistentVolume).patchStatus(pvName, {
+            status: { phase: 'Bound', lastPhaseTransitionTime: metaTime() },
+          } as PersistentVolume);
         if (claim.spec?.volumeName !== pvName || claim.metadata?.annotations?.[BIND_COMPLETED] !== 'yes')
           await claims.patch(name, {
             metadata: {
@@ -175,7 +173,7 @@ export function claimBinderController(
         .sort((a, b) => (milli(a.spec?.capacity?.storage) ?? 0) - (milli(b.spec?.capacity?.storage) ?? 0));
       const chosen = prebound ?? candidates[0];
       const cls = className(claim) ? await cache.get(StorageClass, className(claim)) : undefined;
-      if (chosen && (!cls || cls.volumeBindingMode !== 'WaitForFirstConsumer' || prebound)) {
+      if (chosen && (cls?.volumeBindingMode !== 'WaitForFirstConsumer' || prebound)) {
         await bind(chosen, !prebound);
         return;
       }

@@ -164,7 +164,7 @@ describe('CronJob controller', () => {
     await cjs.delete('history', { propagationPolicy: 'Background' });
   });
 
-  it('stamps the scheduled time in the CronJob time zone, and warns of an unknown one', async () => {
+  it('stamps the scheduled time in the time zone of the CronJob', async () => {
     const cjs = client.api(CronJob, 'default');
     await cjs.create(cronJob('tokyo', { timeZone: 'Asia/Tokyo' }));
     clock.advance(MINUTE + 1000);
@@ -176,13 +176,6 @@ describe('CronJob controller', () => {
       /^\d{4}-\d\d-\d\dT\d\d:\d\d:00\+09:00$/,
     );
     await cjs.delete('tokyo', { propagationPolicy: 'Background' });
-
-    await cjs.create(cronJob('bad', { schedule: '61 * * * *' }));
-    await eventually(async () => (await reasons('bad')).includes('UnparseableSchedule'));
-    expect(await reasons('bad')).toContain(
-      'UnparseableSchedule: unparseable schedule: "61 * * * *" : end of range (61) above maximum (59): 61',
-    );
-    await cjs.delete('bad');
   });
 
   it('kubectl create job --from=cronjob/… makes a Job of its template', async () => {

@@ -45,7 +45,9 @@ describe('persistent volume controller', () => {
       provisioner: 'kubeloop.dev/local',
       metadata: { annotations: { 'storageclass.kubernetes.io/is-default-class': 'true' } },
     });
-    expect(await k.ok(['get', 'storageclass', '-o', 'name'])).toBe('storageclass.storage.k8s.io/standard\n');
+    expect(await k.ok(['get', 'storageclass'])).toMatch(
+      /\nstandard \(default\)\s+kubeloop.dev\/local\s+Delete\s+Immediate\s+false\s+\S+\n/,
+    );
     const created = await client.api(PersistentVolumeClaim, 'default').create(claim('defaulted', '1Gi'));
     expect(created.spec?.storageClassName).toBe('standard');
     const explicit = await client.api(PersistentVolumeClaim, 'default').create(claim('none', '1Gi', ''));

@@ -128,29 +128,11 @@ export class KubeControllerManager {
   }
 
   start(): void {
-    // metrics-server registers its group, and the aggregator reports it Available.
-    const apiServices = this.client.api(API_SERVICE);
-    apiServices
-      .create(METRICS_API_SERVICE)
-      .then((created) =>
-        apiServices.patchStatus(created.metadata?.name ?? '', {
-          status: {
-            conditions: [
-              {
-                type: 'Available',
-                status: 'True',
-                reason: 'Passed',
-                message: 'all checks passed',
-                lastTransitionTime: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
-              },
-            ],
-          },
-        } as KubeObject),
-      )
-      .catch((err: unknown) => {
-        if (!isAlreadyExists(err))
-          this.log('warn', 'metrics APIService not registered', { err: String(err) });
-      });
+    // metrics-server registers its group (in place of the Local APIService the API server made
+    // for the group it serves), and the aggregator reports it Available.
+    void this.registerMetricsApiService().catch((err: unknown) =>
+      this.log('warn', 'metrics APIService not registered', { err: String(err) }),
+    );
     // The default StorageClass, as kind and minikube install one (an existing one is kept as it is).
     this.client
       .api(StorageClass)
@@ -161,6 +143,38 @@ export class KubeControllerManager {
     this.running = this.manager
       .start()
       .catch((err: unknown) => this.log('error', 'kube-controller-manager stopped', { err: String(err) }));
+  }
+
+  private async registerMetricsApiService(): Promise<void> {
+    const apiServices = this.client.api(API_SERVICE);
+    const name = METRICS_API_SERVICE.metadata?.name ?? '';
+    try {
+      await apiServices.create(METRICS_API_SERVICE);
+    } catch (err) {
+      if (!isAlreadyExists(err)) throw err;
+      const existing = await apiServices.get(name);
+      if (existing.metadata?.labels?.['kube-aggregator.kubernetes.io/automanaged'] === undefined) return;
+      await apiServices.update({
+        ...METRICS_API_SERVICE,
+        metadata: {
+          ...METRICS_API_SERVICE.metadata,
+          resourceVersion: existing.metadata?.resourceVersion ?? '',
+        },
+      });
+    }
+    await apiServices.patchStatus(name, {
+      status: {
+        conditions: [
+          {
+            type: 'Available',
+            status: 'True',
+            reason: 'Passed',
+            message: 'all checks passed',
+            lastTransitionTime: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
+          },
+        ],
+      },
+    } as KubeObject);
   }
 
   waitForSync(): Promise<void> {

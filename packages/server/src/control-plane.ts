@@ -71,7 +71,9 @@ export interface ControlPlaneOptions {
   /**
    * Run the built-in controllers of kube-controller-manager (default true): the garbage
    * collector, and with simulated nodes their kubelet, the scheduler and the Deployment, ReplicaSet,
-   * DaemonSet, StatefulSet, Job and Endpoints controllers. `false`: a bare API server (the
+   * ReplicationController, DaemonSet, StatefulSet, Job, CronJob, Endpoints, disruption (PDB),
+   * resource quota, horizontal pod autoscaler, persistent volume and CSR signing controllers, with
+   * the metrics API and a default StorageClass. `false`: a bare API server (the
    * namespace and CRD controllers still run).
    */
   controllers?: boolean;

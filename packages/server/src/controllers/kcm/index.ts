@@ -1,8 +1,8 @@
 /**
  * The controllers of kube-controller-manager written as a user's operator would write them:
  * each one a `controller(...)` definition of `kubeloop/runtime`, run together by one
- * {@link Manager} (one shared cache, one event recorder, read-your-writes). The older built-in
- * controllers beside this folder run their own informers and queues.
+ * {@link Manager} (one shared cache, read-your-writes), each reporting Events under its kube
+ * name. The older built-in controllers beside this folder run their own informers and queues.
  */
 
 import { hostname } from 'node:os';
@@ -73,6 +73,8 @@ export class KubeControllerManager {
   /** Recorders of the controllers that report Events under their own name, as kube's do. */
   private readonly recorders: EventRecorder[] = [];
   private readonly log: Log;
+  /** The cluster objects made at start, awaited by stop so that no request outlives the server. */
+  private setup: Promise<void> = Promise.resolve();
 
   constructor(client: Client, options: KubeControllerManagerOptions) {
     const log = options.log;
@@ -130,16 +132,21 @@ export class KubeControllerManager {
   start(): void {
     // metrics-server registers its group (in place of the Local APIService the API server made
     // for the group it serves), and the aggregator reports it Available.
-    void this.registerMetricsApiService().catch((err: unknown) =>
+    const registering = this.registerMetricsApiService().catch((err: unknown) =>
       this.log('warn', 'metrics APIService not registered', { err: String(err) }),
     );
     // The default StorageClass, as kind and minikube install one (an existing one is kept as it is).
-    this.client
+    const storageClass = this.client
       .api(StorageClass)
       .create(STANDARD_STORAGE_CLASS)
-      .catch((err: unknown) => {
-        if (!isAlreadyExists(err)) this.log('warn', 'default StorageClass not created', { err: String(err) });
-      });
+      .then(
+        () => undefined,
+        (err: unknown) => {
+          if (!isAlreadyExists(err))
+            this.log('warn', 'default StorageClass not created', { err: String(err) });
+        },
+      );
+    this.setup = Promise.all([registering, storageClass]).then(() => undefined);
     this.running = this.manager
       .start()
       .catch((err: unknown) => this.log('error', 'kube-controller-manager stopped', { err: String(err) }));
@@ -182,6 +189,7 @@ export class KubeControllerManager {
   }
 
   async stop(): Promise<void> {
+    await this.setup;
     await this.manager.stop();
     await this.running;
     await Promise.all(this.recorders.map((r) => r.stop(false)));

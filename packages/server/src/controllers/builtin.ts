@@ -1,6 +1,6 @@
 import { Client } from 'kubeloop/client';
-import type { SimulatedRuntime } from '../kubelet/runtime.js';
 import type { Clock } from 'kubeloop/runtime';
+import type { SimulatedRuntime } from '../kubelet/runtime.js';
 import type { Registry } from '../registry/registry.js';
 import { DaemonSetController } from './daemonset.js';
 import { DeploymentController } from './deployment.js';

@@ -3,14 +3,18 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { dirname } from 'node:path';
+import type { Clock } from 'kubeloop/runtime';
+import { defaultStorageClass } from './admission/default-storage-class.js';
 import { namespaceLifecycle, SYSTEM_NAMESPACES } from './admission/namespace-lifecycle.js';
 import { CrdController } from './apiextensions/crd-controller.js';
 import { manageFields, manageScaleFields } from './apply/hooks.js';
 import {
+  type CertificateUsage,
   createCertificateAuthority,
   issueClientCertificate,
   issueServingCertificate,
   type KeyPair,
+  signCertificateRequest,
 } from './auth/pki.js';
 import { ServiceAccountTokens, serviceAccountUser } from './auth/service-account-token.js';
 import { authenticateClientCertificate } from './auth/x509.js';
@@ -27,6 +31,7 @@ import type { PortForwardTarget } from './http/streaming/portforward.js';
 import { dropTokenProtocol, websocketBearerToken } from './http/streaming/protocol-auth.js';
 import { SimulatedRuntime } from './kubelet/runtime.js';
 import { type Loopback, startLoopback } from './loopback.js';
+import { metricsKinds } from './metrics/metrics-api.js';
 import { createOpenApiEndpoints } from './openapi-endpoints.js';
 import { serviceAllocator } from './registry/allocators.js';
 import { ensureSystemPriorityClasses, syncLocalAPIServices } from './registry/cluster-objects.js';
@@ -68,7 +73,9 @@ export interface ControlPlaneOptions {
   /**
    * Run the built-in controllers of kube-controller-manager (default true): the garbage
    * collector, and with simulated nodes their kubelet, the scheduler and the Deployment, ReplicaSet,
-   * DaemonSet, StatefulSet, Job and Endpoints controllers. `false`: a bare API server (the
+   * ReplicationController, DaemonSet, StatefulSet, Job, CronJob, Endpoints, disruption (PDB),
+   * resource quota, horizontal pod autoscaler, persistent volume and CSR signing controllers, with
+   * the metrics API and a default StorageClass. `false`: a bare API server (the
    * namespace and CRD controllers still run).
    */
   controllers?: boolean;
@@ -90,6 +97,11 @@ export interface ControlPlaneOptions {
    * nothing listens on, since a simulated pod runs nothing.
    */
   portForward?: PortForwardTarget;
+  /**
+   * The wall clock (`now()`: ms since the epoch) of the time-driven controllers: CronJob
+   * schedules, HPA stabilization. Tests pass a `FakeClock` of `kubeloop/runtime` and move it.
+   */
+  clock?: Clock;
 }
 
 /** Connection settings for a client of the control plane. */
@@ -161,11 +173,16 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       : undefined;
     compactor?.start();
     const registry = new Registry();
+    // metrics-server's API, where simulated kubelets have usage to report.
+    if (options.controllers !== false && (options.nodes?.count ?? 1) > 0)
+      registry.register(...metricsKinds(store));
     const lifecycle = namespaceLifecycle(store);
+    const storageClass = defaultStorageClass(store);
     let kubelet: Kubelet | undefined;
     const rest = new RestStorage(store, registry, {
       admit: (op, t, obj) => {
         lifecycle(op, t, obj);
+        storageClass(op, t, obj);
         if (op === 'CREATE') crds.admitCreate(t);
       },
       allocate: serviceAllocator(store),
@@ -324,6 +341,9 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
                 nodes: options.nodes,
                 runtime,
                 log,
+                clock: options.clock,
+                sign: (request, usages, notAfter) =>
+                  signCertificateRequest(ca, request, usages as CertificateUsage[], notAfter),
               });
               kubelet = controllers.kubelet;
             },

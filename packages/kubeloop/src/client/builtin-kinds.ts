@@ -11,7 +11,9 @@
 import type * as admissionregistrationV1 from 'kubernetes-types/admissionregistration/v1.js';
 import type * as apiextensionsV1 from 'kubernetes-types/apiextensions/v1.js';
 import type * as appsV1 from 'kubernetes-types/apps/v1.js';
+import type * as autoscalingV2 from 'kubernetes-types/autoscaling/v2.js';
 import type * as batchV1 from 'kubernetes-types/batch/v1.js';
+import type * as certificatesV1 from 'kubernetes-types/certificates/v1.js';
 import type * as coordinationV1 from 'kubernetes-types/coordination/v1.js';
 import type * as coreV1 from 'kubernetes-types/core/v1.js';
 import type * as eventsV1 from 'kubernetes-types/events/v1.js';
@@ -88,6 +90,34 @@ export const PersistentVolume = kind<coreV1.PersistentVolume>(
   false,
 );
 export type PersistentVolume = coreV1.PersistentVolume;
+export const ReplicationController = kind<coreV1.ReplicationController>(
+  '',
+  'v1',
+  'ReplicationController',
+  'replicationcontrollers',
+  true,
+);
+export type ReplicationController = coreV1.ReplicationController;
+export const ResourceQuota = kind<coreV1.ResourceQuota>('', 'v1', 'ResourceQuota', 'resourcequotas', true);
+export type ResourceQuota = coreV1.ResourceQuota;
+
+// autoscaling/v2, certificates.k8s.io/v1
+export const HorizontalPodAutoscaler = kind<autoscalingV2.HorizontalPodAutoscaler>(
+  'autoscaling',
+  'v2',
+  'HorizontalPodAutoscaler',
+  'horizontalpodautoscalers',
+  true,
+);
+export type HorizontalPodAutoscaler = autoscalingV2.HorizontalPodAutoscaler;
+export const CertificateSigningRequest = kind<certificatesV1.CertificateSigningRequest>(
+  'certificates.k8s.io',
+  'v1',
+  'CertificateSigningRequest',
+  'certificatesigningrequests',
+  false,
+);
+export type CertificateSigningRequest = certificatesV1.CertificateSigningRequest;
 
 // apps/v1
 export const Deployment = kind<appsV1.Deployment>('apps', 'v1', 'Deployment', 'deployments', true);

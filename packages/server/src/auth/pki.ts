@@ -6,6 +6,7 @@ import {
   type KeyObject,
   randomBytes,
   sign,
+  verify,
 } from 'node:crypto';
 import { isIPv4, isIPv6 } from 'node:net';
 
@@ -139,6 +140,8 @@ interface Template {
   publicKey: KeyObject;
   signingKey: KeyObject;
   days: number;
+  /** Overrides `days`: the end of validity (a CSR's `expirationSeconds`). */
+  notAfter?: Date;
   extensions: Buffer[];
 }
 
@@ -152,7 +155,7 @@ function certificate(t: Template): string {
     integer(serial),
     algorithm,
     t.issuer,
-    seq(time(new Date(now - DAY)), time(new Date(now + t.days * DAY))),
+    seq(time(new Date(now - DAY)), time(t.notAfter ?? new Date(now + t.days * DAY))),
     t.subject,
     t.publicKey.export({ type: 'spki', format: 'der' }),
     explicit(3, seq(...t.extensions)),
@@ -270,4 +273,64 @@ export async function issueClientCertificate(
     ],
   });
   return { cert, key: k.pem };
+}
+
+/** A PKCS#10 request's subject (exact DER) and public key, its self-signature checked. */
+export function readCertificateRequest(pem: string): { subject: Buffer; publicKey: KeyObject } {
+  const d = Buffer.from(pem.replace(/-----[^-]+-----|\s/g, ''), 'base64');
+  const outer = readTlv(d, 0);
+  const info = readTlv(d, outer.content);
+  const version = readTlv(d, info.content);
+  const subjectEnd = readTlv(d, version.end).end;
+  const spkiEnd = readTlv(d, subjectEnd).end;
+  const subject = d.subarray(version.end, subjectEnd);
+  const publicKey = createPublicKey({ key: d.subarray(subjectEnd, spkiEnd), format: 'der', type: 'spki' });
+  const algorithm = readTlv(d, info.end);
+  const signature = readTlv(d, algorithm.end);
+  // The BIT STRING's first byte counts unused bits (0 for signatures).
+  const sig = d.subarray(signature.content + 1, signature.end);
+  const ok = verify('sha256', d.subarray(outer.content, info.end), publicKey, sig);
+  if (!ok) throw new Error('the request is not signed by its own key');
+  return { subject, publicKey };
+}
+
+/** What a signed certificate may be used for, in CertificateSigningRequest `usages` terms. */
+export type CertificateUsage = 'digital signature' | 'key encipherment' | 'client auth' | 'server auth';
+
+/**
+ * Signs a PKCS#10 request with `ca` (the CertificateSigningRequest signers of
+ * kube-controller-manager): the request's subject and key, the given usages, valid until `notAfter`.
+ */
+export function signCertificateRequest(
+  ca: KeyPair,
+  requestPem: string,
+  usages: readonly CertificateUsage[],
+  notAfter: Date,
+): string {
+  const issuer = loadCa(ca);
+  const { subject, publicKey } = readCertificateRequest(requestPem);
+  const bitsOf = usages.flatMap((u) =>
+    u === 'digital signature'
+      ? ['digitalSignature' as const]
+      : u === 'key encipherment'
+        ? ['keyEncipherment' as const]
+        : [],
+  );
+  const ext = usages.flatMap((u) =>
+    u === 'client auth' ? [oid(OID.clientAuth)] : u === 'server auth' ? [oid(OID.serverAuth)] : [],
+  );
+  return certificate({
+    subject,
+    issuer: issuer.subject,
+    publicKey,
+    signingKey: issuer.key,
+    days: 365,
+    notAfter,
+    extensions: [
+      extension(OID.basicConstraints, true, seq()),
+      ...(bitsOf.length > 0 ? [extension(OID.keyUsage, true, keyUsage(...bitsOf))] : []),
+      ...(ext.length > 0 ? [extension(OID.extKeyUsage, false, seq(...ext))] : []),
+      extension(OID.authorityKeyIdentifier, false, seq(der(0x80, issuer.keyId))),
+    ],
+  });
 }

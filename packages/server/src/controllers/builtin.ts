@@ -1,4 +1,5 @@
 import { Client } from 'kubeloop/client';
+import type { Clock } from 'kubeloop/runtime';
 import type { SimulatedRuntime } from '../kubelet/runtime.js';
 import type { Registry } from '../registry/registry.js';
 import { DaemonSetController } from './daemonset.js';
@@ -6,6 +7,8 @@ import { DeploymentController } from './deployment.js';
 import { EndpointsController } from './endpoints.js';
 import { GarbageCollector } from './garbage-collector.js';
 import { JobController } from './job.js';
+import type { SignFn } from './kcm/certificates.js';
+import { KubeControllerManager } from './kcm/index.js';
 import { Kubelet, type SimulatedNodesOptions } from './kubelet.js';
 import { ReplicaSetController } from './replicaset.js';
 import { Scheduler } from './scheduler.js';
@@ -27,6 +30,10 @@ export interface BuiltinControllersOptions {
   /** The simulated containers the kubelet starts and stops (for logs, exec and attach). */
   runtime?: SimulatedRuntime;
   log: Log;
+  /** The wall clock of the time-driven controllers (CronJob, HPA); tests pass a `FakeClock`. */
+  clock?: Clock | undefined;
+  /** Signs CertificateSigningRequests with the cluster CA (kube-controller-manager's CSR signer). */
+  sign?: SignFn | undefined;
 }
 
 /** The running built-in controllers. */
@@ -67,6 +74,8 @@ export function startBuiltinControllers(o: BuiltinControllersOptions): BuiltinCo
       new JobController(client, { log: o.log }),
       new EndpointsController(client, { log: o.log }),
       new StatefulSetController(client, { log: o.log }),
+      new ReplicaSetController(client, { log: o.log, kind: 'ReplicationController' }),
+      new KubeControllerManager(client, { log: o.log, clock: o.clock, sign: o.sign }),
     );
   }
   for (const c of running) c.start();

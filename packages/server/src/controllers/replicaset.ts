@@ -2,12 +2,22 @@
  * The ReplicaSet controller of kube-controller-manager: keeps `spec.replicas` pods of a
  * ReplicaSet's template alive, adopts orphan pods its selector matches and releases those it
  * no longer matches, reports them in its status, and records `SuccessfulCreate` /
- * `SuccessfulDelete` events.
+ * `SuccessfulDelete` events. The same controller runs ReplicationControllers, as
+ * kube-controller-manager's replication controller is its ReplicaSet controller given the
+ * core/v1 kind (`replication.NewReplicationManager`): they differ only in their kind and the
+ * shape of their selector (a map of labels).
  */
 import { setMaxListeners } from 'node:events';
-import { isEverything, isNothing, labelSelectorFromObject, matchesLabels } from 'kubeloop/api';
+import {
+  isEverything,
+  isNothing,
+  type LabelSelector,
+  labelSelectorFromObject,
+  labelSelectorFromSet,
+  matchesLabels,
+} from 'kubeloop/api';
 import type { Client } from 'kubeloop/client';
-import { isNotFound, Pod, ReplicaSet } from 'kubeloop/client';
+import { isNotFound, Pod, ReplicaSet, ReplicationController } from 'kubeloop/client';
 import {
   controllerOf,
   defaultControllerRateLimiter,
@@ -45,14 +55,45 @@ function deletionRank(a: Pod, b: Pod): number {
   return 0;
 }
 
-/** The ReplicaSet controller: informers on ReplicaSets and pods, a queue of ReplicaSets, {@link ReplicaSetController.reconcile}. */
+/** A kind of pod set the controller runs: ReplicaSets or ReplicationControllers. */
+interface SetKind {
+  readonly descriptor: typeof ReplicaSet | typeof ReplicationController;
+  readonly apiVersion: string;
+  /** The events' component (`replicaset-controller`, `replication-controller`). */
+  readonly component: string;
+  readonly selector: (set: ReplicaSet | ReplicationController) => LabelSelector;
+}
+
+const KINDS: Record<'ReplicaSet' | 'ReplicationController', SetKind> = {
+  ReplicaSet: {
+    descriptor: ReplicaSet,
+    apiVersion: 'apps/v1',
+    component: 'replicaset-controller',
+    selector: (s) => labelSelectorFromObject((s as ReplicaSet).spec?.selector),
+  },
+  ReplicationController: {
+    descriptor: ReplicationController,
+    apiVersion: 'v1',
+    component: 'replication-controller',
+    // A map of labels; the API server defaults it to the template's labels.
+    selector: (s) => {
+      const sel = (s as ReplicationController).spec?.selector;
+      return sel && Object.keys(sel).length > 0
+        ? labelSelectorFromSet(sel)
+        : labelSelectorFromObject(undefined);
+    },
+  },
+};
+
+type PodSet = ReplicaSet | ReplicationController;
+
+/** The ReplicaSet controller: informers on ReplicaSets (or ReplicationControllers) and pods, a queue of them, {@link ReplicaSetController.reconcile}. */
 export class ReplicaSetController {
-  private readonly sets: Informer<ReplicaSet>;
+  private readonly sets: Informer<PodSet>;
   private readonly pods: Informer<Pod>;
-  private readonly queue = new WorkQueue<string>({
-    name: 'replicaset',
-    rateLimiter: defaultControllerRateLimiter({ baseDelayMs: 5, maxDelayMs: 10_000 }),
-  });
+  private readonly queue: WorkQueue<string>;
+  private readonly kind: SetKind;
+  private readonly kindName: 'ReplicaSet' | 'ReplicationController';
   private readonly abort = new AbortController();
   private readonly control: PodControl;
   private workers: Promise<void>[] = [];
@@ -61,13 +102,19 @@ export class ReplicaSetController {
 
   constructor(
     private readonly client: Client,
-    options: { log?: ControllerLog } = {},
+    options: { log?: ControllerLog; kind?: 'ReplicaSet' | 'ReplicationController' } = {},
   ) {
+    this.kindName = options.kind ?? 'ReplicaSet';
+    this.kind = KINDS[this.kindName];
+    this.queue = new WorkQueue<string>({
+      name: this.kindName.toLowerCase(),
+      rateLimiter: defaultControllerRateLimiter({ baseDelayMs: 5, maxDelayMs: 10_000 }),
+    });
     this.log = options.log ?? (() => undefined);
-    this.events = new ControllerEvents(client, 'replicaset-controller', this.log);
-    this.control = new PodControl(client, this.events, ReplicaSet);
+    this.events = new ControllerEvents(client, this.kind.component, this.log);
+    this.control = new PodControl(client, this.events, this.kind.descriptor);
     setMaxListeners(0, this.abort.signal);
-    this.sets = new Informer(client.api(ReplicaSet, ''), {});
+    this.sets = new Informer<PodSet>(client.api<PodSet>(this.kind.descriptor, ''), {});
     this.pods = new Informer(client.api(Pod, ''), {
       indexers: { [CONTROLLER_INDEX]: (p) => controllerOf(p)?.uid },
     });
@@ -121,20 +168,19 @@ export class ReplicaSetController {
     const ref = controllerOf(p);
     const ns = p.metadata?.namespace ?? '';
     if (ref) {
-      if (ref.kind === 'ReplicaSet' && ref.apiVersion.startsWith('apps/'))
+      if (ref.kind === this.kindName && ref.apiVersion.split('/')[0] === this.kind.apiVersion.split('/')[0])
         this.queue.add(`${ns}/${ref.name}`);
       return;
     }
     if (p.metadata?.deletionTimestamp) return;
     for (const rs of this.sets.store.byIndex(NAMESPACE_INDEX, ns))
-      if (matchesLabels(labelSelectorFromObject(rs.spec?.selector), p.metadata?.labels))
-        this.queue.add(objectKey(rs));
+      if (matchesLabels(this.kind.selector(rs), p.metadata?.labels)) this.queue.add(objectKey(rs));
   }
 
   private work(): Promise<void> {
     return runWorker(this.queue, this.abort.signal, (k) => this.reconcile(k), {
       log: this.log,
-      message: 'replicaset sync failed; retrying',
+      message: `${this.kindName.toLowerCase()} sync failed; retrying`,
     });
   }
 
@@ -146,7 +192,7 @@ export class ReplicaSetController {
     const rs = this.sets.store.get(name, namespace);
     if (!rs || rs.metadata?.deletionTimestamp) return;
     const uid = rs.metadata?.uid ?? '';
-    const selector = labelSelectorFromObject(rs.spec?.selector);
+    const selector = this.kind.selector(rs);
     // An empty selector would claim every pod of the namespace: Kubernetes refuses to act.
     if (isEverything(selector) || isNothing(selector)) return;
     const pods = this.client.api(Pod, namespace);
@@ -154,7 +200,7 @@ export class ReplicaSetController {
       .byIndex(NAMESPACE_INDEX, namespace)
       .filter((p) => !controllerOf(p) || controllerOf(p)?.uid === uid);
     const owned = await claim(
-      { owner: rs, apiVersion: 'apps/v1', kind: 'ReplicaSet', selector },
+      { owner: rs, apiVersion: this.kind.apiVersion, kind: this.kindName, selector },
       candidates,
       pods,
     );
@@ -168,7 +214,7 @@ export class ReplicaSetController {
           generateName: `${name}-`,
           ...(template.metadata?.labels && { labels: template.metadata.labels }),
           ...(template.metadata?.annotations && { annotations: template.metadata.annotations }),
-          ownerReferences: [controllerRefTo(rs, 'ReplicaSet')],
+          ownerReferences: [controllerRefTo(rs, this.kindName, this.kind.apiVersion)],
         },
         spec: template.spec ?? { containers: [] },
       };
@@ -201,7 +247,7 @@ export class ReplicaSetController {
       availableReplicas: availableCount,
       observedGeneration: rs.metadata?.generation ?? 0,
     };
-    const cur: NonNullable<ReplicaSet['status']> = rs.status ?? { replicas: 0 };
+    const cur: NonNullable<PodSet['status']> = rs.status ?? { replicas: 0 };
     if (
       (cur.replicas ?? 0) === status.replicas &&
       (cur.fullyLabeledReplicas ?? 0) === status.fullyLabeledReplicas &&
@@ -211,7 +257,7 @@ export class ReplicaSetController {
     )
       return;
     try {
-      await this.client.api(ReplicaSet, namespace).patchStatus(name, { status } as ReplicaSet);
+      await this.client.api<PodSet>(this.kind.descriptor, namespace).patchStatus(name, { status } as PodSet);
     } catch (err) {
       if (!isNotFound(err)) throw err;
     }

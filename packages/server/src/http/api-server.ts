@@ -541,6 +541,7 @@ export class ApiServer {
     const ctx: VirtualContext = {
       user,
       namespace,
+      labelSelector: new URL(req.url ?? '/', 'http://x').searchParams.get('labelSelector') ?? undefined,
       dryRun,
       authenticateToken: (token) => this.o.authenticateToken?.(token),
       bind: async (ns, binding, dry) => {

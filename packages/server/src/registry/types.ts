@@ -72,6 +72,8 @@ export interface VirtualContext {
   user: { username: string; groups: string[]; uid?: string; extra?: Record<string, string[]> };
   /** The namespace of the URL, for namespaced kinds. */
   namespace: string | undefined;
+  /** The request's `labelSelector`, for kinds that filter their own lists (metrics). */
+  labelSelector?: string | undefined;
   /** The user a bearer token stands for (TokenReview), undefined when it is not a valid token. */
   authenticateToken(token: string): VirtualContext['user'] | undefined;
   /** Binds a pod to a node, as `pods/binding` does (the `bindings` resource). */

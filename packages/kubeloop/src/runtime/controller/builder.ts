@@ -6,6 +6,7 @@ import type { ResourceDescriptor } from '../../client/descriptor.js';
 import type { LabelSelectorInput } from '../../client/options.js';
 import type { KubeObject } from '../../client/types.js';
 import type { ControllerPermissions, PolicyRule } from '../../manifests/rbac.js';
+import type { Clock } from '../clock.js';
 import type { RateLimiter } from '../workqueue/rate-limiter.js';
 import type { Predicate } from './predicates.js';
 import type { GoneFn, ReconcileFn, ReconcileRequest } from './types.js';
@@ -45,6 +46,12 @@ export interface ControllerOptions {
   reconcileTimeoutMs?: number;
   /** Backoff of failed keys (default `defaultControllerRateLimiter()`). */
   rateLimiter?: RateLimiter<string>;
+  /**
+   * The clock of the controller's queue: `requeueAfter` and backoffs wait on it (default the
+   * real clock). A test of a time-driven controller (a schedule, a stabilization window) passes a
+   * `FakeClock` and moves it instead of waiting.
+   */
+  clock?: Clock;
 }
 
 /**

@@ -91,6 +91,7 @@ export class Controller<T extends KubeObject = KubeObject> {
       name: this.name,
       metrics: this.deps.queueMetrics,
       ...(d.options.rateLimiter && { rateLimiter: d.options.rateLimiter }),
+      ...(d.options.clock && { clock: d.options.clock }),
     });
     this.queue = queue;
     this.hardStop = new AbortController();

@@ -1,7 +1,6 @@
 """Failures as the Python client sees them: an ApiException with the HTTP status, and a Status
 body with the reason and message kube-apiserver gives."""
 
-
 from common import NS, api_client, check, eq, eventually, failure, gone, run, status_of
 from kubernetes import client
 

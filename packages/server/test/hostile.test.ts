@@ -273,7 +273,12 @@ function problemsOf(req: HostileRequest, a: Answer): string[] {
   const isJson = String(a.headers['content-type'] ?? '').startsWith('application/json');
   let json: any;
   if (a.status >= 400) {
-    if (req.method === 'HEAD') return problems;
+    // Outside the API (/healthz, /openapi/v2…) kube-apiserver's handlers and Go's mux answer in
+    // plain text; only the API's own failures are Status objects.
+    if (req.method === 'HEAD' || !/^\/apis?(\/|$|\?)/.test(req.path)) {
+      if (a.status >= 500) problems.push(`HTTP ${a.status}: ${a.text.slice(0, 400)}`);
+      return problems;
+    }
     if (!isJson)
       return [
         `failure ${a.status} is not JSON (${String(a.headers['content-type'])}): ${a.text.slice(0, 200)}`,

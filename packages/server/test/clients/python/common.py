@@ -85,6 +85,15 @@ def status_of(exc, code, reason, message=None):
     return body
 
 
+def page_not_found(exc):
+    """Checks that an ApiException is the plain-text 404 of a path no API serves (Go's
+    http.NotFound, which kube-apiserver's last handler calls)."""
+    eq(exc.status, 404, "HTTP status of %s" % exc.body)
+    headers = {k.lower(): v for k, v in (exc.headers or {}).items()}
+    eq(headers.get("content-type"), "text/plain; charset=utf-8", "content type of a path no API serves")
+    eq(exc.body, "404 page not found\n", "body of a path no API serves")
+
+
 def eventually(fn, what, timeout=10.0):
     """Polls `fn` until it returns a truthy value (no fixed sleeps as synchronisation)."""
     deadline = time.monotonic() + timeout

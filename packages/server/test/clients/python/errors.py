@@ -1,7 +1,7 @@
 """Failures as the Python client sees them: an ApiException with the HTTP status, and a Status
 body with the reason and message kube-apiserver gives."""
 
-from common import NS, api_client, check, eq, eventually, failure, gone, run, status_of
+from common import NS, api_client, check, eq, eventually, failure, gone, page_not_found, run, status_of
 from kubernetes import client
 
 
@@ -164,8 +164,11 @@ def http_errors():
         415,
         "UnsupportedMediaType",
     )
+    # A group no API serves is a path like any other: Go's plain-text 404.
+    page_not_found(failure(call, "GET", "/apis/nope.example.com/v1/widgets"))
+    # A resource a served group/version lacks is a Status.
     status_of(
-        failure(call, "GET", "/apis/nope.example.com/v1/widgets"),
+        failure(call, "GET", "/apis/apps/v1/namespaces/default/widgets"),
         404,
         "NotFound",
         "the server could not find the requested resource",

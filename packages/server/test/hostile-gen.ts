@@ -385,6 +385,8 @@ export function hostileRequest(seed: number, index: number, ctx: HostileContext)
         ['data', 'big'],
         ['metadata', 'annotations', 'big'],
         ['spec', 'big'],
+        // Kept by a custom resource (free-form): past etcd's 1.5 MiB limit once stored.
+        ['spec', 'extra', 'big'],
       ]),
       '""',
     );

@@ -448,9 +448,12 @@ export function hostileRequest(seed: number, index: number, ctx: HostileContext)
       const q = [`resourceVersion=${encodeURIComponent(r.pick([...BAD_RVS, stale, '0']))}`];
       if (r.chance(0.5)) q.push(`resourceVersionMatch=${r.pick(['Exact', 'NotOlderThan'])}`);
       if (r.chance(0.3)) q.push('limit=1');
-      watch = r.chance(0.3);
-      if (watch) q.push('watch=1', 'timeoutSeconds=1');
-      path = `${objectPath(k, ns, r.chance(0.3) ? poolName : undefined)}?${q.join('&')}`;
+      const named = r.chance(0.3);
+      const watchParam = r.chance(0.3);
+      if (watchParam) q.push('watch=1', 'timeoutSeconds=1');
+      // kube-apiserver reads ?watch only on collections: a named GET with it is a plain get.
+      watch = watchParam && !named;
+      path = `${objectPath(k, ns, named ? poolName : undefined)}?${q.join('&')}`;
     } else if (form === 1 || form === 2) {
       // A patch that names a stale resourceVersion is refused by the optimistic lock.
       method = 'PATCH';

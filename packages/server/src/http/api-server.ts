@@ -34,7 +34,7 @@ import type { DeleteParams, ListParams, RestStorage } from '../registry/rest.js'
 import { apiVersionOf, type ResourceType, type VirtualContext } from '../registry/types.js';
 import type { KubeObject, StoredObject } from '../storage/types.js';
 import { isObject, type Obj } from '../util/object.js';
-import { parseYamlBounded, toYaml, YamlLimitError } from '../util/yaml.js';
+import { parseYamlBounded, toYaml, YamlLimitError, yamlDuplicateKeys } from '../util/yaml.js';
 import { bearerToken, TOKEN_WITH_SPACE_WARNING } from './bearer.js';
 import { decodeBody, mediaType, nestingExceeds, readBody } from './body.js';
 import type { Faults } from './faults.js';
@@ -455,11 +455,13 @@ export class ApiServer {
           });
           return;
         }
-        const { obj, raw } = await this.readObject(req, t);
+        const { obj, raw, yamlDuplicates } = await this.readObject(req, t);
         const requester = t.behaviour.setRequester && this.o.authenticate(req);
         if (requester) t.behaviour.setRequester?.(obj, requester);
         const fieldManager = writeManager(req, query, 'CreateOptions');
-        const warnings = keepManagedFieldsReset(obj, () => this.checkFields(t, obj, raw, query, 'create'));
+        const warnings = keepManagedFieldsReset(obj, () =>
+          this.checkFields(t, obj, raw, query, 'create', undefined, yamlDuplicates),
+        );
         const stored = await this.o.rest.create(t, namespace, obj, { dryRun, fieldManager });
         this.respondObject(req, res, 201, t, stored, warnings);
         return;
@@ -472,9 +474,11 @@ export class ApiServer {
           this.sendJson(req, res, 200, scale);
           return;
         }
-        const { obj, raw } = await this.readObject(req, t);
+        const { obj, raw, yamlDuplicates } = await this.readObject(req, t);
         const fieldManager = writeManager(req, query, 'UpdateOptions');
-        const warnings = keepManagedFieldsReset(obj, () => this.checkFields(t, obj, raw, query, 'update'));
+        const warnings = keepManagedFieldsReset(obj, () =>
+          this.checkFields(t, obj, raw, query, 'update', undefined, yamlDuplicates),
+        );
         const stored = await this.o.rest.update(t, namespace, name, obj, statusLike(info.subresource), {
           dryRun,
           fieldManager,
@@ -665,7 +669,8 @@ export class ApiServer {
       allowWatchBookmarks: queryBool(query, 'allowWatchBookmarks') === true,
     };
     const timeout = query.get('timeoutSeconds');
-    if (timeout !== null) p.timeoutSeconds = parseNonNegativeInt('timeoutSeconds', timeout);
+    // A negative timeout is read as kube-apiserver reads it: a watch that ends at once.
+    if (timeout !== null) p.timeoutSeconds = parseInt64(timeout);
     const sie = queryBool(query, 'sendInitialEvents');
     if (sie !== undefined) p.sendInitialEvents = sie;
     if (name) {
@@ -862,6 +867,8 @@ export class ApiServer {
     query: URLSearchParams,
     verb: 'create' | 'update' | 'patch',
     patchShown?: () => string,
+    /** go-yaml's strict error of a YAML body (duplicate keys), reported before the fields' own. */
+    yamlStrictError?: string,
   ): string[] {
     const mode = query.get('fieldValidation') || 'Warn';
     if (mode !== 'Strict' && mode !== 'Warn' && mode !== 'Ignore') {
@@ -899,8 +906,9 @@ export class ApiServer {
       return [];
     }
     // Warn keeps the object whatever its problems: find and prune them in one walk.
-    if (mode === 'Warn') return this.o.openapi.fieldProblems(t, obj, raw, true);
-    const problems = this.o.openapi.fieldProblems(t, obj, raw);
+    const leading = yamlStrictError === undefined ? [] : [yamlStrictError];
+    if (mode === 'Warn') return [...leading, ...this.o.openapi.fieldProblems(t, obj, raw, true)];
+    const problems = [...leading, ...this.o.openapi.fieldProblems(t, obj, raw)];
     if (problems.length > 0 && mode === 'Strict') {
       if (verb === 'patch') {
         // patch.go reports them as field.Invalid("patch", …) of a kindless, nameless object: a 422.
@@ -923,7 +931,7 @@ export class ApiServer {
     return problems;
   }
 
-  private async readBody(req: IncomingMessage): Promise<{ obj: Obj; raw: string }> {
+  private async readBody(req: IncomingMessage): Promise<{ obj: Obj; raw: string; yamlDuplicates?: string }> {
     const type = mediaType(req.headers['content-type']);
     if (type === PROTOBUF_CONTENT_TYPE) {
       // kubectl's typed clients send built-in objects as protobuf; answers stay JSON.
@@ -937,15 +945,19 @@ export class ApiServer {
     const obj = decodeBody(raw, type || 'application/json');
     if (!isObject(obj))
       throw ApiError.badRequest(`Object 'Kind' is missing in '${raw.toString('utf8').slice(0, 200)}'`);
-    return { obj, raw: type === 'application/yaml' ? '' : raw.toString('utf8') };
+    if (type === 'application/yaml') {
+      const duplicates = yamlDuplicateKeys(raw.toString('utf8'));
+      return { obj, raw: '', ...(duplicates !== undefined && { yamlDuplicates: duplicates }) };
+    }
+    return { obj, raw: raw.toString('utf8') };
   }
 
   /** Reads a create/update body and checks its apiVersion and kind against the URL. */
   private async readObject(
     req: IncomingMessage,
     t: ResourceType,
-  ): Promise<{ obj: Obj; raw: string | undefined }> {
-    const { obj, raw } = await this.readBody(req);
+  ): Promise<{ obj: Obj; raw: string | undefined; yamlDuplicates?: string }> {
+    const { obj, raw, yamlDuplicates } = await this.readBody(req);
     const expected = apiVersionOf(t);
     const apiVersion = obj.apiVersion;
     const kind = obj.kind;
@@ -963,7 +975,7 @@ export class ApiServer {
     }
     obj.apiVersion = expected;
     obj.kind = t.kind;
-    return { obj, raw: raw || undefined };
+    return { obj, raw: raw || undefined, ...(yamlDuplicates !== undefined && { yamlDuplicates }) };
   }
 
   private async deleteOptions(
@@ -1338,17 +1350,36 @@ function parseDryRun(query: URLSearchParams): boolean {
   return values.length > 0;
 }
 
+/**
+ * An int64 query parameter, read as the parameter codec reads it (Go's `strconv.ParseInt`): a sign
+ * and decimal digits within int64's range; anything else is a 400 with strconv's own message.
+ */
+function parseInt64(v: string): number {
+  const quoted = JSON.stringify(v);
+  if (!/^[+-]?\d+$/.test(v)) throw ApiError.badRequest(`strconv.ParseInt: parsing ${quoted}: invalid syntax`);
+  const n = BigInt(v);
+  if (n > 9223372036854775807n || n < -9223372036854775808n)
+    throw ApiError.badRequest(`strconv.ParseInt: parsing ${quoted}: value out of range`);
+  return Number(n);
+}
+
 function parseNonNegativeInt(name: string, v: string): number {
-  if (!/^\d+$/.test(v))
-    throw ApiError.badRequest(`${name}: Invalid value: "${v}": must be a non-negative integer`);
-  return Number(v);
+  const n = parseInt64(v);
+  if (n < 0) throw ApiError.badRequest(`${name}: Invalid value: "${v}": must be a non-negative integer`);
+  return n;
 }
 
 function propagation(v: unknown): NonNullable<DeleteParams['propagationPolicy']> {
   if (v === 'Orphan' || v === 'Background' || v === 'Foreground') return v;
-  throw ApiError.badRequest(
-    `propagationPolicy: Unsupported value: ${JSON.stringify(v)}: supported values: "Foreground", "Background", "Orphan"`,
-  );
+  // ValidateDeleteOptions: a field error of the DeleteOptions, so a 422 like any invalid object.
+  throw ApiError.invalid({ group: 'meta.k8s.io', kind: 'DeleteOptions' }, '', [
+    fieldError(
+      'FieldValueNotSupported',
+      'propagationPolicy',
+      v,
+      'supported values: "Foreground", "Background", "Orphan"',
+    ),
+  ]);
 }
 
 /** go-restful's answer to a method no route of the path accepts (`NewGenericServerResponse(405)`). */

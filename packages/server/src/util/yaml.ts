@@ -136,3 +136,35 @@ function yamlDepthExceeds(y: YamlModule, text: string, limit: number): boolean {
   }
   return false;
 }
+
+/**
+ * The duplicate map keys of a YAML text, as go-yaml's strict decoding reports them
+ * (`yaml: unmarshal errors:\n  line 7: key "data" already set in map`, one line per duplicate, in
+ * document order); undefined when there are none. kube-apiserver's YAML serializer runs this
+ * strict pass only under `fieldValidation=Strict|Warn`, since its plain decoding keeps the last
+ * value silently. The text is expected to have parsed already (bounded) with duplicates allowed.
+ */
+export function yamlDuplicateKeys(text: string): string | undefined {
+  const y = yaml();
+  const lines = new y.LineCounter();
+  const doc = y.parseDocument(text, { uniqueKeys: false, lineCounter: lines });
+  const found: string[] = [];
+  y.visit(doc, {
+    Map(_key, map) {
+      const seen = new Set<unknown>();
+      for (const item of map.items) {
+        const key = y.isScalar(item.key) ? item.key.value : item.key;
+        if (!seen.has(key)) {
+          seen.add(key);
+          continue;
+        }
+        const at = y.isNode(item.key) && item.key.range ? lines.linePos(item.key.range[0]).line : 0;
+        found.push(
+          `line ${at}: key ${typeof key === 'string' ? JSON.stringify(key) : String(key)} already set in map`,
+        );
+      }
+      return undefined;
+    },
+  });
+  return found.length === 0 ? undefined : `yaml: unmarshal errors:\n  ${found.join('\n  ')}`;
+}

@@ -164,3 +164,67 @@ describe('methods no route takes', () => {
     expect((await http.get('/api/v1/namespaces')).status).toBe(200);
   });
 });
+
+describe('query parameters and bodies read as kube-apiserver reads them', () => {
+  it('an int64 parameter past int64 or not a number is a 400 with strconv.ParseInt’s message', async () => {
+    for (const [v, why] of [
+      ['99999999999999999999', 'value out of range'],
+      ['9223372036854775808', 'value out of range'],
+      ['1e3', 'invalid syntax'],
+    ]) {
+      const r = await http.get(`/api/v1/namespaces/default/configmaps?watch=true&timeoutSeconds=${v}`);
+      expect(r.status).toBe(400);
+      expect(r.json).toMatchObject({
+        kind: 'Status',
+        reason: 'BadRequest',
+        message: `strconv.ParseInt: parsing "${v}": ${why}`,
+      });
+    }
+    const limit = await http.get('/api/v1/namespaces/default/configmaps?limit=99999999999999999999');
+    expect(limit.json.message).toBe('strconv.ParseInt: parsing "99999999999999999999": value out of range');
+  });
+
+  it('a negative timeoutSeconds is a watch that ends at once', async () => {
+    const r = await http.get('/api/v1/namespaces/default/configmaps?watch=true&timeoutSeconds=-5');
+    expect(r.status).toBe(200);
+  });
+
+  it('an unknown propagationPolicy is a 422 of the DeleteOptions', async () => {
+    await http.post('/api/v1/namespaces/default/configmaps', { metadata: { name: 'sideways' } });
+    const r = await http.delete('/api/v1/namespaces/default/configmaps/sideways?propagationPolicy=Sideways');
+    expect(r.status).toBe(422);
+    expect(r.json).toMatchObject({
+      reason: 'Invalid',
+      message:
+        'DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: "Sideways": supported values: "Foreground", "Background", "Orphan"',
+      details: {
+        group: 'meta.k8s.io',
+        kind: 'DeleteOptions',
+        causes: [{ reason: 'FieldValueNotSupported', field: 'propagationPolicy' }],
+      },
+    });
+    expect((await http.get('/api/v1/namespaces/default/configmaps/sideways')).status).toBe(200);
+  });
+
+  it('duplicate keys of a YAML body: 400 under Strict with go-yaml’s lines, a warning under Warn, nothing under Ignore', async () => {
+    const body = (name: string) =>
+      `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n  a: "1"\ndata:\n  b: "2"\n  b: "3"\n`;
+    const send = (name: string, mode: string) =>
+      http.send('POST', `/api/v1/namespaces/default/configmaps?fieldValidation=${mode}`, {
+        raw: body(name),
+        headers: { 'Content-Type': 'application/yaml' },
+      });
+    const strict = await send('dup-strict', 'Strict');
+    expect(strict.status).toBe(400);
+    expect(strict.json.message).toBe(
+      'ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: yaml: unmarshal errors:\n  line 7: key "data" already set in map\n  line 9: key "b" already set in map',
+    );
+    expect((await http.get('/api/v1/namespaces/default/configmaps/dup-strict')).status).toBe(404);
+    const warn = await send('dup-warn', 'Warn');
+    expect(warn.status).toBe(201);
+    expect(warn.json.data).toEqual({ b: '3' });
+    const ignore = await send('dup-ignore', 'Ignore');
+    expect(ignore.status).toBe(201);
+    expect(ignore.headers.warning).toBeUndefined();
+  });
+});

@@ -338,7 +338,8 @@ describe('deletion', () => {
       status: 'Success',
       details: { name: bg, kind: 'configmaps', uid: created.metadata.uid },
     });
-    expectStatus(await http.delete(`${CM}/${bg}?propagationPolicy=Sideways`), 400, 'BadRequest');
+    // ValidateDeleteOptions: a field error of the DeleteOptions (422), not a decoding error.
+    expectStatus(await http.delete(`${CM}/${bg}?propagationPolicy=Sideways`), 422, 'Invalid');
   });
 
   it('answers 202 when deletion waits and orphanDependents=false was asked', async () => {

@@ -129,6 +129,15 @@ async function main(): Promise<void> {
   console.log(
     row(`creates/s (${CLIENTS} clients, memory)`, '/s', base.createsPerSecond, cur.createsPerSecond, true),
   );
+  console.log(
+    row(
+      `creates/s (${CLIENTS} clients, --data-dir)`,
+      '/s',
+      base.durableCreatesPerSecond,
+      cur.durableCreatesPerSecond,
+      true,
+    ),
+  );
 }
 
 await main();

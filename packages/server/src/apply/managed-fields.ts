@@ -104,11 +104,15 @@ function seconds(t: string | undefined): number {
   return Number.isNaN(ms) ? 0 : Math.floor(ms / 1000);
 }
 
+const GO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/;
+
 /**
  * An entry's time as Go writes a `metav1.Time` back: RFC 3339 in UTC, whole seconds (a time sent
  * as `…T02:00:00.5+02:00` comes back `…T00:00:00Z`). Text that is not a time is left as it is.
  */
 function encodeTime(t: string): string {
+  // The server's own times are already in that form: nothing to parse on every write.
+  if (GO_TIME.test(t)) return t;
   const ms = Date.parse(t);
   if (Number.isNaN(ms)) return t;
   return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');

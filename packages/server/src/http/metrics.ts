@@ -52,7 +52,13 @@ export class ApiMetrics {
   readonly registry = new Registry();
   private readonly requests: Counter<(typeof REQUEST_LABELS)[number] | 'code'>;
   private readonly durations: Histogram<(typeof REQUEST_LABELS)[number]>;
-  private readonly inflight: Gauge<'request_kind'>;
+  /** Requests in flight by kind, read by the gauge when scraped (no label lookup per request). */
+  private readonly inflight = { readOnly: 0, mutating: 0 };
+  /**
+   * The labelled children of the counter and the histogram, by their label values: prom-client
+   * validates and hashes a label object on every call, which a busy server pays per request.
+   */
+  private readonly children = new Map<string, { count(code: number): void; observe(s: number): void }>();
 
   constructor(
     store: Store,
@@ -72,14 +78,17 @@ export class ApiMetrics {
       buckets: DURATION_BUCKETS,
       registers,
     });
-    this.inflight = new Gauge({
+    const inflight = this.inflight;
+    new Gauge({
       name: 'apiserver_current_inflight_requests',
       help: 'Maximal number of currently used inflight request limit of this apiserver per request kind in last second.',
       labelNames: ['request_kind'],
       registers,
+      collect() {
+        this.set({ request_kind: 'readOnly' }, inflight.readOnly);
+        this.set({ request_kind: 'mutating' }, inflight.mutating);
+      },
     });
-    this.inflight.set({ request_kind: 'readOnly' }, 0);
-    this.inflight.set({ request_kind: 'mutating' }, 0);
     new Gauge({
       name: 'apiserver_storage_objects',
       help: 'Number of stored objects at the time of last check split by kind.',
@@ -141,23 +150,33 @@ export class ApiMetrics {
       info?.subresource === 'proxy' ||
       (info?.subresource === 'log' && queryBool(query, 'follow') === true);
     const kind = ['GET', 'HEAD', 'OPTIONS'].includes(method) ? 'readOnly' : 'mutating';
-    if (!longRunning) this.inflight.inc({ request_kind: kind });
-    let done = false;
+    if (!longRunning) this.inflight[kind]++;
     const finish = () => {
-      if (done) return;
-      done = true;
-      if (!longRunning) this.inflight.dec({ request_kind: kind });
+      if (!longRunning) this.inflight[kind]--;
       // Only the resource handlers are instrumented: requests refused by authentication, and
       // paths of no served resource (Go's NotFound handler), are not counted.
       if (!resourceRequest || res.statusCode === 401) return;
       if (!this.types.lookup(info.group, info.version, info.resource)) return;
+      const dryRun = query
+        .getAll('dryRun')
+        .filter((v) => v !== '')
+        .sort()
+        .join(',');
+      const child = this.child(verb, dryRun, info, scope);
+      child.count(res.statusCode);
+      if (!longRunning) child.observe(Number(process.hrtime.bigint() - start) / 1e9);
+    };
+    // 'close' follows 'finish' on a completed response, and comes alone when the client left.
+    res.once('close', finish);
+  }
+
+  private child(verb: string, dryRun: string, info: RequestInfo, scope: string) {
+    const key = `${verb}\0${dryRun}\0${info.group}\0${info.version}\0${info.resource}\0${info.subresource}\0${scope}`;
+    let c = this.children.get(key);
+    if (!c) {
       const labels = {
         verb,
-        dry_run: query
-          .getAll('dryRun')
-          .filter((v) => v !== '')
-          .sort()
-          .join(','),
+        dry_run: dryRun,
         group: info.group,
         version: info.version,
         resource: info.resource,
@@ -165,11 +184,22 @@ export class ApiMetrics {
         scope,
         component: 'apiserver',
       };
-      this.requests.inc({ ...labels, code: String(res.statusCode) });
-      if (!longRunning) this.durations.observe(labels, Number(process.hrtime.bigint() - start) / 1e9);
-    };
-    res.once('finish', finish);
-    res.once('close', finish);
+      const timed = this.durations.labels(labels);
+      const byCode = new Map<number, ReturnType<typeof this.requests.labels>>();
+      c = {
+        count: (code) => {
+          let counter = byCode.get(code);
+          if (!counter) {
+            counter = this.requests.labels({ ...labels, code: String(code) });
+            byCode.set(code, counter);
+          }
+          counter.inc();
+        },
+        observe: (seconds) => timed.observe(seconds),
+      };
+      this.children.set(key, c);
+    }
+    return c;
   }
 
   /** The text exposition of every metric. */

@@ -426,7 +426,12 @@ export class Store {
     const revision = this.rev + 1;
     const object = withResourceVersion(input, String(revision));
     const json = JSON.stringify(object);
-    if (type !== 'DELETED' && requestBytes(key, json) > MAX_REQUEST_BYTES) {
+    // A UTF-16 unit is at most 3 UTF-8 bytes: most objects are far below the limit by their length alone.
+    if (
+      type !== 'DELETED' &&
+      (json.length + 2 * key.length) * 3 > MAX_REQUEST_BYTES &&
+      requestBytes(key, json) > MAX_REQUEST_BYTES
+    ) {
       // etcd refuses the request before anything changes (`ErrRequestTooLarge`).
       return Promise.reject(new StorageError('TooLarge', 'etcdserver: request is too large'));
     }

@@ -18,7 +18,7 @@ import { idle, rssBytes } from '../lib/proc.js';
 import { startKubeloop } from '../lib/servers.js';
 import { median } from '../lib/stats.js';
 import { kubeloopTarget } from '../lib/targets.js';
-import { runCreates } from './create.js';
+import { type CreateResult, runCreates } from './create.js';
 
 const CLIENTS = 16;
 const WARMUP = 1_000;
@@ -31,6 +31,8 @@ interface Figures {
   idleRssMb: number[];
   createsPerSecond: number[];
   durableCreatesPerSecond: number[];
+  /** Server CPU per create (memory): steadier than creates/s when the machine is shared. */
+  serverCpuMsPerCreate: number[];
 }
 
 async function measure(root: string, dir: string, f: Figures): Promise<void> {
@@ -42,12 +44,14 @@ async function measure(root: string, dir: string, f: Figures): Promise<void> {
   } finally {
     await server.stop();
   }
-  f.createsPerSecond.push(await createsPerSecond(root, join(dir, 'memory')));
-  f.durableCreatesPerSecond.push(await createsPerSecond(root, join(dir, 'durable'), join(dir, 'data')));
+  const memory = await creates(root, join(dir, 'memory'));
+  f.createsPerSecond.push(memory.perSecond);
+  f.serverCpuMsPerCreate.push(memory.serverCpuMsPerCreate);
+  f.durableCreatesPerSecond.push((await creates(root, join(dir, 'durable'), join(dir, 'data'))).perSecond);
 }
 
-/** Creates/s of 16 clients on a bare server (no controllers), after a warm-up. */
-async function createsPerSecond(root: string, dir: string, dataDir?: string): Promise<number> {
+/** Creates of 16 clients on a bare server (no controllers), after a warm-up. */
+async function creates(root: string, dir: string, dataDir?: string): Promise<CreateResult> {
   const bare = await startKubeloop({
     root,
     kubeconfigPath: join(dir, 'kubeconfig'),
@@ -59,7 +63,7 @@ async function createsPerSecond(root: string, dir: string, dataDir?: string): Pr
     for (const ns of ['warmup', 'bench']) await target.prepare(ns);
     await runCreates(target, 'warmup', WARMUP, CLIENTS);
     await target.deleteAll('warmup');
-    return (await runCreates(target, 'bench', CREATES, CLIENTS)).perSecond;
+    return await runCreates(target, 'bench', CREATES, CLIENTS);
   } finally {
     await target.close();
     await bare.stop();
@@ -71,7 +75,7 @@ function row(name: string, unit: string, base: number[], cur: number[], higherIs
   const c = median(cur);
   const ratio = c / b;
   const worse = higherIsBetter ? ratio < 1 - TOLERANCE : ratio > 1 + TOLERANCE;
-  const fmt = (v: number) => v.toFixed(unit === '/s' ? 0 : 1);
+  const fmt = (v: number) => v.toFixed(unit === '/s' ? 0 : v < 10 ? 3 : 1);
   return `${name.padEnd(34)} ${`${fmt(b)} ${unit}`.padStart(12)} ${`${fmt(c)} ${unit}`.padStart(12)} ${ratio
     .toFixed(3)
     .padStart(7)}x  ${worse ? 'REGRESSED (> 5 %)' : 'ok'}`;
@@ -99,6 +103,7 @@ async function main(): Promise<void> {
     idleRssMb: [],
     createsPerSecond: [],
     durableCreatesPerSecond: [],
+    serverCpuMsPerCreate: [],
   });
   const base = figures();
   const cur = figures();
@@ -128,6 +133,9 @@ async function main(): Promise<void> {
   console.log(row('idle RSS (default server)', 'MB', base.idleRssMb, cur.idleRssMb, false));
   console.log(
     row(`creates/s (${CLIENTS} clients, memory)`, '/s', base.createsPerSecond, cur.createsPerSecond, true),
+  );
+  console.log(
+    row('server CPU per create (memory)', 'ms', base.serverCpuMsPerCreate, cur.serverCpuMsPerCreate, false),
   );
   console.log(
     row(

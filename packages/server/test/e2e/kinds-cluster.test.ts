@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type KubectlEnv, startKubectlEnv } from '../kubectl.js';
+import { kindHelpers } from './support.js';
 
 let env: KubectlEnv;
 beforeAll(async () => {
@@ -15,19 +16,7 @@ afterAll(async () => {
   await env?.stop();
 });
 
-const create = (manifest: object) => env.ok(['create', '-f', '-'], { input: JSON.stringify(manifest) });
-const refused = async (manifest: object): Promise<string> => {
-  const r = await env.run(['create', '-f', '-'], { input: JSON.stringify(manifest) });
-  expect(r.code).toBe(1);
-  return r.stderr.trim();
-};
-const getJson = async (...target: string[]) => JSON.parse(await env.ok(['get', ...target, '-o', 'json']));
-/** `kubectl get` with runs of spaces collapsed. */
-const table = async (...args: string[]) =>
-  (await env.ok(['get', ...args]))
-    .trimEnd()
-    .split('\n')
-    .map((l) => l.replace(/\s+/g, ' ').trim());
+const { create, refused, getJson, table } = kindHelpers(() => env);
 
 describe('policy/v1 PodDisruptionBudget', () => {
   it('is created and printed', async () => {

@@ -2,7 +2,9 @@
  * Helpers of the end-to-end kubectl suite: reading kubectl's table output, writing manifests,
  * and small checks on what the server returned.
  */
+import { expect } from 'vitest';
 import { stringify } from 'yaml';
+import type { KubectlEnv } from '../kubectl.js';
 
 /** A kubectl table (`kubectl get`, `api-resources`): the header and the rows by column name. */
 export interface KubectlTable {
@@ -75,5 +77,27 @@ export function deployment(
         spec: { containers: opts.containers ?? [{ name, image: 'nginx:1.27' }] },
       },
     },
+  };
+}
+
+/**
+ * kubectl helpers of the per-kind tests: `create` a manifest, expect one `refused` (returns
+ * kubectl's message), `getJson` of a target, and `kubectl get` as a `table` of lines with runs
+ * of spaces collapsed. `env` is read at each call, since suites start theirs in `beforeAll`.
+ */
+export function kindHelpers(env: () => KubectlEnv) {
+  return {
+    create: (manifest: object) => env().ok(['create', '-f', '-'], { input: JSON.stringify(manifest) }),
+    refused: async (manifest: object): Promise<string> => {
+      const r = await env().run(['create', '-f', '-'], { input: JSON.stringify(manifest) });
+      expect(r.code).toBe(1);
+      return r.stderr.trim();
+    },
+    getJson: async (...target: string[]) => JSON.parse(await env().ok(['get', ...target, '-o', 'json'])),
+    table: async (...args: string[]) =>
+      (await env().ok(['get', ...args]))
+        .trimEnd()
+        .split('\n')
+        .map((l) => l.replace(/\s+/g, ' ').trim()),
   };
 }

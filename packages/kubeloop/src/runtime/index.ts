@@ -125,7 +125,14 @@ export { objectKey, splitKey } from './keys.js';
 export { ManagerCache } from './manager/cache.js';
 export { EventRecorder, type EventRecorderOptions, type EventType, microTime } from './manager/events.js';
 export { type LeaderElectionOptions, LeaderElector } from './manager/leader-election.js';
-export { LeaderElectionLostError, Manager, type ManagerOptions } from './manager/manager.js';
+export {
+  LeaderElectionLostError,
+  Manager,
+  type ManagerOptions,
+  type Runnable,
+  type RunnableContext,
+  type RunnableSetup,
+} from './manager/manager.js';
 export { atLeast, WriteTracker } from './manager/read-your-writes.js';
 export { trackingClient } from './manager/tracking-client.js';
 export { Backoff, type BackoffOptions } from './watcher/backoff.js';

@@ -1,5 +1,6 @@
 import { Client } from 'kubeloop/client';
-import type { Clock } from 'kubeloop/runtime';
+import { type Clock, Manager, type Runnable } from 'kubeloop/runtime';
+import { type Logger, pino } from 'pino';
 import type { SimulatedRuntime } from '../kubelet/runtime.js';
 import type { Registry } from '../registry/registry.js';
 import { DaemonSetController } from './daemonset.js';
@@ -8,7 +9,7 @@ import { EndpointsController } from './endpoints.js';
 import { GarbageCollector } from './garbage-collector.js';
 import { JobController } from './job.js';
 import type { SignFn } from './kcm/certificates.js';
-import { KubeControllerManager } from './kcm/index.js';
+import { kubeControllerManager } from './kcm/index.js';
 import { Kubelet, type SimulatedNodesOptions } from './kubelet.js';
 import { ReplicaSetController } from './replicaset.js';
 import { Scheduler } from './scheduler.js';
@@ -46,11 +47,60 @@ export interface BuiltinControllers {
   stop(): Promise<void>;
 }
 
+/** A controller that still runs its own informers and queue, as a runnable of the manager. */
+interface OwnLoop {
+  start(): void;
+  stop(): Promise<void>;
+  waitForSync(): Promise<void>;
+}
+
+function ownLoop(name: string, c: OwnLoop): Runnable & { readonly synced: Promise<void> } {
+  let started: () => void = () => undefined;
+  const startedOnce = new Promise<void>((resolve) => {
+    started = resolve;
+  });
+  return {
+    name,
+    needLeaderElection: false,
+    // Started with the caches, so that the readiness of the control plane covers its own.
+    prepare() {
+      c.start();
+      started();
+    },
+    synced: startedOnce.then(() => c.waitForSync()),
+    async start({ signal }) {
+      await new Promise<void>((resolve) => {
+        if (signal.aborted) resolve();
+        else signal.addEventListener('abort', () => resolve(), { once: true });
+      });
+      await c.stop();
+    },
+  };
+}
+
+/** The manager's pino logger, writing its warnings and errors to the control plane's log. */
+function managerLogger(log: Log): Logger {
+  return pino(
+    { level: 'warn', base: null, timestamp: false },
+    {
+      write(line: string) {
+        try {
+          const { level, msg, ...fields } = JSON.parse(line) as Record<string, unknown>;
+          log(Number(level) >= 50 ? 'error' : 'warn', String(msg), fields);
+        } catch {
+          log('warn', line);
+        }
+      },
+    },
+  );
+}
+
 /**
  * kube-controller-manager, the scheduler and the kubelets of the local control plane: each one a
- * client of the API server, written with `kubeloop/runtime` like a user's operator. They share
- * one client on the control plane's loopback socket (plain HTTP/1.1 on a private Unix socket,
- * still authenticated and admitted like any request), or HTTPS where there is none.
+ * client of the API server, written with `kubeloop/runtime` like a user's operator, run by one
+ * `Manager` (one shared cache). They share one client on the control plane's loopback socket
+ * (plain HTTP/1.1 on a private Unix socket, still authenticated and admitted like any request),
+ * or HTTPS where there is none.
  *
  * This module (and with it the client and the runtime) is loaded only after the API server is
  * ready, so that a start and the memory of a server without controllers stay small.
@@ -60,34 +110,48 @@ export function startBuiltinControllers(o: BuiltinControllersOptions): BuiltinCo
     { server: o.server, token: o.token, caData: o.caData },
     o.socketPath !== undefined ? { socketPath: o.socketPath } : {},
   );
-  const gc = new GarbageCollector(client, o.registry, { log: o.log });
-  const running: Array<{ start(): void; stop(): Promise<void>; waitForSync(): Promise<void> }> = [gc];
+  const logger = managerLogger(o.log);
+  const manager = new Manager({
+    client,
+    logger,
+    name: 'kube-controller-manager',
+    healthProbeAddress: false,
+    metricsAddress: false,
+    handleSignals: false,
+    gracefulShutdownTimeoutMs: 0,
+  });
+  const loops = [ownLoop('garbage-collector', new GarbageCollector(client, o.registry, { log: o.log }))];
   let kubelet: Kubelet | undefined;
   if ((o.nodes?.count ?? 1) > 0) {
     kubelet = new Kubelet(client, { ...o.nodes, log: o.log, ...(o.runtime && { runtime: o.runtime }) });
-    running.push(
-      kubelet,
-      new Scheduler(client, { log: o.log }),
-      new ReplicaSetController(client, { log: o.log }),
-      new DeploymentController(client, { log: o.log }),
-      new DaemonSetController(client, { log: o.log }),
-      new JobController(client, { log: o.log }),
-      new EndpointsController(client, { log: o.log }),
-      new StatefulSetController(client, { log: o.log }),
-      new ReplicaSetController(client, { log: o.log, kind: 'ReplicationController' }),
-      new KubeControllerManager(client, { log: o.log, clock: o.clock, sign: o.sign }),
+    loops.push(
+      ownLoop('kubelet', kubelet),
+      ownLoop('scheduler', new Scheduler(client, { log: o.log })),
+      ownLoop('replicaset', new ReplicaSetController(client, { log: o.log })),
+      ownLoop('deployment', new DeploymentController(client, { log: o.log })),
+      ownLoop('daemonset', new DaemonSetController(client, { log: o.log })),
+      ownLoop('job', new JobController(client, { log: o.log })),
+      ownLoop('endpoints', new EndpointsController(client, { log: o.log })),
+      ownLoop('statefulset', new StatefulSetController(client, { log: o.log })),
+      ownLoop(
+        'replicationcontroller',
+        new ReplicaSetController(client, { log: o.log, kind: 'ReplicationController' }),
+      ),
     );
+    for (const c of kubeControllerManager(client, { logger, clock: o.clock, sign: o.sign })) manager.add(c);
   }
-  for (const c of running) c.start();
+  for (const loop of loops) manager.add(loop);
+  const running = manager.start();
+  running.catch((err: unknown) => o.log('error', 'built-in controllers stopped', { err: String(err) }));
   return {
     kubelet,
     async waitForSync() {
-      await Promise.all(running.map((c) => c.waitForSync()));
+      await manager.ready();
+      await Promise.all(loops.map((l) => l.synced));
     },
     async stop() {
-      // All at once: each stop() aborts its work before its first await, so none of them starts a
-      // request (a new connection) that the stopping server would refuse and report as an error.
-      await Promise.all(running.map((c) => c.stop()));
+      await manager.stop();
+      await running.catch(() => undefined);
       await client.close();
     },
   };

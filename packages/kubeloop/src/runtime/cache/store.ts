@@ -213,6 +213,11 @@ export class Store<T extends KubeObject> implements Lister<T> {
     this.addIndex(FIELD_INDEX_PREFIX + field, extract);
   }
 
+  /** Whether {@link addFieldIndex} indexed `field`. */
+  hasFieldIndex(field: string): boolean {
+    return this.indexers.has(FIELD_INDEX_PREFIX + field);
+  }
+
   /** Stores (or replaces) an object under `key` (its `namespace/name`); returns the stored object. */
   set(key: string, obj: T): T {
     let stored: T | DeferredObject;

@@ -6,6 +6,7 @@ import type { ResourceDescriptor } from '../../client/descriptor.js';
 import type { LabelSelectorInput } from '../../client/options.js';
 import type { KubeObject } from '../../client/types.js';
 import type { ControllerPermissions, PolicyRule } from '../../manifests/rbac.js';
+import type { IndexFunc } from '../cache/store.js';
 import type { Clock } from '../clock.js';
 import type { RateLimiter } from '../workqueue/rate-limiter.js';
 import type { Predicate } from './predicates.js';
@@ -29,6 +30,17 @@ export interface WatchSpec {
   readonly map?: MapFn<KubeObject>;
   readonly predicates: readonly Predicate[];
   readonly labelSelector?: LabelSelectorInput;
+}
+
+/**
+ * A field index on the manager's cache (controller-runtime's `IndexField`): lists of the
+ * kind may then select on `field` (`cache.list(Pod, { fieldSelector: { 'spec.nodeName': n } })`)
+ * from an index instead of a scan.
+ */
+export interface FieldIndex {
+  readonly kind: ResourceDescriptor;
+  readonly field: string;
+  readonly extract: IndexFunc<KubeObject>;
 }
 
 /**
@@ -73,7 +85,9 @@ export interface ControllerDefinition<T extends KubeObject = KubeObject> {
   readonly labelSelector?: LabelSelectorInput;
   readonly options: Readonly<ControllerOptions>;
   readonly reconcileFn: ReconcileFn<T>;
-  readonly goneFn?: GoneFn;
+  readonly goneFn?: GoneFn<T>;
+  /** Field indexes the controller reads by; the manager adds them to its cache. */
+  readonly indexes: readonly FieldIndex[];
   readonly permissions: ControllerPermissions;
 }
 
@@ -85,7 +99,8 @@ interface State<T extends KubeObject> {
   namespace: string;
   labelSelector?: LabelSelectorInput;
   options: ControllerOptions;
-  goneFn?: GoneFn;
+  goneFn?: GoneFn<T>;
+  indexes: FieldIndex[];
   extraRules: PolicyRule[];
 }
 
@@ -166,9 +181,36 @@ export class ControllerBuilder<T extends KubeObject> {
     return this.with({ extraRules: [...this.state.extraRules, ...rules] });
   }
 
-  /** Called with the key when the object is gone (rarely needed: prefer finalizers). */
-  onGone(fn: GoneFn): ControllerBuilder<T> {
+  /**
+   * Called with the key, and the object's last state when the controller saw it deleted, when
+   * the object is gone (rarely needed: prefer finalizers).
+   */
+  onGone(fn: GoneFn<T>): ControllerBuilder<T> {
     return this.with({ goneFn: fn });
+  }
+
+  /**
+   * Indexes `field` of a kind in the manager's cache, so that the reconcile lists by it from the
+   * index (controller-runtime's `mgr.GetFieldIndexer().IndexField`). Controllers that index the
+   * same field of the same kind must extract it the same way; the first index wins.
+   *
+   * @example
+   * ```ts
+   * controller(ReplicaSet)
+   *   .owns(Pod)
+   *   .indexField(Pod, 'metadata.controllerUID', (p) => controllerOf(p)?.uid)
+   *   .reconcile(async (rs, { cache }) => {
+   *     const mine = await cache.list(Pod, { fieldSelector: { 'metadata.controllerUID': rs.metadata!.uid! } });
+   *   });
+   * ```
+   */
+  indexField<K extends KubeObject>(
+    kind: ResourceDescriptor<K>,
+    field: string,
+    extract: IndexFunc<K>,
+  ): ControllerBuilder<T> {
+    const index: FieldIndex = { kind, field, extract: extract as IndexFunc<KubeObject> };
+    return this.with({ indexes: [...this.state.indexes, index] });
   }
 
   /** The reconcile function; finishes the controller. */
@@ -186,6 +228,7 @@ export class ControllerBuilder<T extends KubeObject> {
       options: s.options,
       reconcileFn: fn,
       ...(s.goneFn && { goneFn: s.goneFn }),
+      indexes: s.indexes,
       permissions: {
         for: s.kind,
         ...(owns.length > 0 && { owns }),
@@ -215,6 +258,7 @@ export function controller<T extends KubeObject>(kind: ResourceDescriptor<T>): C
     watches: [],
     namespace: '',
     options: {},
+    indexes: [],
     extraRules: [],
   });
 }

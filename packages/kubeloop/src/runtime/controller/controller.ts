@@ -49,6 +49,8 @@ export class Controller<T extends KubeObject = KubeObject> {
   private hardStop = new AbortController();
   private ownerNamespaced = true;
   private readonly maxConcurrent: number;
+  /** The last state of deleted primary objects, for `onGone`, until their key is reconciled. */
+  private readonly lastStates = new Map<string, T>();
 
   constructor(
     readonly definition: ControllerDefinition<T>,
@@ -99,11 +101,16 @@ export class Controller<T extends KubeObject = KubeObject> {
     this.deps.metrics.maxConcurrent.set({ controller: this.name }, this.maxConcurrent);
     const add = (obj: KubeObject) => queue.add(objectKey(obj));
     const ps = d.predicates;
+    const remember = d.goneFn !== undefined;
     this.removers.push(
       this.primary.addEventHandler({
         onAdd: (o) => allow(ps, { type: 'create', obj: o }) && add(o),
         onUpdate: (old, o) => allow(ps, { type: 'update', oldObj: old, obj: o }) && add(o),
-        onDelete: (o) => allow(ps, { type: 'delete', obj: o }) && add(o),
+        onDelete: (o) => {
+          if (!allow(ps, { type: 'delete', obj: o })) return;
+          if (remember) this.lastStates.set(objectKey(o), o);
+          add(o);
+        },
       }),
     );
     for (const { spec, informer } of this.secondary) {
@@ -155,6 +162,7 @@ export class Controller<T extends KubeObject = KubeObject> {
     await Promise.all(this.workers);
     this.workers = [];
     this.queue = undefined;
+    this.lastStates.clear();
   }
 
   private ownerOf(o: KubeObject): ReconcileRequest | undefined {
@@ -233,8 +241,15 @@ export class Controller<T extends KubeObject = KubeObject> {
           reconcileID,
           controller,
         };
-        if (obj === undefined) return d.goneFn?.(request, ctx);
-        return d.reconcileFn(obj, ctx);
+        const last = this.lastStates.get(key);
+        if (obj !== undefined) {
+          if (last !== undefined) this.lastStates.delete(key);
+          return d.reconcileFn(obj, ctx);
+        }
+        const result = await d.goneFn?.(request, ctx, last);
+        // Kept for a retry until the gone handler succeeds (unless a newer deletion replaced it).
+        if (last !== undefined && this.lastStates.get(key) === last) this.lastStates.delete(key);
+        return result;
       };
       const running = attempt();
       running.catch(() => undefined);

@@ -4,7 +4,7 @@
 import type { Logger } from 'pino';
 import type { Client } from '../../client/client.js';
 import type { ResourceDescriptor } from '../../client/descriptor.js';
-import type { LabelSelectorInput } from '../../client/options.js';
+import type { FieldSelectorInput, LabelSelectorInput } from '../../client/options.js';
 import type { KubeObject } from '../../client/types.js';
 
 /**
@@ -49,10 +49,14 @@ export interface CacheReader {
     name: string,
     namespace?: string,
   ): Promise<T | undefined>;
-  /** Objects of a kind (all namespaces unless `namespace`), optionally filtered by labels. */
+  /**
+   * Objects of a kind (all namespaces unless `namespace`), optionally filtered by labels and by
+   * fields: `metadata.name`, `metadata.namespace`, and fields given an index with
+   * `Manager.indexField` or the builder's `indexField` (controller-runtime's `MatchingFields`).
+   */
   list<T extends KubeObject>(
     kind: ResourceDescriptor<T>,
-    options?: { namespace?: string; labelSelector?: LabelSelectorInput },
+    options?: { namespace?: string; labelSelector?: LabelSelectorInput; fieldSelector?: FieldSelectorInput },
   ): Promise<T[]>;
 }
 
@@ -107,5 +111,14 @@ export type Reconciled = ReconcileResult | void;
 /** The business logic: bring the world in line with `obj`. */
 export type ReconcileFn<T> = (obj: T, ctx: ReconcileContext) => Promise<Reconciled> | Reconciled;
 
-/** Called instead of the reconcile function when the object is gone from the cache. */
-export type GoneFn = (request: ReconcileRequest, ctx: ReconcileContext) => Promise<Reconciled> | Reconciled;
+/**
+ * Called instead of the reconcile function when the object is gone from the cache. `last` is
+ * the object's last state the cache saw before its deletion, when this controller saw it
+ * deleted (undefined when the object was already gone when the controller started, or when
+ * the deletion was seen by an earlier reconcile of the same key).
+ */
+export type GoneFn<T = KubeObject> = (
+  request: ReconcileRequest,
+  ctx: ReconcileContext,
+  last: T | undefined,
+) => Promise<Reconciled> | Reconciled;

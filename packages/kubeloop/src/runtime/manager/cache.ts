@@ -4,10 +4,12 @@
 import { isNotFound } from '../../api/status.js';
 import type { Client } from '../../client/client.js';
 import type { ResourceDescriptor } from '../../client/descriptor.js';
-import type { LabelSelectorInput } from '../../client/options.js';
+import type { FieldSelectorInput, LabelSelectorInput } from '../../client/options.js';
 import type { KubeObject } from '../../client/types.js';
 import type { InformerFactory } from '../cache/factory.js';
 import type { Informer } from '../cache/informer.js';
+import type { IndexFunc } from '../cache/store.js';
+import type { PartialObjectMetadata } from '../cache/transform.js';
 import type { CacheReader } from '../controller/types.js';
 import type { ObjectRef, WriteTracker } from './read-your-writes.js';
 
@@ -23,6 +25,8 @@ export class ManagerCache implements CacheReader {
   private readonly watched = new WeakSet<object>();
   /** Unfiltered informers by kind, so reads use the informer whose events triggered them. */
   private readonly byKind = new Map<string, { namespace: string; informer: Informer<KubeObject> }[]>();
+  /** Field indexes by kind, added to every unfiltered informer of the kind. */
+  private readonly fieldIndexes = new Map<string, Map<string, IndexFunc<KubeObject>>>();
 
   constructor(
     private readonly informers: InformerFactory,
@@ -67,9 +71,39 @@ export class ManagerCache implements CacheReader {
           informer: informer as unknown as Informer<KubeObject>,
         });
         this.byKind.set(k, list);
+        for (const [field, extract] of this.fieldIndexes.get(k) ?? []) {
+          addFieldIndex(informer as unknown as Informer<KubeObject>, field, extract);
+        }
       }
     }
     return informer;
+  }
+
+  /**
+   * The shared metadata-only informer of a kind (`PartialObjectMetadata`: what a controller
+   * needs that reads only names, labels and owners of every kind, as the garbage collector).
+   */
+  metadataInformer(
+    kind: ResourceDescriptor,
+    scope: { namespace?: string; labelSelector?: LabelSelectorInput } = {},
+  ): Informer<PartialObjectMetadata> {
+    return this.informers.metadataInformer(kind, {
+      namespace: scope.namespace ?? this.options.namespace,
+      ...(scope.labelSelector !== undefined && { labelSelector: scope.labelSelector }),
+    });
+  }
+
+  /**
+   * Indexes `field` of a kind (controller-runtime's `IndexField`): `list(kind, { fieldSelector })`
+   * on it reads the index. Indexing a field twice keeps the first extractor.
+   */
+  indexField<T extends KubeObject>(kind: ResourceDescriptor<T>, field: string, extract: IndexFunc<T>): void {
+    const k = `${kind.group}/${kind.kind}`;
+    const fields = this.fieldIndexes.get(k) ?? new Map<string, IndexFunc<KubeObject>>();
+    this.fieldIndexes.set(k, fields);
+    if (fields.has(field)) return;
+    fields.set(field, extract as IndexFunc<KubeObject>);
+    for (const { informer } of this.byKind.get(k) ?? []) addFieldIndex(informer, field, fields.get(field)!);
   }
 
   /** The informer to read a namespace from: one of that namespace, else one of all, else a new one. */
@@ -93,7 +127,11 @@ export class ManagerCache implements CacheReader {
 
   async list<T extends KubeObject>(
     kind: ResourceDescriptor<T>,
-    options: { namespace?: string; labelSelector?: LabelSelectorInput } = {},
+    options: {
+      namespace?: string;
+      labelSelector?: LabelSelectorInput;
+      fieldSelector?: FieldSelectorInput;
+    } = {},
   ): Promise<T[]> {
     const namespace = options.namespace ?? '';
     const informer = this.readerOf(kind, namespace);
@@ -106,6 +144,7 @@ export class ManagerCache implements CacheReader {
     return informer.store.list({
       ...(namespace !== '' && { namespace }),
       ...(options.labelSelector !== undefined && { labelSelector: options.labelSelector }),
+      ...(options.fieldSelector !== undefined && { fieldSelector: options.fieldSelector }),
     });
   }
 
@@ -132,4 +171,8 @@ export class ManagerCache implements CacheReader {
       throw err;
     }
   }
+}
+
+function addFieldIndex(informer: Informer<KubeObject>, field: string, extract: IndexFunc<KubeObject>): void {
+  if (!informer.store.hasFieldIndex(field)) informer.store.addFieldIndex(field, extract);
 }

@@ -2,16 +2,19 @@
  * The manager (controller-runtime's `manager`): one client, one shared cache, the controllers,
  * leader election, probes and metrics, events, and a graceful shutdown.
  */
+import { setMaxListeners } from 'node:events';
 import type { Server } from 'node:http';
 import { hostname } from 'node:os';
 import { type Logger, pino } from 'pino';
 import { Gauge, Registry } from 'prom-client';
 import { Client } from '../../client/client.js';
+import type { ResourceDescriptor } from '../../client/descriptor.js';
 import { ClientMetrics } from '../../client/transport/metrics.js';
 import type { KubeObject } from '../../client/types.js';
 import type { ManagerPermissions } from '../../manifests/rbac.js';
 import { InformerFactory } from '../cache/factory.js';
-import type { ControllerDefinition } from '../controller/builder.js';
+import type { IndexFunc } from '../cache/store.js';
+import type { ControllerDefinition, FieldIndex } from '../controller/builder.js';
 import { Controller } from '../controller/controller.js';
 import { ControllerMetrics } from '../controller/metrics.js';
 import type { CacheReader } from '../controller/types.js';
@@ -67,6 +70,54 @@ export interface ManagerOptions {
   maxConcurrentReconciles?: number;
 }
 
+/**
+ * What a {@link Runnable} gets from its manager: the manager's client (writes tracked for
+ * read-your-writes), its shared cache, its event recorder and logger.
+ */
+export interface RunnableSetup {
+  readonly client: Client;
+  readonly cache: ManagerCache;
+  readonly events: EventRecorder;
+  readonly log: Logger;
+}
+
+/** A {@link RunnableSetup} while running, with the signal that aborts when the manager stops. */
+export interface RunnableContext extends RunnableSetup {
+  readonly signal: AbortSignal;
+}
+
+/**
+ * Work a manager runs beside its controllers (controller-runtime's `Runnable`): a loop that is
+ * not a reconcile of one kind — a heartbeat, a garbage collector over every kind, a cache
+ * warmer. It shares the manager's client and cache, starts once the caches synced (and, unless
+ * `needLeaderElection` is false, once the manager leads), and stops with the manager.
+ *
+ * @example
+ * ```ts
+ * manager.add({
+ *   name: 'heartbeat',
+ *   async start({ client, signal }) {
+ *     while (!signal.aborted) { await beat(client); await sleep(10_000, { signal }).catch(() => {}); }
+ *   },
+ * });
+ * ```
+ */
+export interface Runnable {
+  /** The runnable's name in logs. */
+  readonly name: string;
+  /**
+   * Before the caches start: ask `cache` for the informers the runnable reads, so that the
+   * manager's sync (and `ready()`) covers them.
+   */
+  prepare?(setup: RunnableSetup): void | Promise<void>;
+  /** Runs until `signal` aborts; a rejection before that stops the manager with the error. */
+  start(context: RunnableContext): void | Promise<void>;
+  /** Whether it runs only on the leader (default true, as controllers). */
+  readonly needLeaderElection?: boolean;
+}
+
+const isRunnable = (x: ControllerDefinition<KubeObject> | Runnable): x is Runnable => !('reconcileFn' in x);
+
 /** The manager lost its Lease: its controllers stopped; `start()` rejects with this. */
 export class LeaderElectionLostError extends Error {
   constructor(lease: string) {
@@ -92,6 +143,8 @@ export class Manager {
   private readonly options: ManagerOptions;
   private readonly definitions: ControllerDefinition<KubeObject>[] = [];
   private readonly controllers: Controller<KubeObject>[] = [];
+  private readonly runnables: Runnable[] = [];
+  private readonly fieldIndexes: FieldIndex[] = [];
   private rawClient: Client | undefined;
   private trackedClient: Client | undefined;
   private ownsClient = false;
@@ -132,13 +185,32 @@ export class Manager {
     this.clientMetrics = options.clientMetrics;
   }
 
-  /** Adds a controller (before `start()`). */
-  add<T extends KubeObject>(definition: ControllerDefinition<T>): this {
+  /** Adds a controller, or a {@link Runnable} (before `start()`). */
+  add<T extends KubeObject>(definition: ControllerDefinition<T> | Runnable): this {
     if (this.running) throw new Error('add controllers before start()');
-    if (this.definitions.some((d) => d.name === definition.name)) {
-      throw new Error(`a controller named ${JSON.stringify(definition.name)} was already added`);
+    const added = definition as ControllerDefinition<KubeObject> | Runnable;
+    if ([...this.definitions, ...this.runnables].some((d) => d.name === added.name)) {
+      throw new Error(`a controller named ${JSON.stringify(added.name)} was already added`);
     }
-    this.definitions.push(definition as unknown as ControllerDefinition<KubeObject>);
+    if (isRunnable(added)) this.runnables.push(added);
+    else this.definitions.push(added);
+    return this;
+  }
+
+  /**
+   * Indexes `field` of a kind in the shared cache (controller-runtime's
+   * `GetFieldIndexer().IndexField`), before `start()`: reads may then select on it.
+   *
+   * @example
+   * ```ts
+   * manager.indexField(Pod, 'spec.nodeName', (p) => p.spec?.nodeName);
+   * // in a reconcile:
+   * await cache.list(Pod, { fieldSelector: { 'spec.nodeName': node.metadata!.name! } });
+   * ```
+   */
+  indexField<T extends KubeObject>(kind: ResourceDescriptor<T>, field: string, extract: IndexFunc<T>): this {
+    if (this.running) throw new Error('index fields before start()');
+    this.fieldIndexes.push({ kind, field, extract: extract as IndexFunc<KubeObject> });
     return this;
   }
 
@@ -273,8 +345,37 @@ export class Manager {
     });
     let mode: { release: boolean; graceful: boolean; error?: Error } = { release: true, graceful: true };
     let startedControllers = false;
+    const cache = this.managerCache;
+    for (const i of [...this.fieldIndexes, ...this.definitions.flatMap((d) => d.indexes)]) {
+      cache.indexField(i.kind, i.field, i.extract);
+    }
+    const setup: RunnableSetup = { client: this.trackedClient, cache, events: this.recorder, log: this.log };
+    const runnablesStop = new AbortController();
+    // Every runnable may wait on it, as on a context's Done().
+    setMaxListeners(0, runnablesStop.signal);
+    const runningRunnables: Promise<void>[] = [];
+    const startRunnables = (leader: boolean) => {
+      for (const r of this.runnables) {
+        if ((r.needLeaderElection ?? true) !== leader) continue;
+        const log = this.log.child({ runnable: r.name });
+        const run = (async () => r.start({ ...setup, log, signal: runnablesStop.signal }))().catch(
+          (err: unknown) => {
+            if (runnablesStop.signal.aborted) return;
+            log.error({ err }, 'runnable failed');
+            this.stopRequested?.({
+              release: true,
+              graceful: true,
+              error: err instanceof Error ? err : new Error(String(err)),
+            });
+          },
+        );
+        runningRunnables.push(run);
+      }
+    };
     try {
       await this.listen();
+      for (const r of this.runnables)
+        await r.prepare?.({ ...setup, log: this.log.child({ runnable: r.name }) });
       for (const d of this.definitions) {
         const c = new Controller(d, {
           client: this.trackedClient,
@@ -306,7 +407,9 @@ export class Manager {
       const startControllers = () => {
         startedControllers = true;
         for (const c of this.controllers) c.start();
+        startRunnables(true);
       };
+      startRunnables(false);
       const le = o.leaderElection;
       if (le) {
         this.leaderGauge.set({ name: le.id }, 0);
@@ -322,6 +425,7 @@ export class Manager {
               this.leaderGauge.set({ name: le.id }, 0);
               // Stop reconciling at once: another replica may already lead.
               for (const c of this.controllers) void c.stop(0);
+              runnablesStop.abort(new LeaderElectionLostError(le.id));
               this.stopRequested?.({
                 release: false,
                 graceful: false,
@@ -340,6 +444,8 @@ export class Manager {
     } finally {
       const grace = mode.graceful ? (o.gracefulShutdownTimeoutMs ?? 30_000) : 0;
       if (startedControllers) await Promise.all(this.controllers.map((c) => c.stop(grace)));
+      runnablesStop.abort(new Error('the manager stopped'));
+      await Promise.all(runningRunnables);
       if (this.elector) {
         await this.elector.stop(mode.release);
         if (o.leaderElection) this.leaderGauge.set({ name: o.leaderElection.id }, 0);

@@ -1,0 +1,151 @@
+/**
+ * What the manager offers controllers beyond reconcile-by-key, against the local control plane:
+ * field indexes on the shared cache, the deleted object's last state in `onGone`, and runnables
+ * that share the manager's client and cache.
+ */
+import { ConfigMap } from 'kubeloop/client';
+import { controller, type ReconcileRequest } from 'kubeloop/runtime';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually, type RuntimeEnv, run, startRuntimeEnv, testManager, Widget } from './helpers.js';
+
+let t: RuntimeEnv;
+beforeAll(async () => {
+  t = await startRuntimeEnv();
+});
+afterAll(() => t.stop());
+
+const widget = (ns: string, name: string, size = 1): Widget => ({
+  apiVersion: 'runtime.kubeloop.dev/v1',
+  kind: 'Widget',
+  metadata: { name, namespace: ns },
+  spec: { size },
+});
+
+const configMap = (ns: string, name: string, owner: string): ConfigMap => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name, namespace: ns },
+  data: { owner },
+});
+
+describe('field indexes', () => {
+  it('lists by an indexed field, from the builder or the manager, and refuses an unindexed one', async () => {
+    const ns = 'mx-index';
+    await t.namespace(ns);
+    for (const [name, owner] of [
+      ['a1', 'a'],
+      ['a2', 'a'],
+      ['b1', 'b'],
+    ] as const) {
+      await t.client.api(ConfigMap, ns).create(configMap(ns, name, owner));
+    }
+    const seen = new Map<string, string[]>();
+    let unindexed: unknown;
+    const m = testManager(t.newClient())
+      .indexField(ConfigMap, 'data.size', (c) => c.data?.size)
+      .add(
+        controller(Widget)
+          .inNamespace(ns)
+          .indexField(ConfigMap, 'data.owner', (c) => c.data?.owner)
+          .reconcile(async (w, { cache }) => {
+            const name = w.metadata?.name ?? '';
+            const owned = await cache.list(ConfigMap, {
+              namespace: ns,
+              fieldSelector: { 'data.owner': name },
+            });
+            seen.set(name, owned.map((c) => c.metadata?.name ?? '').sort());
+            await cache.list(ConfigMap, { fieldSelector: { 'data.size': '1' } });
+            try {
+              await cache.list(ConfigMap, { fieldSelector: { 'data.colour': 'red' } });
+            } catch (err) {
+              unindexed = err;
+            }
+          }),
+      );
+    const r = await run(m);
+    try {
+      await t.client.api(Widget, ns).create(widget(ns, 'a'));
+      await t.client.api(Widget, ns).create(widget(ns, 'b'));
+      await t.client.api(Widget, ns).create(widget(ns, 'c'));
+      await eventually(() => seen.size === 3, 10_000, 'three reconciles');
+      expect(seen.get('a')).toEqual(['a1', 'a2']);
+      expect(seen.get('b')).toEqual(['b1']);
+      expect(seen.get('c')).toEqual([]);
+      expect(String(unindexed)).toMatch(/data\.colour/);
+    } finally {
+      await m.stop();
+      await r.done;
+    }
+  });
+});
+
+describe('onGone', () => {
+  it("gets the deleted object's last state, and nothing for an object gone before the start", async () => {
+    const ns = 'mx-gone';
+    await t.namespace(ns);
+    const gone: { request: ReconcileRequest; size: number | undefined }[] = [];
+    const m2 = testManager(t.newClient()).add(
+      controller(Widget)
+        .inNamespace(ns)
+        .onGone((request, _ctx, last) => {
+          gone.push({ request, size: last?.spec?.size });
+        })
+        .reconcile(() => undefined),
+    );
+    const r = await run(m2);
+    try {
+      await t.client.api(Widget, ns).create(widget(ns, 'w', 7));
+      await t.client.api(Widget, ns).patch('w', { spec: { size: 9 } }, { type: 'merge' });
+      await eventually(
+        async () => (await t.client.api(Widget, ns).get('w')).spec?.size === 9,
+        5_000,
+        'the patch',
+      );
+      await t.client.api(Widget, ns).delete('w');
+      await eventually(() => gone.length > 0, 10_000, 'the gone handler');
+      expect(gone[0]).toEqual({ request: { namespace: ns, name: 'w' }, size: 9 });
+    } finally {
+      await m2.stop();
+      await r.done;
+    }
+  });
+});
+
+describe('runnables', () => {
+  it('start after the caches synced with the shared cache, stop with the manager, and a failure stops it', async () => {
+    const ns = 'mx-run';
+    await t.namespace(ns);
+    await t.client.api(Widget, ns).create(widget(ns, 'present'));
+    const events: string[] = [];
+    let sawAtStart: string[] = [];
+    const m = testManager(t.newClient()).add({
+      name: 'watcher',
+      prepare({ cache }) {
+        cache.informer(Widget, { namespace: ns });
+        events.push('prepare');
+      },
+      async start({ cache, signal }) {
+        sawAtStart = (await cache.list(Widget, { namespace: ns })).map((w) => w.metadata?.name ?? '');
+        events.push('start');
+        await new Promise<void>((resolve) =>
+          signal.addEventListener('abort', () => resolve(), { once: true }),
+        );
+        events.push('stopped');
+      },
+    });
+    const r = await run(m);
+    await eventually(() => events.includes('start'), 5_000, 'the runnable to start');
+    expect(sawAtStart).toEqual(['present']);
+    await m.stop();
+    await r.done;
+    expect(events).toEqual(['prepare', 'start', 'stopped']);
+
+    const failing = testManager(t.newClient()).add({
+      name: 'failing',
+      start() {
+        throw new Error('boom');
+      },
+    });
+    await expect(failing.start()).rejects.toThrow('boom');
+  });
+});

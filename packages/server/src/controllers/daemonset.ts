@@ -20,7 +20,6 @@ import { TEMPLATE_GENERATION_ANNOTATION } from '../registry/builtin/apps.js';
 import { claim, controllerRefTo } from './claim.js';
 import { podTemplateHash } from './deployment.js';
 import { ControllerEvents } from './events.js';
-import type { ControllerLog } from './garbage-collector.js';
 import {
   ControllerRevision,
   deleteRevision,
@@ -32,6 +31,7 @@ import {
   sortRevisions,
   templatePatch,
 } from './history.js';
+import type { ControllerLog } from './log.js';
 import { PodControl, podReady as ready } from './pods.js';
 import { matchesNodeAffinity } from './scheduler.js';
 import { runWorker } from './worker.js';

@@ -22,8 +22,8 @@ import {
 } from 'kubeloop/runtime';
 import { claim, controllerRefTo } from './claim.js';
 import { ControllerEvents } from './events.js';
-import type { ControllerLog } from './garbage-collector.js';
 import { safeEncodeString } from './history.js';
+import type { ControllerLog } from './log.js';
 import { runWorker } from './worker.js';
 
 const HASH_LABEL = 'pod-template-hash';

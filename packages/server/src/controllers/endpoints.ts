@@ -19,7 +19,7 @@ import {
   WorkQueue,
 } from 'kubeloop/runtime';
 import { controllerRefTo } from './claim.js';
-import type { ControllerLog } from './garbage-collector.js';
+import type { ControllerLog } from './log.js';
 import { runWorker } from './worker.js';
 
 type Subset = NonNullable<Endpoints['subsets']>[number];

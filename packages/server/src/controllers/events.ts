@@ -8,7 +8,7 @@
  */
 import type { Client, KubeObject } from 'kubeloop/client';
 import { Event, isForbidden, isNotFound } from 'kubeloop/client';
-import type { ControllerLog } from './garbage-collector.js';
+import type { ControllerLog } from './log.js';
 
 /** The kind of the object an event is about. */
 export interface EventKind {

@@ -16,12 +16,10 @@ import {
 } from 'kubeloop/runtime';
 import type { Registry } from '../registry/registry.js';
 import type { ResourceType } from '../registry/types.js';
+import type { ControllerLog } from './log.js';
 import { runWorker } from './worker.js';
 
 type OwnerReference = NonNullable<PartialObjectMetadata['metadata']['ownerReferences']>[number];
-
-/** Where warnings and errors of a built-in controller go. */
-export type ControllerLog = (level: 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
 
 /** Options of {@link GarbageCollector}. */
 export interface GarbageCollectorOptions {

@@ -9,7 +9,7 @@ import type { Client } from 'kubeloop/client';
 import { isAlreadyExists, isConflict, isNotFound, Lease, Node, Pod } from 'kubeloop/client';
 import { defaultControllerRateLimiter, Informer, objectKey, splitKey, WorkQueue } from 'kubeloop/runtime';
 import type { ObservedContainerStatus, SimulatedRuntime } from '../kubelet/runtime.js';
-import type { ControllerLog } from './garbage-collector.js';
+import type { ControllerLog } from './log.js';
 import { SIMULATE_ANNOTATION } from './simulate.js';
 import { runWorker } from './worker.js';
 

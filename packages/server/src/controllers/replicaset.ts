@@ -29,7 +29,7 @@ import {
 } from 'kubeloop/runtime';
 import { claim, controllerRefTo } from './claim.js';
 import { ControllerEvents } from './events.js';
-import type { ControllerLog } from './garbage-collector.js';
+import type { ControllerLog } from './log.js';
 import { PodControl, podReady as ready } from './pods.js';
 import { runWorker } from './worker.js';
 

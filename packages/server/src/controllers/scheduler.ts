@@ -10,7 +10,7 @@ import { isConflict, isNotFound, Node, Pod } from 'kubeloop/client';
 import { defaultControllerRateLimiter, Informer, objectKey, splitKey, WorkQueue } from 'kubeloop/runtime';
 import { parseQuantity } from '../registry/builtin/util.js';
 import { ControllerEvents } from './events.js';
-import type { ControllerLog } from './garbage-collector.js';
+import type { ControllerLog } from './log.js';
 import { runWorker } from './worker.js';
 
 type Requirement = { key: string; operator: string; values?: string[] };

@@ -26,7 +26,6 @@ import {
 } from 'kubeloop/runtime';
 import { claim, controllerRefTo } from './claim.js';
 import { ControllerEvents, errorText } from './events.js';
-import type { ControllerLog } from './garbage-collector.js';
 import {
   ControllerRevision,
   createRevision,
@@ -40,6 +39,7 @@ import {
   sortRevisions,
   templatePatch,
 } from './history.js';
+import type { ControllerLog } from './log.js';
 import { runWorker } from './worker.js';
 
 const CONTROLLER_INDEX = 'controller-uid';

@@ -6,7 +6,7 @@
  */
 import { isConflict } from 'kubeloop/client';
 import type { WorkQueue } from 'kubeloop/runtime';
-import type { ControllerLog } from './garbage-collector.js';
+import type { ControllerLog } from './log.js';
 
 /** What a sync asks of the queue: nothing more, a rate-limited retry, or another look later. */
 export type SyncResult = undefined | 'retry' | { requeueAfterMs: number };

@@ -73,12 +73,6 @@ export interface ConnectorOptions {
 /** Whether these options ask for undici (to offer HTTP/2 over TLS) rather than Node's own client. */
 export const wantsHttp2 = (o: ConnectorOptions): boolean => o.http2 && o.socketPath === undefined;
 
-/** The undici connector (HTTP/2 over TLS), loaded only when asked for. */
-export async function createHttp2Connector(o: ConnectorOptions): Promise<Connector> {
-  const { UndiciConnector } = await import('./undici-connector.js');
-  return new UndiciConnector(o);
-}
-
 /** Reads a whole body as UTF-8 text. */
 export function readText(body: Readable): Promise<string> {
   // undici's body reads itself faster than an async iterator does.

@@ -11,7 +11,6 @@ import type { ConnectionConfig } from '../config/types.js';
 import {
   type Connector,
   type ConnectorOptions,
-  createHttp2Connector,
   DeadlineExceeded,
   readText,
   wantsHttp2,
@@ -22,6 +21,12 @@ import { NodeConnector } from './node-connector.js';
 import { type RateLimitOptions, TokenBucket } from './rate-limit.js';
 import { isRetryable, type RetryOptions, retryDelayMs, sleep } from './retry.js';
 import { parseWarningHeaders } from './warnings.js';
+
+/** The undici connector (HTTP/2 over TLS), loaded only when asked for. */
+async function createHttp2Connector(o: ConnectorOptions): Promise<Connector> {
+  const { UndiciConnector } = await import('./undici-connector.js');
+  return new UndiciConnector(o);
+}
 
 /** The kubeloop SDK version sent in the default `User-Agent`. */
 export const CLIENT_VERSION = '0.1.0';

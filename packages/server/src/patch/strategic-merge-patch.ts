@@ -26,15 +26,13 @@
  * still left in the result (under a `$patch: replace`, a `replace` strategy or a new value);
  * here they are stripped instead, and only from objects that came from the patch.
  */
-import { patchBadRequest, patchInternal, patchUnprocessable } from './errors.js';
+import { patchBadRequest, patchInternal } from './errors.js';
 import {
   cloneJson,
   deleteOwn,
   getOwn,
   goEqual,
   goSprint,
-  goSprintS,
-  goTypeName,
   hasOwn,
   isObj,
   jsonKindName,
@@ -42,26 +40,33 @@ import {
   setOwn,
 } from './json-value.js';
 import type { PatchMeta } from './patch-meta.js';
-
-const DIRECTIVE_MARKER = '$patch';
-const DELETE_DIRECTIVE = 'delete';
-const REPLACE_DIRECTIVE = 'replace';
-const MERGE_DIRECTIVE = 'merge';
-const RETAIN_KEYS_STRATEGY = 'retainKeys';
-const RETAIN_KEYS_DIRECTIVE = '$retainKeys';
-const DELETE_FROM_PRIMITIVE_LIST_PREFIX = '$deleteFromPrimitiveList';
-const SET_ELEMENT_ORDER_PREFIX = '$setElementOrder';
-
-// Sentinel errors of k8s.io/apimachinery/pkg/util/mergepatch that the apiserver turns into 400.
-const ERR_BAD_PATCH_FORMAT_FOR_PRIMITIVE_LIST = 'invalid patch format of primitive list';
-const ERR_BAD_PATCH_FORMAT_FOR_RETAIN_KEYS = 'invalid patch format of retainKeys';
-const ERR_BAD_PATCH_FORMAT_FOR_SET_ELEMENT_ORDER_LIST = 'invalid patch format of setElementOrder list';
-
-const GO_MAP = 'map[string]interface {}';
-const GO_SLICE = '[]interface {}';
-
-/** The Go kind of a decoded JSON value, as `reflect` sees it. */
-type GoKind = 'map' | 'slice' | 'string' | 'bool' | 'int64' | 'float64' | 'nil';
+import {
+  badArgType,
+  badPatchType,
+  collectObjects,
+  containsDirectiveMarker,
+  DELETE_DIRECTIVE,
+  DELETE_FROM_PRIMITIVE_LIST_PREFIX,
+  DIRECTIVE_MARKER,
+  ERR_BAD_PATCH_FORMAT_FOR_RETAIN_KEYS,
+  extractKey,
+  extractRetainKeysPatchStrategy,
+  extractToDeleteItems,
+  GO_MAP,
+  GO_SLICE,
+  goKind,
+  MERGE_DIRECTIVE,
+  mergeKeyValueEqual,
+  noMergeKey,
+  REPLACE_DIRECTIVE,
+  RETAIN_KEYS_DIRECTIVE,
+  removeDirectives,
+  SET_ELEMENT_ORDER_PREFIX,
+  sliceElementType,
+  stripDirectives,
+  takePatchValue,
+} from './smp-helpers.js';
+import { normalizeElementOrder } from './smp-ordering.js';
 
 /**
  * Applies a strategic merge patch to `original` and returns the result; neither input is
@@ -459,371 +464,4 @@ function partitionMapsByPresentInList(
     (found ? inPatch : serverOnly).push(value);
   }
   return [inPatch, serverOnly];
-}
-
-// ---------------------------------------------------------------------------------------------
-// Ordering
-
-/**
- * Sorts the patch's items by `patchOrder` and the server-only items by `serverOrder`, then
- * interleaves them, keeping each side's relative order.
- */
-function normalizeElementOrder(
-  patchItems: unknown[],
-  serverOnly: unknown[],
-  patchOrder: unknown[],
-  serverOrder: unknown[],
-  mergeKey: string,
-  kind: GoKind,
-): unknown[] {
-  const sortedPatch = normalizeSliceOrder(patchItems, patchOrder, mergeKey, kind);
-  const sortedServer = normalizeSliceOrder(serverOnly, serverOrder, mergeKey, kind);
-  return mergeSortedSlice(sortedServer, sortedPatch, serverOrder, mergeKey, kind);
-}
-
-function normalizeSliceOrder(toSort: unknown[], order: unknown[], mergeKey: string, kind: GoKind): unknown[] {
-  let items = toSort;
-  let toDelete: unknown[] = [];
-  if (kind === 'map') {
-    validateMergeKeyInLists(mergeKey, [toSort, order]);
-    [items, toDelete] = extractToDeleteItems(toSort);
-  }
-  const sorted = items.slice();
-  // Not a strict weak ordering (anything absent from `order` is "less"): only Go's exact
-  // algorithm yields Go's result.
-  goSliceStable(sorted, (a, b) => {
-    const ia = index(order, a, mergeKey, kind);
-    if (ia >= 0) {
-      const ib = index(order, b, mergeKey, kind);
-      if (ib >= 0) return ia < ib;
-    }
-    return true;
-  });
-  return [...sorted, ...toDelete];
-}
-
-function mergeSortedSlice(
-  left: unknown[],
-  right: unknown[],
-  serverOrder: unknown[],
-  mergeKey: string,
-  kind: GoKind,
-): unknown[] {
-  const less = (l: unknown, r: unknown): [boolean, boolean] => {
-    const li = index(serverOrder, l, mergeKey, kind);
-    const ri = index(serverOrder, r, mergeKey, kind);
-    return li >= 0 && ri >= 0 ? [li < ri, true] : [false, false];
-  };
-  const out: unknown[] = [];
-  let i = 0;
-  let j = 0;
-  const size = left.length + right.length;
-  for (let k = 0; k < size; k++) {
-    if (i >= left.length && j < right.length) {
-      out.push(right[j++]);
-    } else if (j >= right.length && i < left.length) {
-      out.push(left[i++]);
-    } else {
-      const [isLess, foundBoth] = less(left[i], right[j]);
-      out.push(foundBoth && isLess ? left[i++] : right[j++]);
-    }
-  }
-  return out;
-}
-
-/** Index of `value` in `list`, comparing merge key values for maps and values otherwise. */
-function index(list: unknown[], value: unknown, mergeKey: string, kind: GoKind): number {
-  const keyOf = (item: unknown): unknown => {
-    if (kind !== 'map') return item;
-    return isObj(item) ? (getOwn(item, mergeKey) ?? null) : null;
-  };
-  const wanted = keyOf(value);
-  return list.findIndex((item) => goEqual(wanted, keyOf(item)));
-}
-
-/** Go's `sort.SliceStable`: insertion sort on blocks of 20, then in-place SymMerge. */
-function goSliceStable<T>(data: T[], less: (a: T, b: T) => boolean): void {
-  const lessAt = (i: number, j: number) => less(data[i] as T, data[j] as T);
-  const swap = (i: number, j: number) => {
-    const t = data[i] as T;
-    data[i] = data[j] as T;
-    data[j] = t;
-  };
-  const insertionSort = (a: number, b: number) => {
-    for (let i = a + 1; i < b; i++) {
-      for (let j = i; j > a && lessAt(j, j - 1); j--) swap(j, j - 1);
-    }
-  };
-  const swapRange = (a: number, b: number, n: number) => {
-    for (let i = 0; i < n; i++) swap(a + i, b + i);
-  };
-  const rotate = (a: number, m: number, b: number) => {
-    let i = m - a;
-    let j = b - m;
-    while (i !== j) {
-      if (i > j) {
-        swapRange(m - i, m, j);
-        i -= j;
-      } else {
-        swapRange(m - i, m + j - i, i);
-        j -= i;
-      }
-    }
-    swapRange(m - i, m, i);
-  };
-  const symMerge = (a: number, m: number, b: number): void => {
-    if (m - a === 1) {
-      let i = m;
-      let j = b;
-      while (i < j) {
-        const h = (i + j) >>> 1;
-        if (lessAt(h, a)) i = h + 1;
-        else j = h;
-      }
-      for (let k = a; k < i - 1; k++) swap(k, k + 1);
-      return;
-    }
-    if (b - m === 1) {
-      let i = a;
-      let j = m;
-      while (i < j) {
-        const h = (i + j) >>> 1;
-        if (!lessAt(m, h)) i = h + 1;
-        else j = h;
-      }
-      for (let k = m; k > i; k--) swap(k, k - 1);
-      return;
-    }
-    const mid = (a + b) >>> 1;
-    const n = mid + m;
-    let start: number;
-    let r: number;
-    if (m > mid) {
-      start = n - b;
-      r = mid;
-    } else {
-      start = a;
-      r = m;
-    }
-    const p = n - 1;
-    while (start < r) {
-      const c = (start + r) >>> 1;
-      if (!lessAt(p - c, c)) start = c + 1;
-      else r = c;
-    }
-    const end = n - start;
-    if (start < m && m < end) rotate(start, m, end);
-    if (a < start && start < mid) symMerge(a, start, mid);
-    if (mid < end && end < b) symMerge(mid, end, b);
-  };
-
-  const n = data.length;
-  let blockSize = 20;
-  let a = 0;
-  let b = blockSize;
-  while (b <= n) {
-    insertionSort(a, b);
-    a = b;
-    b += blockSize;
-  }
-  insertionSort(a, n);
-  while (blockSize < n) {
-    a = 0;
-    b = 2 * blockSize;
-    while (b <= n) {
-      symMerge(a, a + blockSize, b);
-      a = b;
-      b += 2 * blockSize;
-    }
-    const m = a + blockSize;
-    if (m < n) symMerge(a, m, n);
-    blockSize *= 2;
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Helpers
-
-function validateMergeKeyInLists(mergeKey: string, lists: unknown[][]): void {
-  for (const list of lists) {
-    for (const item of list) {
-      if (!isObj(item)) throw patchInternal(badArgType(GO_MAP, item));
-      if (!hasOwn(item, mergeKey)) throw patchInternal(noMergeKey(item, mergeKey));
-    }
-  }
-}
-
-/** Splits a list of maps into the elements to keep and those carrying `$patch: delete`. */
-function extractToDeleteItems(list: unknown[]): [unknown[], unknown[]] {
-  const keep: unknown[] = [];
-  const toDelete: unknown[] = [];
-  for (const item of list) {
-    if (!isObj(item)) throw patchInternal(badArgType(GO_MAP, item));
-    (getOwn(item, DIRECTIVE_MARKER) === DELETE_DIRECTIVE ? toDelete : keep).push(item);
-  }
-  return [keep, toDelete];
-}
-
-function containsDirectiveMarker(item: unknown): boolean {
-  return isObj(item) && hasOwn(item, DIRECTIVE_MARKER);
-}
-
-function mergeKeyValueEqual(left: unknown, right: unknown, mergeKey: string): boolean {
-  if (mergeKey.length === 0) return goEqual(left, right);
-  if (!isObj(left)) throw patchInternal(badArgType(GO_MAP, left));
-  if (!isObj(right)) throw patchInternal(badArgType(GO_MAP, right));
-  if (!hasOwn(left, mergeKey)) throw patchInternal(noMergeKey(left, mergeKey));
-  if (!hasOwn(right, mergeKey)) throw patchInternal(noMergeKey(right, mergeKey));
-  return goEqual(left[mergeKey], right[mergeKey]);
-}
-
-/** The field a `$deleteFromPrimitiveList/<field>` or `$setElementOrder/<field>` key is about. */
-function extractKey(key: string, prefix: string): string {
-  const slash = key.indexOf('/');
-  if (slash < 0 || key.slice(0, slash) !== prefix) {
-    throw patchBadRequest(
-      prefix === DELETE_FROM_PRIMITIVE_LIST_PREFIX
-        ? ERR_BAD_PATCH_FORMAT_FOR_PRIMITIVE_LIST
-        : ERR_BAD_PATCH_FORMAT_FOR_SET_ELEMENT_ORDER_LIST,
-    );
-  }
-  return key.slice(slash + 1);
-}
-
-/** Splits `merge,retainKeys` into (has retainKeys, the other strategy). */
-function extractRetainKeysPatchStrategy(meta: PatchMeta | undefined): [boolean, string] {
-  const strategies = meta?.strategy === undefined ? [] : meta.strategy.split(',');
-  const [first = '', second = ''] = strategies;
-  switch (strategies.length) {
-    case 0:
-      return [false, ''];
-    case 1:
-      return first === RETAIN_KEYS_STRATEGY ? [true, ''] : [false, first];
-    case 2:
-      if (first === RETAIN_KEYS_STRATEGY) return [true, second];
-      if (second === RETAIN_KEYS_STRATEGY) return [true, first];
-      break;
-  }
-  throw patchInternal(`unexpected patch strategy: ${goSprint(strategies)}`);
-}
-
-/** The element kind shared by all the lists' items; lists of lists are refused (422). */
-function sliceElementType(lists: unknown[][]): GoKind {
-  let previous: GoKind | undefined;
-  for (const list of lists) {
-    for (const item of list) {
-      const kind = goKind(item);
-      if (previous === undefined) {
-        // Go calls a method on the nil reflect.Type of a null element and panics.
-        if (kind === 'nil')
-          throw patchInternal('This request caused apiserver to panic. Look in the logs for details.');
-        if (kind === 'slice') throw patchUnprocessable();
-        previous = kind;
-      } else if (previous !== kind) {
-        throw patchInternal(`list element types are not identical: ${goSprint(lists)}`);
-      }
-    }
-  }
-  if (previous === undefined) throw patchInternal('no elements in any of the given slices');
-  return previous;
-}
-
-function goKind(value: unknown): GoKind {
-  if (value === null || value === undefined) return 'nil';
-  if (Array.isArray(value)) return 'slice';
-  switch (typeof value) {
-    case 'string':
-      return 'string';
-    case 'boolean':
-      return 'bool';
-    case 'number':
-      return Number.isInteger(value) ? 'int64' : 'float64';
-    default:
-      return 'map';
-  }
-}
-
-function badArgType(expected: string, actual: unknown): string {
-  return `expected a ${expected}, but received a ${goTypeName(actual)}`;
-}
-
-function noMergeKey(map: Obj, mergeKey: string): string {
-  return `map: ${goSprint(map)} does not contain declared merge key: ${mergeKey}`;
-}
-
-function badPatchType(directive: unknown, map: Obj): string {
-  return `unknown patch type: ${goSprintS(directive)} in map: ${goSprint(map)}`;
-}
-
-/**
- * Takes a patch value for a field the original lacks (or holds with another type): nulls inside
- * it are dropped, and maps carrying `$patch` are left out, as they are meaningless there.
- */
-function takePatchValue(doc: Obj, key: string, value: unknown): void {
-  discardNullValuesFromPatch(value);
-  const [kept, keep] = removeDirectives(value);
-  if (keep) setOwn(doc, key, kept);
-  else deleteOwn(doc, key);
-}
-
-function discardNullValuesFromPatch(value: unknown): void {
-  if (Array.isArray(value)) {
-    for (const item of value) discardNullValuesFromPatch(item);
-  } else if (isObj(value)) {
-    for (const [k, v] of Object.entries(value)) {
-      if (v === null) deleteOwn(value, k);
-      else discardNullValuesFromPatch(v);
-    }
-  }
-}
-
-/** Drops every map holding `$patch` (and the list elements that are such maps). */
-function removeDirectives(value: unknown): [unknown, boolean] {
-  if (Array.isArray(value)) {
-    const kept: unknown[] = [];
-    for (const item of value) {
-      const [v, keep] = removeDirectives(item);
-      if (keep) kept.push(v);
-    }
-    return [kept, true];
-  }
-  if (isObj(value)) {
-    if (hasOwn(value, DIRECTIVE_MARKER)) return [undefined, false];
-    for (const [k, v] of Object.entries(value)) {
-      const [kept, keep] = removeDirectives(v);
-      if (keep) setOwn(value, k, kept);
-      else deleteOwn(value, k);
-    }
-  }
-  return [value, true];
-}
-
-function collectObjects(value: unknown, into: WeakSet<object>): void {
-  if (Array.isArray(value)) {
-    for (const item of value) collectObjects(item, into);
-  } else if (isObj(value)) {
-    into.add(value);
-    for (const item of Object.values(value)) collectObjects(item, into);
-  }
-}
-
-function isDirectiveKey(key: string): boolean {
-  return (
-    key === DIRECTIVE_MARKER ||
-    key === RETAIN_KEYS_DIRECTIVE ||
-    key.startsWith(DELETE_FROM_PRIMITIVE_LIST_PREFIX) ||
-    key.startsWith(SET_ELEMENT_ORDER_PREFIX)
-  );
-}
-
-/** Removes directive keys left in objects that came from the patch. */
-function stripDirectives(value: unknown, fromPatch: WeakSet<object>): void {
-  if (Array.isArray(value)) {
-    for (const item of value) stripDirectives(item, fromPatch);
-  } else if (isObj(value)) {
-    if (fromPatch.has(value)) {
-      for (const key of Object.keys(value)) if (isDirectiveKey(key)) deleteOwn(value, key);
-    }
-    for (const item of Object.values(value)) stripDirectives(item, fromPatch);
-  }
 }

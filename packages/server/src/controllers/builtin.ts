@@ -54,26 +54,24 @@ interface OwnLoop {
   waitForSync(): Promise<void>;
 }
 
-function ownLoop(name: string, c: OwnLoop): Runnable & { readonly synced: Promise<void> } {
-  let started: () => void = () => undefined;
-  const startedOnce = new Promise<void>((resolve) => {
-    started = resolve;
-  });
+function ownLoop(name: string, c: OwnLoop): Runnable & { synced(): Promise<void>; stop(): Promise<void> } {
+  let started = false;
+  let stopping: Promise<void> | undefined;
   return {
     name,
     needLeaderElection: false,
     // Started with the caches, so that the readiness of the control plane covers its own.
     prepare() {
+      started = true;
       c.start();
-      started();
     },
-    synced: startedOnce.then(() => c.waitForSync()),
-    async start({ signal }) {
-      await new Promise<void>((resolve) => {
-        if (signal.aborted) resolve();
-        else signal.addEventListener('abort', () => resolve(), { once: true });
-      });
-      await c.stop();
+    synced: () => (started ? c.waitForSync() : Promise.resolve()),
+    start: () => undefined,
+    // Stopped beside the manager, not by it: a manager stopped before its caches synced starts
+    // no runnable, and this loop runs from the manager's start.
+    stop: () => {
+      stopping ??= started ? c.stop() : Promise.resolve();
+      return stopping;
     },
   };
 }
@@ -147,10 +145,12 @@ export function startBuiltinControllers(o: BuiltinControllersOptions): BuiltinCo
     kubelet,
     async waitForSync() {
       await manager.ready();
-      await Promise.all(loops.map((l) => l.synced));
+      await Promise.all(loops.map((l) => l.synced()));
     },
     async stop() {
-      await manager.stop();
+      // All at once: each stop aborts its work before its first await, so none of them starts a
+      // request (a new connection) that the stopping server would refuse and report as an error.
+      await Promise.all([manager.stop(), ...loops.map((l) => l.stop())]);
       await running.catch(() => undefined);
       await client.close();
     },

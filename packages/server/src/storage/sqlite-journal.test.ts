@@ -405,7 +405,7 @@ describe('SqliteJournal in other processes', () => {
     mkdirSync(cache, { recursive: true });
     buildDir = mkdtempSync(join(cache, 'journal-'));
     writeFileSync(join(buildDir, 'package.json'), '{"type":"module"}\n');
-    for (const name of ['journal', 'sqlite-journal']) {
+    for (const name of ['journal', 'sqlite-files', 'sqlite-journal']) {
       const out = ts.transpileModule(readFileSync(join(here, `${name}.ts`), 'utf8'), {
         compilerOptions: {
           module: ts.ModuleKind.ES2022,

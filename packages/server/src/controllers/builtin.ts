@@ -3,15 +3,14 @@ import { type Clock, Manager, type Runnable } from 'kubeloop/runtime';
 import { type Logger, pino } from 'pino';
 import type { SimulatedRuntime } from '../kubelet/runtime.js';
 import type { Registry } from '../registry/registry.js';
+import { appsControllers } from './apps.js';
 import { DaemonSetController } from './daemonset.js';
-import { DeploymentController } from './deployment.js';
 import { EndpointsController } from './endpoints.js';
 import { GarbageCollector } from './garbage-collector.js';
 import { JobController } from './job.js';
 import type { SignFn } from './kcm/certificates.js';
 import { kubeControllerManager } from './kcm/index.js';
 import { Kubelet, type SimulatedNodesOptions } from './kubelet.js';
-import { ReplicaSetController } from './replicaset.js';
 import { Scheduler } from './scheduler.js';
 import { StatefulSetController } from './statefulset.js';
 
@@ -125,17 +124,12 @@ export function startBuiltinControllers(o: BuiltinControllersOptions): BuiltinCo
     loops.push(
       ownLoop('kubelet', kubelet),
       ownLoop('scheduler', new Scheduler(client, { log: o.log })),
-      ownLoop('replicaset', new ReplicaSetController(client, { log: o.log })),
-      ownLoop('deployment', new DeploymentController(client, { log: o.log })),
       ownLoop('daemonset', new DaemonSetController(client, { log: o.log })),
       ownLoop('job', new JobController(client, { log: o.log })),
       ownLoop('endpoints', new EndpointsController(client, { log: o.log })),
       ownLoop('statefulset', new StatefulSetController(client, { log: o.log })),
-      ownLoop(
-        'replicationcontroller',
-        new ReplicaSetController(client, { log: o.log, kind: 'ReplicationController' }),
-      ),
     );
+    for (const c of appsControllers(client, { log: o.log })) manager.add(c);
     for (const c of kubeControllerManager(client, { logger, clock: o.clock, sign: o.sign })) manager.add(c);
   }
   for (const loop of loops) manager.add(loop);

@@ -90,56 +90,80 @@ export class PodControl {
   async sync(owner: KubeObject, create: readonly Pod[], remove: readonly Pod[] = []): Promise<void> {
     if (create.length === 0 && remove.length === 0) return;
     const uid = owner.metadata?.uid ?? '';
-    const namespace = owner.metadata?.namespace ?? '';
     this.expectations.expect(
       uid,
       create.length,
       remove.map((p) => p.metadata?.uid ?? ''),
     );
-    const api = this.client.api(Pod, namespace);
-    const results = await Promise.allSettled([
-      ...create.map(async (pod) => {
-        try {
-          const created = await api.create(pod);
-          this.events.event(
-            this.ownerKind,
-            owner,
-            'Normal',
-            'SuccessfulCreate',
-            `Created pod: ${created.metadata?.name}`,
-          );
-        } catch (err) {
-          this.expectations.creationFailed(uid);
-          this.events.event(
-            this.ownerKind,
-            owner,
-            'Warning',
-            'FailedCreate',
-            `Error creating: ${errorText(err)}`,
-          );
-          throw err;
-        }
-      }),
-      ...remove.map(async (p) => {
-        const name = p.metadata?.name ?? '';
-        try {
-          await api.delete(name, { preconditions: { uid: p.metadata?.uid ?? '' } });
-          this.events.event(this.ownerKind, owner, 'Normal', 'SuccessfulDelete', `Deleted pod: ${name}`);
-        } catch (err) {
-          this.expectations.deletionFailed(uid, p.metadata?.uid ?? '');
-          if (isNotFound(err) || isConflict(err)) return;
-          this.events.event(
-            this.ownerKind,
-            owner,
-            'Warning',
-            'FailedDelete',
-            `Error deleting: ${errorText(err)}`,
-          );
-          throw err;
-        }
-      }),
-    ]);
-    const failure = results.find((r) => r.status === 'rejected');
-    if (failure) throw (failure as PromiseRejectedResult).reason;
+    await syncPods(this.client, this.events, this.ownerKind, owner, create, remove, {
+      creationFailed: () => this.expectations.creationFailed(uid),
+      deletionFailed: (p) => this.expectations.deletionFailed(uid, p.metadata?.uid ?? ''),
+    });
   }
+}
+
+/** What {@link syncPods} tells its caller about writes that will never show in a cache. */
+export interface PodWriteHooks {
+  /** A creation failed. */
+  creationFailed?(): void;
+  /** A deletion failed, or found the pod already gone. */
+  deletionFailed?(pod: Pod): void;
+}
+
+/**
+ * Creates `create` and deletes `remove` (each with a UID precondition) at once for `owner`,
+ * recording the events Kubernetes' `RealPodControl` records on the owner (`SuccessfulCreate`,
+ * `FailedCreate`, `SuccessfulDelete`, `FailedDelete`); throws the first failure after all are
+ * done. Pods already gone count as deleted. A controller on a kubeloop `Manager` passes the
+ * reconcile's client, whose writes the manager's cache reflects before its next read (which
+ * stands in for {@link PodExpectations}).
+ *
+ * @example
+ * ```ts
+ * await syncPods(ctx.client, events, ReplicaSet, rs, [podFor(rs)], []);
+ * ```
+ */
+export async function syncPods(
+  client: Client,
+  events: ControllerEvents,
+  ownerKind: EventKind,
+  owner: KubeObject,
+  create: readonly Pod[],
+  remove: readonly Pod[] = [],
+  hooks: PodWriteHooks = {},
+): Promise<void> {
+  if (create.length === 0 && remove.length === 0) return;
+  const api = client.api(Pod, owner.metadata?.namespace ?? '');
+  const results = await Promise.allSettled([
+    ...create.map(async (pod) => {
+      try {
+        const created = await api.create(pod);
+        events.event(
+          ownerKind,
+          owner,
+          'Normal',
+          'SuccessfulCreate',
+          `Created pod: ${created.metadata?.name}`,
+        );
+      } catch (err) {
+        hooks.creationFailed?.();
+        events.event(ownerKind, owner, 'Warning', 'FailedCreate', `Error creating: ${errorText(err)}`);
+        throw err;
+      }
+    }),
+    ...remove.map(async (p) => {
+      const name = p.metadata?.name ?? '';
+      try {
+        await api.delete(name, { preconditions: { uid: p.metadata?.uid ?? '' } });
+        events.event(ownerKind, owner, 'Normal', 'SuccessfulDelete', `Deleted pod: ${name}`);
+      } catch (err) {
+        hooks.deletionFailed?.(p);
+        if (isNotFound(err) || isConflict(err)) return;
+        events.event(ownerKind, owner, 'Warning', 'FailedDelete', `Error deleting: ${errorText(err)}`);
+        throw err;
+      }
+    }),
+  ]);
+  const failure = results.find((r) => r.status === 'rejected');
+  if (failure) throw (failure as PromiseRejectedResult).reason;
 }

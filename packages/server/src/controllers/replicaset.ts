@@ -7,7 +7,6 @@
  * core/v1 kind (`replication.NewReplicationManager`): they differ only in their kind and the
  * shape of their selector (a map of labels).
  */
-import { setMaxListeners } from 'node:events';
 import {
   isEverything,
   isNothing,
@@ -16,24 +15,26 @@ import {
   labelSelectorFromSet,
   matchesLabels,
 } from 'kubeloop/api';
-import type { Client } from 'kubeloop/client';
-import { isNotFound, Pod, ReplicaSet, ReplicationController } from 'kubeloop/client';
 import {
+  isConflict,
+  isNotFound,
+  Pod,
+  ReplicaSet,
+  ReplicationController,
+  type ResourceDescriptor,
+} from 'kubeloop/client';
+import {
+  type ControllerDefinition,
+  controller,
   controllerOf,
   defaultControllerRateLimiter,
-  Informer,
-  NAMESPACE_INDEX,
-  objectKey,
-  splitKey,
-  WorkQueue,
+  type ReconcileContext,
+  type ReconcileResult,
 } from 'kubeloop/runtime';
 import { claim, controllerRefTo } from './claim.js';
-import { ControllerEvents } from './events.js';
-import type { ControllerLog } from './log.js';
-import { PodControl, podReady as ready } from './pods.js';
-import { runWorker } from './worker.js';
-
-const CONTROLLER_INDEX = 'controller-uid';
+import type { ControllerEvents } from './events.js';
+import { NamespaceIndex } from './kcm/namespace-index.js';
+import { podReady as ready, syncPods } from './pods.js';
 
 const active = (p: Pod): boolean =>
   !p.metadata?.deletionTimestamp && p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed';
@@ -87,179 +88,136 @@ const KINDS: Record<'ReplicaSet' | 'ReplicationController', SetKind> = {
 
 type PodSet = ReplicaSet | ReplicationController;
 
-/** The ReplicaSet controller: informers on ReplicaSets (or ReplicationControllers) and pods, a queue of them, {@link ReplicaSetController.reconcile}. */
-export class ReplicaSetController {
-  private readonly sets: Informer<PodSet>;
-  private readonly pods: Informer<Pod>;
-  private readonly queue: WorkQueue<string>;
-  private readonly kind: SetKind;
-  private readonly kindName: 'ReplicaSet' | 'ReplicationController';
-  private readonly abort = new AbortController();
-  private readonly control: PodControl;
-  private workers: Promise<void>[] = [];
-  private readonly log: ControllerLog;
-  private readonly events: ControllerEvents;
+/** Options of {@link replicaSetController}. */
+export interface ReplicaSetControllerOptions {
+  /** Records the core/v1 Events, as `replicaset-controller` (or `replication-controller`). */
+  events: ControllerEvents;
+  /** The kind run (default ReplicaSet). */
+  kind?: 'ReplicaSet' | 'ReplicationController';
+}
 
-  constructor(
-    private readonly client: Client,
-    options: { log?: ControllerLog; kind?: 'ReplicaSet' | 'ReplicationController' } = {},
-  ) {
-    this.kindName = options.kind ?? 'ReplicaSet';
-    this.kind = KINDS[this.kindName];
-    this.queue = new WorkQueue<string>({
-      name: this.kindName.toLowerCase(),
-      rateLimiter: defaultControllerRateLimiter({ baseDelayMs: 5, maxDelayMs: 10_000 }),
-    });
-    this.log = options.log ?? (() => undefined);
-    this.events = new ControllerEvents(client, this.kind.component, this.log);
-    this.control = new PodControl(client, this.events, this.kind.descriptor);
-    setMaxListeners(0, this.abort.signal);
-    this.sets = new Informer<PodSet>(client.api<PodSet>(this.kind.descriptor, ''), {});
-    this.pods = new Informer(client.api(Pod, ''), {
-      indexers: { [CONTROLLER_INDEX]: (p) => controllerOf(p)?.uid },
-    });
-    this.sets.addEventHandler({
-      onAdd: (rs) => this.queue.add(objectKey(rs)),
-      onUpdate: (_o, rs) => this.queue.add(objectKey(rs)),
-      onDelete: (rs) => this.control.expectations.forget(rs.metadata?.uid ?? ''),
-    });
-    const expectations = this.control.expectations;
-    this.pods.addEventHandler({
-      onAdd: (p) => {
-        expectations.observeAdd(p);
-        this.enqueueOwner(p);
-      },
-      onUpdate: (o, p) => {
-        expectations.observeUpdate(p);
-        this.enqueueOwner(p);
-        // A pod that changed controller, or labels, may concern its former owner or new candidates.
-        if (controllerOf(o)?.uid !== controllerOf(p)?.uid) this.enqueueOwner(o);
-        if (!controllerOf(p) && JSON.stringify(o.metadata?.labels) !== JSON.stringify(p.metadata?.labels))
-          this.enqueueOwner(p);
-      },
-      onDelete: (p) => {
-        expectations.observeDelete(p);
-        this.enqueueOwner(p);
-      },
-    });
-  }
+/** The events' component of each kind (what `kubectl describe` shows as the events' source). */
+export const replicaSetEventComponent = (kind: 'ReplicaSet' | 'ReplicationController'): string =>
+  KINDS[kind].component;
 
-  start(): void {
-    this.sets.start(this.abort.signal);
-    this.pods.start(this.abort.signal);
-    for (let i = 0; i < 2; i++) this.workers.push(this.work());
-  }
+/**
+ * The ReplicaSet controller (`replicaset`), or with `kind: 'ReplicationController'` the
+ * replication controller (`replicationcontroller`): owns the pods it creates; an orphan pod
+ * reconciles the sets of its namespace whose selector matches its labels (each reconcile
+ * records its set's selector, so that the pod's event can be mapped without a cache read).
+ */
+export function replicaSetController(options: ReplicaSetControllerOptions): ControllerDefinition<PodSet> {
+  const kindName = options.kind ?? 'ReplicaSet';
+  const kind = KINDS[kindName];
+  const { events } = options;
+  const selectors = new NamespaceIndex();
+  return (
+    controller<PodSet>(kind.descriptor as ResourceDescriptor<PodSet>)
+      .named(kindName.toLowerCase())
+      .withOptions({
+        maxConcurrentReconciles: 2,
+        rateLimiter: defaultControllerRateLimiter({ baseDelayMs: 5, maxDelayMs: 10_000 }),
+      })
+      .owns(Pod)
+      // An orphan may be adopted by the sets that select it (a pod being deleted is not).
+      .watches(Pod, (p) => (controllerOf(p) || p.metadata?.deletionTimestamp ? [] : selectors.matching(p)))
+      .onGone((req) => {
+        selectors.forget(req.namespace, req.name);
+      })
+      .reconcile(async (set, ctx) => {
+        selectors.set(set.metadata?.namespace ?? '', set.metadata?.name ?? '', kind.selector(set));
+        try {
+          return await syncSet(set, kindName, kind, events, ctx);
+        } catch (err) {
+          // A conflict is a race the next try resolves: retried without a complaint in the log.
+          if (isConflict(err)) return { requeue: true };
+          throw err;
+        }
+      })
+  );
+}
 
-  /** Resolves once the controller's caches hold their first lists (the test environment waits for it). */
-  async waitForSync(): Promise<void> {
-    await Promise.all([this.sets.waitForSync(), this.pods.waitForSync()]);
-  }
-
-  async stop(): Promise<void> {
-    this.abort.abort();
-    const closing = this.events.close();
-    await this.queue.shutdown();
-    await Promise.all(this.workers);
-    await Promise.all([this.sets.stop(), this.pods.stop(), closing]);
-  }
-
-  /** The pod's controller if it is a ReplicaSet; for an orphan, every ReplicaSet that could adopt it. */
-  private enqueueOwner(p: Pod): void {
-    const ref = controllerOf(p);
-    const ns = p.metadata?.namespace ?? '';
-    if (ref) {
-      if (ref.kind === this.kindName && ref.apiVersion.split('/')[0] === this.kind.apiVersion.split('/')[0])
-        this.queue.add(`${ns}/${ref.name}`);
-      return;
-    }
-    if (p.metadata?.deletionTimestamp) return;
-    for (const rs of this.sets.store.byIndex(NAMESPACE_INDEX, ns))
-      if (matchesLabels(this.kind.selector(rs), p.metadata?.labels)) this.queue.add(objectKey(rs));
-  }
-
-  private work(): Promise<void> {
-    return runWorker(this.queue, this.abort.signal, (k) => this.reconcile(k), {
-      log: this.log,
-      message: `${this.kindName.toLowerCase()} sync failed; retrying`,
-    });
-  }
-
-  /** One ReplicaSet: creates or deletes pods to reach `spec.replicas`, then writes its status. */
-  async reconcile(key: string): Promise<void> {
-    if (!this.sets.hasSynced || !this.pods.hasSynced)
-      await Promise.all([this.sets.waitForSync(), this.pods.waitForSync()]);
-    const { namespace = '', name } = splitKey(key);
-    const rs = this.sets.store.get(name, namespace);
-    if (!rs || rs.metadata?.deletionTimestamp) return;
-    const uid = rs.metadata?.uid ?? '';
-    const selector = this.kind.selector(rs);
-    // An empty selector would claim every pod of the namespace: Kubernetes refuses to act.
-    if (isEverything(selector) || isNothing(selector)) return;
-    const pods = this.client.api(Pod, namespace);
-    const candidates = this.pods.store
-      .byIndex(NAMESPACE_INDEX, namespace)
-      .filter((p) => !controllerOf(p) || controllerOf(p)?.uid === uid);
-    const owned = await claim(
-      { owner: rs, apiVersion: this.kind.apiVersion, kind: this.kindName, selector },
-      candidates,
-      pods,
+/** One set (`syncReplicaSet`): creates or deletes pods to reach `spec.replicas`, then writes its status. */
+async function syncSet(
+  set: PodSet,
+  kindName: 'ReplicaSet' | 'ReplicationController',
+  kind: SetKind,
+  events: ControllerEvents,
+  { client, cache }: ReconcileContext,
+): Promise<ReconcileResult> {
+  if (set.metadata?.deletionTimestamp) return undefined;
+  const namespace = set.metadata?.namespace ?? '';
+  const name = set.metadata?.name ?? '';
+  const uid = set.metadata?.uid ?? '';
+  const selector = kind.selector(set);
+  // An empty selector would claim every pod of the namespace: Kubernetes refuses to act.
+  if (isEverything(selector) || isNothing(selector)) return undefined;
+  // The manager's cache reflects every pod this controller created or deleted before (its
+  // read-your-writes), which is what Kubernetes' expectations guard against.
+  const candidates = (await cache.list(Pod, { namespace })).filter(
+    (p) => !controllerOf(p) || controllerOf(p)?.uid === uid,
+  );
+  const owned = await claim(
+    { owner: set, apiVersion: kind.apiVersion, kind: kindName, selector },
+    candidates,
+    client.api(Pod, namespace),
+  );
+  const live = owned.filter(active);
+  const wanted = set.spec?.replicas ?? 1;
+  const diff = wanted - live.length;
+  const template = set.spec?.template ?? {};
+  const pod: Pod = {
+    metadata: {
+      generateName: `${name}-`,
+      ...(template.metadata?.labels && { labels: template.metadata.labels }),
+      ...(template.metadata?.annotations && { annotations: template.metadata.annotations }),
+      ownerReferences: [controllerRefTo(set, kindName, kind.apiVersion)],
+    },
+    spec: template.spec ?? { containers: [] },
+  };
+  if (diff > 0)
+    await syncPods(
+      client,
+      events,
+      kind.descriptor,
+      set,
+      Array.from({ length: diff }, () => pod),
     );
-    const live = owned.filter(active);
-    const wanted = rs.spec?.replicas ?? 1;
-    if (this.control.expectations.satisfied(uid)) {
-      const diff = wanted - live.length;
-      const template = rs.spec?.template ?? {};
-      const pod: Pod = {
-        metadata: {
-          generateName: `${name}-`,
-          ...(template.metadata?.labels && { labels: template.metadata.labels }),
-          ...(template.metadata?.annotations && { annotations: template.metadata.annotations }),
-          ownerReferences: [controllerRefTo(rs, this.kindName, this.kind.apiVersion)],
-        },
-        spec: template.spec ?? { containers: [] },
-      };
-      if (diff > 0)
-        await this.control.sync(
-          rs,
-          Array.from({ length: diff }, () => pod),
-        );
-      else if (diff < 0) await this.control.sync(rs, [], [...live].sort(deletionRank).slice(0, -diff));
-    }
+  else if (diff < 0)
+    await syncPods(client, events, kind.descriptor, set, [], [...live].sort(deletionRank).slice(0, -diff));
 
-    const readyCount = live.filter(ready).length;
-    // Available: ready for minReadySeconds (`IsPodAvailable`); look again when the next one will be.
-    const minReadyMs = (rs.spec?.minReadySeconds ?? 0) * 1000;
-    let availableCount = 0;
-    let next = Number.POSITIVE_INFINITY;
-    for (const p of live.filter(ready)) {
-      const since = Date.parse(
-        p.status?.conditions?.find((c) => c.type === 'Ready')?.lastTransitionTime ?? '',
-      );
-      const wait = minReadyMs === 0 || Number.isNaN(since) ? 0 : since + minReadyMs - Date.now();
-      if (wait <= 0) availableCount += 1;
-      else next = Math.min(next, wait);
-    }
-    if (next !== Number.POSITIVE_INFINITY) this.queue.addAfter(key, next + 5);
-    const status = {
-      replicas: live.length,
-      fullyLabeledReplicas: live.filter((p) => matchesLabels(selector, p.metadata?.labels)).length,
-      readyReplicas: readyCount,
-      availableReplicas: availableCount,
-      observedGeneration: rs.metadata?.generation ?? 0,
-    };
-    const cur: NonNullable<PodSet['status']> = rs.status ?? { replicas: 0 };
-    if (
-      (cur.replicas ?? 0) === status.replicas &&
-      (cur.fullyLabeledReplicas ?? 0) === status.fullyLabeledReplicas &&
-      (cur.readyReplicas ?? 0) === status.readyReplicas &&
-      (cur.availableReplicas ?? 0) === status.availableReplicas &&
-      (cur.observedGeneration ?? 0) === status.observedGeneration
-    )
-      return;
-    try {
-      await this.client.api<PodSet>(this.kind.descriptor, namespace).patchStatus(name, { status } as PodSet);
-    } catch (err) {
-      if (!isNotFound(err)) throw err;
-    }
+  const readyCount = live.filter(ready).length;
+  // Available: ready for minReadySeconds (`IsPodAvailable`); look again when the next one will be.
+  const minReadyMs = (set.spec?.minReadySeconds ?? 0) * 1000;
+  let availableCount = 0;
+  let next = Number.POSITIVE_INFINITY;
+  for (const p of live.filter(ready)) {
+    const since = Date.parse(p.status?.conditions?.find((c) => c.type === 'Ready')?.lastTransitionTime ?? '');
+    const wait = minReadyMs === 0 || Number.isNaN(since) ? 0 : since + minReadyMs - Date.now();
+    if (wait <= 0) availableCount += 1;
+    else next = Math.min(next, wait);
   }
+  const result: ReconcileResult = next !== Number.POSITIVE_INFINITY ? { requeueAfter: next + 5 } : undefined;
+  const status = {
+    replicas: live.length,
+    fullyLabeledReplicas: live.filter((p) => matchesLabels(selector, p.metadata?.labels)).length,
+    readyReplicas: readyCount,
+    availableReplicas: availableCount,
+    observedGeneration: set.metadata?.generation ?? 0,
+  };
+  const cur: NonNullable<PodSet['status']> = set.status ?? { replicas: 0 };
+  if (
+    (cur.replicas ?? 0) === status.replicas &&
+    (cur.fullyLabeledReplicas ?? 0) === status.fullyLabeledReplicas &&
+    (cur.readyReplicas ?? 0) === status.readyReplicas &&
+    (cur.availableReplicas ?? 0) === status.availableReplicas &&
+    (cur.observedGeneration ?? 0) === status.observedGeneration
+  )
+    return result;
+  try {
+    await client.api<PodSet>(kind.descriptor, namespace).patchStatus(name, { status } as PodSet);
+  } catch (err) {
+    if (!isNotFound(err)) throw err;
+  }
+  return result;
 }

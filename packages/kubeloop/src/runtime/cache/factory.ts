@@ -2,6 +2,7 @@
  * Shared informers (client-go's `SharedInformerFactory`, controller-runtime's cache): one
  * informer — one list and one watch — per collection, however many controllers ask for it.
  */
+import { setMaxListeners } from 'node:events';
 import { parseFieldSelector } from '../../api/fields.js';
 import { formatLabelSelector, parseLabelSelector } from '../../api/labels.js';
 import type { Client } from '../../client/client.js';
@@ -125,6 +126,8 @@ export class InformerFactory {
   start(signal?: AbortSignal): void {
     if (!this.controller) {
       this.controller = new AbortController();
+      // Every informer of the factory listens to it: a manager of many kinds is no leak.
+      setMaxListeners(0, this.controller.signal);
       if (signal) {
         const c = this.controller;
         if (signal.aborted) c.abort(signal.reason);

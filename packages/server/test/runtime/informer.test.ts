@@ -461,6 +461,28 @@ describe('InformerFactory', () => {
     expect(factory.informers.every((i) => !i.running)).toBe(true);
   });
 
+  it('starts any number of informers on its one stop signal without a listener-leak warning', async () => {
+    const ns = 'f-many';
+    await t.namespace(ns);
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(`${w.name}: ${w.message}`);
+    process.on('warning', onWarning);
+    const factory = new InformerFactory(t.client);
+    try {
+      // A manager of a dozen kinds (the built-in controllers watch more) has a dozen informers.
+      for (let i = 0; i < 12; i++)
+        factory.informer(Widget, { namespace: ns, labelSelector: { n: String(i) } });
+      factory.start();
+      await factory.waitForSync({ timeoutMs: 10_000 });
+      // Warnings are emitted on the next tick.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings.filter((w) => w.startsWith('MaxListenersExceededWarning'))).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+      await factory.stop();
+    }
+  });
+
   it('waitForSync names every informer that did not sync', async () => {
     const ns = 'f-fail';
     await t.namespace(ns);

@@ -82,6 +82,7 @@ export {
   resourceVersionChanged,
 } from './controller/predicates.js';
 export type {
+  CacheLister,
   CacheReader,
   GoneFn,
   ObjectEventRecorder,

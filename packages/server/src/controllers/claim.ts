@@ -4,9 +4,9 @@
  * controls that no longer match are let go.
  */
 import { type LabelSelector, matchesLabels } from 'kubeloop/api';
-import type { KubeObject, ResourceApi } from 'kubeloop/client';
+import type { KubeObject, ResourceApi, ResourceDescriptor } from 'kubeloop/client';
 import { isInvalid, isNotFound } from 'kubeloop/client';
-import { controllerOf } from 'kubeloop/runtime';
+import { type CacheLister, controllerOf, type ReconcileRequest } from 'kubeloop/runtime';
 
 /** Who claims: the owner object, its API version and kind, and whether it may adopt. */
 export interface Claimer {
@@ -109,4 +109,28 @@ export function controllerRefTo(owner: KubeObject, kind: string, apiVersion = 'a
     controller: true,
     blockOwnerDeletion: true,
   };
+}
+
+/**
+ * Who may adopt `obj`, as a map function of `watches` answers: nothing for an object with a
+ * controller or being deleted, else the owners of `kind` in its namespace whose selector matches
+ * its labels (their reconcile then adopts it, or, for an empty selector, refuses to).
+ *
+ * @example
+ * ```ts
+ * controller(ReplicaSet).watches(Pod, (pod, cache) => adopters(pod, cache, ReplicaSet, selectorOf));
+ * ```
+ */
+export function adopters<O extends KubeObject>(
+  obj: KubeObject,
+  cache: CacheLister,
+  kind: ResourceDescriptor<O>,
+  selectorOf: (owner: O) => LabelSelector,
+): ReconcileRequest[] {
+  if (controllerOf(obj) || obj.metadata?.deletionTimestamp) return [];
+  const namespace = obj.metadata?.namespace ?? '';
+  return cache
+    .list(kind, { namespace })
+    .filter((o) => matchesLabels(selectorOf(o), obj.metadata?.labels))
+    .map((o) => ({ namespace, name: o.metadata?.name ?? '' }));
 }

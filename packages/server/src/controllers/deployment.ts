@@ -12,18 +12,16 @@ import { Deployment, isConflict, ReplicaSet } from 'kubeloop/client';
 import {
   type ControllerDefinition,
   controller,
-  controllerOf,
   defaultControllerRateLimiter,
   type ReconcileContext,
   type ReconcileResult,
 } from 'kubeloop/runtime';
-import { claim } from './claim.js';
+import { adopters, claim } from './claim.js';
 import { rolloutRecreate, rolloutRolling } from './deployment/rollout.js';
 import { writeStatus } from './deployment/status.js';
 import { checkPausedConditions, isScalingEvent, replicaSets, sync } from './deployment/sync.js';
 import { fenceposts, type Sync } from './deployment/util.js';
 import type { ControllerEvents } from './events.js';
-import { NamespaceIndex } from './kcm/namespace-index.js';
 
 export { fenceposts, podTemplateHash } from './deployment/util.js';
 
@@ -35,11 +33,9 @@ export interface DeploymentControllerOptions {
 
 /**
  * The Deployment controller (`deployment`): owns its ReplicaSets; an orphan ReplicaSet
- * reconciles the Deployments of its namespace whose selector matches its labels (each reconcile
- * records its Deployment's selector, so that the ReplicaSet's event maps without a cache read).
+ * reconciles the Deployments of its namespace whose selector matches its labels.
  */
 export function deploymentController(options: DeploymentControllerOptions): ControllerDefinition<Deployment> {
-  const selectors = new NamespaceIndex();
   return controller(Deployment)
     .named('deployment')
     .withOptions({
@@ -47,13 +43,10 @@ export function deploymentController(options: DeploymentControllerOptions): Cont
       rateLimiter: defaultControllerRateLimiter({ baseDelayMs: 5, maxDelayMs: 10_000 }),
     })
     .owns(ReplicaSet)
-    .watches(ReplicaSet, (rs) => (controllerOf(rs) ? [] : selectors.matching(rs)))
-    .onGone((req) => {
-      selectors.forget(req.namespace, req.name);
-    })
+    .watches(ReplicaSet, (rs, cache) =>
+      adopters(rs, cache, Deployment, (d) => labelSelectorFromObject(d.spec?.selector)),
+    )
     .reconcile(async (d, ctx) => {
-      const selector = labelSelectorFromObject(d.spec?.selector);
-      selectors.set(d.metadata?.namespace ?? '', d.metadata?.name ?? '', selector);
       try {
         return await syncDeployment(structuredClone(d) as Deployment, options.events, ctx);
       } catch (err) {

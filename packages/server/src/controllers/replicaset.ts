@@ -31,9 +31,8 @@ import {
   type ReconcileContext,
   type ReconcileResult,
 } from 'kubeloop/runtime';
-import { claim, controllerRefTo } from './claim.js';
+import { adopters, claim, controllerRefTo } from './claim.js';
 import type { ControllerEvents } from './events.js';
-import { NamespaceIndex } from './kcm/namespace-index.js';
 import { podReady as ready, syncPods } from './pods.js';
 
 const active = (p: Pod): boolean =>
@@ -103,14 +102,12 @@ export const replicaSetEventComponent = (kind: 'ReplicaSet' | 'ReplicationContro
 /**
  * The ReplicaSet controller (`replicaset`), or with `kind: 'ReplicationController'` the
  * replication controller (`replicationcontroller`): owns the pods it creates; an orphan pod
- * reconciles the sets of its namespace whose selector matches its labels (each reconcile
- * records its set's selector, so that the pod's event can be mapped without a cache read).
+ * reconciles the sets of its namespace whose selector matches its labels.
  */
 export function replicaSetController(options: ReplicaSetControllerOptions): ControllerDefinition<PodSet> {
   const kindName = options.kind ?? 'ReplicaSet';
   const kind = KINDS[kindName];
   const { events } = options;
-  const selectors = new NamespaceIndex();
   return (
     controller<PodSet>(kind.descriptor as ResourceDescriptor<PodSet>)
       .named(kindName.toLowerCase())
@@ -120,12 +117,10 @@ export function replicaSetController(options: ReplicaSetControllerOptions): Cont
       })
       .owns(Pod)
       // An orphan may be adopted by the sets that select it (a pod being deleted is not).
-      .watches(Pod, (p) => (controllerOf(p) || p.metadata?.deletionTimestamp ? [] : selectors.matching(p)))
-      .onGone((req) => {
-        selectors.forget(req.namespace, req.name);
-      })
+      .watches(Pod, (p, cache) =>
+        adopters(p, cache, kind.descriptor as ResourceDescriptor<PodSet>, kind.selector),
+      )
       .reconcile(async (set, ctx) => {
-        selectors.set(set.metadata?.namespace ?? '', set.metadata?.name ?? '', kind.selector(set));
         try {
           return await syncSet(set, kindName, kind, events, ctx);
         } catch (err) {

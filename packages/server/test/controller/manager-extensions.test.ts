@@ -1,7 +1,7 @@
 /**
  * What the manager offers controllers beyond reconcile-by-key, against the local control plane:
- * field indexes on the shared cache, the deleted object's last state in `onGone`, and runnables
- * that share the manager's client and cache.
+ * field indexes on the shared cache, map functions that read it, the deleted object's last state
+ * in `onGone`, and runnables that share the manager's client and cache.
  */
 import { ConfigMap } from 'kubeloop/client';
 import { controller, type ReconcileRequest } from 'kubeloop/runtime';
@@ -72,6 +72,47 @@ describe('field indexes', () => {
       expect(seen.get('b')).toEqual(['b1']);
       expect(seen.get('c')).toEqual([]);
       expect(String(unindexed)).toMatch(/data\.colour/);
+    } finally {
+      await m.stop();
+      await r.done;
+    }
+  });
+});
+
+describe('map functions', () => {
+  it('read the cache as it is now to find the objects an event concerns', async () => {
+    const ns = 'mx-map';
+    await t.namespace(ns);
+    await t.client.api(Widget, ns).create(widget(ns, 'small', 1));
+    await t.client.api(Widget, ns).create(widget(ns, 'large', 2));
+    const reconciled: string[] = [];
+    const m = testManager(t.newClient()).add(
+      controller(Widget)
+        .inNamespace(ns)
+        // A ConfigMap concerns the Widgets of its size (a list) and the one it names (a get).
+        .watches(ConfigMap, (cm, cache) => [
+          ...cache
+            .list(Widget, { namespace: ns })
+            .filter((w) => String(w.spec?.size) === cm.data?.size)
+            .map((w) => ({ namespace: ns, name: w.metadata?.name ?? '' })),
+          ...(cache.get(Widget, cm.data?.owner ?? '', ns)
+            ? [{ namespace: ns, name: cm.data?.owner ?? '' }]
+            : []),
+        ])
+        .reconcile((w) => {
+          reconciled.push(w.metadata?.name ?? '');
+        }),
+    );
+    const r = await run(m);
+    try {
+      await eventually(() => reconciled.length === 2, 10_000, 'the first reconciles');
+      reconciled.length = 0;
+      await t.client.api(ConfigMap, ns).create({ ...configMap(ns, 'by-size', 'none'), data: { size: '2' } });
+      await eventually(() => reconciled.length === 1, 10_000, 'the reconcile of large');
+      expect(reconciled).toEqual(['large']);
+      await t.client.api(ConfigMap, ns).create(configMap(ns, 'by-owner', 'small'));
+      await eventually(() => reconciled.length === 2, 10_000, 'the reconcile of small');
+      expect(reconciled).toEqual(['large', 'small']);
     } finally {
       await m.stop();
       await r.done;

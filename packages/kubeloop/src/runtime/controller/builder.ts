@@ -10,17 +10,21 @@ import type { IndexFunc } from '../cache/store.js';
 import type { Clock } from '../clock.js';
 import type { RateLimiter } from '../workqueue/rate-limiter.js';
 import type { Predicate } from './predicates.js';
-import type { GoneFn, ReconcileFn, ReconcileRequest } from './types.js';
+import type { CacheLister, GoneFn, ReconcileFn, ReconcileRequest } from './types.js';
 
 /**
- * Maps an object of a watched kind to the requests it should trigger.
+ * Maps an object of a watched kind to the requests it should trigger; `cache` reads the
+ * manager's cache as it is now (e.g. the objects whose selector matches `obj`).
  *
  * @example
  * ```ts
  * const bySecret: MapFn<Secret> = (s) => [{ namespace: s.metadata!.namespace!, name: s.metadata!.labels!.app! }];
+ * const byUse: MapFn<Secret> = (s, cache) =>
+ *   cache.list(Foo, { namespace: s.metadata!.namespace!, fieldSelector: { 'spec.secretName': s.metadata!.name! } })
+ *     .map((f) => ({ namespace: f.metadata!.namespace!, name: f.metadata!.name! }));
  * ```
  */
-export type MapFn<W> = (obj: W) => readonly ReconcileRequest[];
+export type MapFn<W> = (obj: W, cache: CacheLister) => readonly ReconcileRequest[];
 
 /** A watched kind beside the primary one. @internal shape, read by the manager. */
 export interface WatchSpec {

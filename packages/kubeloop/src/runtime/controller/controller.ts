@@ -121,7 +121,7 @@ export class Controller<T extends KubeObject = KubeObject> {
               if (owner) queue.add(keyOf(owner));
             }
           : (o: KubeObject) => {
-              for (const r of spec.map?.(o) ?? []) queue.add(keyOf(r));
+              for (const r of spec.map?.(o, this.deps.cache.lister) ?? []) queue.add(keyOf(r));
             };
       const handler: EventHandler<KubeObject> = {
         onAdd: (o) => allow(spec.predicates, { type: 'create', obj: o }) && enqueue(o),

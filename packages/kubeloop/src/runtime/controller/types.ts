@@ -61,6 +61,34 @@ export interface CacheReader {
 }
 
 /**
+ * The manager's cache read as it is now, synchronously (client-go's listers): what a map
+ * function of `watches` reads to find the objects an event concerns, as controller-runtime's map
+ * functions list from the cache. It does not wait for the manager's own writes (a map function
+ * cannot wait); the reconcile it triggers reads through a {@link CacheReader}, which does. Read
+ * the kinds the controller watches (the primary kind and those of `owns` and `watches`): their
+ * informers are synced before any event reaches a map function.
+ *
+ * @example
+ * ```ts
+ * controller(ReplicaSet).watches(Pod, (pod, cache) =>
+ *   cache
+ *     .list(ReplicaSet, { namespace: pod.metadata!.namespace! })
+ *     .filter((rs) => selects(rs, pod))
+ *     .map((rs) => ({ namespace: rs.metadata!.namespace!, name: rs.metadata!.name! })),
+ * );
+ * ```
+ */
+export interface CacheLister {
+  /** One object, or `undefined` when the cache holds none. */
+  get<T extends KubeObject>(kind: ResourceDescriptor<T>, name: string, namespace?: string): T | undefined;
+  /** Objects of a kind, filtered as {@link CacheReader.list} filters them. */
+  list<T extends KubeObject>(
+    kind: ResourceDescriptor<T>,
+    options?: { namespace?: string; labelSelector?: LabelSelectorInput; fieldSelector?: FieldSelectorInput },
+  ): T[];
+}
+
+/**
  * Records Kubernetes Events (`events.k8s.io/v1`) about one object; repeats of the same event
  * are aggregated into a series instead of piling up.
  *

@@ -10,7 +10,7 @@ import type { InformerFactory } from '../cache/factory.js';
 import type { Informer } from '../cache/informer.js';
 import type { IndexFunc } from '../cache/store.js';
 import type { PartialObjectMetadata } from '../cache/transform.js';
-import type { CacheReader } from '../controller/types.js';
+import type { CacheLister, CacheReader } from '../controller/types.js';
 import type { ObjectRef, WriteTracker } from './read-your-writes.js';
 
 /**
@@ -105,6 +105,30 @@ export class ManagerCache implements CacheReader {
     fields.set(field, extract as IndexFunc<KubeObject>);
     for (const { informer } of this.byKind.get(k) ?? []) addFieldIndex(informer, field, fields.get(field)!);
   }
+
+  /**
+   * Synchronous reads of the cache as it is now, for map functions (see {@link CacheLister});
+   * they do not wait for the manager's own writes.
+   */
+  readonly lister: CacheLister = {
+    get: <T extends KubeObject>(kind: ResourceDescriptor<T>, name: string, namespace = '') =>
+      this.readerOf(kind, namespace).store.get(name, namespace),
+    list: <T extends KubeObject>(
+      kind: ResourceDescriptor<T>,
+      options: {
+        namespace?: string;
+        labelSelector?: LabelSelectorInput;
+        fieldSelector?: FieldSelectorInput;
+      } = {},
+    ) => {
+      const namespace = options.namespace ?? '';
+      return this.readerOf(kind, namespace).store.list({
+        ...(namespace !== '' && { namespace }),
+        ...(options.labelSelector !== undefined && { labelSelector: options.labelSelector }),
+        ...(options.fieldSelector !== undefined && { fieldSelector: options.fieldSelector }),
+      });
+    },
+  };
 
   /** The informer to read a namespace from: one of that namespace, else one of all, else a new one. */
   private readerOf<T extends KubeObject>(kind: ResourceDescriptor<T>, namespace: string): Informer<T> {

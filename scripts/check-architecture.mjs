@@ -30,7 +30,9 @@ for (const top of roots) {
   }
 }
 if (tooLong.length > 0) {
-  console.error(`modules over ${MAX_LINES} lines (split them by what each part does):\n  ${tooLong.join('\n  ')}`);
+  console.error(
+    `modules over ${MAX_LINES} lines (split them by what each part does):\n  ${tooLong.join('\n  ')}`,
+  );
   process.exit(1);
 }
 console.log(`architecture: every source module is at most ${MAX_LINES} lines`);

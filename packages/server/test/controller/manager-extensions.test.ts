@@ -190,3 +190,49 @@ describe('runnables', () => {
     await expect(failing.start()).rejects.toThrow('boom');
   });
 });
+
+describe('read-your-writes past the timeout', () => {
+  it("lists the manager's own writes as the server has them when the cache lags behind", async () => {
+    const ns = 'mx-lag';
+    await t.namespace(ns);
+    const listed: string[][] = [];
+    const m = testManager(t.newClient(), { readYourWritesTimeoutMs: 200 }).add(
+      controller(Widget)
+        .inNamespace(ns)
+        .watches(ConfigMap, () => [])
+        .reconcile(async (w, { client, cache }) => {
+          if (w.metadata?.name !== 'go') return;
+          // The cache hears of nothing for a while: its watches are cut and come back late.
+          const undo = ['watch', 'list'].map((verb) =>
+            t.env.faults.inject({ match: { verb, resource: 'configmaps' }, action: { delayMs: 3_000 } }),
+          );
+          t.env.faults.dropWatches();
+          try {
+            await client.api(ConfigMap, ns).create(configMap(ns, 'mine', 'go'));
+            const all = await cache.list(ConfigMap, { namespace: ns });
+            listed.push(
+              all
+                .map((c) => c.metadata?.name ?? '')
+                .filter((n) => n !== 'kube-root-ca.crt')
+                .sort(),
+            );
+            const labelled = await cache.list(ConfigMap, { namespace: ns, labelSelector: { none: 'x' } });
+            listed.push(labelled.map((c) => c.metadata?.name ?? ''));
+          } finally {
+            for (const u of undo) u();
+          }
+        }),
+    );
+    const r = await run(m);
+    try {
+      await t.client.api(ConfigMap, ns).create(configMap(ns, 'before', 'x'));
+      await t.client.api(Widget, ns).create(widget(ns, 'go'));
+      await eventually(() => listed.length === 2, 15_000, 'the lists');
+      expect(listed[0]).toEqual(['before', 'mine']);
+      expect(listed[1]).toEqual([]);
+    } finally {
+      await m.stop();
+      await r.done;
+    }
+  });
+});

@@ -378,6 +378,23 @@ export class Store<T extends KubeObject> implements Lister<T> {
     return out;
   }
 
+  /**
+   * Whether `obj` passes `filter`, as {@link list} would judge it (for an object not in the
+   * store, e.g. one read from the server).
+   */
+  matches(obj: T, filter: ListFilter): boolean {
+    if (filter.namespace !== undefined && (obj.metadata?.namespace ?? '') !== filter.namespace) return false;
+    if (
+      filter.labelSelector !== undefined &&
+      !matchesLabels(parseLabelSelector(labelSelectorString(filter.labelSelector)), obj.metadata?.labels)
+    )
+      return false;
+    return (
+      filter.fieldSelector === undefined ||
+      this.matchesFieldSelector(parseFieldSelector(fieldSelectorString(filter.fieldSelector)), obj)
+    );
+  }
+
   byIndex(index: string, value: string): T[] {
     if (index === NAMESPACE_INDEX) return this.list({ namespace: value });
     const idx = this.indices.get(index);

@@ -11,6 +11,7 @@ import type { Informer } from '../cache/informer.js';
 import type { IndexFunc } from '../cache/store.js';
 import type { PartialObjectMetadata } from '../cache/transform.js';
 import type { CacheLister, CacheReader } from '../controller/types.js';
+import { objectKey } from '../keys.js';
 import type { ObjectRef, WriteTracker } from './read-your-writes.js';
 
 /**
@@ -160,16 +161,28 @@ export class ManagerCache implements CacheReader {
     const namespace = options.namespace ?? '';
     const informer = this.readerOf(kind, namespace);
     await informer.waitForSync();
-    await Promise.all(
-      this.tracker
-        .refsOf(kind.group, kind.kind, namespace)
-        .map((ref) => this.read(informer, kind, ref.namespace, ref.name)),
+    const refs = this.tracker.refsOf(kind.group, kind.kind, namespace);
+    const fresh = await Promise.all(
+      refs.map((ref) => this.readFresh(informer, kind, ref.namespace, ref.name)),
     );
-    return informer.store.list({
+    const filter = {
       ...(namespace !== '' && { namespace }),
       ...(options.labelSelector !== undefined && { labelSelector: options.labelSelector }),
       ...(options.fieldSelector !== undefined && { fieldSelector: options.fieldSelector }),
+    };
+    const listed = informer.store.list(filter);
+    // Writes the cache had not shown within the timeout were read from the server: the list
+    // shows them as the server has them, as a read of one of them would.
+    const fromServer = new Map<string, T | undefined>();
+    refs.forEach((ref, i) => {
+      const read = fresh[i];
+      if (read?.fromServer)
+        fromServer.set(ref.namespace ? `${ref.namespace}/${ref.name}` : ref.name, read.obj);
     });
+    if (fromServer.size === 0) return listed;
+    const out = listed.filter((o) => !fromServer.has(objectKey(o)));
+    for (const obj of fromServer.values()) if (obj && informer.store.matches(obj, filter)) out.push(obj);
+    return out;
   }
 
   /**
@@ -183,15 +196,30 @@ export class ManagerCache implements CacheReader {
     name: string,
     signal?: AbortSignal,
   ): Promise<T | undefined> {
+    return (await this.readFresh(informer, kind, namespace, name, signal)).obj;
+  }
+
+  /** {@link read}, saying whether the object came from the server (the cache lagged). */
+  private async readFresh<T extends KubeObject>(
+    informer: Informer<T>,
+    kind: ResourceDescriptor<T>,
+    namespace: string,
+    name: string,
+    signal?: AbortSignal,
+  ): Promise<{ obj: T | undefined; fromServer: boolean }> {
     const ref: ObjectRef = { group: kind.group, kind: kind.kind, namespace, name };
     const read = () => informer.store.get(name, namespace);
-    if (await this.tracker.wait(ref, read, this.options.readYourWritesTimeoutMs, signal)) return read();
+    if (await this.tracker.wait(ref, read, this.options.readYourWritesTimeoutMs, signal))
+      return { obj: read(), fromServer: false };
     signal?.throwIfAborted();
     this.tracker.forget(ref);
     try {
-      return await this.client.api(kind, namespace).get(name, { ...(signal && { signal }) });
+      return {
+        obj: await this.client.api(kind, namespace).get(name, { ...(signal && { signal }) }),
+        fromServer: true,
+      };
     } catch (err) {
-      if (isNotFound(err)) return undefined;
+      if (isNotFound(err)) return { obj: undefined, fromServer: true };
       throw err;
     }
   }

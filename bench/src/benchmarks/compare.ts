@@ -4,54 +4,138 @@
  *
  *   git worktree add /tmp/kubeloop-base <ref> && cp -a node_modules /tmp/kubeloop-base/ \
  *     && (cd /tmp/kubeloop-base && npm run build)
- *   npm run build && node bench/dist/benchmarks/compare.js --baseline=/tmp/kubeloop-base [--runs=5]
+ *   npm run build && node bench/dist/benchmarks/compare.js --baseline=/tmp/kubeloop-base [--runs=5] [--quick]
  *
- * Figures (medians over the runs): start-to-ready and idle RSS of the default server (built-in
- * controllers on, as `kubeloop server` starts), and creates/s of 16 concurrent clients on a bare
- * server, in memory and with `--data-dir`. A figure regresses when the current build is more than 5 % worse.
+ * Figures (medians over the runs, with the spread of the per-round ratios as the noise):
+ * - start-to-ready and idle RSS of the default server (built-in controllers on, as `kubeloop server`
+ *   starts), against their targets (< 500 ms, < 100 MB);
+ * - the built-in controllers at work (`pods.ts`): 50 Deployments × 20 replicas on a server with 20
+ *   simulated nodes, pods/s until every pod is Running and every Deployment done, server CPU per
+ *   pod, and the server's RSS and V8 heap holding the 1,000 pods, after a full GC;
+ * - creates/s of 16 concurrent clients on a bare server, in memory and with `--data-dir`, and the
+ *   server CPU per create.
+ * A figure regresses when the current build is more than 5 % worse.
+ *
+ * Both builds are driven only through public entry points (`packages/cli/dist/bin.js server` and
+ * the REST API), by the clients of this checkout, so that refactoring either build's internals
+ * changes nothing in how it is measured.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import { idle, rssBytes } from '../lib/proc.js';
 import { startKubeloop } from '../lib/servers.js';
 import { median } from '../lib/stats.js';
 import { kubeloopTarget } from '../lib/targets.js';
 import { type CreateResult, runCreates } from './create.js';
+import { runPods } from './pods.js';
 
 const CLIENTS = 16;
-const WARMUP = 1_000;
-const CREATES = 10_000;
 const IDLE_MS = 2_000;
 const TOLERANCE = 0.05;
 
-interface Figures {
-  readyMs: number[];
-  idleRssMb: number[];
-  createsPerSecond: number[];
-  durableCreatesPerSecond: number[];
-  /** Server CPU per create (memory): steadier than creates/s when the machine is shared. */
-  serverCpuMsPerCreate: number[];
+/** The groups of figures, each measured on both builds back to back. */
+const GROUPS = ['default', 'pods', 'creates', 'durable'] as const;
+type Group = (typeof GROUPS)[number];
+
+/** The sizes of one run: the defaults, or the smaller ones of `--quick`. */
+interface Sizes {
+  runs: number;
+  warmup: number;
+  creates: number;
+  deployments: number;
+  replicas: number;
+  nodes: number;
 }
 
-async function measure(root: string, dir: string, f: Figures): Promise<void> {
+const FULL: Sizes = { runs: 5, warmup: 1_000, creates: 10_000, deployments: 50, replicas: 20, nodes: 20 };
+const QUICK: Sizes = { runs: 2, warmup: 500, creates: 3_000, deployments: 50, replicas: 20, nodes: 20 };
+
+/** One figure: how it is named, printed and judged, and its values on each side, one per round. */
+interface Figure {
+  name: string;
+  unit: 'ms' | 'MB' | '/s';
+  higherIsBetter: boolean;
+  /** An absolute target of the current build, or `baseline`: better than the baseline's median. */
+  target?: { op: '<'; value: number } | 'below-baseline';
+  base: number[];
+  cur: number[];
+}
+
+type Side = 'base' | 'cur';
+
+/** The figures of the comparison, in the order printed. */
+function figures(s: Sizes) {
+  const f = (
+    name: string,
+    unit: Figure['unit'],
+    higherIsBetter: boolean,
+    target?: Figure['target'],
+  ): Figure => ({ name, unit, higherIsBetter, ...(target && { target }), base: [], cur: [] });
+  const pods = (s.deployments * s.replicas).toLocaleString('en-US');
+  const workload = `${pods} pods, ${s.nodes} nodes`;
+  return {
+    readyMs: f('start-to-ready (default server)', 'ms', false, { op: '<', value: 500 }),
+    idleRssMb: f('idle RSS (default server)', 'MB', false, { op: '<', value: 100 }),
+    podsRssMb: f(`RSS after GC, ${workload}`, 'MB', false, 'below-baseline'),
+    podsHeapMb: f(`V8 heap used after GC, ${workload}`, 'MB', false),
+    podsPerSecond: f(`reconcile: pods/s to all Running+available`, '/s', true),
+    podsRunningMs: f(`reconcile: time to all ${pods} pods Running`, 'ms', false),
+    podsCpuMs: f('reconcile: server CPU per pod', 'ms', false),
+    createsPerSecond: f(`creates/s (${CLIENTS} clients, memory)`, '/s', true),
+    serverCpuMsPerCreate: f('server CPU per create (memory)', 'ms', false),
+    durableCreatesPerSecond: f(`creates/s (${CLIENTS} clients, --data-dir)`, '/s', true),
+  };
+}
+
+type Figures = ReturnType<typeof figures>;
+
+/** Start-to-ready and idle RSS of the default server. */
+async function measureDefault(root: string, dir: string, f: Figures, side: Side): Promise<string> {
   const server = await startKubeloop({ root, kubeconfigPath: join(dir, 'kubeconfig-default') });
   try {
-    f.readyMs.push(server.readyMs);
+    f.readyMs[side].push(server.readyMs);
     await idle(IDLE_MS);
-    f.idleRssMb.push(rssBytes(server.pid) / 2 ** 20);
+    const rss = rssBytes(server.pid) / 2 ** 20;
+    f.idleRssMb[side].push(rss);
+    return `ready in ${server.readyMs.toFixed(0)} ms, idle RSS ${rss.toFixed(1)} MB`;
   } finally {
     await server.stop();
   }
-  const memory = await creates(root, join(dir, 'memory'));
-  f.createsPerSecond.push(memory.perSecond);
-  f.serverCpuMsPerCreate.push(memory.serverCpuMsPerCreate);
-  f.durableCreatesPerSecond.push((await creates(root, join(dir, 'durable'), join(dir, 'data'))).perSecond);
+}
+
+/** The built-in controllers reconciling Deployments into pods, and the memory holding them. */
+async function measurePods(root: string, dir: string, s: Sizes, f: Figures, side: Side): Promise<string> {
+  const r = await runPods({ root, dir, deployments: s.deployments, replicas: s.replicas, nodes: s.nodes });
+  f.podsRssMb[side].push(r.memory.rssMb);
+  f.podsHeapMb[side].push(r.memory.heapUsedMb);
+  f.podsPerSecond[side].push(r.podsPerSecond);
+  f.podsRunningMs[side].push(r.runningMs);
+  f.podsCpuMs[side].push(r.serverCpuMsPerPod);
+  return `${r.podsPerSecond.toFixed(0)} pods/s, RSS after GC ${r.memory.rssMb.toFixed(1)} MB (other processes ${r.otherCpuPercent.toFixed(0)}%)`;
 }
 
 /** Creates of 16 clients on a bare server (no controllers), after a warm-up. */
-async function creates(root: string, dir: string, dataDir?: string): Promise<CreateResult> {
+async function measureCreates(
+  root: string,
+  dir: string,
+  s: Sizes,
+  f: Figures,
+  side: Side,
+  durable: boolean,
+): Promise<string> {
+  const r = await creates(root, dir, s, durable ? join(dir, 'data') : undefined);
+  if (durable) f.durableCreatesPerSecond[side].push(r.perSecond);
+  else {
+    f.createsPerSecond[side].push(r.perSecond);
+    f.serverCpuMsPerCreate[side].push(r.serverCpuMsPerCreate);
+  }
+  return `${r.perSecond.toFixed(0)} creates/s (other processes ${r.otherCpuPercent.toFixed(0)}%)`;
+}
+
+async function creates(root: string, dir: string, s: Sizes, dataDir?: string): Promise<CreateResult> {
   const bare = await startKubeloop({
     root,
     kubeconfigPath: join(dir, 'kubeconfig'),
@@ -61,91 +145,134 @@ async function creates(root: string, dir: string, dataDir?: string): Promise<Cre
   const target = kubeloopTarget(bare, CLIENTS);
   try {
     for (const ns of ['warmup', 'bench']) await target.prepare(ns);
-    await runCreates(target, 'warmup', WARMUP, CLIENTS);
+    await runCreates(target, 'warmup', s.warmup, CLIENTS);
     await target.deleteAll('warmup');
-    return await runCreates(target, 'bench', CREATES, CLIENTS);
+    return await runCreates(target, 'bench', s.creates, CLIENTS);
   } finally {
     await target.close();
     await bare.stop();
   }
 }
 
-function row(name: string, unit: string, base: number[], cur: number[], higherIsBetter: boolean): string {
-  const b = median(base);
-  const c = median(cur);
+const fmtValue = (v: number, unit: Figure['unit']) =>
+  `${v.toFixed(unit === '/s' ? 0 : v < 10 ? 3 : 1)} ${unit}`;
+
+/** The verdict on one figure: its regression check and, if it has one, its target. */
+function verdict(fig: Figure): string {
+  const b = median(fig.base);
+  const c = median(fig.cur);
   const ratio = c / b;
-  const worse = higherIsBetter ? ratio < 1 - TOLERANCE : ratio > 1 + TOLERANCE;
-  const fmt = (v: number) => v.toFixed(unit === '/s' ? 0 : v < 10 ? 3 : 1);
-  return `${name.padEnd(34)} ${`${fmt(b)} ${unit}`.padStart(12)} ${`${fmt(c)} ${unit}`.padStart(12)} ${ratio
-    .toFixed(3)
-    .padStart(7)}x  ${worse ? 'REGRESSED (> 5 %)' : 'ok'}`;
+  const worse = fig.higherIsBetter ? ratio < 1 - TOLERANCE : ratio > 1 + TOLERANCE;
+  const parts = [worse ? 'REGRESSED (> 5 %)' : 'ok'];
+  if (fig.target === 'below-baseline')
+    parts.push(c < b ? 'lower than baseline: PASS' : 'lower than baseline: MISS');
+  else if (fig.target) {
+    const t = `${fig.target.op} ${fmtValue(fig.target.value, fig.unit)}`;
+    parts.push(`target ${t}: ${c < fig.target.value ? 'PASS' : 'MISS'}`);
+  }
+  return parts.join('; ');
+}
+
+/**
+ * One line of the table: medians, their ratio, the range of the per-round ratios (the two builds
+ * measured back to back: how far apart one round can put identical builds), the verdict.
+ */
+function row(fig: Figure): string {
+  const b = median(fig.base);
+  const c = median(fig.cur);
+  const pairs = fig.base.map((v, i) => fig.cur[i]! / v).filter(Number.isFinite);
+  const spread = pairs.length > 1 ? `${Math.min(...pairs).toFixed(2)}–${Math.max(...pairs).toFixed(2)}` : '-';
+  return `${fig.name.padEnd(44)} ${fmtValue(b, fig.unit).padStart(12)} ${fmtValue(c, fig.unit).padStart(12)} ${`${(c / b).toFixed(3)}x`.padStart(7)} ${spread.padStart(10)}  ${verdict(fig)}`;
 }
 
 async function main(): Promise<void> {
-  const args = new Map(
-    process.argv.slice(2).map((a) => {
-      const [k, v] = a.replace(/^--/, '').split('=');
-      return [k!, v ?? 'true'] as const;
-    }),
-  );
-  const baseline = args.get('baseline');
-  if (!baseline) {
-    console.error(
-      'usage: node bench/dist/benchmarks/compare.js --baseline=<built kubeloop checkout> [--runs=N]',
-    );
-    process.exit(2);
-  }
-  const runs = Number(args.get('runs') ?? 5);
-  const current = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
-  const work = mkdtempSync(join(tmpdir(), 'kubeloop-compare-'));
-  const figures = (): Figures => ({
-    readyMs: [],
-    idleRssMb: [],
-    createsPerSecond: [],
-    durableCreatesPerSecond: [],
-    serverCpuMsPerCreate: [],
+  const { values } = parseArgs({
+    options: {
+      baseline: { type: 'string' },
+      runs: { type: 'string' },
+      quick: { type: 'boolean', default: false },
+      only: { type: 'string' },
+      json: { type: 'string' },
+      help: { type: 'boolean', default: false },
+    },
+    strict: true,
   });
-  const base = figures();
-  const cur = figures();
+  if (values.help || !values.baseline) {
+    console.error(
+      [
+        'usage: node bench/dist/benchmarks/compare.js --baseline=<built kubeloop checkout> [options]',
+        `  --runs=N      rounds, each measuring both builds back to back, alternating which goes first (default ${FULL.runs}, --quick ${QUICK.runs})`,
+        `  --quick       fewer rounds and creates (${QUICK.runs} rounds, ${QUICK.creates} creates); the pods figure keeps its size`,
+        `  --only=G,...  some of the groups: ${GROUPS.join(', ')}`,
+        '  --json=FILE   also write every value of every round to FILE',
+      ].join('\n'),
+    );
+    process.exit(values.help ? 0 : 2);
+  }
+  const sizes: Sizes = { ...(values.quick ? QUICK : FULL) };
+  if (values.runs !== undefined) {
+    sizes.runs = Number(values.runs);
+    if (!Number.isInteger(sizes.runs) || sizes.runs < 1) throw new Error(`--runs must be a positive integer`);
+  }
+  const baseline = resolve(values.baseline);
+  const current = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+  const rerun = `npm run build && node bench/dist/benchmarks/compare.js --baseline=${baseline} --runs=${sizes.runs}${values.quick ? ' --quick' : ''}${values.only ? ` --only=${values.only}` : ''}`;
+  console.log(`rerun: ${rerun}`);
+  const f = figures(sizes);
+  const work = mkdtempSync(join(tmpdir(), 'kubeloop-compare-'));
+  const started = Date.now();
+  const measures: Record<Group, (root: string, dir: string, side: Side) => Promise<string>> = {
+    default: (root, dir, side) => measureDefault(root, dir, f, side),
+    pods: (root, dir, side) => measurePods(root, dir, sizes, f, side),
+    creates: (root, dir, side) => measureCreates(root, dir, sizes, f, side, false),
+    durable: (root, dir, side) => measureCreates(root, dir, sizes, f, side, true),
+  };
+  const only = values.only?.split(',') ?? GROUPS;
+  for (const g of only)
+    if (!(GROUPS as readonly string[]).includes(g)) throw new Error(`--only: unknown group ${g}`);
+  const groups = GROUPS.filter((g) => only.includes(g)).map((g) => [g, measures[g]] as const);
   try {
-    for (let i = 0; i < runs; i++) {
-      // ABBA order: neither build always goes first.
-      const order = i % 2 === 0 ? [base, cur] : [cur, base];
-      for (const f of order) {
-        const which = f === base ? 'base' : 'current';
-        await measure(which === 'base' ? resolve(baseline) : current, join(work, `${i}-${which}`), f);
+    for (let i = 0; i < sizes.runs; i++) {
+      // Each group measures both builds back to back, in ABBA order: neither always goes first,
+      // and the two values of a round meet the same state of a shared machine.
+      const order: Side[] = i % 2 === 0 ? ['base', 'cur'] : ['cur', 'base'];
+      for (const [name, measure] of groups) {
+        const notes: string[] = [];
+        for (const side of order) {
+          const dir = join(work, `${i}-${name.replace(/\W+/g, '-')}-${side}`);
+          mkdirSync(dir, { recursive: true });
+          const note = await measure(side === 'base' ? baseline : current, dir, side);
+          notes.push(`${side === 'base' ? 'baseline' : 'current'} ${note}`);
+        }
+        console.error(`  round ${i + 1}/${sizes.runs} ${name}: ${notes.join('; ')}`);
       }
       console.error(
-        `run ${i + 1}/${runs}: creates/s base ${base.createsPerSecond.at(-1)!.toFixed(0)}, current ${cur.createsPerSecond.at(-1)!.toFixed(0)}; ` +
-          `idle RSS base ${base.idleRssMb.at(-1)!.toFixed(1)} MB, current ${cur.idleRssMb.at(-1)!.toFixed(1)} MB`,
+        `round ${i + 1}/${sizes.runs} done after ${((Date.now() - started) / 1000).toFixed(0)} s`,
       );
     }
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
+  console.log(`\nbaseline: ${baseline}\ncurrent:  ${current}`);
   console.log(
-    `\nbaseline: ${resolve(baseline)}\ncurrent:  ${current}\nmedians of ${runs} alternating runs\n`,
+    `medians of ${sizes.runs} rounds (ABBA), ${((Date.now() - started) / 1000).toFixed(0)} s; ` +
+      `ratio = current / baseline; per-round = the range of the ratios of single rounds (the noise)\n`,
   );
   console.log(
-    `${'figure'.padEnd(34)} ${'baseline'.padStart(12)} ${'current'.padStart(12)} ${'ratio'.padStart(7)}`,
+    `${'figure'.padEnd(44)} ${'baseline'.padStart(12)} ${'current'.padStart(12)} ${'ratio'.padStart(7)} ${'per-round'.padStart(10)}  verdict`,
   );
-  console.log(row('start-to-ready (default server)', 'ms', base.readyMs, cur.readyMs, false));
-  console.log(row('idle RSS (default server)', 'MB', base.idleRssMb, cur.idleRssMb, false));
-  console.log(
-    row(`creates/s (${CLIENTS} clients, memory)`, '/s', base.createsPerSecond, cur.createsPerSecond, true),
-  );
-  console.log(
-    row('server CPU per create (memory)', 'ms', base.serverCpuMsPerCreate, cur.serverCpuMsPerCreate, false),
-  );
-  console.log(
-    row(
-      `creates/s (${CLIENTS} clients, --data-dir)`,
-      '/s',
-      base.durableCreatesPerSecond,
-      cur.durableCreatesPerSecond,
-      true,
-    ),
-  );
+  for (const fig of Object.values(f)) if (fig.base.length > 0) console.log(row(fig));
+  if (f.podsPerSecond.base.length > 0)
+    console.log(
+      `\nreconcile: ${sizes.deployments} Deployments × ${sizes.replicas} replicas created by 4 clients on \`kubeloop server --nodes ${sizes.nodes}\`, ` +
+        'timed until every pod is Running and every Deployment reports all replicas updated and available; ' +
+        'memory read after that, 2 s idle and a full GC (`--expose-gc`, median of 5 RSS samples)',
+    );
+  if (values.json) {
+    writeFileSync(values.json, `${JSON.stringify({ baseline, current, sizes, figures: f }, null, 2)}\n`);
+    console.log(`values: ${values.json}`);
+  }
+  console.log(`rerun: ${rerun}`);
 }
 
 await main();

@@ -157,7 +157,7 @@ function foo(namespace: string, name: string, replicas: number): string {
 const fooName = (i: number) => `foo-${String(i).padStart(6, '0')}`;
 
 /** Resolves once `check` returns true, polling every 10 ms; rejects after `timeoutMs`. */
-async function until(
+export async function until(
   check: () => boolean | Promise<boolean>,
   timeoutMs: number,
   what: string,
@@ -234,7 +234,7 @@ async function installCrd(http: HttpClient, root: string): Promise<void> {
 }
 
 /** Opens a watch of a collection from its current resourceVersion; calls `onEvent` with each event. */
-async function watchFrom(
+export async function watchFrom(
   http: HttpClient,
   collection: string,
   onEvent: (type: string, obj: Obj, at: bigint) => void,

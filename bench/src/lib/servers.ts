@@ -28,11 +28,15 @@ export interface KubeloopOptions {
   cpuProfName?: string;
   /** More flags of `kubeloop server`, e.g. `['--no-controllers']` or `['--nodes', '10']`. */
   args?: readonly string[];
+  /** More flags of `node` itself, before the script (e.g. {@link gcPreloadArgs}). */
+  nodeArgs?: readonly string[];
+  /** Environment of the server process (default: the bench's). */
+  env?: NodeJS.ProcessEnv;
 }
 
 /** Runs `kubeloop server --port 0` and waits for its `ready` line. */
 export async function startKubeloop(o: KubeloopOptions): Promise<ServerProcess> {
-  const nodeArgs = o.cpuProfDir
+  const profArgs = o.cpuProfDir
     ? [
         '--cpu-prof',
         `--cpu-prof-dir=${o.cpuProfDir}`,
@@ -40,7 +44,8 @@ export async function startKubeloop(o: KubeloopOptions): Promise<ServerProcess> 
       ]
     : [];
   const args = [
-    ...nodeArgs,
+    ...profArgs,
+    ...(o.nodeArgs ?? []),
     join(o.root, 'packages/cli/dist/bin.js'),
     'server',
     '--port',
@@ -50,7 +55,7 @@ export async function startKubeloop(o: KubeloopOptions): Promise<ServerProcess> 
     ...(o.dataDir ? ['--data-dir', o.dataDir] : []),
     ...(o.args ?? []),
   ];
-  const started = await spawnUntil(process.execPath, args, /ready at (https:\/\/\S+)/);
+  const started = await spawnUntil(process.execPath, args, /ready at (https:\/\/\S+)/, 30_000, o.env);
   const kubeconfig = readFileSync(o.kubeconfigPath, 'utf8');
   const ca = /certificate-authority-data:\s*(\S+)/.exec(kubeconfig)?.[1];
   const token = /token:\s*(\S+)/.exec(kubeconfig)?.[1];

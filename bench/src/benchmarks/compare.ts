@@ -31,13 +31,14 @@ import { median } from '../lib/stats.js';
 import { kubeloopTarget } from '../lib/targets.js';
 import { type CreateResult, runCreates } from './create.js';
 import { runPods } from './pods.js';
+import { runReconcile } from './reconcile.js';
 
 const CLIENTS = 16;
 const IDLE_MS = 2_000;
 const TOLERANCE = 0.05;
 
 /** The groups of figures, each measured on both builds back to back. */
-const GROUPS = ['default', 'pods', 'creates', 'durable'] as const;
+const GROUPS = ['default', 'pods', 'foos', 'creates', 'durable'] as const;
 type Group = (typeof GROUPS)[number];
 
 /** The sizes of one run: the defaults, or the smaller ones of `--quick`. */
@@ -48,10 +49,20 @@ interface Sizes {
   deployments: number;
   replicas: number;
   nodes: number;
+  /** Foos per burst of the sample operator's reconcile with the built-in controllers on. */
+  foos: number;
 }
 
-const FULL: Sizes = { runs: 5, warmup: 1_000, creates: 10_000, deployments: 50, replicas: 20, nodes: 20 };
-const QUICK: Sizes = { runs: 2, warmup: 500, creates: 3_000, deployments: 50, replicas: 20, nodes: 20 };
+const FULL: Sizes = {
+  runs: 4,
+  warmup: 1_000,
+  creates: 5_000,
+  deployments: 50,
+  replicas: 20,
+  nodes: 20,
+  foos: 100,
+};
+const QUICK: Sizes = { ...FULL, runs: 2, warmup: 500, creates: 2_000, foos: 50 };
 
 /** One figure: how it is named, printed and judged, and its values on each side, one per round. */
 interface Figure {
@@ -84,6 +95,8 @@ function figures(s: Sizes) {
     podsPerSecond: f(`reconcile: pods/s to all Running+available`, '/s', true),
     podsRunningMs: f(`reconcile: time to all ${pods} pods Running`, 'ms', false),
     podsCpuMs: f('reconcile: server CPU per pod', 'ms', false),
+    foosColdPerSecond: f(`reconcile ${s.foos} Foos, cold: Foos/s to available`, '/s', true),
+    foosWarmPerSecond: f(`reconcile ${s.foos} Foos, warm: Foos/s to available`, '/s', true),
     createsPerSecond: f(`creates/s (${CLIENTS} clients, memory)`, '/s', true),
     serverCpuMsPerCreate: f('server CPU per create (memory)', 'ms', false),
     durableCreatesPerSecond: f(`creates/s (${CLIENTS} clients, --data-dir)`, '/s', true),
@@ -115,6 +128,29 @@ async function measurePods(root: string, dir: string, s: Sizes, f: Figures, side
   f.podsRunningMs[side].push(r.runningMs);
   f.podsCpuMs[side].push(r.serverCpuMsPerPod);
   return `${r.podsPerSecond.toFixed(0)} pods/s, RSS after GC ${r.memory.rssMb.toFixed(1)} MB (other processes ${r.otherCpuPercent.toFixed(0)}%)`;
+}
+
+/**
+ * The reconcile benchmark with the built-in controllers on (`reconcile.ts`): each build's own
+ * sample-controller operator (`examples/sample-controller/dist/main.js`) against its own server with
+ * simulated nodes; a cold burst of Foos, then a warm one, each timed until every Foo reports its
+ * replica available (the Deployment, ReplicaSet, scheduler and kubelet all done).
+ */
+async function measureFoos(root: string, s: Sizes, f: Figures, side: Side): Promise<string> {
+  const r = await runReconcile({
+    root,
+    foos: s.foos,
+    clients: CLIENTS,
+    workers: 2,
+    replicas: 1,
+    controllers: true,
+    nodes: s.nodes,
+    timeoutMs: 300_000,
+  });
+  const perSecond = (ms: number | undefined) => s.foos / ((ms ?? Number.NaN) / 1000);
+  f.foosColdPerSecond[side].push(perSecond(r.cold.availableMs));
+  f.foosWarmPerSecond[side].push(perSecond(r.warm.availableMs));
+  return `cold ${perSecond(r.cold.availableMs).toFixed(1)} Foos/s, warm ${perSecond(r.warm.availableMs).toFixed(1)} Foos/s (other processes ${r.warm.otherCpuPercent.toFixed(0)}%)`;
 }
 
 /** Creates of 16 clients on a bare server (no controllers), after a warm-up. */
@@ -155,7 +191,7 @@ async function creates(root: string, dir: string, s: Sizes, dataDir?: string): P
 }
 
 const fmtValue = (v: number, unit: Figure['unit']) =>
-  `${v.toFixed(unit === '/s' ? 0 : v < 10 ? 3 : 1)} ${unit}`;
+  `${v.toFixed(v >= 100 ? (unit === '/s' ? 0 : 1) : v < 10 ? 3 : 1)} ${unit}`;
 
 /** The verdict on one figure: its regression check and, if it has one, its target. */
 function verdict(fig: Figure): string {
@@ -202,7 +238,7 @@ async function main(): Promise<void> {
       [
         'usage: node bench/dist/benchmarks/compare.js --baseline=<built kubeloop checkout> [options]',
         `  --runs=N      rounds, each measuring both builds back to back, alternating which goes first (default ${FULL.runs}, --quick ${QUICK.runs})`,
-        `  --quick       fewer rounds and creates (${QUICK.runs} rounds, ${QUICK.creates} creates); the pods figure keeps its size`,
+        `  --quick       fewer rounds, creates and Foos (${QUICK.runs} rounds, ${QUICK.creates} creates, ${QUICK.foos} Foos); the pods figure keeps its size`,
         `  --only=G,...  some of the groups: ${GROUPS.join(', ')}`,
         '  --json=FILE   also write every value of every round to FILE',
       ].join('\n'),
@@ -224,6 +260,7 @@ async function main(): Promise<void> {
   const measures: Record<Group, (root: string, dir: string, side: Side) => Promise<string>> = {
     default: (root, dir, side) => measureDefault(root, dir, f, side),
     pods: (root, dir, side) => measurePods(root, dir, sizes, f, side),
+    foos: (root, _dir, side) => measureFoos(root, sizes, f, side),
     creates: (root, dir, side) => measureCreates(root, dir, sizes, f, side, false),
     durable: (root, dir, side) => measureCreates(root, dir, sizes, f, side, true),
   };

@@ -69,7 +69,7 @@ interface Figure {
   name: string;
   unit: 'ms' | 'MB' | '/s';
   higherIsBetter: boolean;
-  /** An absolute target of the current build, or `baseline`: better than the baseline's median. */
+  /** An absolute target of the current build, or `below-baseline`: lower than the baseline's median. */
   target?: { op: '<'; value: number } | 'below-baseline';
   base: number[];
   cur: number[];
@@ -91,10 +91,10 @@ function figures(s: Sizes) {
     readyMs: f('start-to-ready (default server)', 'ms', false, { op: '<', value: 500 }),
     idleRssMb: f('idle RSS (default server)', 'MB', false, { op: '<', value: 100 }),
     podsRssMb: f(`RSS after GC, ${workload}`, 'MB', false, 'below-baseline'),
-    podsHeapMb: f(`V8 heap used after GC, ${workload}`, 'MB', false),
-    podsPerSecond: f(`reconcile: pods/s to all Running+available`, '/s', true),
-    podsRunningMs: f(`reconcile: time to all ${pods} pods Running`, 'ms', false),
-    podsCpuMs: f('reconcile: server CPU per pod', 'ms', false),
+    podsHeapMb: f(`V8 heap used after GC, ${workload}`, 'MB', false, 'below-baseline'),
+    podsPerSecond: f(`reconcile ${s.deployments} Deployments: pods/s to done`, '/s', true),
+    podsRunningMs: f(`reconcile ${s.deployments} Deployments: all pods Running`, 'ms', false),
+    podsCpuMs: f(`reconcile ${s.deployments} Deployments: server CPU/pod`, 'ms', false),
     foosColdPerSecond: f(`reconcile ${s.foos} Foos, cold: Foos/s to available`, '/s', true),
     foosWarmPerSecond: f(`reconcile ${s.foos} Foos, warm: Foos/s to available`, '/s', true),
     createsPerSecond: f(`creates/s (${CLIENTS} clients, memory)`, '/s', true),
@@ -104,6 +104,9 @@ function figures(s: Sizes) {
 }
 
 type Figures = ReturnType<typeof figures>;
+
+/** Share of the machine's CPU used by other processes during each timed window (for the reader to judge the noise). */
+const otherLoad: number[] = [];
 
 /** Start-to-ready and idle RSS of the default server. */
 async function measureDefault(root: string, dir: string, f: Figures, side: Side): Promise<string> {
@@ -127,6 +130,7 @@ async function measurePods(root: string, dir: string, s: Sizes, f: Figures, side
   f.podsPerSecond[side].push(r.podsPerSecond);
   f.podsRunningMs[side].push(r.runningMs);
   f.podsCpuMs[side].push(r.serverCpuMsPerPod);
+  otherLoad.push(r.otherCpuPercent);
   return `${r.podsPerSecond.toFixed(0)} pods/s, RSS after GC ${r.memory.rssMb.toFixed(1)} MB (other processes ${r.otherCpuPercent.toFixed(0)}%)`;
 }
 
@@ -150,6 +154,7 @@ async function measureFoos(root: string, s: Sizes, f: Figures, side: Side): Prom
   const perSecond = (ms: number | undefined) => s.foos / ((ms ?? Number.NaN) / 1000);
   f.foosColdPerSecond[side].push(perSecond(r.cold.availableMs));
   f.foosWarmPerSecond[side].push(perSecond(r.warm.availableMs));
+  otherLoad.push(r.cold.otherCpuPercent, r.warm.otherCpuPercent);
   return `cold ${perSecond(r.cold.availableMs).toFixed(1)} Foos/s, warm ${perSecond(r.warm.availableMs).toFixed(1)} Foos/s (other processes ${r.warm.otherCpuPercent.toFixed(0)}%)`;
 }
 
@@ -163,6 +168,7 @@ async function measureCreates(
   durable: boolean,
 ): Promise<string> {
   const r = await creates(root, dir, s, durable ? join(dir, 'data') : undefined);
+  otherLoad.push(r.otherCpuPercent);
   if (durable) f.durableCreatesPerSecond[side].push(r.perSecond);
   else {
     f.createsPerSecond[side].push(r.perSecond);
@@ -304,6 +310,16 @@ async function main(): Promise<void> {
       `\nreconcile: ${sizes.deployments} Deployments × ${sizes.replicas} replicas created by 4 clients on \`kubeloop server --nodes ${sizes.nodes}\`, ` +
         'timed until every pod is Running and every Deployment reports all replicas updated and available; ' +
         'memory read after that, 2 s idle and a full GC (`--expose-gc`, median of 5 RSS samples)',
+    );
+  if (f.foosWarmPerSecond.base.length > 0)
+    console.log(
+      `reconcile Foos: each build's sample operator (2 workers) and \`kubeloop server --nodes ${sizes.nodes}\`; ${sizes.foos} Foos ` +
+        `(replicas 1) from ${CLIENTS} clients, a cold burst then a warm one, each timed until every Foo reports availableReplicas = 1`,
+    );
+  if (otherLoad.length > 0)
+    console.log(
+      `other processes used ${median(otherLoad).toFixed(0)}% of the machine during the timed windows (median; max ${Math.max(...otherLoad).toFixed(0)}%): ` +
+        'rerun on a quieter machine when this is high',
     );
   if (values.json) {
     writeFileSync(values.json, `${JSON.stringify({ baseline, current, sizes, figures: f }, null, 2)}\n`);

@@ -267,7 +267,8 @@ async function main(): Promise<void> {
         `run ${i + 1}: ${r.pods} pods Running after ${(r.runningMs / 1000).toFixed(2)} s, Deployments done after ` +
           `${(r.convergedMs / 1000).toFixed(2)} s (${r.podsPerSecond.toFixed(0)} pods/s, server CPU ${r.serverCpuMsPerPod.toFixed(2)} ms/pod, ` +
           `other processes ${r.otherCpuPercent.toFixed(0)}%); after GC: RSS ${r.memory.rssMb.toFixed(1)} MB ` +
-          `(samples ${r.memory.rssSamplesMb.map((v) => v.toFixed(1)).join(', ')}), heap used ${r.memory.heapUsedMb.toFixed(1)} MB`,
+          `(samples ${r.memory.rssSamplesMb.map((v) => v.toFixed(1)).join(', ')}; anon ${r.memory.rssAnonMb.toFixed(1)}, file ${r.memory.rssFileMb.toFixed(1)}), ` +
+          `heap used ${r.memory.heapUsedMb.toFixed(1)} MB of ${r.memory.heapTotalMb.toFixed(1)}, external ${r.memory.externalMb.toFixed(1)} MB`,
       );
     }
   } finally {

@@ -21,8 +21,14 @@ export interface MemoryAfterGc {
   /** Median of the RSS samples taken after the GC. */
   rssMb: number;
   rssSamplesMb: number[];
+  /** Anonymous, file-backed and shared memory in the RSS at the last sample (`/proc/<pid>/status`). */
+  rssAnonMb: number;
+  rssFileMb: number;
+  rssShmemMb: number;
   /** V8 heap in use after the GC (the process's own `process.memoryUsage().heapUsed`). */
   heapUsedMb: number;
+  /** V8 heap committed after the GC: the heap in use plus what V8 keeps for allocation (its young generation above all). */
+  heapTotalMb: number;
   /** Memory of C++ objects bound to JavaScript ones, Buffers included. */
   externalMb: number;
 }
@@ -31,6 +37,7 @@ interface Reading {
   seq: number;
   rss: number;
   heapUsed: number;
+  heapTotal: number;
   external: number;
 }
 
@@ -63,10 +70,17 @@ export async function memoryAfterGc(
     if (i > 0) await idle(intervalMs);
     rssSamplesMb.push(rssBytes(pid) / 2 ** 20);
   }
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (field: string) =>
+    Number(new RegExp(`^${field}:\\s+(\\d+)\\s+kB`, 'm').exec(status)?.[1] ?? Number.NaN) / 1024;
   return {
     rssMb: median(rssSamplesMb),
     rssSamplesMb,
+    rssAnonMb: kb('RssAnon'),
+    rssFileMb: kb('RssFile'),
+    rssShmemMb: kb('RssShmem'),
     heapUsedMb: reading.heapUsed / 2 ** 20,
+    heapTotalMb: reading.heapTotal / 2 ** 20,
     externalMb: reading.external / 2 ** 20,
   };
 }

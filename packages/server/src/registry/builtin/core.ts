@@ -3,6 +3,8 @@
  * serviceaccounts, events and persistentvolumeclaims.
  */
 import type { StatusCause } from 'kubeloop/api';
+import { namespaceStorage } from '../core/namespace-storage.js';
+import { podStorage } from '../core/pod-storage.js';
 import { docs } from './descriptions.js';
 import { defaultPod, validatePodSpec, validatePodUpdate } from './podspec.js';
 import { ageColumn, col, type KindBehaviour, nameColumn } from './types.js';
@@ -87,6 +89,7 @@ const namespaces: KindBehaviour = {
     'status.phase': (o) => str(dig(o, 'status', 'phase')),
     name: (o) => str(dig(o, 'metadata', 'name')),
   },
+  storage: namespaceStorage,
 };
 
 function age(obj: Obj, now: Date): string {
@@ -690,6 +693,7 @@ const pods: KindBehaviour = {
     'status.podIP': podIP,
     'status.nominatedNodeName': (o) => str(dig(o, 'status', 'nominatedNodeName')),
   },
+  storage: podStorage,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -759,6 +763,8 @@ const nodes: KindBehaviour = {
     ];
   },
   fieldSelectors: { 'spec.unschedulable': (o) => String(dig(o, 'spec', 'unschedulable') === true) },
+  // A node registers with its status, which create keeps (the node strategy's PrepareForCreate).
+  storage: { statusOnCreate() {} },
 };
 
 // ---------------------------------------------------------------------------------------------

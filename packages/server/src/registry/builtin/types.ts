@@ -1,5 +1,6 @@
 import type { StatusCause } from 'kubeloop/api';
 import { builtinSpec } from '../../openapi/builtin.js';
+import type { Obj } from '../../util/object.js';
 import { docs } from './descriptions.js';
 
 /** `metav1.TableColumnDefinition`: one column of a server-side `Table`. */
@@ -45,6 +46,56 @@ export interface KindBehaviour {
   row(obj: Record<string, unknown>, now: Date): unknown[];
   /** Field selectors beyond `metadata.name`/`metadata.namespace`: the field's string value, '' when unset. */
   fieldSelectors?: Record<string, (obj: Record<string, unknown>) => string>;
+  /** Steps of the generic storage that differ for this kind (a Pod's graceful deletion, …). */
+  storage?: StorageHooks;
+}
+
+/**
+ * The kind-specific steps of Kubernetes' generic registry (`registry.Store` calls them on its
+ * strategy: `PrepareForCreate`, `CheckGracefulDelete`, `BeforeDelete`, subresource REST
+ * storages). The generic storage calls them and names no kind itself; each is optional.
+ */
+export interface StorageHooks {
+  /**
+   * Create: what becomes of the status the client sent (a kind with a status subresource).
+   * Without this hook it is dropped; a Pod starts `Pending`, a Namespace empty, a Node keeps it.
+   */
+  statusOnCreate?(obj: Obj): void;
+  /**
+   * Delete: the grace period in seconds (`CheckGracefulDelete`); above 0 the object only gets a
+   * `deletionTimestamp` that far ahead, and whoever runs it removes it. `requested` is the
+   * request's `gracePeriodSeconds`; `env` says which nodes a kubelet runs.
+   */
+  gracePeriod?(obj: Obj, requested: number | undefined, env: DeletionEnv): number;
+  /**
+   * Delete: whether the object waits for something besides `metadata.finalizers` before it is
+   * removed (a Namespace's `spec.finalizers`, which its controller empties).
+   */
+  waitsForFinalization?(obj: Obj): boolean;
+  /** Delete: what else changes when a deletion starts (a Namespace turns `Terminating`). */
+  onDeletionStart?(obj: Obj): void;
+  /**
+   * Subresources answered by a POST that changes the parent (`pods/<name>/binding`), by
+   * subresource name.
+   */
+  postSubresources?: Readonly<Record<string, PostSubresource>>;
+}
+
+/** What the generic storage lets a grace period depend on. */
+export interface DeletionEnv {
+  /** Whether a kubelet runs `nodeName` (only its pods are deleted gracefully). */
+  hasKubelet(nodeName: string): boolean;
+}
+
+/**
+ * A subresource whose POST rewrites its parent (Kubernetes' `BindingREST`): the storage reads
+ * the parent, lets `apply` change a copy and writes it, retrying on a conflict.
+ */
+export interface PostSubresource {
+  /** Checks the request body against the parent's name before anything is read; throws ApiError. */
+  check(body: Obj, name: string): void;
+  /** The parent (a mutable copy) as the POST leaves it; throws ApiError to refuse. */
+  apply(parent: Obj, body: Obj, name: string): Obj;
 }
 
 /** A column definition; `priority` 1 marks a wide-only column. */

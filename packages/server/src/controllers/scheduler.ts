@@ -8,7 +8,7 @@ import { setMaxListeners } from 'node:events';
 import type { Client } from 'kubeloop/client';
 import { isConflict, isNotFound, Node, Pod } from 'kubeloop/client';
 import { defaultControllerRateLimiter, Informer, objectKey, splitKey, WorkQueue } from 'kubeloop/runtime';
-import { parseQuantity } from '../registry/builtin/util.js';
+import { parseQuantity } from '../registry/shared/util.js';
 import { ControllerEvents } from './events.js';
 import type { ControllerLog } from './log.js';
 import { runWorker } from './worker.js';

@@ -3,8 +3,8 @@
  * its deletion waits for the namespace controller to empty it and clear `spec.finalizers`.
  */
 import { isObject, type Obj } from '../../util/object.js';
-import type { StorageHooks } from '../builtin/types.js';
 import { strings } from '../generic/object-meta.js';
+import type { StorageHooks } from '../shared/behaviour.js';
 
 export const namespaceStorage: StorageHooks = {
   statusOnCreate(obj) {

@@ -5,7 +5,7 @@
  */
 import { ApiError, type StatusCause } from 'kubeloop/api';
 import { isObject, meta, type Obj, timestamp } from '../../util/object.js';
-import type { StorageHooks } from '../builtin/types.js';
+import type { StorageHooks } from '../shared/behaviour.js';
 
 /** The pod's QoS class (`qos.GetPodQOS`): Guaranteed, Burstable or BestEffort. */
 export function podQOSClass(pod: Obj): string {

@@ -4,6 +4,7 @@
  * must stay light (the local control plane) imports this subpath.
  */
 
+export * from './cron.js';
 export * from './fields.js';
 export * from './labels.js';
 export * from './status.js';

@@ -15,7 +15,7 @@ import {
   type EventRecorder,
   type ReconcileResult,
 } from 'kubeloop/runtime';
-import { isTimeZone, parseSchedule, rfc3339In, type Schedule, ScheduleError } from './cron.js';
+import { isTimeZone, parseSchedule, rfc3339In, type Schedule, ScheduleError } from 'kubeloop/api';
 
 /** The annotation that records which scheduled time a Job ran for (`batch.kubernetes.io`, beta in 1.32). */
 export const SCHEDULED_TIMESTAMP_ANNOTATION = 'batch.kubernetes.io/cronjob-scheduled-timestamp';

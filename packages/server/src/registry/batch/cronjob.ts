@@ -1,7 +1,6 @@
 /** batch/v1 CronJobs: defaults, validation (schedule, time zone, job template) and printer. */
-import type { StatusCause } from 'kubeloop/api';
+import { cronScheduleError, knownTimeZone, type StatusCause } from 'kubeloop/api';
 import { containerCells } from '../apps/shared.js';
-import { cronScheduleError, knownTimeZone } from '../batch/cron.js';
 import { defaultPodTemplate, validatePodTemplate } from '../core/podspec.js';
 import {
   ageColumn,

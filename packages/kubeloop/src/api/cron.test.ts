@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseSchedule, rfc3339In, ScheduleError } from './cron.js';
+import { cronScheduleError, parseSchedule, rfc3339In, ScheduleError } from './cron.js';
 
 const at = (iso: string) => Date.parse(iso);
 const iso = (ms: number | undefined) => (ms === undefined ? undefined : new Date(ms).toISOString());
@@ -55,5 +55,26 @@ describe('cron schedules', () => {
     expect(() => parseSchedule('@fortnightly')).toThrow('unrecognized descriptor: @fortnightly');
     expect(() => parseSchedule('CRON_TZ=Mars/Olympus * * * * *')).toThrow(ScheduleError);
     expect(() => parseSchedule('*/0 * * * *')).toThrow(ScheduleError);
+  });
+});
+
+describe('one parser for validation and scheduling', () => {
+  it('validates what it schedules, with the same errors', () => {
+    for (const spec of [
+      '*/15 * * * *',
+      '30 9 * JAN-MAR MON-FRI',
+      '@hourly',
+      'CRON_TZ=Asia/Tokyo 0 6 * * *',
+    ]) {
+      expect(cronScheduleError(spec), spec).toBeUndefined();
+      expect(parseSchedule(spec).next(at('2026-03-01T00:00:00Z')), spec).toBeTypeOf('number');
+    }
+    expect(cronScheduleError('61 * * * *')).toBe('end of range (61) above maximum (59): 61');
+    expect(() => parseSchedule('61 * * * *')).toThrow('end of range (61) above maximum (59): 61');
+  });
+
+  it('accepts @every in validation but computes no minute times for it', () => {
+    expect(cronScheduleError('@every 5m')).toBeUndefined();
+    expect(() => parseSchedule('@every 5m')).toThrow('unrecognized descriptor: @every 5m');
   });
 });

@@ -3,7 +3,7 @@
  * `field.Error` causes with Go's value formatting, the name rules of `k8s.io/apimachinery/pkg/util/validation`,
  * label selectors, resource quantities and kubectl's `duration.HumanDuration`.
  */
-import type { StatusCause } from 'kubeloop/api';
+import { humanDuration, type StatusCause } from 'kubeloop/api';
 
 export type Obj = Record<string, unknown>;
 
@@ -542,108 +542,9 @@ export function validateLabelSelector(v: unknown, field: string): StatusCause[] 
 }
 
 // ---------------------------------------------------------------------------------------------
-// Resource quantities (exact rational arithmetic; only comparisons are needed).
+// Resource quantities and kubectl's durations are kubeloop/api's.
 
-/** A quantity as an exact fraction `num / den`. */
-export interface Quantity {
-  num: bigint;
-  den: bigint;
-}
-
-const binarySuffix: Record<string, number> = { Ki: 10, Mi: 20, Gi: 30, Ti: 40, Pi: 50, Ei: 60 };
-const decimalSuffix: Record<string, number> = {
-  n: -9,
-  u: -6,
-  m: -3,
-  '': 0,
-  k: 3,
-  M: 6,
-  G: 9,
-  T: 12,
-  P: 15,
-  E: 18,
-};
-
-/** Parses a `resource.Quantity` string (`500m`, `1Gi`, `1e3`); undefined when malformed. */
-export function parseQuantity(v: unknown): Quantity | undefined {
-  const s = typeof v === 'number' ? String(v) : typeof v === 'string' ? v.trim() : undefined;
-  if (s === undefined) return undefined;
-  const m = /^([+-]?)(\d+\.?\d*|\.\d+)(.*)$/.exec(s);
-  if (!m) return undefined;
-  const [, sign, number, suffix] = m as unknown as [string, string, string, string];
-  const [intPart, fracPart = ''] = number.split('.');
-  let num = BigInt(`${intPart || '0'}${fracPart}`);
-  let den = 10n ** BigInt(fracPart.length);
-  if (Object.hasOwn(binarySuffix, suffix)) {
-    num *= 2n ** BigInt(binarySuffix[suffix]!);
-  } else {
-    let exp: number;
-    if (Object.hasOwn(decimalSuffix, suffix)) exp = decimalSuffix[suffix]!;
-    else {
-      const e = /^[eE]([+-]?\d+)$/.exec(suffix);
-      if (!e) return undefined;
-      exp = Number(e[1]);
-    }
-    if (exp >= 0) num *= 10n ** BigInt(exp);
-    else den *= 10n ** BigInt(-exp);
-  }
-  if (sign === '-') num = -num;
-  return { num, den };
-}
-
-/** -1, 0 or 1 as `a` is less than, equal to or greater than `b`. */
-export function compareQuantity(a: Quantity, b: Quantity): number {
-  const l = a.num * b.den;
-  const r = b.num * a.den;
-  return l < r ? -1 : l > r ? 1 : 0;
-}
-
-export const addQuantity = (a: Quantity, b: Quantity): Quantity => ({
-  num: a.num * b.den + b.num * a.den,
-  den: a.den * b.den,
-});
-
-// ---------------------------------------------------------------------------------------------
-// Time.
-
-/**
- * `duration.HumanDuration` of k8s.io/apimachinery: the compact age kubectl prints (`5s`, `2m10s`,
- * `3h`, `5d`, `2y10d`).
- *
- * @example
- * ```ts
- * humanDuration(130_000); // '2m10s'
- * ```
- */
-export function humanDuration(ms: number): string {
-  const seconds = Math.trunc(ms / 1000);
-  if (seconds < -1) return '<invalid>';
-  if (seconds < 0) return '0s';
-  if (seconds < 60 * 2) return `${seconds}s`;
-  const minutes = Math.trunc(ms / 60_000);
-  if (minutes < 10) {
-    const s = seconds % 60;
-    return s === 0 ? `${minutes}m` : `${minutes}m${s}s`;
-  }
-  if (minutes < 60 * 3) return `${minutes}m`;
-  const hours = Math.trunc(ms / 3_600_000);
-  if (hours < 8) {
-    const m = minutes % 60;
-    return m === 0 ? `${hours}h` : `${hours}h${m}m`;
-  }
-  if (hours < 48) return `${hours}h`;
-  if (hours < 24 * 8) {
-    const h = hours % 24;
-    return h === 0 ? `${Math.trunc(hours / 24)}d` : `${Math.trunc(hours / 24)}d${h}h`;
-  }
-  if (hours < 24 * 365 * 2) return `${Math.trunc(hours / 24)}d`;
-  if (hours < 24 * 365 * 8) {
-    const dy = Math.trunc(hours / 24) % 365;
-    const y = Math.trunc(hours / 24 / 365);
-    return dy === 0 ? `${y}y` : `${y}y${dy}d`;
-  }
-  return `${Math.trunc(hours / 24 / 365)}y`;
-}
+export { addQuantity, compareQuantity, humanDuration, parseQuantity, type Quantity } from 'kubeloop/api';
 
 /** Milliseconds since the epoch of an RFC 3339 timestamp, or undefined when unset or malformed. */
 export function parseTime(v: unknown): number | undefined {

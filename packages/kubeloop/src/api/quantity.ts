@@ -1,4 +1,11 @@
 /**
+ * `resource.Quantity` of k8s.io/apimachinery: the one grammar of quantities (`500m`, `1Gi`,
+ * `129e6`) for the server's validation and printers, its controllers and operators alike.
+ *
+ * - {@link parseQuantity}, {@link compareQuantity}, {@link addQuantity}: exact arithmetic.
+ * - {@link milli}, {@link formatMilli}: milli-units as numbers, for sums and ratios of CPU and memory.
+ * - {@link canonicalQuantity}: the text a quantity has after a Go struct round trip.
+ *
  * What decoding a `resource.Quantity` does to its text: apimachinery's `ParseQuantity` keeps
  * the string as sent when it is already canonical (`500m`, `1Gi`, `129e6`) and otherwise
  * re-renders it canonically (`0.5` → `500m`, `1024Mi` → `1Gi`, `1000` → `1k`). The server
@@ -150,4 +157,96 @@ function canonical(mantissa: bigint, exp: number, format: Format): string {
     suffix = DECIMAL_BY_EXPONENT.get(exp) ?? '';
   }
   return `${negative ? '-' : ''}${m}${suffix}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Exact arithmetic.
+
+/** A quantity as an exact fraction `num / den`. */
+export interface Quantity {
+  num: bigint;
+  den: bigint;
+}
+
+/**
+ * Parses a `resource.Quantity` string (`500m`, `1Gi`, `1e3`) or number; undefined when malformed.
+ *
+ * @example
+ * ```ts
+ * compareQuantity(parseQuantity('500m')!, parseQuantity('0.5')!); // 0
+ * ```
+ */
+export function parseQuantity(v: unknown): Quantity | undefined {
+  const s = typeof v === 'number' ? String(v) : typeof v === 'string' ? v.trim() : undefined;
+  if (s === undefined) return undefined;
+  const m = /^([+-]?)(\d+\.?\d*|\.\d+)(.*)$/.exec(s);
+  if (!m) return undefined;
+  const [, sign, number, suffix] = m as unknown as [string, string, string, string];
+  const [intPart, fracPart = ''] = number.split('.');
+  let num = BigInt(`${intPart || '0'}${fracPart}`);
+  let den = 10n ** BigInt(fracPart.length);
+  if (Object.hasOwn(BINARY_SUFFIX, suffix)) {
+    num *= 2n ** BigInt(BINARY_SUFFIX[suffix]!);
+  } else {
+    let exp: number;
+    if (Object.hasOwn(DECIMAL_SUFFIX, suffix)) exp = DECIMAL_SUFFIX[suffix]!;
+    else {
+      const e = /^[eE]([+-]?\d+)$/.exec(suffix);
+      if (!e) return undefined;
+      exp = Number(e[1]);
+    }
+    if (exp >= 0) num *= 10n ** BigInt(exp);
+    else den *= 10n ** BigInt(-exp);
+  }
+  if (sign === '-') num = -num;
+  return { num, den };
+}
+
+/** -1, 0 or 1 as `a` is less than, equal to or greater than `b`. */
+export function compareQuantity(a: Quantity, b: Quantity): number {
+  const l = a.num * b.den;
+  const r = b.num * a.den;
+  return l < r ? -1 : l > r ? 1 : 0;
+}
+
+/** The sum of two quantities. */
+export const addQuantity = (a: Quantity, b: Quantity): Quantity => ({
+  num: a.num * b.den + b.num * a.den,
+  den: a.den * b.den,
+});
+
+// ---------------------------------------------------------------------------------------------
+// Milli-units: just enough for sums and ratios of CPU and memory.
+
+/** The milli-units of a quantity (`250m` → 250, `1Ki` → 1 024 000); undefined when malformed. */
+export function milli(q: string | number | undefined): number | undefined {
+  if (q === undefined) return undefined;
+  if (typeof q === 'number') return q * 1000;
+  const p = parseQuantity(q);
+  if (!p) return undefined;
+  // Quantities round up to the milli-unit, as `MilliValue()` does (less a float's error margin).
+  return Math.ceil(Number(p.num * 1000n) / Number(p.den) - 1e-6);
+}
+
+/** Whether a quantity's text uses a binary suffix (its sums print binary too, as Kubernetes keeps the format). */
+export const isBinary = (q: string | number | undefined): boolean =>
+  typeof q === 'string' && /[KMGTPE]i$/.test(q.trim());
+
+/** The canonical text of `millis` milli-units, binary (`Mi`) or decimal (`m`, `k`, `M`). */
+export function formatMilli(millis: number, binary = false): string {
+  if (millis % 1000 !== 0) return `${millis}m`;
+  const units = millis / 1000;
+  if (units === 0) return '0';
+  if (binary) {
+    for (const s of ['Ei', 'Pi', 'Ti', 'Gi', 'Mi', 'Ki']) {
+      const f = 2 ** BINARY_SUFFIX[s]!;
+      if (units % f === 0) return `${units / f}${s}`;
+    }
+    return String(units);
+  }
+  for (const s of ['E', 'P', 'T', 'G', 'M', 'k']) {
+    const f = 10 ** DECIMAL_SUFFIX[s]!;
+    if (units % f === 0) return `${units / f}${s}`;
+  }
+  return String(units);
 }

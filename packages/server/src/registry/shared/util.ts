@@ -1,9 +1,25 @@
 /**
  * Helpers shared by the built-in kinds: narrowing of plain JSON objects, apimachinery
- * `field.Error` causes with Go's value formatting, the name rules of `k8s.io/apimachinery/pkg/util/validation`,
- * label selectors, resource quantities and kubectl's `duration.HumanDuration`.
+ * `field.Error` causes with Go's value formatting, and validation rules beyond `kubeloop/api`'s
+ * (ports, config keys, env names); names, label selectors, quantities and durations are
+ * `kubeloop/api`'s, re-exported here for the kinds' files.
  */
-import { humanDuration, type StatusCause } from 'kubeloop/api';
+import {
+  ApiError,
+  formatLabelSelector as apiFormatLabelSelector,
+  validateLabels as apiValidateLabels,
+  humanDuration,
+  isEverything,
+  isQualifiedName,
+  isValidLabelValue,
+  type LabelSelector,
+  labelSelectorFromObject,
+  matchesLabels,
+  maxLenError,
+  NOTHING,
+  regexError,
+  type StatusCause,
+} from 'kubeloop/api';
 
 export type Obj = Record<string, unknown>;
 
@@ -226,120 +242,14 @@ export const FIELD_IMMUTABLE = 'field is immutable';
 // ---------------------------------------------------------------------------------------------
 // k8s.io/apimachinery/pkg/util/validation: names, labels, ports.
 
-const DNS1123_LABEL = '[a-z0-9]([-a-z0-9]*[a-z0-9])?';
-const DNS1123_SUBDOMAIN = `${DNS1123_LABEL}(\\.${DNS1123_LABEL})*`;
-const DNS1035_LABEL = '[a-z]([-a-z0-9]*[a-z0-9])?';
-const QUALIFIED_NAME = '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]';
-const LABEL_VALUE = '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?';
-const whole = (re: string): RegExp => new RegExp(`^${re}$`);
-
-const maxLen = (n: number): string => `must be no more than ${n} characters`;
-
-/** `regexError` of apimachinery: the message lists examples and the regex. */
-const regexError = (msg: string, re: string, ...examples: string[]): string =>
-  `${msg} (e.g. ${examples.map((e) => `'${e}'`).join(',  or ')}, regex used for validation is '${re}')`;
-
-export function isDNS1123Label(v: string): string[] {
-  const errs: string[] = [];
-  if (v.length > 63) errs.push(maxLen(63));
-  if (!whole(DNS1123_LABEL).test(v)) {
-    errs.push(
-      regexError(
-        "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character",
-        DNS1123_LABEL,
-        'my-name',
-        '123-abc',
-      ),
-    );
-  }
-  return errs;
-}
-
-export function isDNS1123Subdomain(v: string): string[] {
-  const errs: string[] = [];
-  if (v.length > 253) errs.push(maxLen(253));
-  if (!whole(DNS1123_SUBDOMAIN).test(v)) {
-    errs.push(
-      regexError(
-        "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character",
-        DNS1123_SUBDOMAIN,
-        'example.com',
-      ),
-    );
-  }
-  return errs;
-}
-
-export function isDNS1035Label(v: string): string[] {
-  const errs: string[] = [];
-  if (v.length > 63) errs.push(maxLen(63));
-  if (!whole(DNS1035_LABEL).test(v)) {
-    errs.push(
-      regexError(
-        "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character",
-        DNS1035_LABEL,
-        'my-name',
-        'abc-123',
-      ),
-    );
-  }
-  return errs;
-}
-
-/** `IsQualifiedName`: label and annotation keys, optionally prefixed by a DNS subdomain. */
-export function isQualifiedName(v: string): string[] {
-  const errs: string[] = [];
-  const parts = v.split('/');
-  let name = v;
-  if (parts.length === 2) {
-    const [prefix, n] = parts as [string, string];
-    name = n;
-    if (prefix.length === 0) errs.push('prefix part must be non-empty');
-    else for (const m of isDNS1123Subdomain(prefix)) errs.push(`prefix part ${m}`);
-  } else if (parts.length > 2) {
-    return [
-      regexError(
-        "a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
-        QUALIFIED_NAME,
-        'MyName',
-        'my.name',
-        '123-abc',
-      ) + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
-    ];
-  }
-  if (name.length === 0) errs.push('name part must be non-empty');
-  else if (name.length > 63) errs.push(`name part ${maxLen(63)}`);
-  if (!whole(QUALIFIED_NAME).test(name)) {
-    errs.push(
-      'name part ' +
-        regexError(
-          "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
-          QUALIFIED_NAME,
-          'MyName',
-          'my.name',
-          '123-abc',
-        ),
-    );
-  }
-  return errs;
-}
-
-export function isValidLabelValue(v: string): string[] {
-  const errs: string[] = [];
-  if (v.length > 63) errs.push(maxLen(63));
-  if (!whole(LABEL_VALUE).test(v)) {
-    errs.push(
-      regexError(
-        "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
-        LABEL_VALUE,
-        'MyValue',
-        'my_value',
-        '12345',
-      ),
-    );
-  }
-  return errs;
-}
+// The name rules are kubeloop/api's (apimachinery's, with Go's byte lengths).
+export {
+  isDNS1035Label,
+  isDNS1123Label,
+  isDNS1123Subdomain,
+  isQualifiedName,
+  isValidLabelValue,
+} from 'kubeloop/api';
 
 /** `IsValidPortNum`. */
 export const isValidPortNum = (p: number): string[] =>
@@ -348,7 +258,7 @@ export const isValidPortNum = (p: number): string[] =>
 /** `IsValidPortName` (IANA_SVC_NAME). */
 export function isValidPortName(v: string): string[] {
   const errs: string[] = [];
-  if (v.length > 15) errs.push(maxLen(15));
+  if (v.length > 15) errs.push(maxLenError(15));
   if (!/^[-a-z0-9]+$/.test(v))
     errs.push('must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)');
   if (!/[a-z]/.test(v)) errs.push('must contain at least one letter (a-z)');
@@ -361,7 +271,7 @@ export function isValidPortName(v: string): string[] {
 /** `IsConfigMapKey`: keys of ConfigMap and Secret data. */
 export function isConfigMapKey(v: string): string[] {
   const errs: string[] = [];
-  if (v.length > 253) errs.push(maxLen(253));
+  if (v.length > 253) errs.push(maxLenError(253));
   if (!/^[-._a-zA-Z0-9]+$/.test(v)) {
     errs.push(
       regexError(
@@ -401,100 +311,51 @@ export function nonNegative(field: string, v: unknown): StatusCause[] {
   return n !== undefined && n < 0 ? [invalid(field, n, NON_NEGATIVE)] : [];
 }
 
-/** Validates label keys and values (`ValidateLabels`). */
+/** Validates label keys and values (`ValidateLabels`) of a field that may hold anything. */
 export function validateLabels(labels: unknown, field: string): StatusCause[] {
-  const out: StatusCause[] = [];
-  for (const [k, v] of Object.entries(strMap(labels))) {
-    for (const m of isQualifiedName(k)) out.push(invalid(field, k, m));
-    for (const m of isValidLabelValue(v)) out.push(invalid(field, v, m));
-  }
-  return out;
+  return apiValidateLabels(strMap(labels), field);
 }
 
 // ---------------------------------------------------------------------------------------------
 // Label selectors.
 
-type Op = '=' | 'in' | 'notin' | 'exists' | '!';
-interface Requirement {
-  key: string;
-  op: Op;
-  values: string[];
-}
+/**
+ * A parsed `metav1.LabelSelector`: kubeloop/api's selector, where `NOTHING` (a nil selector)
+ * matches nothing and an empty one everything.
+ */
+export type Selector = LabelSelector;
 
-/** A parsed `metav1.LabelSelector`: `nothing` for a nil selector (matches nothing), else requirements (none = everything). */
-export type Selector = { nothing: true } | { nothing: false; reqs: Requirement[] };
-
-/** `metav1.LabelSelectorAsSelector`; undefined when the selector is not valid. */
+/**
+ * `metav1.LabelSelectorAsSelector` of a field that may hold anything; undefined when the
+ * selector is not valid (an unknown operator, values where none belong, bad keys or values).
+ */
 export function labelSelectorAsSelector(v: unknown): Selector | undefined {
-  if (v === undefined || v === null) return { nothing: true };
+  if (v === undefined || v === null) return NOTHING;
   if (!isObj(v)) return undefined;
-  const reqs: Requirement[] = [];
-  for (const [key, value] of Object.entries(strMap(v.matchLabels)))
-    reqs.push({ key, op: '=', values: [value] });
-  for (const e of objs(v.matchExpressions)) {
-    const values = strs(e.values);
-    switch (e.operator) {
-      case 'In':
-      case 'NotIn':
-        if (values.length === 0) return undefined;
-        reqs.push({ key: str(e.key), op: e.operator === 'In' ? 'in' : 'notin', values });
-        break;
-      case 'Exists':
-      case 'DoesNotExist':
-        if (values.length > 0) return undefined;
-        reqs.push({ key: str(e.key), op: e.operator === 'Exists' ? 'exists' : '!', values: [] });
-        break;
-      default:
-        return undefined;
-    }
+  try {
+    return labelSelectorFromObject({
+      matchLabels: strMap(v.matchLabels),
+      matchExpressions: objs(v.matchExpressions).map((e) => ({
+        key: str(e.key),
+        operator: str(e.operator),
+        values: strs(e.values),
+      })),
+    });
+  } catch (err) {
+    if (err instanceof ApiError) return undefined;
+    throw err;
   }
-  reqs.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-  return { nothing: false, reqs };
 }
 
-export const selectorEmpty = (s: Selector): boolean => !s.nothing && s.reqs.length === 0;
+/** Whether the selector selects everything (`{}`). */
+export const selectorEmpty = (s: Selector): boolean => isEverything(s);
 
-export function selectorMatches(s: Selector, labels: Record<string, string>): boolean {
-  if (s.nothing) return false;
-  return s.reqs.every((r) => {
-    const has = Object.hasOwn(labels, r.key);
-    const val = labels[r.key];
-    switch (r.op) {
-      case '=':
-        return has && val === r.values[0];
-      case 'in':
-        return has && r.values.includes(val!);
-      case 'notin':
-        return !has || !r.values.includes(val!);
-      case 'exists':
-        return has;
-      case '!':
-        return !has;
-    }
-    return false;
-  });
-}
+/** Whether `labels` satisfy the selector. */
+export const selectorMatches = (s: Selector, labels: Record<string, string>): boolean =>
+  matchesLabels(s, labels);
 
-/** `labels.Selector.String()`. */
-export function selectorString(s: Selector): string {
-  if (s.nothing) return '';
-  return s.reqs
-    .map((r) => {
-      switch (r.op) {
-        case '=':
-          return `${r.key}=${r.values[0]}`;
-        case 'in':
-        case 'notin':
-          return `${r.key} ${r.op} (${[...r.values].sort().join(',')})`;
-        case 'exists':
-          return r.key;
-        case '!':
-          return `!${r.key}`;
-      }
-      return '';
-    })
-    .join(',');
-}
+/** `labels.Selector.String()` ('' for a nil selector). */
+export const selectorString = (s: Selector): string => apiFormatLabelSelector(s);
 
 /** `metav1.FormatLabelSelector`: `<none>` for an empty or nil selector, `<error>` for an invalid one. */
 export function formatLabelSelector(v: unknown): string {

@@ -11,7 +11,6 @@ import {
   humanDuration,
   isEverything,
   isQualifiedName,
-  isValidLabelValue,
   type LabelSelector,
   labelSelectorFromObject,
   matchesLabels,
@@ -21,7 +20,7 @@ import {
   type StatusCause,
 } from 'kubeloop/api';
 
-export type Obj = Record<string, unknown>;
+export type { Obj } from '../../util/object.js';
 
 export const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -250,6 +249,8 @@ export {
   isQualifiedName,
   isValidLabelValue,
 } from 'kubeloop/api';
+
+import type { Obj } from '../../util/object.js';
 
 /** `IsValidPortNum`. */
 export const isValidPortNum = (p: number): string[] =>

@@ -1,6 +1,7 @@
 import { ApiError, type StatusCause } from 'kubeloop/api';
 import { deepEqual } from '../../util/object.js';
-import { defaultPodTemplate, validatePodTemplate } from '../core/podspec.js';
+import { validatePodTemplate } from '../core/podspec.js';
+import { defaultPodTemplate } from '../core/podspec-defaults.js';
 import {
   ageColumn,
   CONTAINERS_DOC,

@@ -1,4 +1,4 @@
-import { defaultPodTemplate } from '../core/podspec.js';
+import { defaultPodTemplate } from '../core/podspec-defaults.js';
 import {
   ageColumn,
   CONTAINERS_DOC,

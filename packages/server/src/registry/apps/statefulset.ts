@@ -1,6 +1,6 @@
 import type { StatusCause } from 'kubeloop/api';
 import { defaultClaimSpec } from '../core/persistentvolumeclaim.js';
-import { defaultPodTemplate } from '../core/podspec.js';
+import { defaultPodTemplate } from '../core/podspec-defaults.js';
 import {
   ageColumn,
   CONTAINERS_DOC,

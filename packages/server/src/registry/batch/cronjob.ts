@@ -1,7 +1,8 @@
 /** batch/v1 CronJobs: defaults, validation (schedule, time zone, job template) and printer. */
 import { cronScheduleError, knownTimeZone, type StatusCause } from 'kubeloop/api';
 import { containerCells } from '../apps/shared.js';
-import { defaultPodTemplate, validatePodTemplate } from '../core/podspec.js';
+import { validatePodTemplate } from '../core/podspec.js';
+import { defaultPodTemplate } from '../core/podspec-defaults.js';
 import {
   ageColumn,
   CONTAINERS_DOC,

@@ -1,7 +1,8 @@
 /** batch/v1 Jobs: defaults (with the generated selector), validation, printer and field selectors. */
 import type { StatusCause } from 'kubeloop/api';
 import { containerCells } from '../apps/shared.js';
-import { defaultPodTemplate, validatePodTemplate } from '../core/podspec.js';
+import { validatePodTemplate } from '../core/podspec.js';
+import { defaultPodTemplate } from '../core/podspec-defaults.js';
 import {
   ageColumn,
   CONTAINERS_DOC,

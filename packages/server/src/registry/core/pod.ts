@@ -1,4 +1,13 @@
-import { ageColumn, col, type KindBehaviour, nameColumn } from '../shared/behaviour.js';
+import { ApiError, type StatusCause } from 'kubeloop/api';
+import { isObject, meta, timestamp } from '../../util/object.js';
+import {
+  ageColumn,
+  col,
+  type KindBehaviour,
+  nameColumn,
+  type PostSubresource,
+  type StorageHooks,
+} from '../shared/behaviour.js';
 import { coreKind } from '../shared/define.js';
 import { docs } from '../shared/descriptions.js';
 import {
@@ -14,8 +23,8 @@ import {
   str,
 } from '../shared/util.js';
 import type { ResourceType } from '../types.js';
-import { podStorage } from './pod-storage.js';
-import { defaultPod, validatePodSpec, validatePodUpdate } from './podspec.js';
+import { validatePodSpec, validatePodUpdate } from './podspec.js';
+import { defaultPod } from './podspec-defaults.js';
 import { age, nameOf } from './shared.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -114,6 +123,95 @@ export function podSummary(pod: Obj, now: Date): { ready: string; reason: string
 /** The pod's first IP (the v1 → internal conversion lets `podIP` win over `podIPs`). */
 const podIP = (pod: Obj): string =>
   str(dig(pod, 'status', 'podIP')) || str(objs(dig(pod, 'status', 'podIPs'))[0]?.ip);
+/**
+ * `POST pods/<name>/binding` (Kubernetes' `BindingREST`): assigns a pod that has no node yet
+ * to `binding.target.name`, merges the binding's annotations and marks it `PodScheduled`.
+ * This is how schedulers bind; `spec.nodeName` is otherwise immutable.
+ */
+const binding: PostSubresource = {
+  check(body: Obj, name: string): void {
+    const bm = isObject(body.metadata) ? body.metadata : {};
+    if (bm.name !== name) throw ApiError.badRequest('name in URL does not match name in Binding object');
+    const target = isObject(body.target) ? body.target : {};
+    const causes: StatusCause[] = [];
+    if (target.kind !== undefined && target.kind !== '' && target.kind !== 'Node')
+      causes.push({
+        reason: 'FieldValueNotSupported',
+        field: 'target.kind',
+        message: `Unsupported value: ${JSON.stringify(target.kind)}: supported values: "", "Node"`,
+      });
+    if (typeof target.name !== 'string' || target.name === '')
+      causes.push({ reason: 'FieldValueRequired', field: 'target.name', message: 'Required value' });
+    if (causes.length > 0) throw ApiError.invalid({ group: '', kind: 'Binding' }, name, causes);
+  },
+  apply(pod: Obj, body: Obj, name: string): Obj {
+    const bm = isObject(body.metadata) ? body.metadata : {};
+    const node = (body.target as Obj).name as string;
+    const conflict = (why: string) => ApiError.conflict({ group: '', resource: 'pods/binding' }, name, why);
+    const pm = pod.metadata as Obj;
+    const spec = isObject(pod.spec) ? pod.spec : {};
+    if (pm.deletionTimestamp) throw conflict(`pod ${name} is being deleted, cannot be assigned to a host`);
+    if (spec.nodeName)
+      throw conflict(`pod ${name} is already assigned to node ${JSON.stringify(spec.nodeName)}`);
+    const next = pod;
+    (next.spec as Obj).nodeName = node;
+    const annotations = isObject(bm.annotations) ? bm.annotations : {};
+    if (Object.keys(annotations).length > 0) {
+      const nm = meta(next);
+      nm.annotations = { ...(isObject(nm.annotations) ? nm.annotations : {}), ...annotations };
+    }
+    if (!isObject(next.status)) next.status = {};
+    const status = next.status as Obj;
+    const conditions = (Array.isArray(status.conditions) ? status.conditions : []) as Obj[];
+    const scheduled = conditions.find((c) => c.type === 'PodScheduled');
+    if (!scheduled)
+      conditions.push({
+        type: 'PodScheduled',
+        status: 'True',
+        lastProbeTime: null,
+        lastTransitionTime: timestamp(),
+      });
+    else if (scheduled.status !== 'True')
+      Object.assign(scheduled, {
+        status: 'True',
+        lastTransitionTime: timestamp(),
+        reason: undefined,
+        message: undefined,
+      });
+    if (scheduled) for (const k of ['reason', 'message']) if (scheduled[k] === undefined) delete scheduled[k];
+    status.conditions = conditions;
+    return next;
+  },
+};
+
+/**
+ * What a Pod's storage does beyond the generic registry's (`pkg/registry/core/pod`): its status on
+ * create, graceful deletion by its kubelet, and the `binding` subresource.
+ */
+const podStorage: StorageHooks = {
+  // A new pod starts Pending; its defaults add the QoS class (qos.GetPodQOS, after requests
+  // default to limits), so one computation of it serves create and update.
+  statusOnCreate(obj) {
+    obj.status = { phase: 'Pending' };
+  },
+  /**
+   * The grace period of a pod's deletion (the pod strategy's `CheckGracefulDelete`): the
+   * request's, else the pod's `terminationGracePeriodSeconds` (30); 0 for a pod not scheduled,
+   * already terminated, or on a node no kubelet runs (the pod garbage collector would remove it
+   * from a missing node at once).
+   */
+  gracePeriod(pod, requested, env) {
+    const spec = isObject(pod.spec) ? pod.spec : {};
+    const phase = isObject(pod.status) ? pod.status.phase : undefined;
+    if (typeof spec.nodeName !== 'string' || !spec.nodeName) return 0;
+    if (phase === 'Succeeded' || phase === 'Failed') return 0;
+    if (!env.hasKubelet(spec.nodeName)) return 0;
+    if (typeof requested === 'number') return Math.max(0, requested);
+    return typeof spec.terminationGracePeriodSeconds === 'number' ? spec.terminationGracePeriodSeconds : 30;
+  },
+  postSubresources: { binding },
+};
+
 const pods: KindBehaviour = {
   defaults: defaultPod,
   validate(obj, old) {

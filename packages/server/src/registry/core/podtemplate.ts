@@ -11,7 +11,8 @@ import {
 import { coreKind } from '../shared/define.js';
 import { dig, ensureObj, formatLabels, str } from '../shared/util.js';
 import type { ResourceType } from '../types.js';
-import { defaultPodTemplate, validatePodTemplate } from './podspec.js';
+import { validatePodTemplate } from './podspec.js';
+import { defaultPodTemplate } from './podspec-defaults.js';
 
 const podtemplates: KindBehaviour = {
   defaults(obj) {

@@ -28,7 +28,8 @@ import {
   strMap,
 } from '../shared/util.js';
 import type { ResourceType } from '../types.js';
-import { defaultPodTemplate, validatePodTemplate } from './podspec.js';
+import { validatePodTemplate } from './podspec.js';
+import { defaultPodTemplate } from './podspec-defaults.js';
 
 const CORE = 'io.k8s.api.core.v1';
 /** `SetDefaults_ReplicationController`: selector and labels from the template's labels, one replica. */

@@ -1,4 +1,4 @@
-/** admissionregistration.k8s.io/v1 Mutating- and ValidatingWebhookConfigurations. */
+/** What the admissionregistration.k8s.io/v1 kinds share: the behaviour of Mutating- and ValidatingWebhookConfigurations, match resources, printer cells. */
 import type { StatusCause } from 'kubeloop/api';
 import { ageColumn, col, type KindBehaviour, nameColumn } from '../shared/behaviour.js';
 import {

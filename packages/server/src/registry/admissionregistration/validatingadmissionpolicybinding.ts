@@ -1,3 +1,7 @@
+/**
+ * The registry entry of `ValidatingAdmissionPolicyBinding` (admissionregistration.k8s.io/v1 `validatingadmissionpolicybindings`): its resource type and
+ * defaults, validation, printer columns.
+ */
 import type { StatusCause } from 'kubeloop/api';
 import { ageColumn, col, fieldDoc, type KindBehaviour, nameColumn } from '../shared/behaviour.js';
 import { defineKind } from '../shared/define.js';

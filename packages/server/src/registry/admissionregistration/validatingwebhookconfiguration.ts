@@ -1,3 +1,7 @@
+/**
+ * The registry entry of `ValidatingWebhookConfiguration` (admissionregistration.k8s.io/v1 `validatingwebhookconfigurations`): its resource type and
+ * validation.
+ */
 import { defineKind } from '../shared/define.js';
 import type { ResourceType } from '../types.js';
 import { webhookConfiguration } from './shared.js';

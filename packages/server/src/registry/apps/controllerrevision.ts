@@ -1,3 +1,7 @@
+/**
+ * The registry entry of `ControllerRevision` (apps/v1 `controllerrevisions`): its resource type and
+ * validation, printer columns.
+ */
 import type { StatusCause } from 'kubeloop/api';
 import { ageColumn, col, type KindBehaviour, nameColumn } from '../shared/behaviour.js';
 import { defineKind } from '../shared/define.js';

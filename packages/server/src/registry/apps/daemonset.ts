@@ -1,3 +1,7 @@
+/**
+ * The registry entry of `DaemonSet` (apps/v1 `daemonsets`): its resource type and
+ * defaults, validation, printer columns.
+ */
 import { ApiError, type StatusCause } from 'kubeloop/api';
 import { deepEqual } from '../../util/object.js';
 import { validatePodTemplate } from '../core/podspec.js';

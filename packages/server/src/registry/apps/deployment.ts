@@ -1,3 +1,7 @@
+/**
+ * The registry entry of `Deployment` (apps/v1 `deployments`): its resource type and
+ * defaults, validation, printer columns.
+ */
 import { defaultPodTemplate } from '../core/podspec-defaults.js';
 import {
   ageColumn,

@@ -1,3 +1,7 @@
+/**
+ * The registry entry of `ReplicaSet` (apps/v1 `replicasets`): its resource type and
+ * defaults, validation, printer columns, field selectors.
+ */
 import { defaultPodTemplate } from '../core/podspec-defaults.js';
 import {
   ageColumn,

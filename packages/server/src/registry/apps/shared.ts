@@ -1,4 +1,4 @@
-/** apps/v1 kinds: deployments, replicasets, statefulsets and daemonsets. */
+/** Helpers the apps/v1 workloads (and Jobs) share: selector and template checks, replica status rules, intOrPercent values, container cells of printers. */
 import type { StatusCause } from 'kubeloop/api';
 import { validatePodTemplate } from '../core/podspec.js';
 import {

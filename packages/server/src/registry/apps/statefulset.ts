@@ -1,3 +1,7 @@
+/**
+ * The registry entry of `StatefulSet` (apps/v1 `statefulsets`): its resource type and
+ * defaults, validation, printer columns.
+ */
 import type { StatusCause } from 'kubeloop/api';
 import { defaultClaimSpec } from '../core/persistentvolumeclaim.js';
 import { defaultPodTemplate } from '../core/podspec-defaults.js';

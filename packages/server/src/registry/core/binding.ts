@@ -1,3 +1,7 @@
+/**
+ * The registry entry of `Binding` (core/v1 `bindings`): its resource type and
+ * validation, its answer (it is not stored).
+ */
 import { coreKind } from '../shared/define.js';
 import type { ResourceType, VirtualResource } from '../types.js';
 

@@ -1,3 +1,7 @@
+/**
+ * The registry entry of `ConfigMap` (core/v1 `configmaps`): its resource type and
+ * validation, printer columns.
+ */
 import { ageColumn, col, type KindBehaviour, nameColumn } from '../shared/behaviour.js';
 import { coreKind } from '../shared/define.js';
 import { docs } from '../shared/descriptions.js';

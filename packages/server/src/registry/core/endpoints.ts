@@ -1,3 +1,7 @@
+/**
+ * The registry entry of `Endpoints` (core/v1 `endpoints`): its resource type and
+ * defaults, validation, printer columns.
+ */
 import type { StatusCause } from 'kubeloop/api';
 import { ageColumn, col, type KindBehaviour, nameColumn } from '../shared/behaviour.js';
 import { coreKind } from '../shared/define.js';

@@ -1,3 +1,7 @@
+/**
+ * The registry entry of `Event` (core/v1 `events`): its resource type and
+ * defaults, validation, printer columns, field selectors.
+ */
 import type { StatusCause } from 'kubeloop/api';
 import { col, type KindBehaviour } from '../shared/behaviour.js';
 import { coreKind } from '../shared/define.js';

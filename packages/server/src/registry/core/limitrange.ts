@@ -1,3 +1,7 @@
+/**
+ * The registry entry of `LimitRange` (core/v1 `limitranges`): its resource type and
+ * defaults, validation.
+ */
 import type { StatusCause } from 'kubeloop/api';
 import type { KindBehaviour } from '../shared/behaviour.js';
 import { createdAtBehaviour } from '../shared/default.js';

@@ -1,3 +1,7 @@
+/**
+ * The registry entry of `Namespace` (core/v1 `namespaces`): its resource type and
+ * defaults, validation, printer columns, field selectors, storage hooks.
+ */
 import type { StatusCause } from 'kubeloop/api';
 import { isObject, type Obj } from '../../util/object.js';
 import { strings } from '../generic/object-meta.js';

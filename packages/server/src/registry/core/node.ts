@@ -1,3 +1,7 @@
+/**
+ * The registry entry of `Node` (core/v1 `nodes`): its resource type and
+ * defaults, validation, printer columns, field selectors, storage hooks.
+ */
 import type { StatusCause } from 'kubeloop/api';
 import { ageColumn, col, type KindBehaviour, nameColumn } from '../shared/behaviour.js';
 import { coreKind } from '../shared/define.js';

@@ -1,3 +1,7 @@
+/**
+ * The registry entry of `PersistentVolume` (core/v1 `persistentvolumes`): its resource type and
+ * defaults, validation, printer columns.
+ */
 import type { StatusCause } from 'kubeloop/api';
 import { timestamp } from '../../util/object.js';
 import { ageColumn, col, fieldDoc, type KindBehaviour, nameColumn } from '../shared/behaviour.js';

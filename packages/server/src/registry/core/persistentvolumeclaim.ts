@@ -1,3 +1,7 @@
+/**
+ * The registry entry of `PersistentVolumeClaim` (core/v1 `persistentvolumeclaims`): its resource type and
+ * defaults, validation, printer columns, field selectors.
+ */
 import type { StatusCause } from 'kubeloop/api';
 import { ageColumn, col, type KindBehaviour, nameColumn } from '../shared/behaviour.js';
 import { coreKind } from '../shared/define.js';

@@ -1,3 +1,7 @@
+/**
+ * The registry entry of `Pod` (core/v1 `pods`): its resource type and
+ * defaults, validation, printer columns, field selectors, storage hooks.
+ */
 import { ApiError, type StatusCause } from 'kubeloop/api';
 import { isObject, meta, timestamp } from '../../util/object.js';
 import {

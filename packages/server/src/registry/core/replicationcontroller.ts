@@ -1,3 +1,7 @@
+/**
+ * The registry entry of `ReplicationController` (core/v1 `replicationcontrollers`): its resource type and
+ * defaults, validation, printer columns.
+ */
 import type { StatusCause } from 'kubeloop/api';
 import { containerCells } from '../apps/shared.js';
 import {

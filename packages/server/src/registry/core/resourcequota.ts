@@ -1,3 +1,7 @@
+/**
+ * The registry entry of `ResourceQuota` (core/v1 `resourcequotas`): its resource type and
+ * validation, printer columns.
+ */
 import type { StatusCause } from 'kubeloop/api';
 import { ageColumn, col, type KindBehaviour, nameColumn } from '../shared/behaviour.js';
 import { coreKind } from '../shared/define.js';

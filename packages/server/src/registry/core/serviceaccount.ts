@@ -1,3 +1,7 @@
+/**
+ * The registry entry of `ServiceAccount` (core/v1 `serviceaccounts`): its resource type and
+ * validation, printer columns.
+ */
 import { ageColumn, col, type KindBehaviour, nameColumn } from '../shared/behaviour.js';
 import { coreKind } from '../shared/define.js';
 import { docs } from '../shared/descriptions.js';

@@ -1,7 +1,4 @@
-/**
- * core/v1 kinds: namespaces, configmaps, secrets, services, endpoints, pods, nodes,
- * serviceaccounts, events and persistentvolumeclaims.
- */
+/** Helpers the core/v1 kinds share: printer cells (age, name), data-key and immutability checks of ConfigMaps and Secrets, protocols, quantity text. */
 import type { StatusCause } from 'kubeloop/api';
 import {
   dig,

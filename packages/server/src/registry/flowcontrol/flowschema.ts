@@ -1,3 +1,7 @@
+/**
+ * The registry entry of `FlowSchema` (flowcontrol.apiserver.k8s.io/v1 `flowschemas`): its resource type and
+ * defaults, validation, printer columns.
+ */
 import type { StatusCause } from 'kubeloop/api';
 import { ageColumn, col, fieldDoc, type KindBehaviour, nameColumn } from '../shared/behaviour.js';
 import { flowcontrolKind } from '../shared/define.js';

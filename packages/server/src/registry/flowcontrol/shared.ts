@@ -1,3 +1,4 @@
+/** Helpers the flowcontrol.apiserver.k8s.io/v1 kinds share: their OpenAPI package and printer cells. */
 import { dig, type Obj, since, str } from '../shared/util.js';
 
 export const FC = 'io.k8s.api.flowcontrol.v1';

@@ -1,3 +1,7 @@
+/**
+ * The registry entry of `IngressClass` (networking.k8s.io/v1 `ingressclasses`): its resource type and
+ * validation, printer columns.
+ */
 import type { StatusCause } from 'kubeloop/api';
 import { ageColumn, col, fieldDoc, type KindBehaviour, nameColumn } from '../shared/behaviour.js';
 import { networkingKind } from '../shared/define.js';

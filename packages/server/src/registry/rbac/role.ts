@@ -1,3 +1,7 @@
+/**
+ * The registry entry of `Role` (rbac.authorization.k8s.io/v1 `roles`): its resource type and
+ * validation.
+ */
 import type { KindBehaviour } from '../shared/behaviour.js';
 import { createdAtBehaviour } from '../shared/default.js';
 import { rbacKind } from '../shared/define.js';

@@ -1,3 +1,7 @@
+/**
+ * The registry entry of `RoleBinding` (rbac.authorization.k8s.io/v1 `rolebindings`): its resource type and
+ * validation.
+ */
 import { rbacKind } from '../shared/define.js';
 import type { ResourceType } from '../types.js';
 import { bindingBehaviour } from './shared.js';

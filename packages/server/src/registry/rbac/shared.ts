@@ -1,4 +1,4 @@
-/** rbac.authorization.k8s.io/v1: Roles, ClusterRoles, RoleBindings and ClusterRoleBindings. */
+/** What the rbac.authorization.k8s.io/v1 kinds share: rule validation, and the behaviour of RoleBindings and ClusterRoleBindings. */
 import type { StatusCause } from 'kubeloop/api';
 import { ageColumn, col, type KindBehaviour, nameColumn } from '../shared/behaviour.js';
 import { docs } from '../shared/descriptions.js';

@@ -1,3 +1,7 @@
+/**
+ * The vocabulary of a kind's registry entry: its behaviour (defaults, validation, printer,
+ * field selectors) and the storage hooks the generic storage calls for it.
+ */
 import type { StatusCause } from 'kubeloop/api';
 import { builtinSpec } from '../../openapi/builtin.js';
 import type { Obj } from '../../util/object.js';

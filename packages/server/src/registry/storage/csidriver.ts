@@ -1,3 +1,7 @@
+/**
+ * The registry entry of `CSIDriver` (storage.k8s.io/v1 `csidrivers`): its resource type and
+ * defaults, validation, printer columns.
+ */
 import type { StatusCause } from 'kubeloop/api';
 import { ageColumn, col, fieldDoc, type KindBehaviour, nameColumn } from '../shared/behaviour.js';
 import { storageKind } from '../shared/define.js';

@@ -1,3 +1,4 @@
+/** Helpers the storage.k8s.io/v1 kinds share: their OpenAPI package and printer cells. */
 import { dig, type Obj, since, str } from '../shared/util.js';
 
 export const STORAGE = 'io.k8s.api.storage.v1';

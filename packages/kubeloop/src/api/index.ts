@@ -4,7 +4,11 @@
  * must stay light (the local control plane) imports this subpath.
  */
 
+export * from './cron.js';
+export * from './duration.js';
 export * from './fields.js';
 export * from './labels.js';
+export * from './object.js';
+export * from './quantity.js';
 export * from './status.js';
 export * from './validation.js';

@@ -14,9 +14,9 @@
  * // ConfigMap "Bad_Name" is invalid: metadata.name: Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain …
  * ```
  */
-import type { CauseType, StatusCause } from './status.js';
 
-type Obj = Record<string, unknown>;
+import type { JsonObject as Obj } from './object.js';
+import type { CauseType, StatusCause } from './status.js';
 
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 

@@ -4,6 +4,8 @@
  * again when a kind is not (or no longer) in the cache — a CRD created a moment ago is found
  * on first use.
  */
+
+import type { JsonObject as Obj } from '../api/object.js';
 import { ApiError, isNotFound } from '../api/status.js';
 import { apiVersionOf, type GroupVersionKind, type ResolvedResource } from './descriptor.js';
 
@@ -30,7 +32,6 @@ export class NoKindMatchError extends Error {
 /** True for a {@link NoKindMatchError}. */
 export const isNoKindMatch = (err: unknown): err is NoKindMatchError => err instanceof NoKindMatchError;
 
-type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x) => typeof x === 'string') : []);
 

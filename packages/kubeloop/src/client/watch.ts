@@ -5,6 +5,7 @@
  * Gone for a too-old resourceVersion) is thrown as an `ApiError`.
  */
 import type { Readable } from 'node:stream';
+import type { JsonObject as Obj } from '../api/object.js';
 import { ApiError, type Status } from '../api/status.js';
 import { type ByteSource, isByteSource, readableSource } from './transport/byte-queue.js';
 import { NetworkError, toNetworkError } from './transport/errors.js';
@@ -33,7 +34,6 @@ export class WatchDecodeError extends Error {
   }
 }
 
-type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Decodes one line; throws ApiError for a server ERROR event. */

@@ -5,6 +5,7 @@
  * external types.
  */
 import { parseAllDocuments } from 'yaml';
+import type { JsonObject as Obj } from '../api/object.js';
 import { QUANTITY_PATTERN } from '../schema/define/kube.js';
 import { pluralOf } from '../schema/define/names.js';
 import type {
@@ -12,8 +13,6 @@ import type {
   CustomResourceDefinitionVersion,
   JSONSchemaProps,
 } from '../schema/types.js';
-
-type Obj = Record<string, unknown>;
 
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 

@@ -4,7 +4,12 @@
  * `.status.conditions[?(@.type=="Ready")].status`, `[*]`, `['dotted.key']`), and the cell
  * formatting of kube's CRD table convertor.
  */
+
+import { humanDuration } from '../api/duration.js';
 import { goFloat } from './util.js';
+
+/** Re-exported: the SDK's one copy lives in `kubeloop/api`. */
+export { humanDuration } from '../api/duration.js';
 
 type Step =
   | { kind: 'field'; name: string }
@@ -187,38 +192,6 @@ function apply(values: unknown[], step: Step): unknown[] {
  */
 export function evaluateJsonPath(obj: unknown, path: string): unknown[] {
   return parseJsonPath(path).reduce<unknown[]>((acc, s) => apply(acc, s), [obj]);
-}
-
-/**
- * Kubernetes' `duration.HumanDuration`: `45s`, `3m20s`, `5h10m`, `3d4h`, `2y30d`.
- */
-export function humanDuration(ms: number): string {
-  const seconds = Math.trunc(ms / 1000);
-  if (seconds < -1) return '<invalid>';
-  if (seconds < 0) return '0s';
-  if (seconds < 120) return `${seconds}s`;
-  const minutes = Math.trunc(ms / 60_000);
-  if (minutes < 10) {
-    const s = seconds % 60;
-    return s === 0 ? `${minutes}m` : `${minutes}m${s}s`;
-  }
-  if (minutes < 180) return `${minutes}m`;
-  const hours = Math.trunc(ms / 3_600_000);
-  if (hours < 8) {
-    const m = minutes % 60;
-    return m === 0 ? `${hours}h` : `${hours}h${m}m`;
-  }
-  if (hours < 48) return `${hours}h`;
-  if (hours < 24 * 8) {
-    const h = hours % 24;
-    return h === 0 ? `${Math.trunc(hours / 24)}d` : `${Math.trunc(hours / 24)}d${h}h`;
-  }
-  if (hours < 24 * 365 * 2) return `${Math.trunc(hours / 24)}d`;
-  if (hours < 24 * 365 * 8) {
-    const dy = Math.trunc(hours / 24) % 365;
-    return dy === 0 ? `${Math.trunc(hours / 24 / 365)}y` : `${Math.trunc(hours / 24 / 365)}y${dy}d`;
-  }
-  return `${Math.trunc(hours / 24 / 365)}y`;
 }
 
 /** A `date` cell or an Age: the human-readable time since `timestamp`, `<unknown>` when absent. */

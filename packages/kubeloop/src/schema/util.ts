@@ -2,10 +2,12 @@
  * Small helpers shared by the schema engine: JSON narrowing, Go value rendering (`%v` and
  * `%#v` as apimachinery prints bad values) and deep copy/equality of JSON values.
  */
+
+import type { JsonObject as Obj } from '../api/object.js';
 import { goQuote, type RawFieldValue, rawFieldValue } from '../api/validation.js';
 
 /** A JSON object. */
-export type Obj = Record<string, unknown>;
+export type { JsonObject as Obj } from '../api/object.js';
 
 /** True for plain JSON objects (not arrays, not null). */
 export const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);

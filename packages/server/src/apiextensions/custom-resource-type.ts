@@ -8,8 +8,8 @@ import {
   type JSONSchemaProps,
   validateCustomResource,
 } from 'kubeloop/schema';
-import { docs } from '../registry/builtin/descriptions.js';
-import type { KindBehaviour, TableColumnDefinition } from '../registry/builtin/index.js';
+import type { KindBehaviour, TableColumnDefinition } from '../registry/shared/behaviour.js';
+import { docs } from '../registry/shared/descriptions.js';
 import { ALL_VERBS, type ResourceType } from '../registry/types.js';
 import type { Obj } from '../util/object.js';
 

@@ -1,3 +1,5 @@
+import type { Obj } from '../util/object.js';
+
 /**
  * JSON values as structured-merge-diff's `value` package sees them: a total order over values of
  * any type (`value.Compare`), their short human spelling (`value.ToString`) and Go's JSON encoding
@@ -7,7 +9,7 @@
  */
 
 /** A JSON object. */
-export type Obj = Record<string, unknown>;
+export type { Obj } from '../util/object.js';
 
 /** True for a JSON object (not null, not an array). */
 export function isObj(v: unknown): v is Obj {

@@ -16,7 +16,7 @@ import {
   splitKey,
   WorkQueue,
 } from 'kubeloop/runtime';
-import { TEMPLATE_GENERATION_ANNOTATION } from '../registry/builtin/apps.js';
+import { TEMPLATE_GENERATION_ANNOTATION } from '../registry/apps/daemonset.js';
 import { claim, controllerRefTo } from './claim.js';
 import { podTemplateHash } from './deployment.js';
 import { ControllerEvents } from './events.js';

@@ -5,10 +5,10 @@
  * with kube-scheduler's message; records `Scheduled` and `FailedScheduling` events.
  */
 import { setMaxListeners } from 'node:events';
+import { parseQuantity } from 'kubeloop/api';
 import type { Client } from 'kubeloop/client';
 import { isConflict, isNotFound, Node, Pod } from 'kubeloop/client';
 import { defaultControllerRateLimiter, Informer, objectKey, splitKey, WorkQueue } from 'kubeloop/runtime';
-import { parseQuantity } from '../registry/builtin/util.js';
 import { ControllerEvents } from './events.js';
 import type { ControllerLog } from './log.js';
 import { runWorker } from './worker.js';

@@ -9,6 +9,7 @@
  * leave; execs run the simulated programs of `shell.ts`. Nothing ever runs on the host.
  */
 import { randomBytes } from 'node:crypto';
+import { parseQuantity as parseQuantityExact } from 'kubeloop/api';
 import { SIMULATE_ANNOTATION } from '../controllers/simulate.js';
 import { type ExecOutcome, execProgram, type ProcessIO } from './shell.js';
 import { ContainerFs, ContainerLayer, type Mount } from './vfs.js';
@@ -430,22 +431,10 @@ function resourceValue(pod: Obj, ref: Obj): string | undefined {
   return String(Math.ceil(q / (divisor || 1)));
 }
 
+/** A quantity as a plain number (0 when malformed), enough for a downward API value. */
 function parseQuantity(s: string): number {
-  const m = /^([0-9.]+)([a-zA-Z]*)$/.exec(String(s));
-  if (!m) return 0;
-  const units: Record<string, number> = {
-    '': 1,
-    m: 1e-3,
-    k: 1e3,
-    M: 1e6,
-    G: 1e9,
-    T: 1e12,
-    Ki: 1024,
-    Mi: 1024 ** 2,
-    Gi: 1024 ** 3,
-    Ti: 1024 ** 4,
-  };
-  return Number(m[1]) * (units[m[2]!] ?? 1);
+  const q = parseQuantityExact(String(s));
+  return q ? Number(q.num) / Number(q.den) : 0;
 }
 
 function downwardFiles(pod: Obj, items: Obj[] | undefined): Map<string, Buffer> {

@@ -7,7 +7,7 @@
  */
 import { matchesLabels, parseLabelSelector } from 'kubeloop/api';
 import { SIMULATE_CPU_ANNOTATION, SIMULATE_MEMORY_ANNOTATION } from '../controllers/simulate.js';
-import { builtinBehaviours, defaultBehaviour } from '../registry/builtin/index.js';
+import { builtinBehaviours, defaultBehaviour } from '../registry/builtin-kinds.js';
 import type { ResourceType, VirtualContext, VirtualResource } from '../registry/types.js';
 import { collectionPrefix, type Store } from '../storage/store.js';
 

@@ -6,9 +6,10 @@
  * (the SDK's tests, the CLI's `--help`) never need it.
  */
 import { readFileSync } from 'node:fs';
+import type { Obj } from '../util/object.js';
 
 /** A JSON object: schemas, operations and documents are all plain JSON. */
-export type Obj = Record<string, unknown>;
+export type { Obj } from '../util/object.js';
 
 /** Group, version and kind, as in `x-kubernetes-group-version-kind`. */
 export interface Gvk {

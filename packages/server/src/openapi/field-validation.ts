@@ -19,7 +19,7 @@
  *   throw ApiError.badRequest(cannotBeHandledMessage('Deployment', 'v1', errors));
  * ```
  */
-import { canonicalQuantity } from './quantity.js';
+import { canonicalQuantity } from 'kubeloop/api';
 import { CLOSED, type SchemaNode, type SchemaView } from './schema-view.js';
 
 /** sigs.k8s.io/json stops collecting strict errors after this many. */

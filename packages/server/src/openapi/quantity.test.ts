@@ -1,6 +1,6 @@
+import { canonicalQuantity } from 'kubeloop/api';
 import { describe, expect, it } from 'vitest';
 import { pruneUnknownFields } from './field-validation.js';
-import { canonicalQuantity } from './quantity.js';
 import { SchemaCompiler } from './schema-view.js';
 
 describe('canonicalQuantity (ParseQuantity + String of apimachinery)', () => {

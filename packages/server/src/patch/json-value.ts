@@ -1,3 +1,5 @@
+import type { Obj } from '../util/object.js';
+
 /**
  * Helpers shared by the patch engines: plain-JSON values, and the Go spellings of them that the
  * apiserver's error messages contain.
@@ -11,7 +13,7 @@
  */
 
 /** A JSON object. */
-export type Obj = Record<string, unknown>;
+export type { Obj } from '../util/object.js';
 
 /** True for a JSON object (not null, not an array). */
 export function isObj(value: unknown): value is Obj {

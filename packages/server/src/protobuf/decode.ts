@@ -14,6 +14,8 @@
  *   JSONSchemaPropsOr*) are rendered like those methods do.
  * - A non-repeated message field that occurs more than once is merged, as proto2 requires.
  */
+
+import type { Obj } from '../util/object.js';
 import { formatDuration, formatMicroTime, formatTime } from './format.js';
 import { type FieldDef, isScalar, type MessageDef, type ProtoTable, type ScalarType } from './table.js';
 import {
@@ -31,8 +33,6 @@ import {
   type WireField,
   WireType,
 } from './wire.js';
-
-type Obj = Record<string, unknown>;
 
 /** The deepest message nesting accepted (a JSON body of the same depth would be unusual too). */
 export const MAX_DEPTH = 100;

@@ -6,6 +6,8 @@
  * non-pointer field, zero or not (so `decode(encode(x, {gogo: true}))` is the Go JSON normalisation of `x`,
  * and re-encoding a body kubectl sent gives back the same bytes).
  */
+
+import type { Obj } from '../util/object.js';
 import { PROTOBUF_MAGIC } from './decode.js';
 import {
   type FieldDef,
@@ -16,8 +18,6 @@ import {
   type ScalarType,
 } from './table.js';
 import { ProtoWriter, WireType } from './wire.js';
-
-type Obj = Record<string, unknown>;
 
 /** Options of {@link encodeMessage} and {@link encodeProtobufObject}. */
 export interface EncodeOptions {

@@ -5,7 +5,7 @@
  */
 import { ApiError } from 'kubeloop/api';
 import { timestamp } from '../util/object.js';
-import { localAPIService } from './builtin/apiregistration.js';
+import { localAPIService } from './apiregistration/apiservice.js';
 import type { Registry } from './registry.js';
 import type { RestStorage } from './rest.js';
 

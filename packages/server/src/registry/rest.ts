@@ -1,52 +1,36 @@
 import { randomUUID } from 'node:crypto';
-import {
-  ApiError,
-  type FieldSelector,
-  fieldError,
-  formatLabelSelector,
-  type LabelSelector,
-  labelSelectorFromObject,
-  matchesFields,
-  matchesLabels,
-  type StatusCause,
-  validateObjectMeta,
-} from 'kubeloop/api';
+import { ApiError, type FieldSelector, type StatusCause, validateObjectMeta } from 'kubeloop/api';
 import { presentAs, toStorageVersion } from '../apiextensions/conversion.js';
-import { collectionPrefix, objectKey, StorageError, type Store } from '../storage/store.js';
+import { objectKey, type Store } from '../storage/store.js';
 import type { KubeObject, StoredObject } from '../storage/types.js';
 import { clone, deepEqual, getPath, isObject, meta, type Obj, setPath, timestamp } from '../util/object.js';
+import {
+  dropManagedFieldsIfTooLarge,
+  dryRunResult,
+  gk,
+  gr,
+  isConflict,
+  storageError,
+  type WriteContext,
+} from './generic/errors.js';
+import { type ListOutcome, type ListParams, listObjects, parseResourceVersion } from './generic/list.js';
+import {
+  checkNamespace,
+  hasResourceVersion,
+  metaUpdateCauses,
+  prepareUpdate,
+  randomSuffix,
+  specOf,
+  strings,
+} from './generic/object-meta.js';
+import { ABSENT_SPEC_REPLICAS, requestedReplicas, scaleOf } from './generic/scale.js';
+import { checkFieldSelector, fieldValue, selectorMatcher } from './generic/selectors.js';
 import type { Registry } from './registry.js';
-import { apiVersionOf, type ResourceType, storageOf } from './types.js';
+import { type ResourceType, storageOf } from './types.js';
 
-/** What every write request carries besides its object. */
-export interface WriteContext {
-  /** `dryRun=All`: run everything, persist nothing. */
-  dryRun: boolean;
-  /**
-   * Who writes, for `metadata.managedFields`: the request's `fieldManager`, else its User-Agent
-   * prefix. Undefined for the server's own writes, which are not tracked.
-   */
-  fieldManager?: string;
-  /** A server-side apply: its managed fields are already computed. */
-  applied?: boolean;
-}
-
-/** Parsed list/watch parameters. */
-export interface ListParams {
-  labelSelector?: LabelSelector;
-  fieldSelector?: FieldSelector;
-  limit?: number;
-  continue?: string;
-  resourceVersion?: string;
-  resourceVersionMatch?: string;
-}
-
-export interface ListOutcome {
-  items: StoredObject[];
-  resourceVersion: string;
-  continue?: string;
-  remainingItemCount?: number;
-}
+export type { WriteContext } from './generic/errors.js';
+export type { ListOutcome, ListParams } from './generic/list.js';
+export { parseResourceVersion } from './generic/list.js';
 
 /** Parsed DeleteOptions (body or query). */
 export interface DeleteParams {
@@ -97,29 +81,6 @@ export interface RestHooks {
   ): void;
 }
 
-interface Continue {
-  rv: number;
-  start: string;
-}
-
-const gr = (t: ResourceType) => ({ group: t.group, resource: t.resource });
-const gk = (t: ResourceType) => ({ group: t.group, kind: t.kind });
-
-/** Random suffix of `generateName` (apimachinery's alphabet: no vowels, no confusable digits). */
-const NAME_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
-function randomSuffix(n = 5): string {
-  let s = '';
-  for (let i = 0; i < n; i++) s += NAME_ALPHABET[Math.floor(Math.random() * NAME_ALPHABET.length)];
-  return s;
-}
-
-/** ScaleREST's marker of a custom resource without spec replicas (the smallest int32). */
-const ABSENT_SPEC_REPLICAS = -2147483648;
-
-function strings(v: unknown): string[] {
-  return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
-}
-
 /**
  * The generic REST semantics of Kubernetes' registry (`generic/registry.Store` + strategies):
  * what create, update, patch, delete and list do to an object of any resource type. The HTTP
@@ -145,23 +106,12 @@ export class RestStorage {
 
   /** The value of a field selector's field for an object of this type. */
   fieldValue(t: ResourceType, obj: Readonly<KubeObject>, field: string): string | undefined {
-    const m = (obj.metadata ?? {}) as Obj;
-    if (field === 'metadata.name') return String(m.name ?? '');
-    if (field === 'metadata.namespace') return t.namespaced ? String(m.namespace ?? '') : '';
-    const fn = t.behaviour.fieldSelectors?.[field];
-    return fn ? fn(obj as Obj) : undefined;
+    return fieldValue(t, obj, field);
   }
 
   /** Checks that every field of a selector is supported, as the apiserver's field label conversion does. */
   checkFieldSelector(t: ResourceType, sel: FieldSelector | undefined): void {
-    for (const r of sel ?? []) {
-      if (r.field === 'metadata.name') continue;
-      // crConverter.ConvertFieldLabel: a cluster-scoped custom resource has no namespace field.
-      if (r.field === 'metadata.namespace' && (t.namespaced || !t.custom)) continue;
-      if (!t.behaviour.fieldSelectors?.[r.field]) {
-        throw ApiError.badRequest(`field label not supported: ${r.field}`);
-      }
-    }
+    checkFieldSelector(t, sel);
   }
 
   /** A predicate for the label and field selectors of a list or watch. */
@@ -169,86 +119,12 @@ export class RestStorage {
     t: ResourceType,
     p: Pick<ListParams, 'labelSelector' | 'fieldSelector'>,
   ): ((o: StoredObject) => boolean) | undefined {
-    const { labelSelector, fieldSelector } = p;
-    if (!labelSelector?.length && !fieldSelector?.length) return undefined;
-    return (o) => {
-      const labels = (o.object.metadata as Obj | undefined)?.labels as Record<string, string> | undefined;
-      if (labelSelector?.length && !matchesLabels(labelSelector, labels)) return false;
-      if (fieldSelector?.length) {
-        // Fields are selected as the request's kind spells them (regarding.name, not involvedObject.name).
-        const view = t.storedAs ? presentAs(t, o).object : o.object;
-        if (!matchesFields(fieldSelector, (f) => this.fieldValue(t, view, f))) return false;
-      }
-      return true;
-    };
+    return selectorMatcher(t, p);
   }
 
   list(t: ResourceType, namespace: string | undefined, p: ListParams): ListOutcome {
     this.checkFieldSelector(t, p.fieldSelector);
-    const { group, resource } = storageOf(t);
-    const prefix = collectionPrefix(group, resource, t.namespaced ? namespace : undefined);
-    const filter = this.matcher(t, p);
-    let atRevision: number | undefined;
-    let after: string | undefined;
-
-    if (p.resourceVersionMatch && !p.resourceVersion) {
-      throw ApiError.badRequest('resourceVersionMatch is forbidden unless resourceVersion is provided');
-    }
-    if (p.continue) {
-      if (p.resourceVersion && p.resourceVersion !== '0') {
-        throw ApiError.badRequest('specifying resource version is not allowed when using continue');
-      }
-      const token = decodeContinue(p.continue);
-      // A negative revision (the token of an expired list's Status) continues at the latest state.
-      if (token.rv >= 0 && token.rv < this.store.oldestRevision) {
-        throw new ApiError({
-          code: 410,
-          reason: 'Expired',
-          message:
-            'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.',
-          metadata: { continue: encodeContinue({ rv: -1, start: token.start }) },
-        });
-      }
-      atRevision = token.rv < 0 ? undefined : token.rv;
-      after = prefix + token.start;
-    } else if (p.resourceVersion && p.resourceVersion !== '0') {
-      const rv = parseResourceVersion(p.resourceVersion);
-      if (p.resourceVersionMatch === 'Exact') {
-        if (rv < this.store.oldestRevision) {
-          throw ApiError.expired('The resourceVersion for the provided list is too old.');
-        }
-        if (rv > this.store.revision) throw tooLarge(rv, this.store.revision);
-        atRevision = rv;
-      } else if (p.resourceVersionMatch && p.resourceVersionMatch !== 'NotOlderThan') {
-        throw ApiError.badRequest(`unknown resourceVersionMatch: ${p.resourceVersionMatch}`);
-      } else if (rv > this.store.revision) {
-        throw tooLarge(rv, this.store.revision);
-      }
-    }
-
-    let result: ReturnType<Store['list']>;
-    try {
-      result = this.store.list(prefix, {
-        ...(after !== undefined && { after }),
-        ...(p.limit !== undefined && p.limit > 0 && { limit: p.limit }),
-        ...(atRevision !== undefined && { atRevision }),
-        ...(filter && { filter }),
-      });
-    } catch (err) {
-      if (err instanceof StorageError && err.code === 'TooOld') throw ApiError.expired(err.message);
-      throw err;
-    }
-    const out: ListOutcome = { items: result.items, resourceVersion: String(result.revision) };
-    if (result.continueAfter !== undefined) {
-      out.continue = encodeContinue({
-        rv: result.revision,
-        start: result.continueAfter.slice(prefix.length),
-      });
-      if (!filter) {
-        out.remainingItemCount = this.store.count(prefix, result.continueAfter, result.revision);
-      }
-    }
-    return out;
+    return listObjects(this.store, t, namespace, p, this.matcher(t, p));
   }
 
   async create(
@@ -274,7 +150,13 @@ export class RestStorage {
     delete m.selfLink;
     if (t.generation) m.generation = 1;
     else delete m.generation;
-    if (t.subresources.status) this.resetStatusOnCreate(t, obj);
+    if (t.subresources.status) {
+      // Strategies of built-in kinds and custom resources with a status subresource drop the
+      // status a client sends on create, unless the kind says otherwise (pods start Pending).
+      const statusOnCreate = t.behaviour.storage?.statusOnCreate;
+      if (statusOnCreate) statusOnCreate(obj);
+      else delete obj.status;
+    }
 
     this.validate(
       t,
@@ -307,7 +189,7 @@ export class RestStorage {
         return this.store.create(key, obj);
       });
     } catch (err) {
-      throw this.storageError(err, t, name);
+      throw storageError(err, t, name);
     }
   }
 
@@ -397,25 +279,7 @@ export class RestStorage {
     ctx: WriteContext,
   ): Promise<Obj> {
     const scaleSpec = t.subresources.scale!;
-    let replicas = isObject(scale.spec) ? scale.spec.replicas : undefined;
-    if (t.custom) {
-      // A custom resource's Scale is only decoded (an int32, 0 when absent); the resource's own
-      // validation judges the value it lands in.
-      if (replicas === ABSENT_SPEC_REPLICAS)
-        throw ApiError.badRequest(
-          `the spec replicas field ${JSON.stringify(scaleSpec.specReplicasPath)} cannot be empty`,
-        );
-      replicas ??= 0;
-    }
-    if (typeof replicas !== 'number' || !Number.isInteger(replicas) || (replicas < 0 && !t.custom)) {
-      throw ApiError.invalid({ group: 'autoscaling', kind: 'Scale' }, name, [
-        {
-          reason: 'FieldValueInvalid',
-          field: 'spec.replicas',
-          message: `Invalid value: ${String(replicas)}: must be greater than or equal to 0`,
-        },
-      ]);
-    }
+    const replicas = requestedReplicas(t, name, scale);
     const m = isObject(scale.metadata) ? scale.metadata : {};
     const rv =
       typeof m.resourceVersion === 'string' && m.resourceVersion
@@ -424,10 +288,7 @@ export class RestStorage {
     // The Scale's managed fields are the parent's replicas owners: moved here, not recomputed.
     const parentCtx = { ...ctx, applied: true };
     const stored = await this.guaranteedUpdate(t, namespace, name, undefined, parentCtx, rv, (current) => {
-      const oldScale =
-        ctx.fieldManager !== undefined
-          ? this.scaleOf(t, { key: '', object: current as KubeObject, revision: 0, json: '' })
-          : undefined;
+      const oldScale = ctx.fieldManager !== undefined ? scaleOf(t, current) : undefined;
       setPath(current, scaleSpec.specReplicasPath, replicas);
       if (oldScale && ctx.fieldManager !== undefined)
         this.hooks.manageScaleFields?.(t, current, oldScale, scale, ctx.fieldManager, ctx.applied === true);
@@ -437,32 +298,7 @@ export class RestStorage {
   }
 
   scaleOf(t: ResourceType, stored: StoredObject): Obj {
-    const scaleSpec = t.subresources.scale!;
-    const o = stored.object as Obj;
-    const m = o.metadata as Obj;
-    const sel = scaleSpec.labelSelectorPath ? getPath(o, scaleSpec.labelSelectorPath) : undefined;
-    const selector =
-      typeof sel === 'string'
-        ? sel
-        : isObject(sel)
-          ? formatLabelSelector(labelSelectorFromObject(sel))
-          : undefined;
-    return {
-      kind: 'Scale',
-      apiVersion: 'autoscaling/v1',
-      metadata: {
-        name: m.name,
-        ...(m.namespace !== undefined && { namespace: m.namespace }),
-        uid: m.uid,
-        resourceVersion: m.resourceVersion,
-        creationTimestamp: m.creationTimestamp,
-      },
-      spec: { replicas: (getPath(o, scaleSpec.specReplicasPath) as number | undefined) ?? 0 },
-      status: {
-        replicas: (getPath(o, scaleSpec.statusReplicasPath) as number | undefined) ?? 0,
-        ...(selector !== undefined && { selector }),
-      },
-    };
+    return scaleOf(t, stored.object as Obj);
   }
 
   /**
@@ -506,20 +342,20 @@ export class RestStorage {
     const wanted = [...finalizers];
     for (const f of [...(t.deletionFinalizers ?? []), ...(extra ? [extra] : [])])
       if (!wanted.includes(f)) wanted.push(f);
-    const podGrace = this.podGracePeriod(t, current.object as Obj, opts);
-    if (podGrace > 0) {
+    const grace = this.gracePeriod(t, current.object as Obj, opts);
+    if (grace > 0) {
       let next: Obj | undefined;
       const existing =
         typeof cm.deletionGracePeriodSeconds === 'number' ? cm.deletionGracePeriodSeconds : undefined;
-      if (!cm.deletionTimestamp || (existing !== undefined && podGrace < existing)) {
+      if (!cm.deletionTimestamp || (existing !== undefined && grace < existing)) {
         // A second delete may only shorten the grace period (Kubernetes' BeforeDelete).
         const start = cm.deletionTimestamp
           ? Date.parse(String(cm.deletionTimestamp)) - (existing ?? 0) * 1000
           : Date.now();
         next = clone(current.object) as Obj;
         const nm = meta(next);
-        nm.deletionTimestamp = timestamp(new Date(start + podGrace * 1000));
-        nm.deletionGracePeriodSeconds = podGrace;
+        nm.deletionTimestamp = timestamp(new Date(start + grace * 1000));
+        nm.deletionGracePeriodSeconds = grace;
         if (wanted.length > 0) nm.finalizers = wanted;
       }
       if (!next) return { stored: current, deleted: false };
@@ -527,11 +363,10 @@ export class RestStorage {
       try {
         return { stored: await this.store.update(key, next, current.revision), deleted: false };
       } catch (err) {
-        throw this.storageError(err, t, name);
+        throw storageError(err, t, name);
       }
     }
-    const graceful = this.gracefulDeletion(t, current.object as Obj);
-    const isNamespace = t.group === '' && t.resource === 'namespaces';
+    const graceful = this.waitsForFinalization(t, current.object as Obj);
 
     if (wanted.length > 0 || graceful) {
       if (cm.deletionTimestamp) return { stored: current, deleted: false };
@@ -541,19 +376,19 @@ export class RestStorage {
       nm.deletionGracePeriodSeconds = 0;
       if (wanted.length > 0) nm.finalizers = wanted;
       if (typeof nm.generation === 'number' && nm.generation > 0) nm.generation += 1;
-      if (isNamespace) next.status = { ...(isObject(next.status) ? next.status : {}), phase: 'Terminating' };
+      t.behaviour.storage?.onDeletionStart?.(next);
       if (ctx.dryRun) return { stored: dryRunResult(key, next), deleted: false };
       try {
         return { stored: await this.store.update(key, next, current.revision), deleted: false };
       } catch (err) {
-        throw this.storageError(err, t, name);
+        throw storageError(err, t, name);
       }
     }
     if (ctx.dryRun) return { stored: current, deleted: true };
     try {
       return { stored: await this.store.delete(key, current.revision), deleted: true };
     } catch (err) {
-      throw this.storageError(err, t, name);
+      throw storageError(err, t, name);
     }
   }
 
@@ -586,123 +421,56 @@ export class RestStorage {
   }
 
   /**
-   * Deletions that wait for someone else: a namespace until the namespace controller has emptied
-   * it (its `spec.finalizers`). Pods on a node will wait for their kubelet once one exists.
+   * `POST <resource>/<name>/<subresource>` of a subresource that rewrites its parent (a Pod's
+   * `binding`, Kubernetes' `BindingREST`): the kind's hook changes a copy of the current object,
+   * which is written with the optimistic lock and retried when someone else wrote meanwhile.
    */
-  /**
-   * `POST pods/<name>/binding` (Kubernetes' `BindingREST`): assigns a pod that has no node yet
-   * to `binding.target.name`, merges the binding's annotations and marks it `PodScheduled`.
-   * This is how schedulers bind; `spec.nodeName` is otherwise immutable.
-   */
-  async bind(
+  async postSubresource(
     t: ResourceType,
     namespace: string | undefined,
     name: string,
-    binding: Obj,
+    subresource: string,
+    body: Obj,
     ctx: WriteContext,
   ): Promise<void> {
-    const bm = isObject(binding.metadata) ? binding.metadata : {};
-    if (bm.name !== name) throw ApiError.badRequest('name in URL does not match name in Binding object');
-    const target = isObject(binding.target) ? binding.target : {};
-    const causes: StatusCause[] = [];
-    if (target.kind !== undefined && target.kind !== '' && target.kind !== 'Node')
-      causes.push({
-        reason: 'FieldValueNotSupported',
-        field: 'target.kind',
-        message: `Unsupported value: ${JSON.stringify(target.kind)}: supported values: "", "Node"`,
-      });
-    if (typeof target.name !== 'string' || target.name === '')
-      causes.push({ reason: 'FieldValueRequired', field: 'target.name', message: 'Required value' });
-    if (causes.length > 0) throw ApiError.invalid({ group: '', kind: 'Binding' }, name, causes);
-    const node = target.name as string;
-    const conflict = (why: string) => ApiError.conflict({ group: '', resource: 'pods/binding' }, name, why);
+    const hook = t.behaviour.storage?.postSubresources?.[subresource];
+    if (!hook) throw ApiError.notFound(gr(t), name);
+    hook.check(body, name);
     for (;;) {
       const current = this.get(t, namespace, name);
-      const pod = current.object as Obj;
-      const pm = pod.metadata as Obj;
-      const spec = isObject(pod.spec) ? pod.spec : {};
-      if (pm.deletionTimestamp) throw conflict(`pod ${name} is being deleted, cannot be assigned to a host`);
-      if (spec.nodeName)
-        throw conflict(`pod ${name} is already assigned to node ${JSON.stringify(spec.nodeName)}`);
-      const next = clone(pod) as Obj;
-      (next.spec as Obj).nodeName = node;
-      const annotations = isObject(bm.annotations) ? bm.annotations : {};
-      if (Object.keys(annotations).length > 0) {
-        const nm = meta(next);
-        nm.annotations = { ...(isObject(nm.annotations) ? nm.annotations : {}), ...annotations };
-      }
-      if (!isObject(next.status)) next.status = {};
-      const status = next.status as Obj;
-      const conditions = (Array.isArray(status.conditions) ? status.conditions : []) as Obj[];
-      const scheduled = conditions.find((c) => c.type === 'PodScheduled');
-      if (!scheduled)
-        conditions.push({
-          type: 'PodScheduled',
-          status: 'True',
-          lastProbeTime: null,
-          lastTransitionTime: timestamp(),
-        });
-      else if (scheduled.status !== 'True')
-        Object.assign(scheduled, {
-          status: 'True',
-          lastTransitionTime: timestamp(),
-          reason: undefined,
-          message: undefined,
-        });
-      if (scheduled)
-        for (const k of ['reason', 'message']) if (scheduled[k] === undefined) delete scheduled[k];
-      status.conditions = conditions;
+      const next = hook.apply(clone(current.object) as Obj, body, name);
       if (ctx.dryRun) return;
       try {
         await this.store.update(this.key(t, namespace, name), next, current.revision);
         return;
       } catch (err) {
-        // Someone else wrote the pod meanwhile: read it again (a GuaranteedUpdate).
-        if (err instanceof StorageError && err.code === 'Conflict') continue;
-        throw this.storageError(err, t, name);
+        // Someone else wrote the object meanwhile: read it again (a GuaranteedUpdate).
+        if (isConflict(err)) continue;
+        throw storageError(err, t, name);
       }
     }
   }
 
+  /** `POST pods/<name>/binding`: {@link postSubresource} of `binding`, how schedulers bind. */
+  bind(t: ResourceType, namespace: string | undefined, name: string, binding: Obj, ctx: WriteContext) {
+    return this.postSubresource(t, namespace, name, 'binding', binding, ctx);
+  }
+
   /**
-   * The grace period of a pod's deletion (Kubernetes' pod strategy `CheckGracefulDelete`): the
-   * request's, else the pod's `terminationGracePeriodSeconds` (30); 0 for a pod not scheduled,
-   * already terminated, or on a node no kubelet runs. 0 for every other kind.
+   * The grace period of a deletion (the strategy's `CheckGracefulDelete`): 0, an immediate
+   * deletion, for kinds without the hook.
    */
-  private podGracePeriod(t: ResourceType, pod: Obj, opts: DeleteParams): number {
-    if (t.group !== '' || t.resource !== 'pods') return 0;
-    const spec = isObject(pod.spec) ? pod.spec : {};
-    const phase = isObject(pod.status) ? pod.status.phase : undefined;
-    if (typeof spec.nodeName !== 'string' || !spec.nodeName) return 0;
-    if (phase === 'Succeeded' || phase === 'Failed') return 0;
-    if (!this.hooks.hasKubelet?.(spec.nodeName)) return 0;
-    if (typeof opts.gracePeriodSeconds === 'number') return Math.max(0, opts.gracePeriodSeconds);
-    return typeof spec.terminationGracePeriodSeconds === 'number' ? spec.terminationGracePeriodSeconds : 30;
+  private gracePeriod(t: ResourceType, obj: Obj, opts: DeleteParams): number {
+    const hook = t.behaviour.storage?.gracePeriod;
+    if (!hook) return 0;
+    return hook(obj, opts.gracePeriodSeconds, {
+      hasKubelet: (node) => this.hooks.hasKubelet?.(node) ?? false,
+    });
   }
 
-  private gracefulDeletion(t: ResourceType, obj: Obj): boolean {
-    return (
-      t.group === '' &&
-      t.resource === 'namespaces' &&
-      strings((obj.spec as Obj | undefined)?.finalizers).length > 0
-    );
-  }
-
-  private resetStatusOnCreate(t: ResourceType, obj: Obj): void {
-    // Strategies of built-in kinds and custom resources with a status subresource drop the
-    // status a client sends on create; pods start Pending, namespaces Active.
-    if (t.group === '' && t.resource === 'pods') {
-      obj.status = { phase: 'Pending', qosClass: podQOSClass(obj) };
-      return;
-    }
-    if (t.group === '' && t.resource === 'namespaces') {
-      // No phase yet: the namespace defaults read its absence as "create" and add both the
-      // `kubernetes` finalizer and phase Active (PrepareForCreate), so deletion waits for the controller.
-      obj.status = {};
-      return;
-    }
-    if (t.group === '' && t.resource === 'nodes') return;
-    delete obj.status;
+  /** Whether a deletion waits for someone else besides `metadata.finalizers`. */
+  private waitsForFinalization(t: ResourceType, obj: Obj): boolean {
+    return t.behaviour.storage?.waitsForFinalization?.(obj) ?? false;
   }
 
   private validate(t: ResourceType, obj: Obj, old: Obj | undefined, metaCauses: StatusCause[]): void {
@@ -753,7 +521,7 @@ export class RestStorage {
       ) {
         throw ApiError.staleObject(gr(t), name);
       }
-      const next = this.prepareUpdate(t, input, old, oldView.json, subresource, namespace);
+      const next = prepareUpdate(t, input, old, oldView.json, subresource, namespace);
       const nm = meta(next);
       const om = old.metadata as Obj;
       // An unconditional update is validated as an update of the stored version (BeforeUpdate).
@@ -778,7 +546,7 @@ export class RestStorage {
       }
 
       const deleting = Boolean(om.deletionTimestamp);
-      if (deleting && strings(nm.finalizers).length === 0 && !this.gracefulDeletion(t, next)) {
+      if (deleting && strings(nm.finalizers).length === 0 && !this.waitsForFinalization(t, next)) {
         // The last finalizer is gone: the update is written, then completes the deletion
         // (`deleteWithoutFinalizers`). The response is the object as finally written (no
         // finalizers, with its deletionTimestamp and the update's resourceVersion); watchers see
@@ -795,14 +563,8 @@ export class RestStorage {
           await removed;
           return out;
         } catch (err) {
-          if (
-            err instanceof StorageError &&
-            err.code === 'Conflict' &&
-            expectedRevision === undefined &&
-            attempt < 10
-          )
-            continue;
-          throw this.storageError(err, t, name);
+          if (isConflict(err) && expectedRevision === undefined && attempt < 10) continue;
+          throw storageError(err, t, name);
         }
       }
       nm.resourceVersion = om.resourceVersion;
@@ -816,222 +578,11 @@ export class RestStorage {
       } catch (err) {
         // Someone else wrote in between (only possible across an await above): retry an
         // unconditional update on the new state, as GuaranteedUpdate does.
-        if (
-          err instanceof StorageError &&
-          err.code === 'Conflict' &&
-          expectedRevision === undefined &&
-          attempt < 10
-        )
-          continue;
-        throw this.storageError(err, t, name);
+        if (isConflict(err) && expectedRevision === undefined && attempt < 10) continue;
+        throw storageError(err, t, name);
       }
     }
   }
 
   /** The strategy's PrepareForUpdate: what a write to the main resource or `/status` may change. */
-  private prepareUpdate(
-    t: ResourceType,
-    input: Obj,
-    old: Obj,
-    oldJson: string,
-    subresource: 'status' | undefined,
-    namespace: string | undefined,
-  ): Obj {
-    const om = old.metadata as Obj;
-    let next: Obj;
-    if (subresource === 'status') {
-      // `oldJson` is old's encoding: its parse is the deep copy.
-      next = JSON.parse(oldJson) as Obj;
-      if (input.status === undefined) delete next.status;
-      else next.status = input.status;
-      // A status write may not touch metadata, except the resourceVersion precondition and the
-      // managed fields the field manager computed for this write (the status strategies keep them).
-      const mf = isObject(input.metadata) ? input.metadata.managedFields : undefined;
-      if (mf !== undefined) meta(next).managedFields = mf;
-    } else {
-      next = input;
-      if (t.subresources.status) {
-        if (old.status === undefined) delete next.status;
-        else next.status = clone(old.status);
-      }
-    }
-    const nm = meta(next);
-    next.apiVersion = apiVersionOf(t);
-    next.kind = t.kind;
-    nm.name = om.name;
-    if (t.namespaced) nm.namespace = namespace;
-    else delete nm.namespace;
-    // Fields only the server sets.
-    nm.creationTimestamp = om.creationTimestamp;
-    if (nm.uid === undefined || nm.uid === '') nm.uid = om.uid;
-    if (om.deletionTimestamp !== undefined) nm.deletionTimestamp = om.deletionTimestamp;
-    else delete nm.deletionTimestamp;
-    if (om.deletionGracePeriodSeconds !== undefined)
-      nm.deletionGracePeriodSeconds = om.deletionGracePeriodSeconds;
-    else delete nm.deletionGracePeriodSeconds;
-    if (om.generation !== undefined) nm.generation = om.generation;
-    else delete nm.generation;
-    if (om.generateName !== undefined && nm.generateName === undefined) nm.generateName = om.generateName;
-    delete nm.selfLink;
-    return next;
-  }
-
-  private storageError(err: unknown, t: ResourceType, name: string): unknown {
-    if (!(err instanceof StorageError)) return err;
-    switch (err.code) {
-      case 'AlreadyExists':
-        return ApiError.alreadyExists(gr(t), name);
-      case 'NotFound':
-        return ApiError.notFound(gr(t), name);
-      case 'Conflict':
-        return ApiError.staleObject(gr(t), name);
-      case 'TooOld':
-        return ApiError.expired(err.message);
-      case 'TooLarge':
-        // kube-apiserver passes etcd's error through unmapped: a 500 without a reason.
-        return new ApiError({ code: 500, message: err.message });
-      default:
-        return ApiError.serviceUnavailable(err.message);
-    }
-  }
-}
-
-/** The pod's QoS class (`qos.GetPodQOS`): Guaranteed, Burstable or BestEffort. */
-export function podQOSClass(pod: Obj): string {
-  const spec = isObject(pod.spec) ? pod.spec : {};
-  const containers = [
-    ...(Array.isArray(spec.containers) ? spec.containers : []),
-    ...(Array.isArray(spec.initContainers) ? spec.initContainers : []),
-  ].filter(isObject);
-  let any = false;
-  let guaranteed = containers.length > 0;
-  for (const c of containers) {
-    const res = isObject(c.resources) ? c.resources : {};
-    const requests = isObject(res.requests) ? res.requests : {};
-    const limits = isObject(res.limits) ? res.limits : {};
-    if (Object.keys(requests).length > 0 || Object.keys(limits).length > 0) any = true;
-    for (const r of ['cpu', 'memory']) {
-      if (limits[r] === undefined || (requests[r] !== undefined && requests[r] !== limits[r]))
-        guaranteed = false;
-    }
-  }
-  if (!any) return 'BestEffort';
-  return guaranteed ? 'Guaranteed' : 'Burstable';
-}
-
-/**
- * What `metadata.generation` tracks: everything but metadata and, when the kind has a status
- * subresource, status (a custom resource without one bumps its generation on status changes too).
- */
-function specOf(t: ResourceType, obj: Obj): Obj {
-  const { metadata: _m, status, ...rest } = obj;
-  return t.subresources.status ? rest : { ...rest, status };
-}
-
-/** ValidateObjectMetaUpdate: fields that cannot change, and finalizers during deletion. */
-function metaUpdateCauses(nm: Obj, om: Obj): StatusCause[] {
-  const causes: StatusCause[] = [];
-  if (nm.uid !== om.uid) {
-    causes.push(fieldError('FieldValueInvalid', 'metadata.uid', nm.uid, 'field is immutable'));
-  }
-  if (om.deletionTimestamp) {
-    const before = new Set(strings(om.finalizers));
-    const added = strings(nm.finalizers).filter((f) => !before.has(f));
-    if (added.length > 0) {
-      causes.push(
-        fieldError(
-          'FieldValueForbidden',
-          'metadata.finalizers',
-          undefined,
-          `no new finalizers can be added if the object is being deleted, found new finalizers []string{${added.map((f) => JSON.stringify(f)).join(', ')}}`,
-        ),
-      );
-    }
-  }
-  return causes;
-}
-
-/**
- * The create, update and patch handlers' second try: an object too large for etcd is written
- * again without its managed fields, which may be what made it large. An apply keeps them (its
- * fields are what it is about), and so fails. True when the object lost managed fields.
- */
-function dropManagedFieldsIfTooLarge(err: unknown, obj: Obj, ctx: WriteContext): boolean {
-  if (!(err instanceof StorageError && err.code === 'TooLarge') || ctx.applied) return false;
-  const m = meta(obj);
-  if (m.managedFields === undefined) return false;
-  delete m.managedFields;
-  return true;
-}
-
-/**
- * `rest.EnsureObjectNamespaceMatchesRequestNamespace`: an object without a namespace takes the
- * URL's, a cluster-scoped object loses its namespace, and a different one is a 400.
- */
-function checkNamespace(t: ResourceType, m: Obj, namespace: string | undefined): void {
-  if (!t.namespaced) {
-    delete m.namespace;
-    return;
-  }
-  if (m.namespace !== undefined && m.namespace !== '' && m.namespace !== namespace) {
-    throw ApiError.badRequest(
-      'the namespace of the provided object does not match the namespace sent on the request',
-    );
-  }
-  m.namespace = namespace;
-}
-
-/** Whether a resourceVersion parses as a non-zero uint64, as apimachinery's versioner reads it. */
-function hasResourceVersion(rv: unknown): boolean {
-  if (typeof rv !== 'string' || !/^\d+$/.test(rv)) return false;
-  const n = BigInt(rv);
-  return n > 0n && n < 2n ** 64n;
-}
-
-function dryRunResult(key: string, obj: Obj): StoredObject {
-  return { key, object: obj as KubeObject, revision: 0, json: JSON.stringify(obj) };
-}
-
-export function parseResourceVersion(rv: string): number {
-  const n = Number(rv);
-  if (!/^\d+$/.test(rv) || !Number.isSafeInteger(n)) {
-    throw ApiError.badRequest(`resourceVersion: Invalid value: "${rv}": must be a non-negative integer`);
-  }
-  return n;
-}
-
-function tooLarge(rv: number, current: number): ApiError {
-  return new ApiError({
-    code: 504,
-    reason: 'Timeout',
-    message: `Timeout: Too large resource version: ${rv}, current: ${current}`,
-    details: {
-      causes: [{ reason: 'ResourceVersionTooLarge', message: `Too large resource version` }],
-      retryAfterSeconds: 1,
-    },
-  });
-}
-
-function encodeContinue(c: Continue): string {
-  return Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', rv: c.rv, start: c.start })).toString('base64url');
-}
-
-function decodeContinue(token: string): Continue {
-  try {
-    const raw = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as unknown;
-    if (
-      isObject(raw) &&
-      raw.v === 'meta.k8s.io/v1' &&
-      typeof raw.rv === 'number' &&
-      typeof raw.start === 'string'
-    ) {
-      if (raw.start.includes('..') || raw.start.startsWith('/')) throw new Error('invalid start key');
-      return { rv: raw.rv, start: raw.start };
-    }
-  } catch {
-    // fall through to the error below
-  }
-  throw ApiError.badRequest(
-    'continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)',
-  );
 }

@@ -1,6 +1,6 @@
 import type { NameValidation } from 'kubeloop/api';
 import type { CompiledSchema, JSONSchemaProps } from 'kubeloop/schema';
-import type { KindBehaviour } from './builtin/index.js';
+import type { KindBehaviour } from './shared/behaviour.js';
 
 /** A verb of the Kubernetes API, as listed in discovery. */
 export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete' | 'deletecollection';

@@ -1,6 +1,9 @@
 /** Small helpers for plain JSON objects (Kubernetes objects as parsed from a request body). */
 
-export type Obj = Record<string, unknown>;
+import type { JsonObject } from 'kubeloop/api';
+
+/** A JSON object (kubeloop/api's `JsonObject`): the one object type of the server. */
+export type Obj = JsonObject;
 
 export function isObject(v: unknown): v is Obj {
   return typeof v === 'object' && v !== null && !Array.isArray(v);

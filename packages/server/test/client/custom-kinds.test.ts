@@ -7,7 +7,7 @@ import {
   type ResourceDescriptor,
 } from 'kubeloop/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaultBehaviour } from '../../src/registry/builtin/index.js';
+import { defaultBehaviour } from '../../src/registry/builtin-kinds.js';
 import { ALL_VERBS, type ResourceType } from '../../src/registry/types.js';
 import { type ClientEnv, rejection, startClientEnv } from './helpers.js';
 

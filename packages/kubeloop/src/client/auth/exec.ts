@@ -4,10 +4,10 @@
  * again when the credentials expire or the server answers 401.
  */
 import { spawn } from 'node:child_process';
+import type { JsonObject as Obj } from '../../api/object.js';
 import { ConfigError } from '../config/errors.js';
 import type { ConnectionConfig, ExecConfig, Origin } from '../config/types.js';
 
-type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** What a plugin gave: an `Authorization` header value and/or a client certificate. */

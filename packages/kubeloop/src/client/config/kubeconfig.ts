@@ -13,12 +13,11 @@ import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { parse as parseYaml } from 'yaml';
+import type { JsonObject as Obj } from '../../api/object.js';
 import { isDNS1123Label } from '../../api/validation.js';
 import { ConfigError, describeFsError } from './errors.js';
 import { checkCertificates, checkKeyPair, decodeBase64Field } from './pem.js';
 import type { ConnectionConfig, ExecConfig, Impersonation, Origin } from './types.js';
-
-type Obj = Record<string, unknown>;
 
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 

@@ -1,8 +1,8 @@
+import type { JsonObject as Obj } from '../../api/object.js';
+
 /**
  * Structural equality and JSON merge patches between two versions of an object.
  */
-
-type Obj = Record<string, unknown>;
 
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 

@@ -1,4 +1,7 @@
-export type Obj = Record<string, unknown>;
+import type { JsonObject } from '../../api/object.js';
+
+/** A JSON object (kubeloop/api's `JsonObject`). */
+export type Obj = JsonObject;
 
 export const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 

@@ -3,12 +3,12 @@
  * update of a custom resource, in its order, with the same engine (`kubeloop/schema`) the local
  * control plane uses — so a verdict in a unit test is the server's verdict.
  */
+
+import type { JsonObject as Obj } from '../../api/object.js';
 import { ApiError, type StatusCause } from '../../api/status.js';
 import { validateObjectMeta, validateObjectMetaUpdate } from '../../api/validation.js';
 import { type CompiledSchema, compileSchema, validateCustomResource } from '../compile.js';
 import type { CustomResourceDefinitionVersion, JSONSchemaProps } from '../types.js';
-
-type Obj = Record<string, unknown>;
 
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 

@@ -6,6 +6,8 @@
  * and records the Events kube's controller records. Time comes from an injectable clock, so
  * tests move it instead of waiting for a minute to pass.
  */
+
+import { isTimeZone, parseSchedule, rfc3339In, type Schedule, ScheduleError } from 'kubeloop/api';
 import { type Client, CronJob, isAlreadyExists, isNotFound, Job, type KubeObject } from 'kubeloop/client';
 import {
   type Clock,
@@ -15,7 +17,6 @@ import {
   type EventRecorder,
   type ReconcileResult,
 } from 'kubeloop/runtime';
-import { isTimeZone, parseSchedule, rfc3339In, type Schedule, ScheduleError } from './cron.js';
 
 /** The annotation that records which scheduled time a Job ran for (`batch.kubernetes.io`, beta in 1.32). */
 export const SCHEDULED_TIMESTAMP_ANNOTATION = 'batch.kubernetes.io/cronjob-scheduled-timestamp';

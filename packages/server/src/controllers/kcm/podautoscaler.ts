@@ -7,7 +7,7 @@
  * writes the scale, and reports conditions, current metrics and Events as kube does. Time comes
  * from an injectable clock: tests move it across the sync period and the windows.
  */
-import { matchesLabels, parseLabelSelector } from 'kubeloop/api';
+import { matchesLabels, milli, parseLabelSelector } from 'kubeloop/api';
 import { HorizontalPodAutoscaler, type KubeObject, Pod, type ResourceDescriptor } from 'kubeloop/client';
 import {
   type Clock,
@@ -18,7 +18,6 @@ import {
   type ReconcileResult,
   setCondition,
 } from 'kubeloop/runtime';
-import { milli } from './quantity.js';
 
 /** kube-controller-manager's `--horizontal-pod-autoscaler-sync-period`. */
 const SYNC_PERIOD_MS = 15_000;

@@ -6,6 +6,8 @@
  * `requests.storage`, per storage class). Enforcement at admission (the ResourceQuota admission
  * plugin) is not part of the controller.
  */
+
+import { formatMilli, isBinary, milli } from 'kubeloop/api';
 import {
   ConfigMap,
   CronJob,
@@ -28,7 +30,6 @@ import {
 } from 'kubeloop/client';
 import { type CacheReader, type ControllerDefinition, controller, deepEqual } from 'kubeloop/runtime';
 import { NamespaceIndex } from './namespace-index.js';
-import { formatMilli, isBinary, milli } from './quantity.js';
 
 /** How often every quota is recounted (kube: `--resource-quota-sync-period`, 5 min), for kinds it does not watch. */
 const RESYNC_MS = 30_000;

@@ -8,6 +8,8 @@
  * - a volume whose claim is gone is `Released`, then deleted (`Delete`), kept (`Retain`) or made
  *   Available again (`Recycle`).
  */
+
+import { milli } from 'kubeloop/api';
 import {
   isAlreadyExists,
   isNotFound,
@@ -18,7 +20,6 @@ import {
   StorageClass,
 } from 'kubeloop/client';
 import { type ControllerDefinition, controller, type EventRecorder } from 'kubeloop/runtime';
-import { milli } from './quantity.js';
 
 /** The simulated provisioner of the `standard` StorageClass (kind's `rancher.io/local-path`, minikube's hostpath). */
 export const LOCAL_PROVISIONER = 'kubeloop.dev/local';

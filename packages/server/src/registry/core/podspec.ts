@@ -1,0 +1,324 @@
+/**
+ * Validation of the pod spec wherever it appears (Pod, PodTemplate, ReplicationController and
+ * the pod template of Deployments, ReplicaSets, StatefulSets, DaemonSets, Jobs and CronJobs): the
+ * parts of `ValidatePodSpec` a user plausibly trips over, and what a Pod update may change.
+ * Defaults are in `podspec-defaults.ts`.
+ */
+import type { StatusCause } from 'kubeloop/api';
+import {
+  compareQuantity,
+  dig,
+  duplicate,
+  forbidden,
+  invalid,
+  isDNS1123Label,
+  isDNS1123Subdomain,
+  isEnvVarName,
+  isObj,
+  isValidLabelValue,
+  isValidPortName,
+  isValidPortNum,
+  notFound,
+  notSupported,
+  numOr,
+  type Obj,
+  objs,
+  parseQuantity,
+  required,
+  semanticEqual,
+  str,
+  validateLabels,
+} from '../shared/util.js';
+import { strMapLoose, VOLUME_SOURCES } from './podspec-defaults.js';
+
+// ---------------------------------------------------------------------------------------------
+// Validation.
+
+const PULL_POLICIES = ['Always', 'IfNotPresent', 'Never'];
+const PROTOCOLS = ['SCTP', 'TCP', 'UDP'];
+const RESTART_POLICIES = ['Always', 'OnFailure', 'Never'];
+const DNS_POLICIES = ['ClusterFirstWithHostNet', 'ClusterFirst', 'Default', 'None'];
+const TAINT_EFFECTS = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'];
+
+/** Whether requests may be below limits (`helper.IsOvercommitAllowed`): native resources other than hugepages. */
+function overcommitAllowed(resource: string): boolean {
+  const native = !resource.includes('/') || resource.startsWith('kubernetes.io/');
+  return native && !resource.startsWith('hugepages-');
+}
+
+function validateResources(resources: unknown, path: string): StatusCause[] {
+  const out: StatusCause[] = [];
+  const limits = strMapLoose(dig(resources, 'limits'));
+  const requests = strMapLoose(dig(resources, 'requests'));
+  for (const [name, raw] of [...Object.entries(limits), ...Object.entries(requests)]) {
+    const q = parseQuantity(raw);
+    const which = Object.hasOwn(requests, name) && requests[name] === raw ? 'requests' : 'limits';
+    if (q && q.num < 0n)
+      out.push(invalid(`${path}.${which}[${name}]`, String(raw), 'must be greater than or equal to 0'));
+  }
+  for (const [name, raw] of Object.entries(requests)) {
+    const req = parseQuantity(raw);
+    const limRaw = limits[name];
+    const lim = parseQuantity(limRaw);
+    if (!req || !lim) continue;
+    const cmp = compareQuantity(req, lim);
+    if (cmp !== 0 && !overcommitAllowed(name)) {
+      out.push(
+        invalid(`${path}.requests`, String(raw), `must be equal to ${name} limit of ${String(limRaw)}`),
+      );
+    } else if (cmp > 0) {
+      out.push(
+        invalid(
+          `${path}.requests`,
+          String(raw),
+          `must be less than or equal to ${name} limit of ${String(limRaw)}`,
+        ),
+      );
+    }
+  }
+  return out;
+}
+
+function validatePorts(ports: unknown, path: string): StatusCause[] {
+  const out: StatusCause[] = [];
+  const names = new Set<string>();
+  objs(ports).forEach((p, i) => {
+    const pp = `${path}[${i}]`;
+    const name = str(p.name);
+    if (name) {
+      const msgs = isValidPortName(name);
+      if (msgs.length > 0) for (const m of msgs) out.push(invalid(`${pp}.name`, name, m));
+      else if (names.has(name)) out.push(duplicate(`${pp}.name`, name));
+      else names.add(name);
+    }
+    const cp = numOr(p.containerPort) ?? 0;
+    if (cp === 0) out.push(required(`${pp}.containerPort`));
+    else for (const m of isValidPortNum(cp)) out.push(invalid(`${pp}.containerPort`, cp, m));
+    const hp = numOr(p.hostPort) ?? 0;
+    if (hp !== 0) for (const m of isValidPortNum(hp)) out.push(invalid(`${pp}.hostPort`, hp, m));
+    const proto = str(p.protocol);
+    if (!proto) out.push(required(`${pp}.protocol`));
+    else if (!PROTOCOLS.includes(proto)) out.push(notSupported(`${pp}.protocol`, proto, PROTOCOLS));
+  });
+  return out;
+}
+
+function validateContainer(c: Obj, path: string, volumes: Set<string>): StatusCause[] {
+  const out: StatusCause[] = [];
+  const name = str(c.name);
+  if (!name) out.push(required(`${path}.name`));
+  else for (const m of isDNS1123Label(name)) out.push(invalid(`${path}.name`, name, m));
+  if (!str(c.image)) out.push(required(`${path}.image`));
+  const tmp = str(c.terminationMessagePolicy);
+  if (!tmp)
+    out.push(required(`${path}.terminationMessagePolicy`, "must be 'File' or 'FallbackToLogsOnError'"));
+  else if (tmp !== 'File' && tmp !== 'FallbackToLogsOnError') {
+    out.push(notSupported(`${path}.terminationMessagePolicy`, tmp, ['File', 'FallbackToLogsOnError']));
+  }
+  out.push(...validatePorts(c.ports, `${path}.ports`));
+  objs(c.env).forEach((e, i) => {
+    const n = str(e.name);
+    if (!n) out.push(required(`${path}.env[${i}].name`));
+    else for (const m of isEnvVarName(n)) out.push(invalid(`${path}.env[${i}].name`, n, m));
+  });
+  const mountPaths = new Set<string>();
+  objs(c.volumeMounts).forEach((m, i) => {
+    const mp = `${path}.volumeMounts[${i}]`;
+    const n = str(m.name);
+    if (!n) out.push(required(`${mp}.name`));
+    if (!volumes.has(n)) out.push(notFound(`${mp}.name`, n));
+    const at = str(m.mountPath);
+    if (!at) out.push(required(`${mp}.mountPath`));
+    if (mountPaths.has(at)) out.push(invalid(`${mp}.mountPath`, at, 'must be unique'));
+    mountPaths.add(at);
+  });
+  const policy = str(c.imagePullPolicy);
+  if (!policy) out.push(required(`${path}.imagePullPolicy`));
+  else if (!PULL_POLICIES.includes(policy))
+    out.push(notSupported(`${path}.imagePullPolicy`, policy, PULL_POLICIES));
+  out.push(...validateResources(c.resources, `${path}.resources`));
+  return out;
+}
+
+function validateVolumes(volumes: unknown, path: string): { causes: StatusCause[]; names: Set<string> } {
+  const causes: StatusCause[] = [];
+  const names = new Set<string>();
+  objs(volumes).forEach((v, i) => {
+    const vp = `${path}[${i}]`;
+    const name = str(v.name);
+    const sources = VOLUME_SOURCES.filter((s) => v[s] !== undefined && v[s] !== null);
+    if (sources.length === 0) causes.push(required(vp, 'must specify a volume type'));
+    for (const extra of sources.slice(1))
+      causes.push(forbidden(`${vp}.${extra}`, 'may not specify more than 1 volume type'));
+    if (isObj(v.secret) && !str(v.secret.secretName)) causes.push(required(`${vp}.secret.secretName`));
+    if (isObj(v.configMap) && !str(v.configMap.name)) causes.push(required(`${vp}.configMap.name`));
+    if (isObj(v.persistentVolumeClaim) && !str(v.persistentVolumeClaim.claimName)) {
+      causes.push(required(`${vp}.persistentVolumeClaim.claimName`));
+    }
+    if (isObj(v.hostPath) && !str(v.hostPath.path)) causes.push(required(`${vp}.hostPath.path`));
+    if (!name) causes.push(required(`${vp}.name`));
+    else for (const m of isDNS1123Label(name)) causes.push(invalid(`${vp}.name`, name, m));
+    if (names.has(name)) causes.push(duplicate(`${vp}.name`, name));
+    names.add(name);
+  });
+  return { causes, names };
+}
+
+function validateTolerations(tolerations: unknown, path: string): StatusCause[] {
+  const out: StatusCause[] = [];
+  objs(tolerations).forEach((t, i) => {
+    const tp = `${path}[${i}]`;
+    const op = str(t.operator);
+    if (op === '' || op === 'Equal') {
+      const msgs = isValidLabelValue(str(t.value));
+      if (msgs.length > 0) out.push(invalid(`${tp}.operator`, str(t.value), msgs.join(';')));
+    } else if (op === 'Exists') {
+      if (str(t.value))
+        out.push(invalid(`${tp}.operator`, t, "value must be empty when `operator` is 'Exists'"));
+    } else out.push(notSupported(`${tp}.operator`, op, ['Equal', 'Exists']));
+    const effect = str(t.effect);
+    if (effect && !TAINT_EFFECTS.includes(effect))
+      out.push(notSupported(`${tp}.effect`, effect, TAINT_EFFECTS));
+  });
+  return out;
+}
+
+/**
+ * `ValidatePodSpec` (the common subset): containers, volumes, restart and DNS policy, service
+ * account name, tolerations and `activeDeadlineSeconds`. `path` is the spec's field path
+ * (`spec` or `spec.template.spec`).
+ */
+export function validatePodSpec(spec: unknown, path: string): StatusCause[] {
+  if (!isObj(spec)) return [required(path)];
+  const out: StatusCause[] = [];
+  const { causes, names: volumes } = validateVolumes(spec.volumes, `${path}.volumes`);
+  out.push(...causes);
+  const containers = objs(spec.containers);
+  if (containers.length === 0) out.push(required(`${path}.containers`));
+  const seen = new Set<string>();
+  containers.forEach((c, i) => {
+    const cp = `${path}.containers[${i}]`;
+    out.push(...validateContainer(c, cp, volumes));
+    const name = str(c.name);
+    if (seen.has(name)) out.push(duplicate(`${cp}.name`, name));
+    else seen.add(name);
+  });
+  objs(spec.initContainers).forEach((c, i) => {
+    const cp = `${path}.initContainers[${i}]`;
+    out.push(...validateContainer(c, cp, volumes));
+    const name = str(c.name);
+    if (name && seen.has(name)) out.push(duplicate(`${cp}.name`, name));
+    else seen.add(name);
+  });
+  const restart = str(spec.restartPolicy);
+  if (!restart) out.push(required(`${path}.restartPolicy`));
+  else if (!RESTART_POLICIES.includes(restart))
+    out.push(notSupported(`${path}.restartPolicy`, restart, RESTART_POLICIES));
+  const dns = str(spec.dnsPolicy);
+  if (!dns) out.push(required(`${path}.dnsPolicy`));
+  else if (!DNS_POLICIES.includes(dns)) out.push(notSupported(`${path}.dnsPolicy`, dns, DNS_POLICIES));
+  const sa = str(spec.serviceAccountName);
+  if (sa) for (const m of isDNS1123Subdomain(sa)) out.push(invalid(`${path}.serviceAccountName`, sa, m));
+  out.push(...validateTolerations(spec.tolerations, `${path}.tolerations`));
+  const ads = numOr(spec.activeDeadlineSeconds);
+  if (ads !== undefined && (ads < 1 || ads > 2147483647)) {
+    out.push(invalid(`${path}.activeDeadlineSeconds`, ads, 'must be between 1 and 2147483647, inclusive'));
+  }
+  out.push(...validateLabels(spec.nodeSelector, `${path}.nodeSelector`));
+  return out;
+}
+
+/** `ValidatePodTemplateSpec`: template labels and the pod spec. */
+export function validatePodTemplate(template: unknown, path: string): StatusCause[] {
+  if (!isObj(template)) return [required(path)];
+  return [
+    ...validateLabels(dig(template, 'metadata', 'labels'), `${path}.labels`),
+    ...validatePodSpec(template.spec, `${path}.spec`),
+  ];
+}
+
+const UPDATABLE_POD_FIELDS = [
+  '`spec.containers[*].image`',
+  '`spec.initContainers[*].image`',
+  '`spec.activeDeadlineSeconds`',
+  '`spec.tolerations` (only additions to existing tolerations)',
+  '`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)',
+].join(',');
+
+/** `ValidatePodUpdate`: a pod's spec is immutable except images, activeDeadlineSeconds and added tolerations. */
+export function validatePodUpdate(pod: Obj, old: Obj): StatusCause[] {
+  const out: StatusCause[] = [];
+  const spec = isObj(pod.spec) ? pod.spec : {};
+  const oldSpec = isObj(old.spec) ? old.spec : {};
+  for (const list of ['containers', 'initContainers'] as const) {
+    const next = objs(spec[list]);
+    const prev = objs(oldSpec[list]);
+    if (next.length !== prev.length) {
+      return [forbidden(`spec.${list}`, 'pod updates may not add or remove containers')];
+    }
+    next.forEach((c, i) => {
+      const image = str(c.image);
+      if (!image) out.push(required(`spec.${list}[${i}].image`));
+      if (image.trim() !== image) {
+        out.push(invalid(`spec.${list}[${i}].image`, image, 'must not have leading or trailing whitespace'));
+      }
+    });
+  }
+  const ads = numOr(spec.activeDeadlineSeconds);
+  const oldAds = numOr(oldSpec.activeDeadlineSeconds);
+  if (ads !== undefined) {
+    if (ads < 0 || ads > 2147483647) {
+      out.push(invalid('spec.activeDeadlineSeconds', ads, 'must be between 0 and 2147483647, inclusive'));
+      return out;
+    }
+    if (oldAds !== undefined && oldAds < ads) {
+      out.push(invalid('spec.activeDeadlineSeconds', ads, 'must be less than or equal to previous value'));
+      return out;
+    }
+  } else if (oldAds !== undefined) {
+    out.push(
+      invalid('spec.activeDeadlineSeconds', null, 'must not update from a positive integer to nil value'),
+    );
+  }
+  // Tolerations may only be added (an existing one may change only its tolerationSeconds).
+  const oldTolerations = objs(oldSpec.tolerations);
+  const newTolerations = objs(spec.tolerations);
+  for (const t of oldTolerations) {
+    const same = (n: Obj): boolean =>
+      ['key', 'operator', 'value', 'effect'].every((k) => str(n[k]) === str(t[k]));
+    if (!newTolerations.some(same)) {
+      out.push(
+        forbidden('spec.tolerations', 'existing toleration can not be modified except its tolerationSeconds'),
+      );
+      break;
+    }
+  }
+  // Everything else must be unchanged: compare with the mutable fields taken from the old pod.
+  const munged = structuredClone(spec);
+  for (const list of ['containers', 'initContainers'] as const) {
+    objs(munged[list]).forEach((c, i) => {
+      c.image = objs(oldSpec[list])[i]?.image;
+    });
+  }
+  munged.activeDeadlineSeconds = oldSpec.activeDeadlineSeconds;
+  munged.tolerations = oldSpec.tolerations;
+  const oldGrace = numOr(oldSpec.terminationGracePeriodSeconds);
+  if (oldGrace !== undefined && oldGrace < 0 && numOr(spec.terminationGracePeriodSeconds) === 1) {
+    munged.terminationGracePeriodSeconds = oldSpec.terminationGracePeriodSeconds;
+  }
+  if (!semanticEqual(munged, oldSpec)) {
+    const changed = [...new Set([...Object.keys(munged), ...Object.keys(oldSpec)])]
+      .filter((k) => !semanticEqual(munged[k], oldSpec[k]))
+      .sort();
+    const diff = changed.map(
+      (k) => `  spec.${k}: ${JSON.stringify(oldSpec[k] ?? null)} -> ${JSON.stringify(munged[k] ?? null)}`,
+    );
+    out.push(
+      forbidden(
+        'spec',
+        `pod updates may not change fields other than ${UPDATABLE_POD_FIELDS}\n${diff.join('\n')}`,
+      ),
+    );
+  }
+  return out;
+}

@@ -1,0 +1,63 @@
+/**
+ * The registry entry of `FlowSchema` (flowcontrol.apiserver.k8s.io/v1 `flowschemas`): its resource type and
+ * defaults, validation, printer columns.
+ */
+import type { StatusCause } from 'kubeloop/api';
+import { ageColumn, col, fieldDoc, type KindBehaviour, nameColumn } from '../shared/behaviour.js';
+import { flowcontrolKind } from '../shared/define.js';
+import { dig, ensureObj, invalid, isObj, notSupported, numOr, objs, required, str } from '../shared/util.js';
+import type { ResourceType } from '../types.js';
+import { ageOf, FC, nameOf } from './shared.js';
+
+const MAX_MATCHING_PRECEDENCE = 10000;
+const flowschemas: KindBehaviour = {
+  /** `SetDefaults_FlowSchemaSpec`. */
+  defaults(obj) {
+    const spec = ensureObj(obj, 'spec');
+    if (!numOr(spec.matchingPrecedence)) spec.matchingPrecedence = 1000;
+  },
+  /** `ValidateFlowSchemaSpec`'s rules. */
+  validate(obj) {
+    const spec = isObj(obj.spec) ? obj.spec : {};
+    const out: StatusCause[] = [];
+    const precedence = numOr(spec.matchingPrecedence) ?? 0;
+    if (precedence <= 0) out.push(invalid('spec.matchingPrecedence', precedence, 'must be a positive value'));
+    if (precedence > MAX_MATCHING_PRECEDENCE)
+      out.push(
+        invalid('spec.matchingPrecedence', precedence, `must not be greater than ${MAX_MATCHING_PRECEDENCE}`),
+      );
+    if (!str(dig(spec, 'priorityLevelConfiguration', 'name')))
+      out.push(required('spec.priorityLevelConfiguration.name', 'must reference a priority level'));
+    const method = dig(spec, 'distinguisherMethod', 'type');
+    if (isObj(spec.distinguisherMethod) && method !== 'ByUser' && method !== 'ByNamespace')
+      out.push(notSupported('spec.distinguisherMethod.type', method ?? '', ['ByNamespace', 'ByUser']));
+    return out;
+  },
+  columns: [
+    nameColumn(),
+    col('PriorityLevel', 'string', fieldDoc(`${FC}.PriorityLevelConfigurationReference`, 'name')),
+    col('MatchingPrecedence', 'string', fieldDoc(`${FC}.FlowSchemaSpec`, 'matchingPrecedence')),
+    col('DistinguisherMethod', 'string', fieldDoc(`${FC}.FlowSchemaSpec`, 'distinguisherMethod')),
+    ageColumn(),
+    col('MissingPL', 'string', 'references a broken or non-existent PriorityLevelConfiguration'),
+  ],
+  row(obj, now) {
+    const spec = isObj(obj.spec) ? obj.spec : {};
+    const dangling = objs(dig(obj, 'status', 'conditions')).find((c) => c.type === 'Dangling');
+    return [
+      nameOf(obj),
+      str(dig(spec, 'priorityLevelConfiguration', 'name')),
+      numOr(spec.matchingPrecedence) ?? 0,
+      str(dig(spec, 'distinguisherMethod', 'type')) || '<none>',
+      ageOf(obj, now),
+      dangling ? str(dangling.status) : '?',
+    ];
+  },
+};
+
+/** `FlowSchema` (flowcontrol.apiserver.k8s.io/v1 `flowschemas`): how the registry serves, validates and prints it. */
+export const flowSchemaKind: ResourceType = flowcontrolKind({
+  behaviour: flowschemas,
+  resource: 'flowschemas',
+  kind: 'FlowSchema',
+});

@@ -1,0 +1,149 @@
+/**
+ * List semantics of the generic registry (`generic/registry.Store.List` with the etcd3 store's
+ * paging): resourceVersion and resourceVersionMatch rules, continue tokens and their expiry.
+ */
+import { ApiError, type FieldSelector, type LabelSelector } from 'kubeloop/api';
+import { collectionPrefix, StorageError, type Store } from '../../storage/store.js';
+import type { StoredObject } from '../../storage/types.js';
+import { isObject } from '../../util/object.js';
+import { type ResourceType, storageOf } from '../types.js';
+
+/** Parsed list/watch parameters. */
+export interface ListParams {
+  labelSelector?: LabelSelector;
+  fieldSelector?: FieldSelector;
+  limit?: number;
+  continue?: string;
+  resourceVersion?: string;
+  resourceVersionMatch?: string;
+}
+
+export interface ListOutcome {
+  items: StoredObject[];
+  resourceVersion: string;
+  continue?: string;
+  remainingItemCount?: number;
+}
+
+interface Continue {
+  rv: number;
+  start: string;
+}
+
+/** One page of `t`'s objects in `namespace` (all namespaces when undefined) that pass `filter`. */
+export function listObjects(
+  store: Store,
+  t: ResourceType,
+  namespace: string | undefined,
+  p: ListParams,
+  filter: ((o: StoredObject) => boolean) | undefined,
+): ListOutcome {
+  const { group, resource } = storageOf(t);
+  const prefix = collectionPrefix(group, resource, t.namespaced ? namespace : undefined);
+  let atRevision: number | undefined;
+  let after: string | undefined;
+
+  if (p.resourceVersionMatch && !p.resourceVersion) {
+    throw ApiError.badRequest('resourceVersionMatch is forbidden unless resourceVersion is provided');
+  }
+  if (p.continue) {
+    if (p.resourceVersion && p.resourceVersion !== '0') {
+      throw ApiError.badRequest('specifying resource version is not allowed when using continue');
+    }
+    const token = decodeContinue(p.continue);
+    // A negative revision (the token of an expired list's Status) continues at the latest state.
+    if (token.rv >= 0 && token.rv < store.oldestRevision) {
+      throw new ApiError({
+        code: 410,
+        reason: 'Expired',
+        message:
+          'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.',
+        metadata: { continue: encodeContinue({ rv: -1, start: token.start }) },
+      });
+    }
+    atRevision = token.rv < 0 ? undefined : token.rv;
+    after = prefix + token.start;
+  } else if (p.resourceVersion && p.resourceVersion !== '0') {
+    const rv = parseResourceVersion(p.resourceVersion);
+    if (p.resourceVersionMatch === 'Exact') {
+      if (rv < store.oldestRevision) {
+        throw ApiError.expired('The resourceVersion for the provided list is too old.');
+      }
+      if (rv > store.revision) throw tooLarge(rv, store.revision);
+      atRevision = rv;
+    } else if (p.resourceVersionMatch && p.resourceVersionMatch !== 'NotOlderThan') {
+      throw ApiError.badRequest(`unknown resourceVersionMatch: ${p.resourceVersionMatch}`);
+    } else if (rv > store.revision) {
+      throw tooLarge(rv, store.revision);
+    }
+  }
+
+  let result: ReturnType<Store['list']>;
+  try {
+    result = store.list(prefix, {
+      ...(after !== undefined && { after }),
+      ...(p.limit !== undefined && p.limit > 0 && { limit: p.limit }),
+      ...(atRevision !== undefined && { atRevision }),
+      ...(filter && { filter }),
+    });
+  } catch (err) {
+    if (err instanceof StorageError && err.code === 'TooOld') throw ApiError.expired(err.message);
+    throw err;
+  }
+  const out: ListOutcome = { items: result.items, resourceVersion: String(result.revision) };
+  if (result.continueAfter !== undefined) {
+    out.continue = encodeContinue({
+      rv: result.revision,
+      start: result.continueAfter.slice(prefix.length),
+    });
+    if (!filter) {
+      out.remainingItemCount = store.count(prefix, result.continueAfter, result.revision);
+    }
+  }
+  return out;
+}
+
+/** A `resourceVersion` parameter as a revision; a 400 when it is not a non-negative integer. */
+export function parseResourceVersion(rv: string): number {
+  const n = Number(rv);
+  if (!/^\d+$/.test(rv) || !Number.isSafeInteger(n)) {
+    throw ApiError.badRequest(`resourceVersion: Invalid value: "${rv}": must be a non-negative integer`);
+  }
+  return n;
+}
+
+function tooLarge(rv: number, current: number): ApiError {
+  return new ApiError({
+    code: 504,
+    reason: 'Timeout',
+    message: `Timeout: Too large resource version: ${rv}, current: ${current}`,
+    details: {
+      causes: [{ reason: 'ResourceVersionTooLarge', message: `Too large resource version` }],
+      retryAfterSeconds: 1,
+    },
+  });
+}
+
+function encodeContinue(c: Continue): string {
+  return Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', rv: c.rv, start: c.start })).toString('base64url');
+}
+
+function decodeContinue(token: string): Continue {
+  try {
+    const raw = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as unknown;
+    if (
+      isObject(raw) &&
+      raw.v === 'meta.k8s.io/v1' &&
+      typeof raw.rv === 'number' &&
+      typeof raw.start === 'string'
+    ) {
+      if (raw.start.includes('..') || raw.start.startsWith('/')) throw new Error('invalid start key');
+      return { rv: raw.rv, start: raw.start };
+    }
+  } catch {
+    // fall through to the error below
+  }
+  throw ApiError.badRequest(
+    'continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)',
+  );
+}

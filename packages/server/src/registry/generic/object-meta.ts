@@ -1,0 +1,125 @@
+/**
+ * What the generic registry does to `metadata` on every write, whatever the kind: generated
+ * names, the request namespace, the fields only the server sets, and the update rules of
+ * `ValidateObjectMetaUpdate` and the strategies' PrepareForUpdate.
+ */
+import { ApiError, fieldError, type StatusCause } from 'kubeloop/api';
+import { clone, isObject, meta, type Obj } from '../../util/object.js';
+import { apiVersionOf, type ResourceType } from '../types.js';
+
+/** Random suffix of `generateName` (apimachinery's alphabet: no vowels, no confusable digits). */
+const NAME_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
+export function randomSuffix(n = 5): string {
+  let s = '';
+  for (let i = 0; i < n; i++) s += NAME_ALPHABET[Math.floor(Math.random() * NAME_ALPHABET.length)];
+  return s;
+}
+
+/** The string elements of an array field. */
+export function strings(v: unknown): string[] {
+  return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
+}
+
+/**
+ * What `metadata.generation` tracks: everything but metadata and, when the kind has a status
+ * subresource, status (a custom resource without one bumps its generation on status changes too).
+ */
+export function specOf(t: ResourceType, obj: Obj): Obj {
+  const { metadata: _m, status, ...rest } = obj;
+  return t.subresources.status ? rest : { ...rest, status };
+}
+
+/** ValidateObjectMetaUpdate: fields that cannot change, and finalizers during deletion. */
+export function metaUpdateCauses(nm: Obj, om: Obj): StatusCause[] {
+  const causes: StatusCause[] = [];
+  if (nm.uid !== om.uid) {
+    causes.push(fieldError('FieldValueInvalid', 'metadata.uid', nm.uid, 'field is immutable'));
+  }
+  if (om.deletionTimestamp) {
+    const before = new Set(strings(om.finalizers));
+    const added = strings(nm.finalizers).filter((f) => !before.has(f));
+    if (added.length > 0) {
+      causes.push(
+        fieldError(
+          'FieldValueForbidden',
+          'metadata.finalizers',
+          undefined,
+          `no new finalizers can be added if the object is being deleted, found new finalizers []string{${added.map((f) => JSON.stringify(f)).join(', ')}}`,
+        ),
+      );
+    }
+  }
+  return causes;
+}
+
+/**
+ * `rest.EnsureObjectNamespaceMatchesRequestNamespace`: an object without a namespace takes the
+ * URL's, a cluster-scoped object loses its namespace, and a different one is a 400.
+ */
+export function checkNamespace(t: ResourceType, m: Obj, namespace: string | undefined): void {
+  if (!t.namespaced) {
+    delete m.namespace;
+    return;
+  }
+  if (m.namespace !== undefined && m.namespace !== '' && m.namespace !== namespace) {
+    throw ApiError.badRequest(
+      'the namespace of the provided object does not match the namespace sent on the request',
+    );
+  }
+  m.namespace = namespace;
+}
+
+/** Whether a resourceVersion parses as a non-zero uint64, as apimachinery's versioner reads it. */
+export function hasResourceVersion(rv: unknown): boolean {
+  if (typeof rv !== 'string' || !/^\d+$/.test(rv)) return false;
+  const n = BigInt(rv);
+  return n > 0n && n < 2n ** 64n;
+}
+
+/** The strategy's PrepareForUpdate: what a write to the main resource or `/status` may change. */
+export function prepareUpdate(
+  t: ResourceType,
+  input: Obj,
+  old: Obj,
+  oldJson: string,
+  subresource: 'status' | undefined,
+  namespace: string | undefined,
+): Obj {
+  const om = old.metadata as Obj;
+  let next: Obj;
+  if (subresource === 'status') {
+    // `oldJson` is old's encoding: its parse is the deep copy.
+    next = JSON.parse(oldJson) as Obj;
+    if (input.status === undefined) delete next.status;
+    else next.status = input.status;
+    // A status write may not touch metadata, except the resourceVersion precondition and the
+    // managed fields the field manager computed for this write (the status strategies keep them).
+    const mf = isObject(input.metadata) ? input.metadata.managedFields : undefined;
+    if (mf !== undefined) meta(next).managedFields = mf;
+  } else {
+    next = input;
+    if (t.subresources.status) {
+      if (old.status === undefined) delete next.status;
+      else next.status = clone(old.status);
+    }
+  }
+  const nm = meta(next);
+  next.apiVersion = apiVersionOf(t);
+  next.kind = t.kind;
+  nm.name = om.name;
+  if (t.namespaced) nm.namespace = namespace;
+  else delete nm.namespace;
+  // Fields only the server sets.
+  nm.creationTimestamp = om.creationTimestamp;
+  if (nm.uid === undefined || nm.uid === '') nm.uid = om.uid;
+  if (om.deletionTimestamp !== undefined) nm.deletionTimestamp = om.deletionTimestamp;
+  else delete nm.deletionTimestamp;
+  if (om.deletionGracePeriodSeconds !== undefined)
+    nm.deletionGracePeriodSeconds = om.deletionGracePeriodSeconds;
+  else delete nm.deletionGracePeriodSeconds;
+  if (om.generation !== undefined) nm.generation = om.generation;
+  else delete nm.generation;
+  if (om.generateName !== undefined && nm.generateName === undefined) nm.generateName = om.generateName;
+  delete nm.selfLink;
+  return next;
+}

@@ -12,7 +12,7 @@ import type { SignFn } from './kcm/certificates.js';
 import { kubeControllerManager } from './kcm/index.js';
 import { Kubelet, type SimulatedNodesOptions } from './kubelet.js';
 import { Scheduler } from './scheduler.js';
-import { StatefulSetController } from './statefulset.js';
+import { workloadControllers } from './workloads.js';
 
 type Log = (level: 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
 
@@ -127,9 +127,9 @@ export function startBuiltinControllers(o: BuiltinControllersOptions): BuiltinCo
       ownLoop('daemonset', new DaemonSetController(client, { log: o.log })),
       ownLoop('job', new JobController(client, { log: o.log })),
       ownLoop('endpoints', new EndpointsController(client, { log: o.log })),
-      ownLoop('statefulset', new StatefulSetController(client, { log: o.log })),
     );
     for (const c of appsControllers(client, { log: o.log })) manager.add(c);
+    for (const c of workloadControllers(client, { log: o.log })) manager.add(c);
     for (const c of kubeControllerManager(client, { logger, clock: o.clock, sign: o.sign })) manager.add(c);
   }
   for (const loop of loops) manager.add(loop);

@@ -4,10 +4,9 @@
  * set scales down), created in order (`OrderedReady`) or all at once (`Parallel`), and rolled out
  * from the highest ordinal down to `partition`.
  */
-import { setMaxListeners } from 'node:events';
 import { labelSelectorFromObject } from 'kubeloop/api';
-import type { Client } from 'kubeloop/client';
 import {
+  type Client,
   isAlreadyExists,
   isConflict,
   isNotFound,
@@ -16,16 +15,14 @@ import {
   StatefulSet,
 } from 'kubeloop/client';
 import {
-  controllerOf,
+  type ControllerDefinition,
+  controller,
   defaultControllerRateLimiter,
-  Informer,
-  NAMESPACE_INDEX,
-  objectKey,
-  splitKey,
-  WorkQueue,
+  type ReconcileContext,
+  type ReconcileResult,
 } from 'kubeloop/runtime';
 import { claim, controllerRefTo } from './claim.js';
-import { ControllerEvents, errorText } from './events.js';
+import { type ControllerEvents, errorText } from './events.js';
 import {
   ControllerRevision,
   createRevision,
@@ -39,10 +36,8 @@ import {
   sortRevisions,
   templatePatch,
 } from './history.js';
-import type { ControllerLog } from './log.js';
-import { runWorker } from './worker.js';
+import { CONTROLLER_UID_FIELD, controllerUid } from './owned-pods.js';
 
-const CONTROLLER_INDEX = 'controller-uid';
 const REVISION_LABEL = REVISION_HASH_LABEL;
 const POD_NAME_LABEL = 'statefulset.kubernetes.io/pod-name';
 const POD_INDEX_LABEL = 'apps.kubernetes.io/pod-index';
@@ -65,72 +60,61 @@ export function ordinalOf(setName: string, podName: string): number {
   return /^(0|[1-9]\d*)$/.test(rest) ? Number(rest) : -1;
 }
 
-/** The StatefulSet controller: informers on StatefulSets and pods, a queue of StatefulSets. */
-export class StatefulSetController {
-  private readonly sets: Informer<StatefulSet>;
-  private readonly pods: Informer<Pod>;
-  private readonly revisions: Informer<ControllerRevision>;
-  private readonly queue = new WorkQueue<string>({
-    name: 'statefulset',
-    rateLimiter: defaultControllerRateLimiter({ baseDelayMs: 5, maxDelayMs: 10_000 }),
-  });
-  private readonly abort = new AbortController();
-  private workers: Promise<void>[] = [];
-  private readonly log: ControllerLog;
-  private readonly events: ControllerEvents;
+/** Options of {@link statefulSetController}. */
+export interface StatefulSetControllerOptions {
+  /** Records the core/v1 Events, as `statefulset-controller`. */
+  events: ControllerEvents;
+}
+
+/**
+ * The StatefulSet controller (`statefulset`): owns the pods it creates (a pod's change reconciles
+ * its set); reads the set's pods by controller UID from the manager's one Pod cache, and its
+ * ControllerRevisions from the shared revision cache.
+ *
+ * @example
+ * ```ts
+ * manager.add(statefulSetController({ events: new ControllerEvents(client, 'statefulset-controller') }));
+ * ```
+ */
+export function statefulSetController(
+  options: StatefulSetControllerOptions,
+): ControllerDefinition<StatefulSet> {
+  return (
+    controller(StatefulSet)
+      .named('statefulset')
+      // One worker: a set is synced by one worker at a time anyway, and pod names are fixed, so
+      // creations never race (a repeated one is AlreadyExists).
+      .withOptions({
+        maxConcurrentReconciles: 1,
+        rateLimiter: defaultControllerRateLimiter({ baseDelayMs: 5, maxDelayMs: 10_000 }),
+      })
+      .owns(Pod)
+      .indexField(Pod, CONTROLLER_UID_FIELD, controllerUid)
+      .reconcile(async (set, ctx): Promise<ReconcileResult> => {
+        try {
+          await new StatefulSetSync(ctx, options.events).sync(set);
+        } catch (err) {
+          // Races the next try resolves (a stale write, a pod of a fixed name not yet seen gone):
+          // retried with backoff, without a complaint in the log.
+          if (isConflict(err) || isAlreadyExists(err)) return { requeue: true };
+          throw err;
+        }
+        return undefined;
+      })
+  );
+}
+
+/** One sync of one StatefulSet, with the reconcile's client (writes tracked) and cache. */
+class StatefulSetSync {
+  private readonly client: Client;
+  private readonly cache: ReconcileContext['cache'];
 
   constructor(
-    private readonly client: Client,
-    options: { log?: ControllerLog } = {},
+    ctx: ReconcileContext,
+    private readonly events: ControllerEvents,
   ) {
-    this.log = options.log ?? (() => undefined);
-    this.events = new ControllerEvents(client, 'statefulset-controller', this.log);
-    setMaxListeners(0, this.abort.signal);
-    this.sets = new Informer(client.api(StatefulSet, ''), {});
-    this.pods = new Informer(client.api(Pod, ''), {
-      indexers: { [CONTROLLER_INDEX]: (p) => controllerOf(p)?.uid },
-    });
-    this.revisions = new Informer(client.api(ControllerRevision, ''), {});
-    this.sets.addEventHandler({
-      onAdd: (s) => this.queue.add(objectKey(s)),
-      onUpdate: (_o, s) => this.queue.add(objectKey(s)),
-    });
-    const owner = (p: Pod) => {
-      const ref = controllerOf(p);
-      if (ref?.kind === 'StatefulSet' && ref.apiVersion.startsWith('apps/'))
-        this.queue.add(`${p.metadata?.namespace ?? ''}/${ref.name}`);
-    };
-    this.pods.addEventHandler({ onAdd: owner, onUpdate: (_o, p) => owner(p), onDelete: owner });
-  }
-
-  start(): void {
-    this.sets.start(this.abort.signal);
-    this.pods.start(this.abort.signal);
-    this.revisions.start(this.abort.signal);
-    // One worker: a set is synced by one worker at a time anyway, and pod names are fixed, so
-    // creations never race (a repeated one is AlreadyExists).
-    this.workers.push(this.work());
-  }
-
-  /** Resolves once the controller's caches hold their first lists (the test environment waits for it). */
-  async waitForSync(): Promise<void> {
-    await Promise.all([this.sets.waitForSync(), this.pods.waitForSync(), this.revisions.waitForSync()]);
-  }
-
-  async stop(): Promise<void> {
-    this.abort.abort();
-    const closing = this.events.close();
-    await this.queue.shutdown();
-    await Promise.all(this.workers);
-    await Promise.all([this.sets.stop(), this.pods.stop(), this.revisions.stop(), closing]);
-  }
-
-  private work(): Promise<void> {
-    return runWorker(this.queue, this.abort.signal, (k) => this.reconcile(k), {
-      log: this.log,
-      message: 'statefulset sync failed; retrying',
-      quiet: (err) => isConflict(err) || isAlreadyExists(err),
-    });
+    this.client = ctx.client;
+    this.cache = ctx.cache;
   }
 
   /**
@@ -138,12 +122,10 @@ export class StatefulSetController {
    * per sync for `OrderedReady` (every step at once for `Parallel`), its status, and its history
    * trimmed to `revisionHistoryLimit`.
    */
-  async reconcile(key: string): Promise<void> {
-    const informers = [this.sets, this.pods, this.revisions];
-    if (informers.some((i) => !i.hasSynced)) await Promise.all(informers.map((i) => i.waitForSync()));
-    const { namespace = '', name } = splitKey(key);
-    const set = this.sets.store.get(name, namespace);
-    if (!set || set.metadata?.deletionTimestamp) return;
+  async sync(set: StatefulSet): Promise<void> {
+    if (set.metadata?.deletionTimestamp) return;
+    const namespace = set.metadata?.namespace ?? '';
+    const name = set.metadata?.name ?? '';
     const uid = set.metadata?.uid ?? '';
     const replicas = set.spec?.replicas ?? 1;
     const parallel = set.spec?.podManagementPolicy === 'Parallel';
@@ -155,7 +137,7 @@ export class StatefulSetController {
           kind: 'StatefulSet',
           selector: labelSelectorFromObject(set.spec?.selector),
         },
-        this.revisions.store.byIndex(NAMESPACE_INDEX, namespace),
+        await this.cache.list(ControllerRevision, { namespace }),
         revisionsApi(this.client, namespace),
       ),
     );
@@ -163,9 +145,9 @@ export class StatefulSetController {
     const currentName = current.metadata?.name ?? '';
     const updateName = update.metadata?.name ?? '';
     const revisionOf = (p: Pod) => p.metadata?.labels?.[REVISION_LABEL];
-    const pods = this.pods.store
-      .byIndex(CONTROLLER_INDEX, uid)
-      .filter((p) => p.metadata?.namespace === namespace && ordinalOf(name, p.metadata?.name ?? '') >= 0);
+    const pods = (
+      await this.cache.list(Pod, { namespace, fieldSelector: { [CONTROLLER_UID_FIELD]: uid } })
+    ).filter((p) => ordinalOf(name, p.metadata?.name ?? '') >= 0);
     const byOrdinal = new Map(pods.map((p) => [ordinalOf(name, p.metadata?.name ?? ''), p]));
     const api = this.client.api(Pod, namespace);
     const del = async (p: Pod) => {

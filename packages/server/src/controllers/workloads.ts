@@ -1,0 +1,58 @@
+/**
+ * The workload controllers of kube-controller-manager that run pods of their own (DaemonSet,
+ * StatefulSet, Job) as `kubeloop/runtime` controller definitions, with the core/v1 Event
+ * recorders they report under their kube names and the runnable that closes them.
+ */
+import type { Client } from 'kubeloop/client';
+import type { ControllerDefinition, Runnable } from 'kubeloop/runtime';
+import { ControllerEvents } from './events.js';
+import { ControllerRevision } from './history.js';
+import type { ControllerLog } from './log.js';
+import { statefulSetController } from './statefulset.js';
+
+/** What {@link workloadControllers} needs: where to log the events it could not record. */
+export interface WorkloadControllersOptions {
+  log?: ControllerLog;
+}
+
+/**
+ * The DaemonSet, StatefulSet and Job controllers, and a runnable that asks the shared cache for
+ * the ControllerRevisions they read and, when the manager stops (after its controllers), waits
+ * for the Events being written.
+ *
+ * @example
+ * ```ts
+ * for (const c of workloadControllers(client, { log })) manager.add(c);
+ * ```
+ */
+export function workloadControllers(
+  client: Client,
+  options: WorkloadControllersOptions = {},
+): (ControllerDefinition<never> | Runnable)[] {
+  const recorders: ControllerEvents[] = [];
+  const events = (component: string) => {
+    const e = new ControllerEvents(client, component, options.log);
+    recorders.push(e);
+    return e;
+  };
+  const definitions = [
+    statefulSetController({ events: events('statefulset-controller') }),
+  ] as unknown as ControllerDefinition<never>[];
+  const closer: Runnable = {
+    name: 'workload-events',
+    needLeaderElection: false,
+    // The StatefulSet controller reads revisions without reconciling on their events: the cache
+    // syncs them before the controllers start all the same.
+    prepare({ cache }) {
+      cache.informer(ControllerRevision);
+    },
+    async start({ signal }) {
+      await new Promise<void>((resolve) => {
+        if (signal.aborted) resolve();
+        else signal.addEventListener('abort', () => resolve(), { once: true });
+      });
+      await Promise.all(recorders.map((r) => r.close()));
+    },
+  };
+  return [...definitions, closer];
+}

@@ -7,7 +7,6 @@ import { appsControllers } from './apps.js';
 import { DaemonSetController } from './daemonset.js';
 import { EndpointsController } from './endpoints.js';
 import { GarbageCollector } from './garbage-collector.js';
-import { JobController } from './job.js';
 import type { SignFn } from './kcm/certificates.js';
 import { kubeControllerManager } from './kcm/index.js';
 import { Kubelet, type SimulatedNodesOptions } from './kubelet.js';
@@ -125,7 +124,6 @@ export function startBuiltinControllers(o: BuiltinControllersOptions): BuiltinCo
       ownLoop('kubelet', kubelet),
       ownLoop('scheduler', new Scheduler(client, { log: o.log })),
       ownLoop('daemonset', new DaemonSetController(client, { log: o.log })),
-      ownLoop('job', new JobController(client, { log: o.log })),
       ownLoop('endpoints', new EndpointsController(client, { log: o.log })),
     );
     for (const c of appsControllers(client, { log: o.log })) manager.add(c);

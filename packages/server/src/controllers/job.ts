@@ -4,26 +4,22 @@
  * `activeDeadlineSeconds`, and counts finished pods through the `batch.kubernetes.io/job-tracking`
  * finalizer and `status.uncountedTerminatedPods`, as Kubernetes does since 1.26.
  */
-import { setMaxListeners } from 'node:events';
-import type { Client } from 'kubeloop/client';
-import { isNotFound, Job, Pod } from 'kubeloop/client';
+import { type Client, isConflict, isNotFound, Job, Pod } from 'kubeloop/client';
 import {
+  type ControllerDefinition,
+  controller,
   controllerOf,
   defaultControllerRateLimiter,
-  Informer,
-  objectKey,
-  splitKey,
-  WorkQueue,
+  type ReconcileContext,
+  type ReconcileResult,
 } from 'kubeloop/runtime';
 import { controllerRefTo } from './claim.js';
-import { ControllerEvents } from './events.js';
-import type { ControllerLog } from './log.js';
-import { PodControl, podReady as ready } from './pods.js';
-import { runWorker } from './worker.js';
+import type { ControllerEvents } from './events.js';
+import { CONTROLLER_UID_FIELD, controllerUid } from './owned-pods.js';
+import { podReady as ready, syncPods } from './pods.js';
 
 /** The finalizer that keeps a Job's finished pods until the controller has counted them. */
 export const JOB_TRACKING_FINALIZER = 'batch.kubernetes.io/job-tracking';
-const CONTROLLER_INDEX = 'controller-uid';
 
 type Condition = NonNullable<NonNullable<Job['status']>['conditions']>[number];
 
@@ -42,88 +38,64 @@ function condition(type: string, reason: string, message: string): Condition {
   return { type, status: 'True', lastProbeTime: t, lastTransitionTime: t, reason, message };
 }
 
-/** The Job controller: informers on Jobs and pods, a queue of Jobs. */
-export class JobController {
-  private readonly jobs: Informer<Job>;
-  private readonly pods: Informer<Pod>;
-  private readonly queue = new WorkQueue<string>({
-    name: 'job',
-    rateLimiter: defaultControllerRateLimiter({ baseDelayMs: 5, maxDelayMs: 10_000 }),
-  });
-  private readonly abort = new AbortController();
-  private readonly control: PodControl;
-  private workers: Promise<void>[] = [];
-  private readonly log: ControllerLog;
-  private readonly events: ControllerEvents;
+/** Options of {@link jobController}. */
+export interface JobControllerOptions {
+  /** Records the core/v1 Events, as `job-controller`. */
+  events: ControllerEvents;
+}
+
+/**
+ * The Job controller (`job`): owns the pods it creates (a pod's change reconciles its Job); reads
+ * a Job's pods by controller UID from the manager's one Pod cache; once a Job is gone, releases
+ * the pods that still hold its tracking finalizer.
+ *
+ * @example
+ * ```ts
+ * manager.add(jobController({ events: new ControllerEvents(client, 'job-controller') }));
+ * ```
+ */
+export function jobController(options: JobControllerOptions): ControllerDefinition<Job> {
+  const quietly = async (run: () => Promise<ReconcileResult>): Promise<ReconcileResult> => {
+    try {
+      return await run();
+    } catch (err) {
+      // A conflict is a race the next try resolves: retried without a complaint in the log.
+      if (isConflict(err)) return { requeue: true };
+      throw err;
+    }
+  };
+  return controller(Job)
+    .named('job')
+    .withOptions({
+      maxConcurrentReconciles: 2,
+      rateLimiter: defaultControllerRateLimiter({ baseDelayMs: 5, maxDelayMs: 10_000 }),
+    })
+    .owns(Pod)
+    .indexField(Pod, CONTROLLER_UID_FIELD, controllerUid)
+    .onGone((req, ctx) => quietly(() => new JobSync(ctx, options.events).gone(req.namespace, req.name)))
+    .reconcile((job, ctx) => quietly(() => new JobSync(ctx, options.events).sync(job)));
+}
+
+/** One sync of one Job, with the reconcile's client (writes tracked) and cache. */
+class JobSync {
+  private readonly client: Client;
+  private readonly cache: ReconcileContext['cache'];
 
   constructor(
-    private readonly client: Client,
-    options: { log?: ControllerLog } = {},
+    ctx: ReconcileContext,
+    private readonly events: ControllerEvents,
   ) {
-    this.log = options.log ?? (() => undefined);
-    this.events = new ControllerEvents(client, 'job-controller', this.log);
-    this.control = new PodControl(client, this.events, Job);
-    setMaxListeners(0, this.abort.signal);
-    this.jobs = new Informer(client.api(Job, ''), {});
-    this.pods = new Informer(client.api(Pod, ''), {
-      indexers: { [CONTROLLER_INDEX]: (p) => controllerOf(p)?.uid },
-    });
-    this.jobs.addEventHandler({
-      onAdd: (j) => this.queue.add(objectKey(j)),
-      onUpdate: (_o, j) => this.queue.add(objectKey(j)),
-      onDelete: (j) => {
-        this.control.expectations.forget(j.metadata?.uid ?? '');
-        // Its pods may still hold the tracking finalizer.
-        this.queue.add(objectKey(j));
-      },
-    });
-    const expectations = this.control.expectations;
-    this.pods.addEventHandler({
-      onAdd: (p) => {
-        expectations.observeAdd(p);
-        this.enqueueOwner(p);
-      },
-      onUpdate: (_o, p) => {
-        expectations.observeUpdate(p);
-        this.enqueueOwner(p);
-      },
-      onDelete: (p) => {
-        expectations.observeDelete(p);
-        this.enqueueOwner(p);
-      },
-    });
+    this.client = ctx.client;
+    this.cache = ctx.cache;
   }
 
-  start(): void {
-    this.jobs.start(this.abort.signal);
-    this.pods.start(this.abort.signal);
-    for (let i = 0; i < 2; i++) this.workers.push(this.work());
-  }
-
-  /** Resolves once the controller's caches hold their first lists (the test environment waits for it). */
-  async waitForSync(): Promise<void> {
-    await Promise.all([this.jobs.waitForSync(), this.pods.waitForSync()]);
-  }
-
-  async stop(): Promise<void> {
-    this.abort.abort();
-    const closing = this.events.close();
-    await this.queue.shutdown();
-    await Promise.all(this.workers);
-    await Promise.all([this.jobs.stop(), this.pods.stop(), closing]);
-  }
-
-  private enqueueOwner(p: Pod): void {
-    const ref = controllerOf(p);
-    if (ref?.kind === 'Job' && ref.apiVersion.startsWith('batch/'))
-      this.queue.add(`${p.metadata?.namespace ?? ''}/${ref.name}`);
-  }
-
-  private work(): Promise<void> {
-    return runWorker(this.queue, this.abort.signal, (k) => this.reconcile(k), {
-      log: this.log,
-      message: 'job sync failed; retrying',
-    });
+  /** A deleted Job's pods are no longer counted: release them. */
+  async gone(namespace: string, name: string): Promise<undefined> {
+    const orphans = (await this.cache.list(Pod, { namespace })).filter(
+      (p) => tracked(p) && controllerOf(p)?.kind === 'Job' && controllerOf(p)?.name === name,
+    );
+    await this.removeFinalizers(orphans);
+    return undefined;
   }
 
   private async removeFinalizers(pods: readonly Pod[]): Promise<void> {
@@ -146,30 +118,15 @@ export class JobController {
   }
 
   /** One Job: counts finished pods, decides whether it is finished, creates or deletes pods, writes its status. */
-  async reconcile(key: string): Promise<void> {
-    if (!this.jobs.hasSynced || !this.pods.hasSynced)
-      await Promise.all([this.jobs.waitForSync(), this.pods.waitForSync()]);
-    const { namespace = '', name } = splitKey(key);
-    let job = this.jobs.store.get(name, namespace);
-    if (!job) {
-      // A deleted Job's pods are no longer counted: release them.
-      const orphans = this.pods.store
-        .list()
-        .filter(
-          (p) =>
-            p.metadata?.namespace === namespace &&
-            tracked(p) &&
-            controllerOf(p)?.kind === 'Job' &&
-            controllerOf(p)?.name === name,
-        );
-      await this.removeFinalizers(orphans);
-      return;
-    }
+  async sync(current: Job): Promise<ReconcileResult> {
+    let job = current;
+    const namespace = job.metadata?.namespace ?? '';
     const uid = job.metadata?.uid ?? '';
     const api = this.client.api(Job, namespace);
-    const pods = this.pods.store
-      .byIndex(CONTROLLER_INDEX, uid)
-      .filter((p) => p.metadata?.namespace === namespace);
+    const pods = await this.cache.list(Pod, {
+      namespace,
+      fieldSelector: { [CONTROLLER_UID_FIELD]: uid },
+    });
     const status: NonNullable<Job['status']> = structuredClone(job.status ?? {});
     const conditions: Condition[] = status.conditions ?? [];
     const finished = hasCondition(job, 'Complete') || hasCondition(job, 'Failed');
@@ -177,7 +134,7 @@ export class JobController {
 
     if (finished || jobDeleting) {
       await this.removeFinalizers(pods.filter(tracked));
-      return;
+      return undefined;
     }
 
     const spec = job.spec;
@@ -276,14 +233,13 @@ export class JobController {
     status.uncountedTerminatedPods = {};
 
     // 4. Pods: none once finished, else up to the wanted number of active ones.
-    const settled = this.control.expectations.satisfied(uid);
     let activeNow = active;
     let deleted = 0;
     if (target || suspended) {
-      await this.control.sync(job, [], active);
+      await syncPods(this.client, this.events, Job, job, [], active);
       deleted = active.length;
       activeNow = [];
-    } else if (settled) {
+    } else {
       const wanted =
         completions !== undefined && completions !== null
           ? Math.max(0, Math.min(parallelism, completions - succeeded))
@@ -295,12 +251,15 @@ export class JobController {
         const victims = [...active]
           .sort((a, b) => Number(ready(a)) - Number(ready(b)))
           .slice(0, active.length - wanted);
-        await this.control.sync(job, [], victims);
+        await syncPods(this.client, this.events, Job, job, [], victims);
         activeNow = active.filter((p) => !victims.includes(p));
       }
     }
-    if (!target && !suspended && deadline !== undefined && deadline !== null)
-      this.queue.addAfter(key, Math.max(0, deadline * 1000 - elapsedMs) + 5);
+    // Looked at again when the deadline passes.
+    const result: ReconcileResult =
+      !target && !suspended && deadline !== undefined && deadline !== null
+        ? { requeueAfter: Math.max(0, deadline * 1000 - elapsedMs) + 5 }
+        : undefined;
 
     // Pods deleted just now are not terminating in the cache yet, but are until they are gone.
     const terminating = pods.filter((p) => p.metadata?.deletionTimestamp && !terminal(p)).length + deleted;
@@ -330,12 +289,13 @@ export class JobController {
     if (status.active === 0) delete status.active;
     if (status.failed === 0) delete status.failed;
     if (status.succeeded === 0) delete status.succeeded;
-    if (JSON.stringify(status) === JSON.stringify(job.status)) return;
+    if (JSON.stringify(status) === JSON.stringify(job.status)) return result;
     try {
       await api.updateStatus({ ...job, status });
     } catch (err) {
       if (!isNotFound(err)) throw err;
     }
+    return result;
   }
 
   private async createPods(job: Job, n: number): Promise<void> {
@@ -351,7 +311,10 @@ export class JobController {
       },
       spec: template.spec ?? { containers: [] },
     };
-    await this.control.sync(
+    await syncPods(
+      this.client,
+      this.events,
+      Job,
       job,
       Array.from({ length: n }, () => pod),
     );

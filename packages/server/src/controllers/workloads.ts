@@ -7,6 +7,7 @@ import type { Client } from 'kubeloop/client';
 import type { ControllerDefinition, Runnable } from 'kubeloop/runtime';
 import { ControllerEvents } from './events.js';
 import { ControllerRevision } from './history.js';
+import { jobController } from './job.js';
 import type { ControllerLog } from './log.js';
 import { statefulSetController } from './statefulset.js';
 
@@ -37,6 +38,7 @@ export function workloadControllers(
   };
   const definitions = [
     statefulSetController({ events: events('statefulset-controller') }),
+    jobController({ events: events('job-controller') }),
   ] as unknown as ControllerDefinition<never>[];
   const closer: Runnable = {
     name: 'workload-events',

@@ -4,7 +4,6 @@ import { type Logger, pino } from 'pino';
 import type { SimulatedRuntime } from '../kubelet/runtime.js';
 import type { Registry } from '../registry/registry.js';
 import { appsControllers } from './apps.js';
-import { DaemonSetController } from './daemonset.js';
 import { EndpointsController } from './endpoints.js';
 import { GarbageCollector } from './garbage-collector.js';
 import type { SignFn } from './kcm/certificates.js';
@@ -123,7 +122,6 @@ export function startBuiltinControllers(o: BuiltinControllersOptions): BuiltinCo
     loops.push(
       ownLoop('kubelet', kubelet),
       ownLoop('scheduler', new Scheduler(client, { log: o.log })),
-      ownLoop('daemonset', new DaemonSetController(client, { log: o.log })),
       ownLoop('endpoints', new EndpointsController(client, { log: o.log })),
     );
     for (const c of appsControllers(client, { log: o.log })) manager.add(c);

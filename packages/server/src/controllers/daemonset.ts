@@ -3,23 +3,20 @@
  * eligible node, pinned to its node by required node affinity (as Kubernetes does since 1.12) so
  * that the scheduler binds it; rolled out node by node when the template changes.
  */
-import { setMaxListeners } from 'node:events';
 import { labelSelectorFromObject } from 'kubeloop/api';
-import type { Client } from 'kubeloop/client';
-import { DaemonSet, isAlreadyExists, isNotFound, Node, Pod } from 'kubeloop/client';
+import { type Client, DaemonSet, isAlreadyExists, isConflict, isNotFound, Node, Pod } from 'kubeloop/client';
 import {
-  controllerOf,
+  type ControllerDefinition,
+  controller,
   defaultControllerRateLimiter,
-  Informer,
-  NAMESPACE_INDEX,
-  objectKey,
-  splitKey,
-  WorkQueue,
+  type Predicate,
+  type ReconcileContext,
+  type ReconcileRequest,
+  type ReconcileResult,
 } from 'kubeloop/runtime';
-import { TEMPLATE_GENERATION_ANNOTATION } from '../registry/apps/daemonset.js';
 import { claim, controllerRefTo } from './claim.js';
 import { podTemplateHash } from './deployment.js';
-import { ControllerEvents } from './events.js';
+import type { ControllerEvents } from './events.js';
 import {
   ControllerRevision,
   deleteRevision,
@@ -31,12 +28,16 @@ import {
   sortRevisions,
   templatePatch,
 } from './history.js';
-import type { ControllerLog } from './log.js';
-import { PodControl, podReady as ready } from './pods.js';
+import { CONTROLLER_UID_FIELD, controllerUid } from './owned-pods.js';
+import { podReady as ready, syncPods } from './pods.js';
 import { matchesNodeAffinity } from './scheduler.js';
-import { runWorker } from './worker.js';
 
-const CONTROLLER_INDEX = 'controller-uid';
+/**
+ * The annotation in which the API server keeps a DaemonSet's template generation
+ * (`extensions/v1beta1`'s `templateGeneration`; Kubernetes defines it as
+ * `apps.DeprecatedTemplateGeneration` in pkg/apis/apps/types.go, and its DaemonSet strategy bumps it).
+ */
+const TEMPLATE_GENERATION_ANNOTATION = 'deprecated.daemonset.template.generation';
 const REVISION_LABEL = REVISION_HASH_LABEL;
 const GENERATION_LABEL = 'pod-template-generation';
 
@@ -134,137 +135,89 @@ function scaled(v: number | string | undefined, desired: number, fallback: numbe
   return Math.ceil((Number(m[1]) * desired) / 100);
 }
 
-/** The DaemonSet controller: informers on DaemonSets, nodes and pods, a queue of DaemonSets. */
-export class DaemonSetController {
-  private readonly sets: Informer<DaemonSet>;
-  private readonly nodes: Informer<Node>;
-  private readonly pods: Informer<Pod>;
-  private readonly revisions: Informer<ControllerRevision>;
-  private readonly queue = new WorkQueue<string>({
-    name: 'daemonset',
-    rateLimiter: defaultControllerRateLimiter({ baseDelayMs: 5, maxDelayMs: 10_000 }),
-  });
-  private readonly abort = new AbortController();
-  private readonly control: PodControl;
-  private workers: Promise<void>[] = [];
-  private readonly log: ControllerLog;
-  private readonly events: ControllerEvents;
+/** Options of {@link daemonSetController}. */
+export interface DaemonSetControllerOptions {
+  /** Records the core/v1 Events, as `daemonset-controller`. */
+  events: ControllerEvents;
+}
+
+/** Node changes that may change where daemons run: labels, taints and the rest of the spec (not status). */
+const nodePlacementChanged: Predicate<Node> = {
+  update: (o, n) =>
+    JSON.stringify([o.metadata?.labels, o.spec]) !== JSON.stringify([n.metadata?.labels, n.spec]),
+};
+
+/**
+ * The DaemonSet controller (`daemonset`): owns its pods and ControllerRevisions (a change of one
+ * reconciles its DaemonSet); a node added, deleted, relabelled or retainted reconciles every
+ * DaemonSet. Reads the set's pods by controller UID from the manager's one Pod cache.
+ *
+ * @example
+ * ```ts
+ * manager.add(daemonSetController({ events: new ControllerEvents(client, 'daemonset-controller') }));
+ * ```
+ */
+export function daemonSetController(options: DaemonSetControllerOptions): ControllerDefinition<DaemonSet> {
+  // A map function runs synchronously, so it cannot list the cache: each reconcile records its
+  // DaemonSet here, which comes first since every DaemonSet is reconciled when the cache lists it.
+  const known = new Map<string, ReconcileRequest>();
+  const keyOf = (r: ReconcileRequest) => `${r.namespace}/${r.name}`;
+  return controller(DaemonSet)
+    .named('daemonset')
+    .withOptions({
+      maxConcurrentReconciles: 2,
+      rateLimiter: defaultControllerRateLimiter({ baseDelayMs: 5, maxDelayMs: 10_000 }),
+    })
+    .owns(Pod)
+    .owns(ControllerRevision)
+    .watches(Node, () => [...known.values()], { predicates: [nodePlacementChanged] })
+    .indexField(Pod, CONTROLLER_UID_FIELD, controllerUid)
+    .onGone((req) => {
+      known.delete(keyOf(req));
+    })
+    .reconcile(async (ds, ctx): Promise<ReconcileResult> => {
+      const req = { namespace: ds.metadata?.namespace ?? '', name: ds.metadata?.name ?? '' };
+      known.set(keyOf(req), req);
+      try {
+        await new DaemonSetSync(ctx, options.events).sync(ds);
+      } catch (err) {
+        // A conflict is a race the next try resolves: retried without a complaint in the log.
+        if (isConflict(err)) return { requeue: true };
+        throw err;
+      }
+      return undefined;
+    });
+}
+
+/** One sync of one DaemonSet, with the reconcile's client (writes tracked) and cache. */
+class DaemonSetSync {
+  private readonly client: Client;
+  private readonly cache: ReconcileContext['cache'];
 
   constructor(
-    private readonly client: Client,
-    options: { log?: ControllerLog } = {},
+    ctx: ReconcileContext,
+    private readonly events: ControllerEvents,
   ) {
-    this.log = options.log ?? (() => undefined);
-    this.events = new ControllerEvents(client, 'daemonset-controller', this.log);
-    this.control = new PodControl(client, this.events, DaemonSet);
-    setMaxListeners(0, this.abort.signal);
-    this.sets = new Informer(client.api(DaemonSet, ''), {});
-    this.nodes = new Informer(client.api(Node), {});
-    this.pods = new Informer(client.api(Pod, ''), {
-      indexers: { [CONTROLLER_INDEX]: (p) => controllerOf(p)?.uid },
-    });
-    this.revisions = new Informer(client.api(ControllerRevision, ''), {});
-    // A revision changed or deleted behind the controller's back concerns its DaemonSet (`addHistory`…).
-    const revisionOwner = (cr: ControllerRevision) => {
-      const ref = cr.metadata?.ownerReferences?.find((r) => r.controller === true);
-      if (ref?.kind === 'DaemonSet' && ref.apiVersion.startsWith('apps/'))
-        this.queue.add(`${cr.metadata?.namespace ?? ''}/${ref.name}`);
-    };
-    this.revisions.addEventHandler({
-      onAdd: revisionOwner,
-      onUpdate: (_o, cr) => revisionOwner(cr),
-      onDelete: revisionOwner,
-    });
-    this.sets.addEventHandler({
-      onAdd: (ds) => this.queue.add(objectKey(ds)),
-      onUpdate: (_o, ds) => this.queue.add(objectKey(ds)),
-      onDelete: (ds) => this.control.expectations.forget(ds.metadata?.uid ?? ''),
-    });
-    // Any change of a node may change where daemons run: labels, taints, readiness, existence.
-    const all = () => {
-      for (const ds of this.sets.store.list()) this.queue.add(objectKey(ds));
-    };
-    this.nodes.addEventHandler({
-      onAdd: all,
-      onUpdate: (o, n) => {
-        if (JSON.stringify([o.metadata?.labels, o.spec]) !== JSON.stringify([n.metadata?.labels, n.spec]))
-          all();
-      },
-      onDelete: all,
-    });
-    const expectations = this.control.expectations;
-    this.pods.addEventHandler({
-      onAdd: (p) => {
-        expectations.observeAdd(p);
-        this.enqueueOwner(p);
-      },
-      onUpdate: (_o, p) => {
-        expectations.observeUpdate(p);
-        this.enqueueOwner(p);
-      },
-      onDelete: (p) => {
-        expectations.observeDelete(p);
-        this.enqueueOwner(p);
-      },
-    });
+    this.client = ctx.client;
+    this.cache = ctx.cache;
   }
 
-  start(): void {
-    this.sets.start(this.abort.signal);
-    this.nodes.start(this.abort.signal);
-    this.pods.start(this.abort.signal);
-    this.revisions.start(this.abort.signal);
-    for (let i = 0; i < 2; i++) this.workers.push(this.work());
-  }
-
-  /** Resolves once the controller's caches hold their first lists (the test environment waits for it). */
-  async waitForSync(): Promise<void> {
-    await Promise.all([
-      this.sets.waitForSync(),
-      this.nodes.waitForSync(),
-      this.pods.waitForSync(),
-      this.revisions.waitForSync(),
-    ]);
-  }
-
-  async stop(): Promise<void> {
-    this.abort.abort();
-    const closing = this.events.close();
-    await this.queue.shutdown();
-    await Promise.all(this.workers);
-    await Promise.all([
-      this.sets.stop(),
-      this.nodes.stop(),
-      this.pods.stop(),
-      this.revisions.stop(),
-      closing,
-    ]);
-  }
-
-  private enqueueOwner(p: Pod): void {
-    const ref = controllerOf(p);
-    if (ref?.kind === 'DaemonSet' && ref.apiVersion.startsWith('apps/'))
-      this.queue.add(`${p.metadata?.namespace ?? ''}/${ref.name}`);
-  }
-
-  private work(): Promise<void> {
-    return runWorker(this.queue, this.abort.signal, (k) => this.reconcile(k), {
-      log: this.log,
-      message: 'daemonset sync failed; retrying',
+  /** The DaemonSet's pods (terminating ones too), from the shared Pod cache's controller index. */
+  private pods(ds: DaemonSet): Promise<Pod[]> {
+    return this.cache.list(Pod, {
+      namespace: ds.metadata?.namespace ?? '',
+      fieldSelector: { [CONTROLLER_UID_FIELD]: ds.metadata?.uid ?? '' },
     });
   }
 
   /**
    * One DaemonSet (`syncDaemonSet`): its history brought up to date, pods created and deleted node
    * by node, template changes rolled out, old revisions beyond the limit removed, its status.
+   * The cache reflects every pod this controller created or deleted before (the manager's
+   * read-your-writes), which Kubernetes' expectations guard against.
    */
-  async reconcile(key: string): Promise<void> {
-    const informers = [this.sets, this.nodes, this.pods, this.revisions];
-    if (informers.some((i) => !i.hasSynced)) await Promise.all(informers.map((i) => i.waitForSync()));
-    const { namespace = '', name } = splitKey(key);
-    const ds = this.sets.store.get(name, namespace);
-    if (!ds || ds.metadata?.deletionTimestamp) return;
-    const uid = ds.metadata?.uid ?? '';
+  async sync(ds: DaemonSet): Promise<void> {
+    if (ds.metadata?.deletionTimestamp) return;
     const { cur, old } = await this.constructHistory(ds);
     const hash =
       cur.metadata?.labels?.[REVISION_LABEL] ??
@@ -272,59 +225,56 @@ export class DaemonSetController {
     // The template generation (from its annotation, as util.GetTemplateGeneration reads it).
     const annotated = Number(ds.metadata?.annotations?.[TEMPLATE_GENERATION_ANNOTATION] ?? Number.NaN);
     const generation = Number.isInteger(annotated) ? annotated : undefined;
-    const owned = this.pods.store
-      .byIndex(CONTROLLER_INDEX, uid)
-      .filter((p) => p.metadata?.namespace === namespace && !terminating(p));
+    const owned = (await this.pods(ds)).filter((p) => !terminating(p));
     const byNode = new Map<string, Pod[]>();
     for (const p of owned) {
       const n = targetNodeName(p) ?? '';
       byNode.set(n, [...(byNode.get(n) ?? []), p]);
     }
     for (const list of byNode.values()) list.sort((a, b) => created(a) - created(b));
-    const nodes = this.nodes.store.list();
+    const nodes = await this.cache.list(Node);
     const verdicts = new Map(nodes.map((n) => [n.metadata?.name ?? '', nodeShouldRunDaemonPod(ds, n)]));
     const isUpdated = (p: Pod) => p.metadata?.labels?.[REVISION_LABEL] === hash;
 
-    // Until the cache shows the last writes, only the counts are reported, not the generation.
-    const satisfied = this.control.expectations.satisfied(uid);
-    if (satisfied) {
-      const toCreate: string[] = [];
-      const toDelete: Pod[] = [];
-      for (const [node, v] of verdicts) {
-        const pods = byNode.get(node) ?? [];
-        if (v.shouldRun && pods.length === 0) toCreate.push(node);
-        else if (!v.shouldContinueRunning) toDelete.push(...pods);
-        else {
-          // Failed daemons are replaced; duplicates (a race) are trimmed to the oldest.
-          const failed = pods.filter((p) => p.status?.phase === 'Failed');
-          for (const p of failed)
-            this.events.event(
-              DaemonSet,
-              ds,
-              'Warning',
-              'FailedDaemonPod',
-              `Found failed daemon pod ${p.metadata?.namespace}/${p.metadata?.name} on node ${node}, will try to kill it`,
-            );
-          toDelete.push(...failed);
-          const alive = pods.filter((p) => p.status?.phase !== 'Failed');
-          if (alive.length > 1) toDelete.push(...alive.slice(1));
-          if (v.shouldRun && alive.length === 0) toCreate.push(node);
-        }
+    const toCreate: string[] = [];
+    const toDelete: Pod[] = [];
+    for (const [node, v] of verdicts) {
+      const pods = byNode.get(node) ?? [];
+      if (v.shouldRun && pods.length === 0) toCreate.push(node);
+      else if (!v.shouldContinueRunning) toDelete.push(...pods);
+      else {
+        // Failed daemons are replaced; duplicates (a race) are trimmed to the oldest.
+        const failed = pods.filter((p) => p.status?.phase === 'Failed');
+        for (const p of failed)
+          this.events.event(
+            DaemonSet,
+            ds,
+            'Warning',
+            'FailedDaemonPod',
+            `Found failed daemon pod ${p.metadata?.namespace}/${p.metadata?.name} on node ${node}, will try to kill it`,
+          );
+        toDelete.push(...failed);
+        const alive = pods.filter((p) => p.status?.phase !== 'Failed');
+        if (alive.length > 1) toDelete.push(...alive.slice(1));
+        if (v.shouldRun && alive.length === 0) toCreate.push(node);
       }
-      // Pods on nodes that no longer exist.
-      for (const [node, pods] of byNode) if (!verdicts.has(node)) toDelete.push(...pods);
-
-      if (toCreate.length === 0 && toDelete.length === 0 && ds.spec?.updateStrategy?.type !== 'OnDelete')
-        toDelete.push(...this.rollingUpdateVictims(ds, verdicts, byNode, isUpdated));
-
-      await this.control.sync(
-        ds,
-        toCreate.map((node) => this.podFor(ds, node, hash, generation)),
-        toDelete,
-      );
-      await this.cleanupHistory(ds, old, owned);
     }
-    await this.writeStatus(ds, verdicts, byNode, isUpdated, satisfied);
+    // Pods on nodes that no longer exist.
+    for (const [node, pods] of byNode) if (!verdicts.has(node)) toDelete.push(...pods);
+
+    if (toCreate.length === 0 && toDelete.length === 0 && ds.spec?.updateStrategy?.type !== 'OnDelete')
+      toDelete.push(...this.rollingUpdateVictims(ds, verdicts, byNode, isUpdated));
+
+    await syncPods(
+      this.client,
+      this.events,
+      DaemonSet,
+      ds,
+      toCreate.map((node) => this.podFor(ds, node, hash, generation)),
+      toDelete,
+    );
+    await this.cleanupHistory(ds, old, owned);
+    await this.writeStatus(ds, verdicts, byNode, isUpdated);
   }
 
   /**
@@ -344,7 +294,7 @@ export class DaemonSetController {
         kind: 'DaemonSet',
         selector: labelSelectorFromObject(ds.spec?.selector),
       },
-      this.revisions.store.byIndex(NAMESPACE_INDEX, namespace),
+      await this.cache.list(ControllerRevision, { namespace }),
       api,
     );
     const data = templatePatch(ds.spec?.template);
@@ -408,7 +358,7 @@ export class DaemonSetController {
     const namespace = ds.metadata?.namespace ?? '';
     const keepHash = keep.metadata?.labels?.[REVISION_LABEL] ?? '';
     const pods = this.client.api(Pod, namespace);
-    for (const p of this.pods.store.byIndex(CONTROLLER_INDEX, ds.metadata?.uid ?? ''))
+    for (const p of await this.pods(ds))
       if (p.metadata?.labels?.[REVISION_LABEL] !== keepHash)
         await pods.patch(p.metadata?.name ?? '', { metadata: { labels: { [REVISION_LABEL]: keepHash } } });
     const api = revisionsApi(this.client, namespace);
@@ -509,7 +459,6 @@ export class DaemonSetController {
     verdicts: Map<string, { shouldRun: boolean }>,
     byNode: Map<string, Pod[]>,
     isUpdated: (p: Pod) => boolean,
-    updateObservedGeneration: boolean,
   ): Promise<void> {
     let desired = 0;
     let current = 0;
@@ -535,9 +484,7 @@ export class DaemonSetController {
       numberAvailable: readyCount,
       numberUnavailable: desired - readyCount,
       updatedNumberScheduled: updated,
-      observedGeneration: updateObservedGeneration
-        ? (ds.metadata?.generation ?? 0)
-        : (ds.status?.observedGeneration ?? 0),
+      observedGeneration: ds.metadata?.generation ?? 0,
     };
     const cur = (ds.status ?? {}) as Record<string, unknown>;
     if (Object.entries(want).every(([k, v]) => (cur[k] ?? 0) === v)) return;

@@ -5,6 +5,7 @@
  */
 import type { Client } from 'kubeloop/client';
 import type { ControllerDefinition, Runnable } from 'kubeloop/runtime';
+import { daemonSetController } from './daemonset.js';
 import { ControllerEvents } from './events.js';
 import { ControllerRevision } from './history.js';
 import { jobController } from './job.js';
@@ -37,6 +38,7 @@ export function workloadControllers(
     return e;
   };
   const definitions = [
+    daemonSetController({ events: events('daemonset-controller') }),
     statefulSetController({ events: events('statefulset-controller') }),
     jobController({ events: events('job-controller') }),
   ] as unknown as ControllerDefinition<never>[];

@@ -31,7 +31,11 @@ function record(
   const obj = res as KubeObject | undefined;
   const meta = obj?.metadata;
   if (obj && obj.kind !== 'Status' && meta?.name && meta.resourceVersion) {
-    if (meta.deletionTimestamp && (meta.finalizers?.length ?? 0) === 0) {
+    if (
+      meta.deletionTimestamp &&
+      (meta.finalizers?.length ?? 0) === 0 &&
+      !gracefullyTerminating(verb, args, meta)
+    ) {
       // The write removed the last finalizer of an object being deleted: it is gone now.
       tracker.deleted({ group, kind, namespace: meta.namespace ?? '', name: meta.name });
       return;
@@ -43,6 +47,22 @@ function record(
     // The object is gone at once (no finalizers): the cache must stop holding it.
     tracker.deleted({ group, kind, namespace: api.namespace, name: args[0] });
   }
+}
+
+/**
+ * Whether a delete left the object in place, terminating for its grace period: a pod its
+ * kubelet still has to stop is deleted later, by the kubelet. The cache must then show this
+ * version (or, later, the object gone), not the object gone at once. A delete with
+ * `gracePeriodSeconds: 0` removes it at once.
+ */
+function gracefullyTerminating(
+  verb: string,
+  args: unknown[],
+  meta: NonNullable<KubeObject['metadata']>,
+): boolean {
+  if (verb !== 'delete' || (meta.deletionGracePeriodSeconds ?? 0) <= 0) return false;
+  const options = args[1] as { gracePeriodSeconds?: number } | undefined;
+  return options?.gracePeriodSeconds !== 0;
 }
 
 function trackApi<T extends KubeObject>(api: ResourceApi<T>, tracker: WriteTracker): ResourceApi<T> {

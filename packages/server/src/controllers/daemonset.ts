@@ -11,7 +11,6 @@ import {
   defaultControllerRateLimiter,
   type Predicate,
   type ReconcileContext,
-  type ReconcileRequest,
   type ReconcileResult,
 } from 'kubeloop/runtime';
 import { claim, controllerRefTo } from './claim.js';
@@ -158,35 +157,36 @@ const nodePlacementChanged: Predicate<Node> = {
  * ```
  */
 export function daemonSetController(options: DaemonSetControllerOptions): ControllerDefinition<DaemonSet> {
-  // A map function runs synchronously, so it cannot list the cache: each reconcile records its
-  // DaemonSet here, which comes first since every DaemonSet is reconciled when the cache lists it.
-  const known = new Map<string, ReconcileRequest>();
-  const keyOf = (r: ReconcileRequest) => `${r.namespace}/${r.name}`;
-  return controller(DaemonSet)
-    .named('daemonset')
-    .withOptions({
-      maxConcurrentReconciles: 2,
-      rateLimiter: defaultControllerRateLimiter({ baseDelayMs: 5, maxDelayMs: 10_000 }),
-    })
-    .owns(Pod)
-    .owns(ControllerRevision)
-    .watches(Node, () => [...known.values()], { predicates: [nodePlacementChanged] })
-    .indexField(Pod, CONTROLLER_UID_FIELD, controllerUid)
-    .onGone((req) => {
-      known.delete(keyOf(req));
-    })
-    .reconcile(async (ds, ctx): Promise<ReconcileResult> => {
-      const req = { namespace: ds.metadata?.namespace ?? '', name: ds.metadata?.name ?? '' };
-      known.set(keyOf(req), req);
-      try {
-        await new DaemonSetSync(ctx, options.events).sync(ds);
-      } catch (err) {
-        // A conflict is a race the next try resolves: retried without a complaint in the log.
-        if (isConflict(err)) return { requeue: true };
-        throw err;
-      }
-      return undefined;
-    });
+  return (
+    controller(DaemonSet)
+      .named('daemonset')
+      .withOptions({
+        maxConcurrentReconciles: 2,
+        rateLimiter: defaultControllerRateLimiter({ baseDelayMs: 5, maxDelayMs: 10_000 }),
+      })
+      .owns(Pod)
+      .owns(ControllerRevision)
+      // Any node change that may move daemons concerns every DaemonSet (`addNode`, `updateNode`, `deleteNode`).
+      .watches(
+        Node,
+        (_node, cache) =>
+          cache
+            .list(DaemonSet)
+            .map((ds) => ({ namespace: ds.metadata?.namespace ?? '', name: ds.metadata?.name ?? '' })),
+        { predicates: [nodePlacementChanged] },
+      )
+      .indexField(Pod, CONTROLLER_UID_FIELD, controllerUid)
+      .reconcile(async (ds, ctx): Promise<ReconcileResult> => {
+        try {
+          await new DaemonSetSync(ctx, options.events).sync(ds);
+        } catch (err) {
+          // A conflict is a race the next try resolves: retried without a complaint in the log.
+          if (isConflict(err)) return { requeue: true };
+          throw err;
+        }
+        return undefined;
+      })
+  );
 }
 
 /** One sync of one DaemonSet, with the reconcile's client (writes tracked) and cache. */

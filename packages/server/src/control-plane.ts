@@ -337,7 +337,6 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
                 socketPath: lo?.socketPath,
                 token: controllerToken,
                 caData: ca.cert,
-                registry,
                 nodes: options.nodes,
                 runtime,
                 log,

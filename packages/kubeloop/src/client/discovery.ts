@@ -79,6 +79,77 @@ export class Discovery {
     throw new NoKindMatchError(gvk);
   }
 
+  /**
+   * Every resource the server serves, each group at its preferred version (client-go's
+   * `ServerPreferredResources`): a group's resources come from its preferred version, and a
+   * resource only served at another version of the group from the first version (in the
+   * server's order) that serves it. Subresources are not listed; `verbs` says what each
+   * resource allows. Always asks the server (and refreshes the per-group/version cache), so a
+   * controller that follows every kind — a garbage collector, a namespace cleaner — calls it
+   * again to learn kinds added (CRDs) or removed since.
+   *
+   * A group/version that fails to load does not fail the whole: its resources are left out and
+   * the group/version (`group/version`, or `v1` for the core group) is named in `failed`, as
+   * client-go's `ErrGroupDiscoveryFailed`.
+   *
+   * @example
+   * ```ts
+   * const { resources } = await client.discovery.preferredResources();
+   * const deletable = resources.filter((r) => ['list', 'watch', 'delete'].every((v) => r.verbs.includes(v)));
+   * ```
+   */
+  async preferredResources(): Promise<{
+    resources: DiscoveredResource[];
+    failed: Map<string, unknown>;
+  }> {
+    const [core, apis] = await Promise.all([this.fetch('/api'), this.fetch('/apis')]);
+    /** Each group with its versions, preferred first. */
+    const groups: Array<{ group: string; versions: string[] }> = [];
+    if (isObj(core)) groups.push({ group: '', versions: strings(core.versions) });
+    if (isObj(apis) && Array.isArray(apis.groups)) {
+      for (const g of apis.groups) {
+        if (!isObj(g) || typeof g.name !== 'string' || !Array.isArray(g.versions)) continue;
+        const versions = g.versions.flatMap((v) =>
+          isObj(v) && typeof v.version === 'string' ? [v.version] : [],
+        );
+        const preferred =
+          isObj(g.preferredVersion) && typeof g.preferredVersion.version === 'string'
+            ? g.preferredVersion.version
+            : versions[0];
+        groups.push({
+          group: g.name,
+          versions:
+            preferred === undefined ? versions : [preferred, ...versions.filter((v) => v !== preferred)],
+        });
+      }
+    }
+    const failed = new Map<string, unknown>();
+    const loaded = await Promise.all(
+      groups.map(({ group, versions }) =>
+        Promise.all(
+          versions.map((version) =>
+            this.resources(group, version, true).catch((err: unknown) => {
+              failed.set(apiVersionOf({ group, version }), err);
+              return undefined;
+            }),
+          ),
+        ),
+      ),
+    );
+    const resources: DiscoveredResource[] = [];
+    for (const lists of loaded) {
+      const seen = new Set<string>();
+      for (const list of lists) {
+        for (const r of list ?? []) {
+          if (seen.has(r.plural)) continue;
+          seen.add(r.plural);
+          resources.push(r);
+        }
+      }
+    }
+    return { resources, failed };
+  }
+
   /** Forgets what is cached (one group/version, or everything). */
   invalidate(gv?: { group: string; version: string }): void {
     if (gv) this.cache.delete(apiVersionOf(gv));

@@ -2,10 +2,9 @@ import { Client } from 'kubeloop/client';
 import { type Clock, Manager, type Runnable } from 'kubeloop/runtime';
 import { type Logger, pino } from 'pino';
 import type { SimulatedRuntime } from '../kubelet/runtime.js';
-import type { Registry } from '../registry/registry.js';
 import { appsControllers } from './apps.js';
 import { EndpointsController } from './endpoints.js';
-import { GarbageCollector } from './garbage-collector.js';
+import { garbageCollector } from './garbage-collector.js';
 import type { SignFn } from './kcm/certificates.js';
 import { kubeControllerManager } from './kcm/index.js';
 import { Kubelet, type SimulatedNodesOptions } from './kubelet.js';
@@ -22,7 +21,6 @@ export interface BuiltinControllersOptions {
   /** The controllers' own bearer token (`system:kube-controller-manager`). */
   token: string;
   caData: string;
-  registry: Registry;
   /** Simulated nodes; without any, pods and workloads are left alone (as in envtest). */
   nodes: SimulatedNodesOptions | undefined;
   /** The simulated containers the kubelet starts and stops (for logs, exec and attach). */
@@ -115,7 +113,9 @@ export function startBuiltinControllers(o: BuiltinControllersOptions): BuiltinCo
     handleSignals: false,
     gracefulShutdownTimeoutMs: 0,
   });
-  const loops = [ownLoop('garbage-collector', new GarbageCollector(client, o.registry, { log: o.log }))];
+  // The collector writes through the plain client: it reads only its own metadata caches.
+  manager.add(garbageCollector(client, { log: o.log }));
+  const loops: ReturnType<typeof ownLoop>[] = [];
   let kubelet: Kubelet | undefined;
   if ((o.nodes?.count ?? 1) > 0) {
     kubelet = new Kubelet(client, { ...o.nodes, log: o.log, ...(o.runtime && { runtime: o.runtime }) });

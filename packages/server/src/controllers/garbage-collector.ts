@@ -2,22 +2,21 @@
  * The garbage collector of kube-controller-manager: deletes objects whose owners are gone, and
  * carries out the `foregroundDeletion` and `orphan` finalizers the API server adds on delete.
  *
- * Written on `kubeloop/runtime` like any operator: one shared metadata-only informer per
- * resource, a deduplicating rate-limited {@link WorkQueue}, and a `reconcile(key)` per object.
+ * A runnable of the built-in controllers' `Manager`, written on `kubeloop` like any operator: it
+ * learns the resource types from the API's discovery (as Kubernetes' collector does), watches the
+ * metadata of each through the manager's shared cache, and reconciles one object per queue key.
  */
-import { setMaxListeners } from 'node:events';
-import type { Client, KubeObject, ResourceDescriptor } from 'kubeloop/client';
-import { isConflict, isNotFound } from 'kubeloop/client';
+import type { Client, DiscoveredResource, KubeObject, ResourceDescriptor } from 'kubeloop/client';
+import { CustomResourceDefinition, isConflict, isNotFound } from 'kubeloop/client';
 import {
   defaultControllerRateLimiter,
-  Informer,
+  type Informer,
+  type ManagerCache,
   type PartialObjectMetadata,
+  type Runnable,
   WorkQueue,
 } from 'kubeloop/runtime';
-import type { Registry } from '../registry/registry.js';
-import type { ResourceType } from '../registry/types.js';
 import type { ControllerLog } from './log.js';
-import { runWorker } from './worker.js';
 
 type OwnerReference = NonNullable<PartialObjectMetadata['metadata']['ownerReferences']>[number];
 
@@ -26,6 +25,11 @@ export interface GarbageCollectorOptions {
   log?: ControllerLog;
   /** Concurrent reconciles (default 4). */
   workers?: number;
+  /**
+   * How often the resource types are discovered again besides on CRD changes (default 30 s, as
+   * kube-controller-manager's collector), for kinds served otherwise (aggregated APIs).
+   */
+  resyncMs?: number;
 }
 
 const FOREGROUND = 'foregroundDeletion';
@@ -36,7 +40,7 @@ const ownerUids = (o: PartialObjectMetadata): string[] =>
 
 /** One watched resource: a group and resource at the version the collector reads it. */
 interface Watched {
-  type: ResourceType;
+  type: DiscoveredResource;
   descriptor: ResourceDescriptor;
   informer: Informer<PartialObjectMetadata>;
 }
@@ -48,13 +52,21 @@ interface Found {
 }
 
 /** Queue keys: `group|resource|namespace|name` (namespace empty for cluster-scoped objects). */
-const keyOf = (type: ResourceType, obj: PartialObjectMetadata): string =>
-  [type.group, type.resource, obj.metadata.namespace ?? '', obj.metadata.name ?? ''].join('|');
+const keyOf = (type: DiscoveredResource, obj: PartialObjectMetadata): string =>
+  [type.group, type.plural, obj.metadata.namespace ?? '', obj.metadata.name ?? ''].join('|');
 
 const groupOf = (apiVersion: string): string => {
   const slash = apiVersion.indexOf('/');
   return slash < 0 ? '' : apiVersion.slice(0, slash);
 };
+
+const descriptorOf = (t: DiscoveredResource): ResourceDescriptor => ({
+  group: t.group,
+  version: t.version,
+  kind: t.kind,
+  plural: t.plural,
+  namespaced: t.namespaced,
+});
 
 /**
  * The garbage collector (Kubernetes' `garbagecollector` controller):
@@ -67,95 +79,126 @@ const groupOf = (apiVersion: string): string => {
  *   dependents, then loses the finalizer.
  *
  * A namespaced owner only owns dependents of its own namespace; a cluster-scoped owner owns
- * dependents anywhere.
+ * dependents anywhere. It follows every resource discovery lists with the verbs list, watch and
+ * delete (the server's preferred version of each), discovered again whenever a
+ * CustomResourceDefinition changes and every {@link GarbageCollectorOptions.resyncMs}.
+ *
+ * Its writes go through `client`, a client whose writes the manager does not track: the collector
+ * reads only its own metadata caches, and deletes objects of kinds no controller may ever read.
  */
-export class GarbageCollector {
+export function garbageCollector(client: Client, options: GarbageCollectorOptions = {}): Runnable {
+  const gc = new GarbageCollector(client, options);
+  return {
+    name: 'garbage-collector',
+    needLeaderElection: false,
+    // Before the caches start, so that the manager's sync (and the control plane's readiness
+    // with controllers) covers every resource's informer.
+    prepare: ({ cache }) => gc.prepare(cache),
+    start: ({ signal }) => gc.run(signal),
+  };
+}
+
+/** The collector's state and reconcile; run by {@link garbageCollector}. */
+class GarbageCollector {
   private readonly queue = new WorkQueue<string>({
     name: 'garbage-collector',
     rateLimiter: defaultControllerRateLimiter({ baseDelayMs: 5, maxDelayMs: 10_000 }),
   });
   /** By `group|resource`. */
   private readonly watched = new Map<string, Watched>();
-  private readonly abort = new AbortController();
-  private unsubscribe: (() => void) | undefined;
-  private workers: Promise<void>[] = [];
   private readonly log: ControllerLog;
+  private cache: ManagerCache | undefined;
+  /** The discovery running now, and whether another must follow it (a change seen meanwhile). */
+  private discovering: Promise<void> | undefined;
+  private again = false;
+  private stopped = false;
 
   constructor(
     private readonly client: Client,
-    private readonly registry: Registry,
-    private readonly options: GarbageCollectorOptions = {},
+    private readonly options: GarbageCollectorOptions,
   ) {
     this.log = options.log ?? (() => undefined);
-    // One listener per informer, one informer per resource: dozens, by design.
-    setMaxListeners(0, this.abort.signal);
   }
 
-  /** Starts watching every resource (and every custom resource defined later) and reconciling. */
-  start(): void {
-    this.syncResources();
-    this.unsubscribe = this.registry.onChange(() => {
-      // Never let a failure here break whoever changed the registry (the CRD controller).
-      try {
-        this.syncResources();
-      } catch (err) {
-        this.log('error', 'garbage collector could not follow the resource table', { error: String(err) });
-      }
+  /** Discovers the resource types and asks the shared cache for their metadata informers. */
+  async prepare(cache: ManagerCache): Promise<void> {
+    this.cache = cache;
+    await this.syncResources();
+    // A CRD created, changed or deleted changes what is served: discover again. The server
+    // serves (or stops serving) a CRD's kinds before its watchers hear of the change.
+    cache.metadataInformer(CustomResourceDefinition).addEventHandler({
+      // The first list too: a CRD created since the discovery above is in it.
+      onAdd: () => this.rediscover(),
+      onUpdate: () => this.rediscover(),
+      onDelete: () => this.rediscover(),
     });
+  }
+
+  /** Reconciles until `signal` aborts. */
+  async run(signal: AbortSignal): Promise<void> {
     const n = this.options.workers ?? 4;
-    for (let i = 0; i < n; i++) this.workers.push(this.work());
-  }
-
-  /** Resolves when every informer has its first list (for tests). */
-  waitForSync(timeoutMs = 30_000): Promise<void> {
-    return Promise.all([...this.watched.values()].map((w) => w.informer.waitForSync({ timeoutMs }))).then(
-      () => undefined,
-    );
-  }
-
-  /** Stops reconciling and watching. */
-  async stop(): Promise<void> {
-    this.unsubscribe?.();
-    this.abort.abort();
+    const workers = Array.from({ length: n }, () => this.work(signal));
+    const resync = setInterval(() => this.rediscover(), this.options.resyncMs ?? 30_000);
+    resync.unref();
+    await new Promise<void>((resolve) => {
+      if (signal.aborted) resolve();
+      else signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+    this.stopped = true;
+    clearInterval(resync);
     await this.queue.shutdown();
-    await Promise.all(this.workers);
-    await Promise.all([...this.watched.values()].map((w) => w.informer.stop()));
+    await Promise.all(workers);
+    await this.discovering?.catch(() => undefined);
+  }
+
+  /** Discovers again (once more after the one running, when one runs). */
+  private rediscover(): void {
+    if (this.stopped) return;
+    if (this.discovering) {
+      this.again = true;
+      return;
+    }
+    this.discovering = (async () => {
+      do {
+        this.again = false;
+        try {
+          await this.syncResources();
+        } catch (err) {
+          this.log('error', 'garbage collector could not discover the resource types', {
+            error: String(err),
+          });
+        }
+      } while (this.again && !this.stopped);
+      this.discovering = undefined;
+    })();
   }
 
   /** Watches each listable, watchable, deletable resource once (Kubernetes' GC reads discovery the same way). */
-  private syncResources(): void {
-    const wanted = new Map<string, ResourceType>();
-    for (const type of this.registry.all()) {
-      if (!['list', 'watch', 'delete'].every((v) => (type.verbs as readonly string[]).includes(v))) continue;
-      // Custom resources are read at their storage version, served as long as the CRD is.
-      if (type.custom && type.custom.storageVersion !== type.version) continue;
-      const id = `${type.group}|${type.resource}`;
-      if (!wanted.has(id) || type.custom) wanted.set(id, type);
+  private async syncResources(): Promise<void> {
+    const cache = this.cache;
+    if (!cache) return;
+    const { resources, failed } = await this.client.discovery.preferredResources();
+    const wanted = new Map<string, DiscoveredResource>();
+    for (const type of resources) {
+      if (!['list', 'watch', 'delete'].every((v) => type.verbs.includes(v))) continue;
+      wanted.set(`${type.group}|${type.plural}`, type);
     }
-    // Resources gone or changed (a CRD deleted, or updated to another version or scope).
+    if (this.stopped) return;
+    // Resources gone or changed (a CRD deleted, or updated to another version or scope); a group
+    // whose discovery failed keeps what it had, as Kubernetes' collector does.
+    const failedGroups = new Set([...failed.keys()].map((gv) => (gv.includes('/') ? groupOf(gv) : '')));
     for (const [id, w] of this.watched) {
       const t = wanted.get(id);
+      if (!t && failedGroups.has(w.type.group)) continue;
       if (t && t.version === w.type.version && t.kind === w.type.kind && t.namespaced === w.type.namespaced)
         continue;
       this.watched.delete(id);
-      void w.informer.stop();
+      void cache.removeMetadataInformer(w.informer);
     }
     for (const [id, type] of wanted) {
       if (this.watched.has(id)) continue;
-      const descriptor: ResourceDescriptor = {
-        group: type.group,
-        version: type.version,
-        kind: type.kind,
-        plural: type.resource,
-        namespaced: type.namespaced,
-      };
-      const informer = Informer.metadata(this.client.api(descriptor, ''), {
-        indexers: { [OWNER_INDEX]: ownerUids },
-        onLifecycle: (e) => {
-          if (e.type === 'handlerError')
-            this.log('error', 'garbage collector handler failed', { resource: id, error: String(e.error) });
-        },
-      });
+      const descriptor = descriptorOf(type);
+      const informer = cache.metadataInformer(descriptor, { indexers: { [OWNER_INDEX]: ownerUids } });
       const w: Watched = { type, descriptor, informer };
       this.watched.set(id, w);
       informer.addEventHandler({
@@ -163,8 +206,6 @@ export class GarbageCollector {
         onUpdate: (_old, o) => this.observe(w, o),
         onDelete: (o) => this.enqueueDependents(o),
       });
-      // On the collector's own signal, whose listener limit is lifted: one informer per resource is dozens.
-      informer.start(this.abort.signal);
     }
   }
 
@@ -189,16 +230,24 @@ export class GarbageCollector {
     if (owner) this.queue.add(keyOf(owner.watched.type, owner.obj));
   }
 
-  private work(): Promise<void> {
-    return runWorker(
-      this.queue,
-      this.abort.signal,
-      async (k) => ((await this.reconcile(k)) ? 'retry' : undefined),
-      {
-        log: this.log,
-        message: 'garbage collection failed; retrying',
-      },
-    );
+  /** One worker: keys until the queue shuts down (controller-runtime's `processNextWorkItem`). */
+  private async work(signal: AbortSignal): Promise<void> {
+    for (;;) {
+      const key = await this.queue.get();
+      if (key === undefined) return;
+      try {
+        if (await this.reconcile(key)) this.queue.addRateLimited(key);
+        else this.queue.forget(key);
+      } catch (err) {
+        if (!signal.aborted) {
+          if (!isConflict(err))
+            this.log('warn', 'garbage collection failed; retrying', { key, error: String(err) });
+          this.queue.addRateLimited(key);
+        }
+      } finally {
+        this.queue.done(key);
+      }
+    }
   }
 
   /** One object: returns true to look again later (while waiting for dependents to go). */

@@ -164,6 +164,28 @@ export class InformerFactory {
     await Promise.all(this.informers.map((i) => i.stop()));
   }
 
+  /**
+   * Stops a shared informer and forgets it (controller-runtime's `RemoveInformer`): for a kind
+   * the server no longer serves (its CRD deleted or changed), so that it stops listing and
+   * watching; asking for the same collection later makes a new informer. Every user of the
+   * shared informer loses it: only remove informers no other controller reads.
+   *
+   * @example
+   * ```ts
+   * const widgets = informers.metadataInformer(Widget);
+   * // … the Widget CRD was deleted:
+   * await informers.remove(widgets);
+   * ```
+   */
+  async remove(informer: Informer<KubeObject> | Informer<PartialObjectMetadata>): Promise<void> {
+    for (const [key, entry] of this.entries) {
+      if (entry.informer !== (informer as unknown)) continue;
+      this.entries.delete(key);
+      await entry.informer.stop();
+      return;
+    }
+  }
+
   private get(descriptor: ResourceDescriptor, request: InformerRequest<KubeObject>, metadataOnly: boolean) {
     const namespace = request.namespace ?? '';
     const key = JSON.stringify([

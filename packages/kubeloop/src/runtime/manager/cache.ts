@@ -86,12 +86,34 @@ export class ManagerCache implements CacheReader {
    */
   metadataInformer(
     kind: ResourceDescriptor,
-    scope: { namespace?: string; labelSelector?: LabelSelectorInput } = {},
+    scope: {
+      namespace?: string;
+      labelSelector?: LabelSelectorInput;
+      /** Indexes the caller reads by (`store.byIndex`); added to the shared store when missing. */
+      indexers?: Record<string, IndexFunc<PartialObjectMetadata>>;
+    } = {},
   ): Informer<PartialObjectMetadata> {
     return this.informers.metadataInformer(kind, {
       namespace: scope.namespace ?? this.options.namespace,
       ...(scope.labelSelector !== undefined && { labelSelector: scope.labelSelector }),
+      ...(scope.indexers !== undefined && { indexers: scope.indexers }),
     });
+  }
+
+  /**
+   * Stops and forgets a shared metadata-only informer (controller-runtime's `RemoveInformer`),
+   * e.g. of a custom resource whose CRD was deleted: it stops listing and watching a kind the
+   * server no longer serves. Asking for it again later makes a new one.
+   *
+   * @example
+   * ```ts
+   * const widgets = cache.metadataInformer(Widget);
+   * // … the Widget CRD is gone:
+   * await cache.removeMetadataInformer(widgets);
+   * ```
+   */
+  removeMetadataInformer(informer: Informer<PartialObjectMetadata>): Promise<void> {
+    return this.informers.remove(informer);
   }
 
   /**

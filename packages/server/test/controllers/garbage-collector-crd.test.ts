@@ -1,0 +1,91 @@
+import { Client, ConfigMap, CustomResourceDefinition, isNotFound, Namespace } from 'kubeloop/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ControlPlane } from '../../src/index.js';
+import { startTestEnv } from '../../src/index.js';
+import { simpleCrd } from '../crd/support.js';
+import { eventually } from '../kubectl.js';
+
+/**
+ * The garbage collector learns kinds from discovery: custom resources defined after it started
+ * own dependents, and are forgotten with their CRD.
+ */
+let cp: ControlPlane;
+let client: Client;
+beforeAll(async () => {
+  cp = await startTestEnv();
+  client = new Client(cp.clientConfig);
+});
+afterAll(async () => {
+  await client.close();
+  await cp.stop();
+});
+
+const gone = async (get: () => Promise<unknown>) => {
+  try {
+    await get();
+    return false;
+  } catch (err) {
+    if (isNotFound(err)) return true;
+    throw err;
+  }
+};
+
+describe('garbage collector and custom resources', () => {
+  it('collects the dependents of a custom resource of a CRD created after it started', async () => {
+    const crd = simpleCrd('sprockets', 'Sprocket', 'gc.example.com');
+    await client.api(CustomResourceDefinition).create(crd);
+    const Sprocket = {
+      group: 'gc.example.com',
+      version: 'v1',
+      kind: 'Sprocket',
+      plural: 'sprockets',
+      namespaced: true,
+    };
+    await client.api(Namespace).create({ metadata: { name: 'gc-crd' } });
+    const sprockets = client.api(Sprocket, 'gc-crd');
+    const owner = await eventually(
+      () =>
+        sprockets
+          .create({ apiVersion: 'gc.example.com/v1', kind: 'Sprocket', metadata: { name: 'owner' } })
+          .catch(() => undefined),
+      10_000,
+      'the CRD served',
+    );
+    const cms = client.api(ConfigMap, 'gc-crd');
+    const ref = {
+      apiVersion: 'gc.example.com/v1',
+      kind: 'Sprocket',
+      name: 'owner',
+      uid: owner.metadata?.uid ?? '',
+    };
+    await cms.create({ metadata: { name: 'kept', ownerReferences: [ref] } });
+    await cms.create({ metadata: { name: 'collected', ownerReferences: [ref] } });
+    await sprockets.delete('owner');
+    await eventually(() => gone(() => cms.get('collected')), 10_000, 'the dependent collected');
+    expect(await gone(() => cms.get('kept'))).toBe(true);
+
+    // Once the CRD is gone its kind is unknown again: a dependent that names it is kept.
+    await client.api(CustomResourceDefinition).delete(crd.metadata.name);
+    await eventually(
+      () => gone(() => client.api(CustomResourceDefinition).get(crd.metadata.name)),
+      10_000,
+      'the CRD deleted',
+    );
+    await cms.create({
+      metadata: { name: 'unknown-owner', ownerReferences: [{ ...ref, uid: 'no-such-uid' }] },
+    });
+    const sentinel = await cms.create({ metadata: { name: 'sentinel-owner' } });
+    await cms.create({
+      metadata: {
+        name: 'sentinel',
+        ownerReferences: [
+          { apiVersion: 'v1', kind: 'ConfigMap', name: 'sentinel-owner', uid: sentinel.metadata?.uid ?? '' },
+        ],
+      },
+    });
+    await cms.delete('sentinel-owner');
+    // The collector has handled what came after the unknown-owner dependent.
+    await eventually(() => gone(() => cms.get('sentinel')), 10_000, 'the sentinel collected');
+    expect((await cms.get('unknown-owner')).metadata?.name).toBe('unknown-owner');
+  });
+});

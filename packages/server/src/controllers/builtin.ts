@@ -3,7 +3,7 @@ import { type Clock, Manager, type Runnable } from 'kubeloop/runtime';
 import { type Logger, pino } from 'pino';
 import type { SimulatedRuntime } from '../kubelet/runtime.js';
 import { appsControllers } from './apps.js';
-import { EndpointsController } from './endpoints.js';
+import { endpointsController } from './endpoints.js';
 import { garbageCollector } from './garbage-collector.js';
 import type { SignFn } from './kcm/certificates.js';
 import { kubeControllerManager } from './kcm/index.js';
@@ -119,14 +119,11 @@ export function startBuiltinControllers(o: BuiltinControllersOptions): BuiltinCo
   let kubelet: Kubelet | undefined;
   if ((o.nodes?.count ?? 1) > 0) {
     kubelet = new Kubelet(client, { ...o.nodes, log: o.log, ...(o.runtime && { runtime: o.runtime }) });
-    loops.push(
-      ownLoop('kubelet', kubelet),
-      ownLoop('scheduler', new Scheduler(client, { log: o.log })),
-      ownLoop('endpoints', new EndpointsController(client, { log: o.log })),
-    );
+    loops.push(ownLoop('kubelet', kubelet), ownLoop('scheduler', new Scheduler(client, { log: o.log })));
     for (const c of appsControllers(client, { log: o.log })) manager.add(c);
     for (const c of workloadControllers(client, { log: o.log })) manager.add(c);
     for (const c of kubeControllerManager(client, { logger, clock: o.clock, sign: o.sign })) manager.add(c);
+    manager.add(endpointsController());
   }
   for (const loop of loops) manager.add(loop);
   const running = manager.start();

@@ -4,23 +4,22 @@
  * ones in `addresses`, others in `notReadyAddresses` — with the Service's ports resolved against
  * each pod; and `discovery.k8s.io/v1` EndpointSlices (`<service>-xxxxx`, labelled
  * `kubernetes.io/service-name`) with one endpoint per pod and its ready / serving / terminating
- * conditions. Both share one set of informers.
+ * conditions. Both are written by one controller of Services on the manager's shared cache.
  */
-import { setMaxListeners } from 'node:events';
+import { labelSelectorFromSet } from 'kubeloop/api';
 import type { Client, KubeObject, ResourceDescriptor } from 'kubeloop/client';
 import { Endpoints, isAlreadyExists, isConflict, isNotFound, Node, Pod, Service } from 'kubeloop/client';
 import {
+  type CacheReader,
+  type ControllerDefinition,
+  controller,
   defaultControllerRateLimiter,
-  Informer,
-  NAMESPACE_INDEX,
-  objectKey,
   type PartialObjectMetadata,
+  type ReconcileContext,
   splitKey,
-  WorkQueue,
 } from 'kubeloop/runtime';
 import { controllerRefTo } from './claim.js';
-import type { ControllerLog } from './log.js';
-import { runWorker } from './worker.js';
+import { NamespaceIndex } from './kcm/namespace-index.js';
 
 type Subset = NonNullable<Endpoints['subsets']>[number];
 type Address = NonNullable<Subset['addresses']>[number];
@@ -238,243 +237,214 @@ export function endpointSubsets(service: Service, pods: readonly Pod[]): Subset[
 const zoneOfNode = (n: PartialObjectMetadata): string | undefined =>
   n.metadata.labels?.['topology.kubernetes.io/zone'];
 
-/** The Endpoints controller: informers on Services and pods, a queue of Services. */
-export class EndpointsController {
-  private readonly services: Informer<Service>;
-  private readonly pods: Informer<Pod>;
-  private readonly endpoints: Informer<Endpoints>;
-  private readonly slices: Informer<EndpointSlice>;
-  /** Nodes' metadata: the zone of each endpoint (`topology.kubernetes.io/zone`). */
-  private readonly nodes: Informer<PartialObjectMetadata>;
-  private readonly queue = new WorkQueue<string>({
-    name: 'endpoints',
-    rateLimiter: defaultControllerRateLimiter({ baseDelayMs: 5, maxDelayMs: 10_000 }),
-  });
-  private readonly abort = new AbortController();
-  private workers: Promise<void>[] = [];
-  private readonly log: ControllerLog;
+/** A failure the next attempt resolves (a write raced another): retried without a log line. */
+const quiet = (err: unknown) => isConflict(err) || isAlreadyExists(err);
 
-  constructor(
-    private readonly client: Client,
-    options: { log?: ControllerLog } = {},
-  ) {
-    this.log = options.log ?? (() => undefined);
-    setMaxListeners(0, this.abort.signal);
-    this.services = new Informer(client.api(Service, ''), {});
-    this.pods = new Informer(client.api(Pod, ''), {});
-    this.endpoints = new Informer(client.api(Endpoints, ''), {});
-    this.slices = new Informer(client.api(EndpointSliceKind, ''), {
-      labelSelector: { [MANAGED_BY_LABEL]: SLICE_CONTROLLER },
-    });
-    this.services.addEventHandler({
-      onAdd: (s) => this.queue.add(objectKey(s)),
-      onUpdate: (_o, s) => this.queue.add(objectKey(s)),
-      onDelete: (s) => this.queue.add(objectKey(s)),
-    });
-    // A pod change concerns the Services that select it before or after the change.
-    const forPod = (...pods: Pod[]) => {
-      for (const svc of this.services.store.list()) {
-        const selector = svc.spec?.selector;
-        if (!selector) continue;
-        if (
-          pods.some(
-            (p) => p.metadata?.namespace === svc.metadata?.namespace && selects(selector, p.metadata?.labels),
-          )
-        )
-          this.queue.add(objectKey(svc));
-      }
-    };
-    this.pods.addEventHandler({
-      onAdd: (p) => forPod(p),
-      onUpdate: (o, p) => forPod(o, p),
-      onDelete: (p) => forPod(p),
-    });
-    // Someone else changed or deleted an Endpoints object: put it back as it should be.
-    this.endpoints.addEventHandler({
-      onUpdate: (_o, e) => this.queue.add(objectKey(e)),
-      onDelete: (e) => this.queue.add(objectKey(e)),
-    });
-    const forSlice = (es: EndpointSlice) => {
-      const service = es.metadata?.labels?.[SERVICE_NAME_LABEL];
-      if (service) this.queue.add(`${es.metadata?.namespace ?? ''}/${service}`);
-    };
-    this.slices.addEventHandler({ onUpdate: (_o, es) => forSlice(es), onDelete: forSlice });
-    this.nodes = Informer.metadata(client.api(Node, ''));
-    // A node's zone is in the slices of every Service with a pod there: those are looked at again.
-    const zoneChanged = (node: string) => {
-      const namespaces = new Set(
-        this.pods.store
-          .list()
-          .filter((p) => p.spec?.nodeName === node)
-          .map((p) => p.metadata?.namespace ?? ''),
-      );
-      for (const svc of this.services.store.list())
-        if (namespaces.has(svc.metadata?.namespace ?? '')) this.queue.add(objectKey(svc));
-    };
-    this.nodes.addEventHandler({
-      onAdd: (n, initial) => {
-        if (!initial) zoneChanged(n.metadata.name ?? '');
-      },
-      onUpdate: (o, n) => {
-        if (zoneOfNode(o) !== zoneOfNode(n)) zoneChanged(n.metadata.name ?? '');
-      },
-      onDelete: (n) => zoneChanged(n.metadata.name ?? ''),
-    });
-  }
-
-  start(): void {
-    for (const informer of this.informers()) informer.start(this.abort.signal);
-    for (let i = 0; i < 2; i++) this.workers.push(this.work());
-  }
-
-  /** Resolves once the controller's caches hold their first lists (the test environment waits for it). */
-  async waitForSync(): Promise<void> {
-    await Promise.all(this.informers().map((informer) => informer.waitForSync()));
-  }
-
-  async stop(): Promise<void> {
-    this.abort.abort();
-    await this.queue.shutdown();
-    await Promise.all(this.workers);
-    await Promise.all(this.informers().map((informer) => informer.stop()));
-  }
-
-  /** Every informer of the controller. */
-  private informers(): Informer<KubeObject>[] {
-    return [this.services, this.pods, this.endpoints, this.slices, this.nodes];
-  }
-
-  private work(): Promise<void> {
-    return runWorker(this.queue, this.abort.signal, (k) => this.reconcile(k), {
-      log: this.log,
-      message: 'endpoints sync failed; retrying',
-      quiet: (err) => isConflict(err) || isAlreadyExists(err),
-    });
-  }
-
-  /** One Service: writes its Endpoints, or deletes them once the Service is gone. */
-  async reconcile(key: string): Promise<void> {
-    if (
-      !this.services.hasSynced ||
-      !this.pods.hasSynced ||
-      !this.endpoints.hasSynced ||
-      !this.slices.hasSynced
-    )
-      await Promise.all([
-        this.services.waitForSync(),
-        this.pods.waitForSync(),
-        this.endpoints.waitForSync(),
-        this.slices.waitForSync(),
-      ]);
-    const { namespace = '', name } = splitKey(key);
-    const api = this.client.api(Endpoints, namespace);
-    const svc = this.services.store.get(name, namespace);
-    const current = this.endpoints.store.get(name, namespace);
-    if (!svc) {
+/**
+ * The Endpoints controller, as a kubeloop controller of Services on the manager's shared cache:
+ * a Service is reconciled when it changes, when a pod it selects (before or after the change)
+ * changes, when someone else changes or deletes its Endpoints or EndpointSlices (they are put
+ * back as they should be), and when the zone label of a node its pods run on changes (nodes
+ * are watched through their metadata only).
+ */
+export function endpointsController(): ControllerDefinition<Service> {
+  /** Each Service's selector, as its last reconcile saw it: the pods a pod event concerns. */
+  const selectors = new NamespaceIndex();
+  /** Node name → the Services (`namespace/name`) with an endpoint on it, for zone changes. */
+  const onNode = new Map<string, Set<string>>();
+  /** Service key → the nodes of its endpoints, to update {@link onNode}. */
+  const nodesOf = new Map<string, Set<string>>();
+  const setNodes = (key: string, nodes: Set<string>) => {
+    for (const n of nodesOf.get(key) ?? []) {
+      if (nodes.has(n)) continue;
+      const services = onNode.get(n);
+      services?.delete(key);
+      if (services?.size === 0) onNode.delete(n);
+    }
+    for (const n of nodes) onNode.set(n, (onNode.get(n) ?? new Set()).add(key));
+    if (nodes.size > 0) nodesOf.set(key, nodes);
+    else nodesOf.delete(key);
+  };
+  const forget = (namespace: string, name: string) => {
+    selectors.forget(namespace, name);
+    setNodes(`${namespace}/${name}`, new Set());
+  };
+  const noCreate = { create: () => false };
+  return (
+    controller(Service)
+      .named('endpoints')
+      // A pod change concerns the Services that select it before or after the change.
+      .watches(Pod, (p) => selectors.matching(p))
+      // Someone else changed or deleted an Endpoints object (or a slice): put it back.
+      .watches(Endpoints, (e) => [{ namespace: e.metadata?.namespace ?? '', name: e.metadata?.name ?? '' }], {
+        predicates: [noCreate],
+      })
+      .watches(
+        EndpointSliceKind,
+        (es) => {
+          const service = es.metadata?.labels?.[SERVICE_NAME_LABEL];
+          return service && es.metadata?.labels?.[MANAGED_BY_LABEL] === SLICE_CONTROLLER
+            ? [{ namespace: es.metadata?.namespace ?? '', name: service }]
+            : [];
+        },
+        { predicates: [noCreate] },
+      )
+      // A node's zone is in the slices of every Service with a pod there: those are looked at again.
+      .watchesMetadata(
+        Node,
+        (n) =>
+          [...(onNode.get(n.metadata.name ?? '') ?? [])].map((key) => {
+            const { namespace = '', name } = splitKey(key);
+            return { namespace, name };
+          }),
+        { predicates: [{ update: (o, n) => zoneOfNode(o) !== zoneOfNode(n) }] },
+      )
+      .withOptions({
+        maxConcurrentReconciles: 2,
+        rateLimiter: defaultControllerRateLimiter({ baseDelayMs: 5, maxDelayMs: 10_000 }),
+      })
       // Services without a selector own no Endpoints, but once the Service is gone its Endpoints go too.
-      if (current) {
+      .onGone(async ({ namespace, name }, { client, cache }) => {
+        forget(namespace, name);
+        const current = await cache.get(Endpoints, name, namespace);
+        if (!current) return;
         try {
-          await api.delete(name, { preconditions: { uid: current.metadata?.uid ?? '' } });
+          await client
+            .api(Endpoints, namespace)
+            .delete(name, { preconditions: { uid: current.metadata?.uid ?? '' } });
         } catch (err) {
           if (!isNotFound(err) && !isConflict(err)) throw err;
         }
-      }
-      return;
-    }
-    const selector = svc.spec?.selector;
-    // Without a selector the user manages the Endpoints; ExternalName Services have none.
-    if (!selector || svc.spec?.type === 'ExternalName') return;
-    const pods = this.pods.store
-      .list()
-      .filter((p) => p.metadata?.namespace === namespace && selects(selector, p.metadata?.labels));
-    await this.syncSlices(svc, pods);
-    const subsets = endpointSubsets(svc, pods);
-    const labels: Record<string, string> = { ...svc.metadata?.labels };
-    if (svc.spec?.clusterIP === 'None') labels['service.kubernetes.io/headless'] = '';
-    else delete labels['service.kubernetes.io/headless'];
+      })
+      .reconcile(async (svc, ctx) => {
+        try {
+          await reconcileService(svc, ctx, selectors, setNodes);
+        } catch (err) {
+          if (quiet(err)) return { requeue: true };
+          throw err;
+        }
+        return undefined;
+      })
+  );
+}
 
-    if (
-      current &&
-      JSON.stringify(current.subsets ?? []) === JSON.stringify(subsets) &&
-      JSON.stringify(current.metadata?.labels ?? {}) === JSON.stringify(labels)
-    )
-      return;
-    const body: Endpoints = {
-      metadata: {
-        name,
-        namespace,
-        ...(Object.keys(labels).length > 0 && { labels }),
-        ...(current?.metadata?.annotations && { annotations: current.metadata.annotations }),
-        ...(current?.metadata?.resourceVersion && { resourceVersion: current.metadata.resourceVersion }),
-      },
-      ...(subsets.length > 0 && { subsets }),
-    };
-    if (current) await api.update(body);
-    else await api.create(body);
+/** One Service: writes its EndpointSlices and Endpoints. */
+async function reconcileService(
+  svc: Service,
+  { client, cache }: ReconcileContext,
+  selectors: NamespaceIndex,
+  setNodes: (key: string, nodes: Set<string>) => void,
+): Promise<void> {
+  const namespace = svc.metadata?.namespace ?? '';
+  const name = svc.metadata?.name ?? '';
+  const selector = svc.spec?.selector;
+  // Without a selector the user manages the Endpoints; ExternalName Services have none.
+  if (!selector || svc.spec?.type === 'ExternalName') {
+    selectors.forget(namespace, name);
+    setNodes(`${namespace}/${name}`, new Set());
+    return;
   }
+  // Recorded before the pods are read: a pod that changes from now on maps to this Service.
+  selectors.set(namespace, name, labelSelectorFromSet(selector));
+  const pods = (await cache.list(Pod, { namespace })).filter((p) => selects(selector, p.metadata?.labels));
+  const nodes = new Set(pods.flatMap((p) => (p.spec?.nodeName ? [p.spec.nodeName] : [])));
+  setNodes(`${namespace}/${name}`, nodes);
+  const zones = new Map<string, string | undefined>();
+  for (const node of nodes) {
+    const n = await cache.getMetadata(Node, node);
+    zones.set(node, n ? zoneOfNode(n) : undefined);
+  }
+  await syncSlices(client, cache, svc, pods, (node) => zones.get(node));
+  const api = client.api(Endpoints, namespace);
+  const current = await cache.get(Endpoints, name, namespace);
+  const subsets = endpointSubsets(svc, pods);
+  const labels: Record<string, string> = { ...svc.metadata?.labels };
+  if (svc.spec?.clusterIP === 'None') labels['service.kubernetes.io/headless'] = '';
+  else delete labels['service.kubernetes.io/headless'];
 
-  /**
-   * Brings a Service's EndpointSlices to {@link sliceContents}: existing slices of the same ports
-   * are reused (fewest writes), missing ones created, surplus ones deleted.
-   */
-  private async syncSlices(svc: Service, pods: readonly Pod[]): Promise<void> {
-    const namespace = svc.metadata?.namespace ?? '';
-    const name = svc.metadata?.name ?? '';
-    const api = this.client.api(EndpointSliceKind, namespace);
-    const labels = sliceLabels(svc);
-    const existing = this.slices.store
-      .byIndex(NAMESPACE_INDEX, namespace)
-      .filter((es) => es.metadata?.labels?.[SERVICE_NAME_LABEL] === name)
-      .sort((a, b) => (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''));
-    const unused = new Set(existing);
-    const ownerReferences = [controllerRefTo(svc, 'Service', 'v1')];
-    const writes: Promise<unknown>[] = [];
-    const zoneOf = (node: string) => {
-      const n = this.nodes.store.get(node);
-      return n ? zoneOfNode(n) : undefined;
-    };
-    for (const want of sliceContents(svc, pods, zoneOf)) {
-      const key = JSON.stringify(want.ports);
-      const same = [...unused].find((es) => JSON.stringify(es.ports ?? []) === key);
-      if (same) {
-        unused.delete(same);
-        if (
-          JSON.stringify(same.endpoints ?? []) === JSON.stringify(want.endpoints) &&
-          JSON.stringify(same.metadata?.labels ?? {}) === JSON.stringify(labels)
-        )
-          continue;
-        writes.push(
-          api.update({
-            ...same,
-            metadata: { ...same.metadata, labels, ownerReferences },
-            addressType: same.addressType,
-            ports: want.ports,
-            endpoints: want.endpoints,
-          }),
-        );
+  if (
+    current &&
+    JSON.stringify(current.subsets ?? []) === JSON.stringify(subsets) &&
+    JSON.stringify(current.metadata?.labels ?? {}) === JSON.stringify(labels)
+  )
+    return;
+  const body: Endpoints = {
+    metadata: {
+      name,
+      namespace,
+      ...(Object.keys(labels).length > 0 && { labels }),
+      ...(current?.metadata?.annotations && { annotations: current.metadata.annotations }),
+      ...(current?.metadata?.resourceVersion && { resourceVersion: current.metadata.resourceVersion }),
+    },
+    ...(subsets.length > 0 && { subsets }),
+  };
+  if (current) await api.update(body);
+  else await api.create(body);
+}
+
+/**
+ * Brings a Service's EndpointSlices to {@link sliceContents}: existing slices of the same ports
+ * are reused (fewest writes), missing ones created, surplus ones deleted.
+ */
+async function syncSlices(
+  client: Client,
+  cache: CacheReader,
+  svc: Service,
+  pods: readonly Pod[],
+  zoneOf: (node: string) => string | undefined,
+): Promise<void> {
+  const namespace = svc.metadata?.namespace ?? '';
+  const name = svc.metadata?.name ?? '';
+  const api = client.api(EndpointSliceKind, namespace);
+  const labels = sliceLabels(svc);
+  const existing = (
+    await cache.list(EndpointSliceKind, {
+      namespace,
+      labelSelector: { [SERVICE_NAME_LABEL]: name, [MANAGED_BY_LABEL]: SLICE_CONTROLLER },
+    })
+  ).sort((a, b) => (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''));
+  const unused = new Set(existing);
+  const ownerReferences = [controllerRefTo(svc, 'Service', 'v1')];
+  const writes: Promise<unknown>[] = [];
+  for (const want of sliceContents(svc, pods, zoneOf)) {
+    const key = JSON.stringify(want.ports);
+    const same = [...unused].find((es) => JSON.stringify(es.ports ?? []) === key);
+    if (same) {
+      unused.delete(same);
+      if (
+        JSON.stringify(same.endpoints ?? []) === JSON.stringify(want.endpoints) &&
+        JSON.stringify(same.metadata?.labels ?? {}) === JSON.stringify(labels)
+      )
         continue;
-      }
       writes.push(
-        api.create({
-          apiVersion: 'discovery.k8s.io/v1',
-          kind: 'EndpointSlice',
-          metadata: { generateName: `${name}-`, labels, ownerReferences },
-          addressType: svc.spec?.ipFamilies?.[0] ?? 'IPv4',
+        api.update({
+          ...same,
+          metadata: { ...same.metadata, labels, ownerReferences },
+          addressType: same.addressType,
           ports: want.ports,
           endpoints: want.endpoints,
         }),
       );
+      continue;
     }
-    for (const es of unused)
-      writes.push(
-        api
-          .delete(es.metadata?.name ?? '', { preconditions: { uid: es.metadata?.uid ?? '' } })
-          .catch((err) => {
-            if (!isNotFound(err) && !isConflict(err)) throw err;
-          }),
-      );
-    const results = await Promise.allSettled(writes);
-    const failure = results.find((r) => r.status === 'rejected');
-    if (failure) throw (failure as PromiseRejectedResult).reason;
+    writes.push(
+      api.create({
+        apiVersion: 'discovery.k8s.io/v1',
+        kind: 'EndpointSlice',
+        metadata: { generateName: `${name}-`, labels, ownerReferences },
+        addressType: svc.spec?.ipFamilies?.[0] ?? 'IPv4',
+        ports: want.ports,
+        endpoints: want.endpoints,
+      }),
+    );
   }
+  for (const es of unused)
+    writes.push(
+      api.delete(es.metadata?.name ?? '', { preconditions: { uid: es.metadata?.uid ?? '' } }).catch((err) => {
+        if (!isNotFound(err) && !isConflict(err)) throw err;
+      }),
+    );
+  const results = await Promise.allSettled(writes);
+  const failure = results.find((r) => r.status === 'rejected');
+  if (failure) throw (failure as PromiseRejectedResult).reason;
 }

@@ -7,6 +7,7 @@ import type { LabelSelectorInput } from '../../client/options.js';
 import type { KubeObject } from '../../client/types.js';
 import type { ControllerPermissions, PolicyRule } from '../../manifests/rbac.js';
 import type { IndexFunc } from '../cache/store.js';
+import type { PartialObjectMetadata } from '../cache/transform.js';
 import type { Clock } from '../clock.js';
 import type { RateLimiter } from '../workqueue/rate-limiter.js';
 import type { Predicate } from './predicates.js';
@@ -34,6 +35,8 @@ export interface WatchSpec {
   readonly map?: MapFn<KubeObject>;
   readonly predicates: readonly Predicate[];
   readonly labelSelector?: LabelSelectorInput;
+  /** Watched through the shared metadata-only informer of the kind (`watchesMetadata`). */
+  readonly metadataOnly?: boolean;
 }
 
 /**
@@ -155,6 +158,40 @@ export class ControllerBuilder<T extends KubeObject> {
       relation: 'watches',
       map: map as MapFn<KubeObject>,
       predicates: (options.predicates ?? []) as Predicate[],
+      ...(options.labelSelector !== undefined && { labelSelector: options.labelSelector }),
+    };
+    return this.with({ watches: [...this.state.watches, spec] });
+  }
+
+  /**
+   * Another kind watched through its shared metadata-only informer (controller-runtime's
+   * `WatchesMetadata`): the map function sees `PartialObjectMetadata` (names, labels,
+   * annotations, owners), and the cache holds no more than that of each object — for kinds the
+   * controller only needs the labels of, such as a Node's zone. Read them in the reconcile with
+   * `cache.getMetadata`.
+   *
+   * @example
+   * ```ts
+   * controller(Service)
+   *   .watchesMetadata(Node, (n) => servicesWithPodsOn(n.metadata.name), {
+   *     predicates: [{ update: (o, n) => o.metadata.labels?.[ZONE] !== n.metadata.labels?.[ZONE] }],
+   *   })
+   *   .reconcile(async (svc, { cache }) => {
+   *     const node = await cache.getMetadata(Node, 'node-1');
+   *   });
+   * ```
+   */
+  watchesMetadata(
+    kind: ResourceDescriptor,
+    map: MapFn<PartialObjectMetadata>,
+    options: { predicates?: Predicate<PartialObjectMetadata>[]; labelSelector?: LabelSelectorInput } = {},
+  ): ControllerBuilder<T> {
+    const spec: WatchSpec = {
+      kind,
+      relation: 'watches',
+      map: map as unknown as MapFn<KubeObject>,
+      predicates: (options.predicates ?? []) as unknown as Predicate[],
+      metadataOnly: true,
       ...(options.labelSelector !== undefined && { labelSelector: options.labelSelector }),
     };
     return this.with({ watches: [...this.state.watches, spec] });

@@ -76,13 +76,16 @@ export class Controller<T extends KubeObject = KubeObject> {
       namespace: d.namespace,
       ...(d.labelSelector !== undefined && { labelSelector: d.labelSelector }),
     });
-    this.secondary = d.watches.map((spec) => ({
-      spec,
-      informer: this.deps.cache.informer(spec.kind, {
+    this.secondary = d.watches.map((spec) => {
+      const scope = {
         namespace: d.namespace,
         ...(spec.labelSelector !== undefined && { labelSelector: spec.labelSelector }),
-      }),
-    }));
+      };
+      const informer = spec.metadataOnly
+        ? (this.deps.cache.metadataInformer(spec.kind, scope) as unknown as Informer<KubeObject>)
+        : this.deps.cache.informer(spec.kind, scope);
+      return { spec, informer };
+    });
   }
 
   /** Starts the workers and the event handlers (the cache is already synced). */

@@ -6,6 +6,7 @@ import type { Client } from '../../client/client.js';
 import type { ResourceDescriptor } from '../../client/descriptor.js';
 import type { FieldSelectorInput, LabelSelectorInput } from '../../client/options.js';
 import type { KubeObject } from '../../client/types.js';
+import type { PartialObjectMetadata } from '../cache/transform.js';
 
 /**
  * Which object to reconcile: its namespace (`''` for cluster-scoped kinds) and name.
@@ -58,6 +59,16 @@ export interface CacheReader {
     kind: ResourceDescriptor<T>,
     options?: { namespace?: string; labelSelector?: LabelSelectorInput; fieldSelector?: FieldSelectorInput },
   ): Promise<T[]>;
+  /**
+   * The metadata of one object (`PartialObjectMetadata`), from the shared metadata-only informer
+   * of its kind (the one `watchesMetadata` uses), or `undefined` when it does not exist. These
+   * reads do not wait for the manager's own writes: read what the controller writes with `get`.
+   */
+  getMetadata(
+    kind: ResourceDescriptor,
+    name: string,
+    namespace?: string,
+  ): Promise<PartialObjectMetadata | undefined>;
 }
 
 /**

@@ -26,6 +26,11 @@ export class ManagerCache implements CacheReader {
   private readonly watched = new WeakSet<object>();
   /** Unfiltered informers by kind, so reads use the informer whose events triggered them. */
   private readonly byKind = new Map<string, { namespace: string; informer: Informer<KubeObject> }[]>();
+  /** Unfiltered metadata-only informers by kind, for `getMetadata`. */
+  private readonly metadataByKind = new Map<
+    string,
+    { namespace: string; informer: Informer<PartialObjectMetadata> }[]
+  >();
   /** Field indexes by kind, added to every unfiltered informer of the kind. */
   private readonly fieldIndexes = new Map<string, Map<string, IndexFunc<KubeObject>>>();
 
@@ -93,11 +98,19 @@ export class ManagerCache implements CacheReader {
       indexers?: Record<string, IndexFunc<PartialObjectMetadata>>;
     } = {},
   ): Informer<PartialObjectMetadata> {
-    return this.informers.metadataInformer(kind, {
-      namespace: scope.namespace ?? this.options.namespace,
+    const namespace = scope.namespace ?? this.options.namespace;
+    const informer = this.informers.metadataInformer(kind, {
+      namespace,
       ...(scope.labelSelector !== undefined && { labelSelector: scope.labelSelector }),
       ...(scope.indexers !== undefined && { indexers: scope.indexers }),
     });
+    if (scope.labelSelector === undefined) {
+      const k = `${kind.group}/${kind.kind}`;
+      const list = this.metadataByKind.get(k) ?? [];
+      if (!list.some((e) => e.informer === informer)) list.push({ namespace, informer });
+      this.metadataByKind.set(k, list);
+    }
+    return informer;
   }
 
   /**
@@ -113,6 +126,11 @@ export class ManagerCache implements CacheReader {
    * ```
    */
   removeMetadataInformer(informer: Informer<PartialObjectMetadata>): Promise<void> {
+    for (const [k, list] of this.metadataByKind) {
+      const rest = list.filter((e) => e.informer !== informer);
+      if (rest.length > 0) this.metadataByKind.set(k, rest);
+      else this.metadataByKind.delete(k);
+    }
     return this.informers.remove(informer);
   }
 
@@ -205,6 +223,21 @@ export class ManagerCache implements CacheReader {
     const out = listed.filter((o) => !fromServer.has(objectKey(o)));
     for (const obj of fromServer.values()) if (obj && informer.store.matches(obj, filter)) out.push(obj);
     return out;
+  }
+
+  async getMetadata(
+    kind: ResourceDescriptor,
+    name: string,
+    namespace = '',
+  ): Promise<PartialObjectMetadata | undefined> {
+    // The metadata informer of that namespace, else one of all namespaces, else a new one.
+    const list = this.metadataByKind.get(`${kind.group}/${kind.kind}`) ?? [];
+    const informer =
+      (namespace !== '' ? list.find((e) => e.namespace === namespace) : undefined)?.informer ??
+      list.find((e) => e.namespace === '')?.informer ??
+      this.metadataInformer(kind);
+    await informer.waitForSync();
+    return informer.store.get(name, namespace);
   }
 
   /**

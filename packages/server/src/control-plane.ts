@@ -20,7 +20,6 @@ import { ServiceAccountTokens, serviceAccountUser } from './auth/service-account
 import { authenticateClientCertificate } from './auth/x509.js';
 import type { BuiltinControllers } from './controllers/builtin.js';
 import type { Kubelet, SimulatedNodesOptions } from './controllers/kubelet.js';
-import { NamespaceController } from './controllers/namespace.js';
 import { Discovery } from './discovery/discovery.js';
 import { ApiServer, type UserInfo } from './http/api-server.js';
 import { bearerToken } from './http/bearer.js';
@@ -35,6 +34,7 @@ import { metricsKinds } from './metrics/metrics-api.js';
 import { createOpenApiEndpoints } from './openapi-endpoints.js';
 import { serviceAllocator } from './registry/allocators.js';
 import { ensureSystemPriorityClasses, syncLocalAPIServices } from './registry/cluster-objects.js';
+import { NamespaceController } from './registry/namespace-controller.js';
 import { Registry } from './registry/registry.js';
 import { RestStorage } from './registry/rest.js';
 import { Compactor, DEFAULT_COMPACTION_INTERVAL_MS } from './storage/compactor.js';

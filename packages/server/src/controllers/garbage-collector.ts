@@ -123,7 +123,10 @@ class GarbageCollector {
   /** Discovers the resource types and asks the shared cache for their metadata informers. */
   async prepare(cache: ManagerCache): Promise<void> {
     this.cache = cache;
-    await this.syncResources();
+    // A failed discovery does not stop the other controllers: the next CRD change or resync retries.
+    await this.syncResources().catch((err: unknown) =>
+      this.log('error', 'garbage collector could not discover the resource types', { error: String(err) }),
+    );
     // A CRD created, changed or deleted changes what is served: discover again. The server
     // serves (or stops serving) a CRD's kinds before its watchers hear of the change.
     cache.metadataInformer(CustomResourceDefinition).addEventHandler({

@@ -1,9 +1,9 @@
 import { ApiError } from 'kubeloop/api';
-import type { RestStorage } from '../registry/rest.js';
-import type { ResourceType } from '../registry/types.js';
 import { collectionPrefix } from '../storage/store.js';
 import type { StoreEvent } from '../storage/types.js';
 import { clone, isObject, type Obj } from '../util/object.js';
+import type { RestStorage } from './rest.js';
+import type { ResourceType } from './types.js';
 
 export interface NamespaceControllerOptions {
   /** PEM of the cluster CA, published in every namespace as ConfigMap `kube-root-ca.crt`. */
@@ -17,8 +17,12 @@ export interface NamespaceControllerOptions {
  * away), the service-account controller (a `default` ServiceAccount in every namespace) and the
  * root-CA publisher (`kube-root-ca.crt`).
  *
- * These will move onto `kubeloop/runtime` informers once the SDK has them; they only use the
- * registry's public REST semantics, exactly as an external controller would.
+ * They run inside the API server on its storage, in every mode (also a bare server without the
+ * built-in controllers), like the apiextensions controllers: the `default` ServiceAccount and
+ * `kube-root-ca.crt` exist as soon as the namespace does, which clients and tests rely on.
+ * Moving the lifecycle part onto the controllers' `Manager` (discovery and deletecollection
+ * through the API, as kube's `namespace/deletion`) needs the `namespaces/finalize` subresource
+ * served first.
  */
 const RETRY_BASE_MS = 5;
 const RETRY_MAX_MS = 1000;

@@ -114,7 +114,8 @@ export function startBuiltinControllers(o: BuiltinControllersOptions): BuiltinCo
     gracefulShutdownTimeoutMs: 0,
   });
   // The collector writes through the plain client: it reads only its own metadata caches.
-  manager.add(garbageCollector(client, { log: o.log }));
+  const gc = garbageCollector(client, { log: o.log });
+  manager.add(gc);
   const loops: ReturnType<typeof ownLoop>[] = [];
   let kubelet: Kubelet | undefined;
   if ((o.nodes?.count ?? 1) > 0) {
@@ -137,6 +138,7 @@ export function startBuiltinControllers(o: BuiltinControllersOptions): BuiltinCo
     async stop() {
       // All at once: each stop aborts its work before its first await, so none of them starts a
       // request (a new connection) that the stopping server would refuse and report as an error.
+      gc.stop();
       await Promise.all([manager.stop(), ...loops.map((l) => l.stop())]);
       await running.catch(() => undefined);
       await client.close();

@@ -86,7 +86,10 @@ const descriptorOf = (t: DiscoveredResource): ResourceDescriptor => ({
  * Its writes go through `client`, a client whose writes the manager does not track: the collector
  * reads only its own metadata caches, and deletes objects of kinds no controller may ever read.
  */
-export function garbageCollector(client: Client, options: GarbageCollectorOptions = {}): Runnable {
+export function garbageCollector(
+  client: Client,
+  options: GarbageCollectorOptions = {},
+): Runnable & { stop(): void } {
   const gc = new GarbageCollector(client, options);
   return {
     name: 'garbage-collector',
@@ -95,6 +98,9 @@ export function garbageCollector(client: Client, options: GarbageCollectorOption
     // with controllers) covers every resource's informer.
     prepare: ({ cache }) => gc.prepare(cache),
     start: ({ signal }) => gc.run(signal),
+    // Beside the manager's stop: a manager stopped before its caches synced never starts the
+    // collector, whose discovery (on CRD events) must not ask a server that is going away.
+    stop: () => gc.stop(),
   };
 }
 
@@ -124,9 +130,10 @@ class GarbageCollector {
   async prepare(cache: ManagerCache): Promise<void> {
     this.cache = cache;
     // A failed discovery does not stop the other controllers: the next CRD change or resync retries.
-    await this.syncResources().catch((err: unknown) =>
-      this.log('error', 'garbage collector could not discover the resource types', { error: String(err) }),
-    );
+    await this.syncResources().catch((err: unknown) => {
+      if (!this.stopped)
+        this.log('error', 'garbage collector could not discover the resource types', { error: String(err) });
+    });
     // A CRD created, changed or deleted changes what is served: discover again. The server
     // serves (or stops serving) a CRD's kinds before its watchers hear of the change.
     cache.metadataInformer(CustomResourceDefinition).addEventHandler({
@@ -154,6 +161,11 @@ class GarbageCollector {
     await this.discovering?.catch(() => undefined);
   }
 
+  /** No discovery from now on (the workers stop with the manager's signal). */
+  stop(): void {
+    this.stopped = true;
+  }
+
   /** Discovers again (once more after the one running, when one runs). */
   private rediscover(): void {
     if (this.stopped) return;
@@ -167,9 +179,10 @@ class GarbageCollector {
         try {
           await this.syncResources();
         } catch (err) {
-          this.log('error', 'garbage collector could not discover the resource types', {
-            error: String(err),
-          });
+          if (!this.stopped)
+            this.log('error', 'garbage collector could not discover the resource types', {
+              error: String(err),
+            });
         }
       } while (this.again && !this.stopped);
       this.discovering = undefined;

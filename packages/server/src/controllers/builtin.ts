@@ -115,7 +115,6 @@ export function startBuiltinControllers(o: BuiltinControllersOptions): BuiltinCo
   });
   // The collector writes through the plain client: it reads only its own metadata caches.
   const gc = garbageCollector(client, { log: o.log });
-  manager.add(gc);
   const loops: ReturnType<typeof ownLoop>[] = [];
   let kubelet: Kubelet | undefined;
   if ((o.nodes?.count ?? 1) > 0) {
@@ -127,6 +126,9 @@ export function startBuiltinControllers(o: BuiltinControllersOptions): BuiltinCo
     manager.add(endpointsController());
   }
   for (const loop of loops) manager.add(loop);
+  // Last: its preparation asks the server for discovery, and the loops above must have started
+  // (synchronously, in their own preparation) before a stop can come in.
+  manager.add(gc);
   const running = manager.start();
   running.catch((err: unknown) => o.log('error', 'built-in controllers stopped', { err: String(err) }));
   return {

@@ -129,6 +129,7 @@ class GarbageCollector {
   /** Discovers the resource types and asks the shared cache for their metadata informers. */
   async prepare(cache: ManagerCache): Promise<void> {
     this.cache = cache;
+    if (this.stopped) return;
     // A failed discovery does not stop the other controllers: the next CRD change or resync retries.
     await this.syncResources().catch((err: unknown) => {
       if (!this.stopped)

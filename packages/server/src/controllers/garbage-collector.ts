@@ -33,6 +33,8 @@ export interface GarbageCollectorOptions {
 }
 
 const FOREGROUND = 'foregroundDeletion';
+/** The least time between two discoveries in a row. */
+const DISCOVERY_SPACING_MS = 50;
 const ORPHAN = 'orphan';
 const OWNER_INDEX = 'gc:owner-uid';
 const ownerUids = (o: PartialObjectMetadata): string[] =>
@@ -140,7 +142,11 @@ class GarbageCollector {
     cache.metadataInformer(CustomResourceDefinition).addEventHandler({
       // The first list too: a CRD created since the discovery above is in it.
       onAdd: () => this.rediscover(),
-      onUpdate: () => this.rediscover(),
+      // A change of its spec (versions, scope, names), not of its status: the resync covers the
+      // rare status-only change of what is served (names freed by another CRD).
+      onUpdate: (o, n) => {
+        if (o.metadata.generation !== n.metadata.generation) this.rediscover();
+      },
       onDelete: () => this.rediscover(),
     });
   }
@@ -185,6 +191,8 @@ class GarbageCollector {
               error: String(err),
             });
         }
+        // A burst of CRD changes (a chart installing dozens) is one more discovery, not one each.
+        if (this.again) await new Promise((resolve) => setTimeout(resolve, DISCOVERY_SPACING_MS).unref());
       } while (this.again && !this.stopped);
       this.discovering = undefined;
     })();

@@ -6,7 +6,6 @@
  * `kubernetes.io/service-name`) with one endpoint per pod and its ready / serving / terminating
  * conditions. Both are written by one controller of Services on the manager's shared cache.
  */
-import { labelSelectorFromSet } from 'kubeloop/api';
 import type { Client, KubeObject, ResourceDescriptor } from 'kubeloop/client';
 import { Endpoints, isAlreadyExists, isConflict, isNotFound, Node, Pod, Service } from 'kubeloop/client';
 import {
@@ -16,10 +15,8 @@ import {
   defaultControllerRateLimiter,
   type PartialObjectMetadata,
   type ReconcileContext,
-  splitKey,
 } from 'kubeloop/runtime';
 import { controllerRefTo } from './claim.js';
-import { NamespaceIndex } from './kcm/namespace-index.js';
 
 type Subset = NonNullable<Endpoints['subsets']>[number];
 type Address = NonNullable<Subset['addresses']>[number];
@@ -248,33 +245,22 @@ const quiet = (err: unknown) => isConflict(err) || isAlreadyExists(err);
  * are watched through their metadata only).
  */
 export function endpointsController(): ControllerDefinition<Service> {
-  /** Each Service's selector, as its last reconcile saw it: the pods a pod event concerns. */
-  const selectors = new NamespaceIndex();
-  /** Node name → the Services (`namespace/name`) with an endpoint on it, for zone changes. */
-  const onNode = new Map<string, Set<string>>();
-  /** Service key → the nodes of its endpoints, to update {@link onNode}. */
-  const nodesOf = new Map<string, Set<string>>();
-  const setNodes = (key: string, nodes: Set<string>) => {
-    for (const n of nodesOf.get(key) ?? []) {
-      if (nodes.has(n)) continue;
-      const services = onNode.get(n);
-      services?.delete(key);
-      if (services?.size === 0) onNode.delete(n);
-    }
-    for (const n of nodes) onNode.set(n, (onNode.get(n) ?? new Set()).add(key));
-    if (nodes.size > 0) nodesOf.set(key, nodes);
-    else nodesOf.delete(key);
-  };
-  const forget = (namespace: string, name: string) => {
-    selectors.forget(namespace, name);
-    setNodes(`${namespace}/${name}`, new Set());
-  };
   const noCreate = { create: () => false };
+  const requestOf = (svc: Service) => ({
+    namespace: svc.metadata?.namespace ?? '',
+    name: svc.metadata?.name ?? '',
+  });
   return (
     controller(Service)
       .named('endpoints')
-      // A pod change concerns the Services that select it before or after the change.
-      .watches(Pod, (p) => selectors.matching(p))
+      // A pod change concerns the Services that select it before or after the change (the map
+      // sees both states of an update).
+      .watches(Pod, (p, cache) =>
+        cache
+          .list(Service, { namespace: p.metadata?.namespace ?? '' })
+          .filter((svc) => svc.spec?.selector && selects(svc.spec.selector, p.metadata?.labels))
+          .map(requestOf),
+      )
       // Someone else changed or deleted an Endpoints object (or a slice): put it back.
       .watches(Endpoints, (e) => [{ namespace: e.metadata?.namespace ?? '', name: e.metadata?.name ?? '' }], {
         predicates: [noCreate],
@@ -289,14 +275,23 @@ export function endpointsController(): ControllerDefinition<Service> {
         },
         { predicates: [noCreate] },
       )
-      // A node's zone is in the slices of every Service with a pod there: those are looked at again.
+      // A node's zone is in the slices of every Service with a pod there: the Services of the
+      // namespaces with a pod on the node are looked at again.
       .watchesMetadata(
         Node,
-        (n) =>
-          [...(onNode.get(n.metadata.name ?? '') ?? [])].map((key) => {
-            const { namespace = '', name } = splitKey(key);
-            return { namespace, name };
-          }),
+        (n, cache) => {
+          const node = n.metadata.name ?? '';
+          const namespaces = new Set(
+            cache
+              .list(Pod)
+              .filter((p) => p.spec?.nodeName === node)
+              .map((p) => p.metadata?.namespace ?? ''),
+          );
+          return cache
+            .list(Service)
+            .filter((svc) => namespaces.has(svc.metadata?.namespace ?? ''))
+            .map(requestOf);
+        },
         { predicates: [{ update: (o, n) => zoneOfNode(o) !== zoneOfNode(n) }] },
       )
       .withOptions({
@@ -305,7 +300,6 @@ export function endpointsController(): ControllerDefinition<Service> {
       })
       // Services without a selector own no Endpoints, but once the Service is gone its Endpoints go too.
       .onGone(async ({ namespace, name }, { client, cache }) => {
-        forget(namespace, name);
         const current = await cache.get(Endpoints, name, namespace);
         if (!current) return;
         try {
@@ -318,7 +312,7 @@ export function endpointsController(): ControllerDefinition<Service> {
       })
       .reconcile(async (svc, ctx) => {
         try {
-          await reconcileService(svc, ctx, selectors, setNodes);
+          await reconcileService(svc, ctx);
         } catch (err) {
           if (quiet(err)) return { requeue: true };
           throw err;
@@ -329,26 +323,14 @@ export function endpointsController(): ControllerDefinition<Service> {
 }
 
 /** One Service: writes its EndpointSlices and Endpoints. */
-async function reconcileService(
-  svc: Service,
-  { client, cache }: ReconcileContext,
-  selectors: NamespaceIndex,
-  setNodes: (key: string, nodes: Set<string>) => void,
-): Promise<void> {
+async function reconcileService(svc: Service, { client, cache }: ReconcileContext): Promise<void> {
   const namespace = svc.metadata?.namespace ?? '';
   const name = svc.metadata?.name ?? '';
   const selector = svc.spec?.selector;
   // Without a selector the user manages the Endpoints; ExternalName Services have none.
-  if (!selector || svc.spec?.type === 'ExternalName') {
-    selectors.forget(namespace, name);
-    setNodes(`${namespace}/${name}`, new Set());
-    return;
-  }
-  // Recorded before the pods are read: a pod that changes from now on maps to this Service.
-  selectors.set(namespace, name, labelSelectorFromSet(selector));
+  if (!selector || svc.spec?.type === 'ExternalName') return;
   const pods = (await cache.list(Pod, { namespace })).filter((p) => selects(selector, p.metadata?.labels));
   const nodes = new Set(pods.flatMap((p) => (p.spec?.nodeName ? [p.spec.nodeName] : [])));
-  setNodes(`${namespace}/${name}`, nodes);
   const zones = new Map<string, string | undefined>();
   for (const node of nodes) {
     const n = await cache.getMetadata(Node, node);

@@ -57,6 +57,7 @@ function ownLoop(name: string, c: OwnLoop): Runnable & { synced(): Promise<void>
     needLeaderElection: false,
     // Started with the caches, so that the readiness of the control plane covers its own.
     prepare() {
+      if (stopping) return; // stopped before the manager got this far
       started = true;
       c.start();
     },

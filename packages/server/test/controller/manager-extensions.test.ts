@@ -181,6 +181,28 @@ describe('runnables', () => {
     await r.done;
     expect(events).toEqual(['prepare', 'start', 'stopped']);
 
+    // A stop asked for while a runnable prepares: the runnables after it are not prepared.
+    let release: () => void = () => undefined;
+    const prepared: string[] = [];
+    const slow = testManager(t.newClient())
+      .add({
+        name: 'slow',
+        prepare: () =>
+          new Promise<void>((resolve) => {
+            prepared.push('slow');
+            release = resolve;
+          }),
+        start: () => undefined,
+      })
+      .add({ name: 'later', prepare: () => void prepared.push('later'), start: () => undefined });
+    const slowRun = slow.start();
+    await eventually(() => prepared.length === 1, 5_000, 'the slow prepare');
+    const stopping = slow.stop();
+    release();
+    await stopping;
+    await slowRun;
+    expect(prepared).toEqual(['slow']);
+
     const failing = testManager(t.newClient()).add({
       name: 'failing',
       start() {

@@ -162,9 +162,14 @@ export class Manager {
   private synced = false;
   private running: Promise<void> | undefined;
   private stopRequested: ((mode: { release: boolean; graceful: boolean; error?: Error }) => void) | undefined;
+  /** Set once a stop was asked for: a start still preparing goes no further. */
+  private stopAsked = false;
   private readonly stopMode = new Promise<{ release: boolean; graceful: boolean; error?: Error }>(
     (resolve) => {
-      this.stopRequested = resolve;
+      this.stopRequested = (mode) => {
+        this.stopAsked = true;
+        resolve(mode);
+      };
     },
   );
   private readyWaiters: { resolve: () => void; reject: (e: unknown) => void }[] = [];
@@ -374,8 +379,11 @@ export class Manager {
     };
     try {
       await this.listen();
-      for (const r of this.runnables)
+      for (const r of this.runnables) {
+        // A stop asked for while an earlier runnable prepared: the rest is not started at all.
+        if (this.stopAsked) break;
         await r.prepare?.({ ...setup, log: this.log.child({ runnable: r.name }) });
+      }
       for (const d of this.definitions) {
         const c = new Controller(d, {
           client: this.trackedClient,

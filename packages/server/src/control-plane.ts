@@ -4,10 +4,12 @@ import { createServer, type Server } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { dirname } from 'node:path';
 import type { Clock } from 'kubeloop/runtime';
-import { defaultStorageClass } from './admission/default-storage-class.js';
-import { namespaceLifecycle, SYSTEM_NAMESPACES } from './admission/namespace-lifecycle.js';
+import { builtinAdmission } from './admission/chain.js';
+import { SYSTEM_NAMESPACES } from './admission/namespace-lifecycle.js';
 import { CrdController } from './apiextensions/crd-controller.js';
 import { manageFields, manageScaleFields } from './apply/hooks.js';
+import { Authenticator, type UserInfo } from './auth/authentication/index.js';
+import { ServiceAccountTokens } from './auth/authentication/service-account-token.js';
 import {
   type CertificateUsage,
   createCertificateAuthority,
@@ -16,18 +18,14 @@ import {
   type KeyPair,
   signCertificateRequest,
 } from './auth/pki.js';
-import { ServiceAccountTokens, serviceAccountUser } from './auth/service-account-token.js';
-import { authenticateClientCertificate } from './auth/x509.js';
 import type { BuiltinControllers } from './controllers/builtin.js';
 import type { Kubelet, SimulatedNodesOptions } from './controllers/kubelet.js';
 import { Discovery } from './discovery/discovery.js';
-import { ApiServer, type UserInfo } from './http/api-server.js';
-import { bearerToken } from './http/bearer.js';
+import { ApiServer } from './http/api-server.js';
 import { Faults } from './http/faults.js';
 import { ApiMetrics } from './http/metrics.js';
 import { podStreamingHandlers } from './http/streaming/index.js';
 import type { PortForwardTarget } from './http/streaming/portforward.js';
-import { dropTokenProtocol, websocketBearerToken } from './http/streaming/protocol-auth.js';
 import { SimulatedRuntime } from './kubelet/runtime.js';
 import { type Loopback, startLoopback } from './loopback.js';
 import { metricsKinds } from './metrics/metrics-api.js';
@@ -176,21 +174,19 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     // metrics-server's API, where simulated kubelets have usage to report.
     if (options.controllers !== false && (options.nodes?.count ?? 1) > 0)
       registry.register(...metricsKinds(store));
-    const lifecycle = namespaceLifecycle(store);
-    const storageClass = defaultStorageClass(store);
+    const admission = builtinAdmission(store);
     let kubelet: Kubelet | undefined;
     const rest = new RestStorage(store, registry, {
-      admit: (op, t, obj) => {
-        lifecycle(op, t, obj);
-        storageClass(op, t, obj);
-        if (op === 'CREATE') crds.admitCreate(t);
-      },
+      admit: admission.admit,
       allocate: serviceAllocator(store),
       hasKubelet: (node) => kubelet?.runs(node) ?? false,
       manageFields,
       manageScaleFields,
     });
     const crds = new CrdController(rest, log);
+    admission.addValidating((op, t) => {
+      if (op === 'CREATE') crds.admitCreate(t);
+    });
     const faults = new Faults();
     let address = `${host}:${options.port ?? 6443}`;
     const discovery = new Discovery(registry, () => address);
@@ -212,15 +208,13 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       createHash('sha256').update(`service-account-key:${token}`).digest(),
     );
     const saType = registry.lookup('', 'v1', 'serviceaccounts')!;
-    const userOfToken = (bearer: string): UserInfo | undefined => {
-      const known = users.get(bearer);
-      if (known) return known;
-      const claims = saTokens.verify(bearer);
-      if (!claims) return undefined;
-      const sa = rest.store.get(rest.key(saType, claims.namespace, claims.name));
-      if (!sa || (sa.object.metadata as { uid?: string }).uid !== claims.uid) return undefined;
-      return serviceAccountUser(claims);
-    };
+    const authenticator = new Authenticator({
+      tokens: users,
+      serviceAccounts: saTokens,
+      serviceAccountUid: (namespace, saName) =>
+        (rest.store.get(rest.key(saType, namespace, saName))?.object.metadata as { uid?: string } | undefined)
+          ?.uid,
+    });
     let ready = false;
     // The simulated containers: the kubelet drives them, the streaming subresources read them.
     const runtime = new SimulatedRuntime({
@@ -238,19 +232,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       openapi,
       faults,
       exemptFromFaults: (req) => req.headers.authorization === `Bearer ${controllerToken}`,
-      authenticate: (req) => {
-        const fromCert = authenticateClientCertificate(req);
-        if (fromCert) return fromCert;
-        const { token } = bearerToken(req.headers.authorization);
-        if (token === undefined) {
-          const wsToken = websocketBearerToken(req);
-          const user = wsToken === undefined ? undefined : userOfToken(wsToken);
-          if (user) dropTokenProtocol(req);
-          return user;
-        }
-        return userOfToken(token);
-      },
-      authenticateToken: (t) => userOfToken(t),
+      authenticator,
       issueServiceAccountToken: (sa, request) => saTokens.issue(sa, request),
       version,
       bookmarkIntervalMs: options.bookmarkIntervalMs ?? 15_000,

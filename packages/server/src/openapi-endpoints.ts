@@ -1,4 +1,4 @@
-import type { OpenApiEndpoints } from './http/api-server.js';
+import type { OpenApiEndpoints } from './http/handlers/scope.js';
 import {
   findDuplicateFields,
   findUnknownFields,

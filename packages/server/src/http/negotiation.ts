@@ -1,4 +1,5 @@
 /** Content negotiation: what representation the client asked for in `Accept`. */
+import { ApiError } from 'kubeloop/api';
 
 export type Representation =
   | { as: 'object' }
@@ -85,4 +86,46 @@ export function negotiate(
     }
   }
   return undefined;
+}
+
+/** The negotiated answer of a resource request: its representation and serialization. */
+export type Negotiated = { representation: Representation; yaml: boolean; protobuf?: boolean };
+
+/**
+ * The representation of a resource request's answer (objects, lists, Tables, metadata), or a 406
+ * listing what the server could answer. Negotiated once per request, before anything is stored.
+ */
+export function negotiateResource(
+  accept: string | undefined,
+  list: boolean,
+  protobuf = false,
+  custom = false,
+): Negotiated {
+  const neg = negotiate(accept, { table: true, metadata: true, list, protobuf });
+  if (!neg) {
+    // Custom resources have no protobuf serializer.
+    throw ApiError.notAcceptable(
+      `only the following media types are accepted: application/json, application/yaml${custom ? '' : ', application/vnd.kubernetes.protobuf'}`,
+    );
+  }
+  return neg;
+}
+
+/**
+ * How an answer that is not the resource's own representation (a `Status`, a Scale, a Table
+ * already built, a review) is serialized: protobuf when asked first and the body's kind has an
+ * encoding, else YAML when asked, else JSON.
+ */
+export interface Serializer {
+  protobuf: boolean;
+  yaml: boolean;
+}
+
+/** The {@link Serializer} the `Accept` header asks for. */
+export function negotiateSerializer(accept: string | undefined): Serializer {
+  const offers = { table: false, metadata: false, list: false };
+  return {
+    protobuf: negotiate(accept, { ...offers, protobuf: true })?.protobuf === true,
+    yaml: negotiate(accept, offers)?.yaml === true,
+  };
 }

@@ -1,4 +1,13 @@
 /** Query parameters read as Kubernetes' parameter codec reads them. */
+import {
+  ApiError,
+  type FieldSelector,
+  type LabelSelector,
+  parseFieldSelector,
+  parseLabelSelector,
+} from 'kubeloop/api';
+import type { ListParams } from '../registry/rest.js';
+import type { IncludeObject } from './table.js';
 
 /**
  * A boolean query parameter as apimachinery's `Convert_Slice_string_To_bool` reads it: only `0`
@@ -9,4 +18,61 @@ export function queryBool(query: URLSearchParams, name: string): boolean | undef
   const v = query.get(name);
   if (v === null) return undefined;
   return !(v === '0' || v.toLowerCase() === 'false');
+}
+
+/** The list options of a list, watch or deletecollection (`ListOptions`). */
+export function listParams(query: URLSearchParams): ListParams {
+  const p: ListParams = {};
+  const ls = query.get('labelSelector');
+  if (ls) p.labelSelector = parseLabelSelector(ls) as LabelSelector;
+  const fs = query.get('fieldSelector');
+  if (fs) p.fieldSelector = parseFieldSelector(fs) as FieldSelector;
+  const limit = query.get('limit');
+  if (limit !== null && limit !== '') p.limit = parseNonNegativeInt('limit', limit);
+  const cont = query.get('continue');
+  if (cont) p.continue = cont;
+  const rv = query.get('resourceVersion');
+  if (rv !== null) p.resourceVersion = rv;
+  const rvm = query.get('resourceVersionMatch');
+  if (rvm) p.resourceVersionMatch = rvm;
+  return p;
+}
+
+/** `includeObject` of a Table request (default `Metadata`). */
+export function includeObject(query: URLSearchParams): IncludeObject {
+  const v = query.get('includeObject');
+  if (v === null || v === '') return 'Metadata';
+  if (v === 'None' || v === 'Metadata' || v === 'Object') return v;
+  throw ApiError.badRequest(
+    `includeObject: Unsupported value: "${v}": supported values: "Metadata", "None", "Object"`,
+  );
+}
+
+/** `dryRun` of a write: only `All` is a value. */
+export function parseDryRun(query: URLSearchParams): boolean {
+  const values = query.getAll('dryRun');
+  for (const v of values) {
+    if (v !== 'All') throw ApiError.badRequest(`dryRun: Unsupported value: "${v}": supported values: "All"`);
+  }
+  return values.length > 0;
+}
+
+/**
+ * An int64 query parameter, read as the parameter codec reads it (Go's `strconv.ParseInt`): a sign
+ * and decimal digits within int64's range; anything else is a 400 with strconv's own message.
+ */
+export function parseInt64(v: string): number {
+  const quoted = JSON.stringify(v);
+  if (!/^[+-]?\d+$/.test(v)) throw ApiError.badRequest(`strconv.ParseInt: parsing ${quoted}: invalid syntax`);
+  const n = BigInt(v);
+  if (n > 9223372036854775807n || n < -9223372036854775808n)
+    throw ApiError.badRequest(`strconv.ParseInt: parsing ${quoted}: value out of range`);
+  return Number(n);
+}
+
+/** An int64 query parameter that must not be negative. */
+export function parseNonNegativeInt(name: string, v: string): number {
+  const n = parseInt64(v);
+  if (n < 0) throw ApiError.badRequest(`${name}: Invalid value: "${v}": must be a non-negative integer`);
+  return n;
 }

@@ -76,8 +76,16 @@ export interface VirtualContext {
   labelSelector?: string | undefined;
   /** The user a bearer token stands for (TokenReview), undefined when it is not a valid token. */
   authenticateToken(token: string): VirtualContext['user'] | undefined;
-  /** Binds a pod to a node, as `pods/binding` does (the `bindings` resource). */
-  bind(namespace: string | undefined, binding: Record<string, unknown>, dryRun: boolean): Promise<void>;
+  /**
+   * POSTs to another kind's subresource that rewrites its parent (the `bindings` kind through
+   * `pods/binding`), with the request's dry run; a 404 when the target has no such subresource.
+   */
+  postSubresource(
+    target: { group: string; version: string; resource: string; subresource: string },
+    namespace: string | undefined,
+    name: string,
+    body: Record<string, unknown>,
+  ): Promise<void>;
   dryRun: boolean;
 }
 

@@ -5,7 +5,7 @@
  */
 import { ApiError } from 'kubeloop/api';
 import type { SimulatedRuntime } from '../../kubelet/runtime.js';
-import type { ConnectHandler, ConnectRequest } from '../api-server.js';
+import type { ConnectHandler, ConnectRequest } from '../handlers/connect.js';
 import type { StreamingDeps } from './index.js';
 import { boolParam, containerStatus, getPod, type PodObject, validateContainer } from './pod-target.js';
 import {

@@ -5,7 +5,7 @@
 import type { SimulatedRuntime } from '../../kubelet/runtime.js';
 import type { Registry } from '../../registry/registry.js';
 import type { RestStorage } from '../../registry/rest.js';
-import type { ConnectHandler } from '../api-server.js';
+import type { ConnectHandler } from '../handlers/connect.js';
 import { remoteCommandHandler } from './exec.js';
 import { logHandler } from './log.js';
 import { portForwardHandler } from './portforward.js';

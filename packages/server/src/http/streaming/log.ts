@@ -5,7 +5,7 @@
  */
 import { ApiError } from 'kubeloop/api';
 import type { ContainerInstance, LogLine, SimulatedRuntime } from '../../kubelet/runtime.js';
-import type { ConnectHandler } from '../api-server.js';
+import type { ConnectHandler } from '../handlers/connect.js';
 import type { StreamingDeps } from './index.js';
 import { boolParam, containerStatus, getPod, type PodObject, validateContainer } from './pod-target.js';
 

@@ -16,7 +16,7 @@ import type { ServerResponse } from 'node:http';
 import { Duplex } from 'node:stream';
 import { ApiError } from 'kubeloop/api';
 import type { Obj } from '../../util/object.js';
-import type { ConnectHandler, ConnectRequest } from '../api-server.js';
+import type { ConnectHandler, ConnectRequest } from '../handlers/connect.js';
 import type { StreamingDeps } from './index.js';
 import { getPod } from './pod-target.js';
 import { serveSpdyPortForward } from './portforward-spdy.js';

@@ -4,7 +4,7 @@
  * a pod) and `componentstatuses` (get/list, the health of the control plane's components).
  */
 import { ApiError, type StatusCause } from 'kubeloop/api';
-import { authorize, rulesFor } from '../../auth/authorizer.js';
+import { authorize, rulesFor } from '../../auth/authorization/authorizer.js';
 import { defineKind } from '../shared/define.js';
 import { GoValue, invalid, isObj, type Obj, str, strs } from '../shared/util.js';
 import type { ResourceType, VirtualContext, VirtualResource } from '../types.js';

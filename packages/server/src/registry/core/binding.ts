@@ -11,7 +11,9 @@ import type { ResourceType, VirtualResource } from '../types.js';
  */
 const bindings: VirtualResource = {
   async create(obj, ctx) {
-    await ctx.bind(ctx.namespace, obj, ctx.dryRun);
+    const meta = obj.metadata as { name?: unknown } | undefined;
+    const pods = { group: '', version: 'v1', resource: 'pods', subresource: 'binding' };
+    await ctx.postSubresource(pods, ctx.namespace, String(meta?.name ?? ''), obj);
     return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 };
   },
 };

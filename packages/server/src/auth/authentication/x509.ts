@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
-import type { UserInfo } from '../http/api-server.js';
+import type { UserInfo } from './user.js';
 
 /**
  * kube-apiserver's x509 authenticator: a client certificate that chains to the cluster CA

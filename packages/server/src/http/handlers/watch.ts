@@ -1,13 +1,43 @@
+/**
+ * GET with `watch` (`watch`): the watch stream of a collection or one object, fed by the store's
+ * fan-out of changes.
+ */
 import type { ServerResponse } from 'node:http';
 import { ApiError } from 'kubeloop/api';
-import { presentAs } from '../apiextensions/conversion.js';
-import type { ListParams, RestStorage } from '../registry/rest.js';
-import { parseResourceVersion } from '../registry/rest.js';
-import { apiVersionOf, type ResourceType, storageOf } from '../registry/types.js';
-import { collectionPrefix, StorageError } from '../storage/store.js';
-import type { StoredObject, StoreEvent } from '../storage/types.js';
-import type { Representation } from './negotiation.js';
-import { type IncludeObject, partialObjectMetadata, table } from './table.js';
+import { presentAs } from '../../apiextensions/conversion.js';
+import type { ListParams, RestStorage } from '../../registry/rest.js';
+import { parseResourceVersion } from '../../registry/rest.js';
+import { apiVersionOf, type ResourceType, storageOf } from '../../registry/types.js';
+import { collectionPrefix, StorageError } from '../../storage/store.js';
+import type { StoredObject, StoreEvent } from '../../storage/types.js';
+import type { Representation } from '../negotiation.js';
+import { includeObject, listParams, parseInt64, queryBool } from '../params.js';
+import { type IncludeObject, partialObjectMetadata, table } from '../table.js';
+import type { HandlerScope, ResourceRequest } from './scope.js';
+
+/** Serves a watch request: its options from the query, then {@link serveWatch}. */
+export function watch(s: HandlerScope, r: ResourceRequest): void {
+  const { req, query } = r;
+  const p: WatchParams = {
+    ...listParams(query),
+    allowWatchBookmarks: queryBool(query, 'allowWatchBookmarks') === true,
+  };
+  const timeout = query.get('timeoutSeconds');
+  // A negative timeout is read as kube-apiserver reads it: a watch that ends at once.
+  if (timeout !== null) p.timeoutSeconds = parseInt64(timeout);
+  const sie = queryBool(query, 'sendInitialEvents');
+  if (sie !== undefined) p.sendInitialEvents = sie;
+  if (r.name) {
+    p.fieldSelector = [...(p.fieldSelector ?? []), { field: 'metadata.name', operator: '=', value: r.name }];
+  }
+  serveWatch(s.rest, r.t, r.namespace, p, r.res, {
+    bookmarkIntervalMs: s.bookmarkIntervalMs,
+    maxBufferedBytes: 64 * 1024 * 1024,
+    representation: r.media.representation,
+    includeObject: includeObject(query),
+    track: (close) => (s.exemptFromFaults?.(req) ? () => undefined : s.faults.trackWatch(r.info, close)),
+  });
+}
 
 export interface WatchParams extends ListParams {
   allowWatchBookmarks: boolean;

@@ -1,0 +1,7 @@
+/** An authenticated caller, as kube-apiserver's `user.Info`. */
+export interface UserInfo {
+  username: string;
+  groups: string[];
+  /** Set for service accounts: their object's uid. */
+  uid?: string;
+}

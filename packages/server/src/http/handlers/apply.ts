@@ -1,0 +1,94 @@
+/**
+ * Server-side apply (`PATCH` with `application/apply-patch+yaml`): merges the configuration into
+ * the object (creating it when absent, except through a subresource), with conflicts between
+ * managers.
+ */
+import { ApiError } from 'kubeloop/api';
+import { scaleWithManagedFields } from '../../apply/hooks.js';
+import { applyConfiguration } from '../../apply/index.js';
+import { isObject, type Obj } from '../../util/object.js';
+import { readBody } from '../body.js';
+import { queryBool } from '../params.js';
+import { checkFields } from './field-validation.js';
+import { decodeApplyYaml } from './request-body.js';
+import type { HandlerScope, ResourceRequest } from './scope.js';
+import { statusLike, writeManager } from './write-options.js';
+
+export async function apply(s: HandlerScope, r: ResourceRequest): Promise<void> {
+  const { req, query, t, namespace: ns, name, dryRun } = r;
+  const raw = await readBody(req);
+  const manager = writeManager(req, query, 'PatchOptions', true);
+  const force = queryBool(query, 'force') === true;
+  const config = decodeApplyYaml(raw.toString('utf8'), query.get('fieldValidation') === 'Strict');
+  const ctx = { dryRun, fieldManager: manager, applied: true };
+  // Types of the configuration are checked by the typed merge; this only normalises the result
+  // as decoding into the Go type does (canonical quantities, empty omitempty lists dropped).
+  const normalise = (obj: Obj) => {
+    checkFields(s.openapi, t, obj, undefined, new URLSearchParams({ fieldValidation: 'Ignore' }), 'patch');
+    return obj;
+  };
+  if (r.subresource === 'scale') {
+    const parent = s.rest.get(t, ns, name);
+    const current = scaleWithManagedFields(t, parent.object as Obj, s.rest.getScale(t, ns, name, true));
+    const next = applyConfiguration(t, current, structuredClone(config), {
+      manager,
+      force,
+      subresource: 'scale',
+    });
+    const scale = await s.rest.updateScale(t, ns, name, next, ctx);
+    s.out.json(r, 200, scale);
+    return;
+  }
+  const subresource = statusLike(r.subresource);
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const stored = await s.rest.patch(t, ns, name, subresource, ctx, (current) =>
+        normalise(applyConfiguration(t, current, structuredClone(config), { manager, force, subresource })),
+      );
+      s.out.object(r, 200, t, stored);
+      return;
+    } catch (err) {
+      // Apply creates a missing object, except through a subresource.
+      if (!(err instanceof ApiError && err.code === 404 && err.reason === 'NotFound') || subresource)
+        throw err;
+      if (s.rest.store.get(s.rest.key(t, ns, name))) throw err;
+    }
+    const created = normalise(applyConfiguration(t, undefined, structuredClone(config), { manager, force }));
+    const m = isObject(created.metadata) ? created.metadata : {};
+    if (typeof m.uid === 'string' && m.uid !== '') {
+      throw ApiError.conflict(
+        { group: t.group, resource: t.resource },
+        name,
+        `uid mismatch: the provided object specified uid ${m.uid}, and no existing object was found`,
+      );
+    }
+    // WipeObjectMetaSystemFields, then the patch handler's namespace and name checks.
+    for (const f of [
+      'creationTimestamp',
+      'uid',
+      'deletionTimestamp',
+      'deletionGracePeriodSeconds',
+      'selfLink',
+    ])
+      delete m[f];
+    if (t.namespaced && m.namespace !== undefined && m.namespace !== '' && m.namespace !== ns) {
+      throw ApiError.badRequest(
+        'the namespace of the provided object does not match the namespace sent on the request',
+      );
+    }
+    const objName = typeof m.name === 'string' ? m.name : '';
+    if (objName !== name) {
+      throw ApiError.badRequest(
+        `the name of the object (${objName}) does not match the name on the URL (${name})`,
+      );
+    }
+    try {
+      const stored = await s.rest.create(t, ns, created, ctx);
+      s.out.object(r, 201, t, stored);
+      return;
+    } catch (err) {
+      // Created concurrently: apply to it instead.
+      if (!(err instanceof ApiError && err.reason === 'AlreadyExists') || attempt >= 3) throw err;
+    }
+  }
+}

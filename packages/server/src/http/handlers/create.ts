@@ -1,0 +1,44 @@
+/** POST to a collection (`create`), or to a subresource with a create of its own (`pods/binding`, `serviceaccounts/token`). */
+import type { Obj } from '../../util/object.js';
+import { notFound } from '../errors.js';
+import { checkFields, keepManagedFieldsReset } from './field-validation.js';
+import { readObject, readRequestBody } from './request-body.js';
+import type { HandlerScope, ResourceRequest } from './scope.js';
+import { writeManager } from './write-options.js';
+
+export async function create(s: HandlerScope, r: ResourceRequest): Promise<void> {
+  const { req, query, t } = r;
+  if (r.subresource) {
+    await createSubresource(s, r);
+    return;
+  }
+  const { obj, raw, yamlDuplicates } = await readObject(req, t);
+  t.behaviour.setRequester?.(obj, r.user);
+  const fieldManager = writeManager(req, query, 'CreateOptions');
+  const warnings = keepManagedFieldsReset(obj, () =>
+    checkFields(s.openapi, t, obj, raw, query, 'create', undefined, yamlDuplicates),
+  );
+  const stored = await s.rest.create(t, r.namespace, obj, { dryRun: r.dryRun, fieldManager });
+  s.out.object(r, 201, t, stored, warnings);
+}
+
+/** A subresource's own create: a ServiceAccount's TokenRequest, or a kind's `postSubresources` (`pods/binding`). */
+async function createSubresource(s: HandlerScope, r: ResourceRequest): Promise<void> {
+  const { req, t } = r;
+  if (r.subresource === 'token') {
+    const { obj } = await readRequestBody(req);
+    const serviceAccount = s.rest.get(t, r.namespace, r.name).object as Obj;
+    s.out.json(r, 201, s.issueServiceAccountToken!(serviceAccount, obj));
+    return;
+  }
+  if (!t.behaviour.storage?.postSubresources?.[r.subresource]) throw notFound();
+  const { obj } = await readRequestBody(req);
+  await s.rest.postSubresource(t, r.namespace, r.name, r.subresource, obj, {
+    dryRun: r.dryRun,
+    fieldManager: writeManager(req, r.query, 'CreateOptions'),
+  });
+  s.out.json(r, 201, SUCCESS_CREATED);
+}
+
+/** The answer of a subresource that rewrites its parent: a Success `Status`. */
+const SUCCESS_CREATED = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 };

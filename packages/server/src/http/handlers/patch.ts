@@ -1,0 +1,89 @@
+/** PATCH of an object, its status or its scale (`patch`): JSON patch, merge patch, strategic merge patch; apply in `apply.ts`. */
+import { ApiError } from 'kubeloop/api';
+import {
+  applyJsonPatch,
+  applyMergePatch,
+  applyStrategicMergePatch,
+  patchMetaForDefinition,
+} from '../../patch/index.js';
+import { isObject, type Obj } from '../../util/object.js';
+import { decodeBody, mediaType, readBody } from '../body.js';
+import { apply } from './apply.js';
+import { checkFields, goSprint, keepManagedFieldsReset } from './field-validation.js';
+import type { HandlerScope, ResourceRequest } from './scope.js';
+import { statusLike, writeManager } from './write-options.js';
+
+const PATCH_TYPES = new Set([
+  'application/json-patch+json',
+  'application/merge-patch+json',
+  'application/strategic-merge-patch+json',
+  'application/apply-patch+yaml',
+]);
+
+export async function patch(s: HandlerScope, r: ResourceRequest): Promise<void> {
+  const { req, query, t, namespace: ns, name, dryRun } = r;
+  const type = mediaType(req.headers['content-type']);
+  if (!PATCH_TYPES.has(type)) {
+    req.resume();
+    throw ApiError.unsupportedMediaType(type);
+  }
+  if (type === 'application/apply-patch+yaml') {
+    await apply(s, r);
+    return;
+  }
+  const meta = t.definition ? patchMetaForDefinition(t.definition) : undefined;
+  if (type === 'application/strategic-merge-patch+json' && !meta) {
+    req.resume();
+    throw new ApiError({
+      code: 415,
+      reason: 'UnsupportedMediaType',
+      message: `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml`,
+    });
+  }
+  const raw = await readBody(req);
+  const fieldManager = writeManager(req, query, 'PatchOptions', false);
+  const body = decodeBody(raw, 'application/json');
+  if (type === 'application/json-patch+json' ? !Array.isArray(body) : !isObject(body)) {
+    throw ApiError.badRequest(
+      type === 'application/json-patch+json'
+        ? 'json: cannot unmarshal object into Go value of type jsonpatch.Patch'
+        : 'error decoding patch: json: cannot unmarshal array into Go value of type map[string]interface {}',
+    );
+  }
+  const applyPatch = (current: Obj): Obj => {
+    const next =
+      type === 'application/json-patch+json'
+        ? applyJsonPatch(current, body)
+        : type === 'application/merge-patch+json'
+          ? applyMergePatch(current, body)
+          : applyStrategicMergePatch(current, body, meta);
+    if (!isObject(next)) throw ApiError.badRequest('the patch did not produce an object');
+    return next;
+  };
+  let warnings: string[] = [];
+  if (r.subresource === 'scale') {
+    const current = s.rest.getScale(t, ns, name, true);
+    const scale = await s.rest.updateScale(t, ns, name, applyPatch(current), { dryRun, fieldManager });
+    s.out.json(r, 200, scale);
+    return;
+  }
+  const stored = await s.rest.patch(
+    t,
+    ns,
+    name,
+    statusLike(r.subresource),
+    { dryRun, fieldManager },
+    (current) => {
+      const next = applyPatch(current);
+      // In a strict decoding error the patch handler prints a strategic merge patch as Go's
+      // `%+v` of the patch map, and a JSON or merge patch as the patched object's JSON.
+      const shown = () =>
+        type === 'application/strategic-merge-patch+json' ? goSprint(body) : JSON.stringify(next);
+      warnings = keepManagedFieldsReset(next, () =>
+        checkFields(s.openapi, t, next, undefined, query, 'patch', shown),
+      );
+      return next;
+    },
+  );
+  s.out.object(r, 200, t, stored, warnings);
+}

@@ -1,0 +1,133 @@
+/**
+ * The routes of resource requests, as k8s.io/apiserver's installer lays them out: which
+ * resource, subresource and verb a path and method reach (404 and 405 otherwise), the answer's
+ * media type negotiated once, then the verb's handler.
+ */
+import type { Duplex } from 'node:stream';
+import type { UserInfo } from '../../auth/authentication/user.js';
+import type { ResourceType } from '../../registry/types.js';
+import type { RequestContext } from '../context.js';
+import { methodNotAllowed, notFound, PageNotFound } from '../errors.js';
+import { type Negotiated, negotiateResource } from '../negotiation.js';
+import { parseDryRun } from '../params.js';
+import { protobufKind } from '../responses.js';
+import { warningHeaders } from '../warnings.js';
+import { connect, connectHandler } from './connect.js';
+import { create } from './create.js';
+import { deleteCollection, deleteObject } from './delete.js';
+import { get } from './get.js';
+import { list } from './list.js';
+import { patch } from './patch.js';
+import type { HandlerScope, ResourceRequest } from './scope.js';
+import { update } from './update.js';
+import { serveVirtual } from './virtual.js';
+import { watch } from './watch.js';
+
+/** The handler of each verb. */
+const HANDLERS: Record<string, (s: HandlerScope, r: ResourceRequest) => void | Promise<void>> = {
+  get,
+  list,
+  watch,
+  create,
+  update,
+  patch,
+  delete: deleteObject,
+  deletecollection: deleteCollection,
+};
+
+/** Serves a resource request of an authenticated, authorized user. */
+export async function serveResource(
+  s: HandlerScope,
+  ctx: RequestContext & { user: UserInfo },
+  upgrade: { socket: Duplex; head: Buffer } | undefined,
+): Promise<void> {
+  const { req, res, info, query } = ctx;
+  const t = s.registry.lookup(info.group, info.version, info.resource);
+  if (!t) {
+    req.resume();
+    // A built-in group/version is a go-restful web service, whose unmatched routes answer a
+    // Status; any other path (unknown group or version, a deleted CRD's) reaches the end of the
+    // handler chain: http.NotFound.
+    const builtin = s.registry
+      .all()
+      .some((x) => !x.custom && x.group === info.group && x.version === info.version);
+    throw builtin ? notFound() : new PageNotFound();
+  }
+  if (t.custom) s.out.withoutProtobufErrors(res);
+  if (t.custom?.deprecationWarning)
+    res.appendHeader('Warning', warningHeaders([t.custom.deprecationWarning]));
+  const handler = connectHandler(s.connect, t, info.subresource);
+  if (handler) {
+    await connect(handler, ctx, upgrade);
+    return;
+  }
+  const sub = info.subresource;
+  // A subresource with a create of its own (`pods/binding`) or a ServiceAccount's `token`: POST only.
+  const createOnly =
+    !!t.behaviour.storage?.postSubresources?.[sub] || (sub === 'token' && !!t.subresources.token);
+  if (
+    sub &&
+    !(sub === 'status' && t.subresources.status) &&
+    !(sub === 'scale' && t.subresources.scale) &&
+    !(sub === 'approval' && t.subresources.approval) &&
+    !(sub === 'token' && t.subresources.token && s.issueServiceAccountToken) &&
+    !t.behaviour.storage?.postSubresources?.[sub]
+  ) {
+    req.resume();
+    throw notFound();
+  }
+  const namespace = t.namespaced ? info.namespace || undefined : undefined;
+  if (t.namespaced && !namespace && info.name && !['list', 'watch', 'deletecollection'].includes(info.verb)) {
+    // /apis/apps/v1/deployments/name is not a path of a namespaced kind.
+    req.resume();
+    throw notFound();
+  }
+  // A cluster-scoped resource has no path under a namespace; `/api/v1/namespaces/<name>` itself
+  // is read as in the namespace `<name>` too (the URL grammar's `namespaces` segment).
+  if (!t.namespaced && info.namespace && info.resource !== 'namespaces') {
+    req.resume();
+    throw notFound();
+  }
+  const verb = info.verb;
+  const allowed = createOnly ? ['create'] : sub ? ['get', 'update', 'patch'] : t.verbs;
+  // Routes exist per verb: PUT or PATCH of a collection, POST to an object or a subresource
+  // without an object match no route, which go-restful answers with a 405.
+  const needsName = ['get', 'update', 'patch', 'delete'].includes(verb) || sub !== '';
+  const forbidsName = (verb === 'create' && !sub) || verb === 'deletecollection' || verb === 'list';
+  if (
+    !(allowed as readonly string[]).includes(verb) ||
+    (needsName && !info.name) ||
+    (forbidsName && info.name)
+  ) {
+    req.resume();
+    throw methodNotAllowed();
+  }
+  const dryRun = parseDryRun(query);
+  // The answer's media type is settled before anything is stored, as the apiserver's handlers
+  // do: a write is never stored and then refused with 406.
+  let media: Negotiated;
+  try {
+    media = negotiate(req.headers.accept, t, verb);
+  } catch (err) {
+    req.resume();
+    throw err;
+  }
+  const r: ResourceRequest = { ...ctx, t, namespace, name: info.name, subresource: sub, verb, dryRun, media };
+  if (t.virtual) {
+    await serveVirtual(s, r);
+    return;
+  }
+  const serve = HANDLERS[verb];
+  if (!serve) throw methodNotAllowed();
+  await serve(s, r);
+}
+
+/** What each verb offers: lists their list forms, watch events no protobuf, virtual lists neither. */
+function negotiate(accept: string | undefined, t: ResourceType, verb: string): Negotiated {
+  if (verb === 'watch') return negotiateResource(accept, false);
+  if (verb === 'list')
+    return t.virtual
+      ? negotiateResource(accept, true)
+      : negotiateResource(accept, true, protobufKind(t), !!t.custom);
+  return negotiateResource(accept, false, protobufKind(t), !!t.custom);
+}

@@ -7,7 +7,7 @@
 import { ApiError } from 'kubeloop/api';
 import type { RequestInfo } from '../../http/request-info.js';
 import type { UserInfo } from '../authentication/user.js';
-import { type AuthorizationAttributes, authorize } from './authorizer.js';
+import { type AuthorizationAttributes, type AuthorizationDecision, authorize } from './authorizer.js';
 
 export type { AuthorizationAttributes, AuthorizationDecision, RulesDecision } from './authorizer.js';
 export { authorize, rulesFor } from './authorizer.js';
@@ -31,16 +31,27 @@ export function requestAttributes(user: UserInfo, info: RequestInfo): Authorizat
   };
 }
 
-/** Refuses the request with a 403 `Forbidden` (the apiserver's message) unless the user may make it. */
-export function authorizeRequest(user: UserInfo, info: RequestInfo): void {
-  const decision = authorize(requestAttributes(user, info));
+/** Decides one request (the {@link authorize} function's shape, for other authorizers such as RBAC's). */
+export type Authorizer = (attributes: AuthorizationAttributes) => AuthorizationDecision;
+
+/**
+ * Refuses the request with a 403 `Forbidden` unless `authorizer` allows it, with the message
+ * and details of kube-apiserver's `responsewriters.Forbidden`.
+ */
+export function authorizeRequest(
+  user: UserInfo,
+  info: RequestInfo,
+  authorizer: Authorizer = authorize,
+): void {
+  const decision = authorizer(requestAttributes(user, info));
   if (decision.allowed) return;
   const who = `User ${JSON.stringify(user.username)}`;
+  const reason = decision.reason ? `: ${decision.reason}` : '';
   if (!info.isResourceRequest) {
     throw new ApiError({
       code: 403,
       reason: 'Forbidden',
-      message: `forbidden: ${who} cannot ${info.verb} path ${JSON.stringify(info.path)}${reasonSuffix(decision.reason)}`,
+      message: `forbidden: ${who} cannot ${info.verb} path ${JSON.stringify(info.path)}${reason}`,
       details: {},
     });
   }
@@ -49,10 +60,8 @@ export function authorizeRequest(user: UserInfo, info: RequestInfo): void {
     ? `in the namespace ${JSON.stringify(info.namespace)}`
     : 'at the cluster scope';
   throw ApiError.forbidden(
-    { group: info.group, resource },
+    { group: info.group, resource: info.resource },
     info.name,
-    `${who} cannot ${info.verb} resource ${JSON.stringify(resource)} in API group ${JSON.stringify(info.group)} ${scope}${reasonSuffix(decision.reason)}`,
+    `${who} cannot ${info.verb} resource ${JSON.stringify(resource)} in API group ${JSON.stringify(info.group)} ${scope}${reason}`,
   );
 }
-
-const reasonSuffix = (reason: string | undefined) => (reason ? `: ${reason}` : '');

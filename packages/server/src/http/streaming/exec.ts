@@ -6,7 +6,7 @@
 import { ApiError } from 'kubeloop/api';
 import type { SimulatedRuntime } from '../../kubelet/runtime.js';
 import type { ConnectHandler, ConnectRequest } from '../handlers/connect.js';
-import type { StreamingDeps } from './index.js';
+import type { StreamingDeps } from './deps.js';
 import { boolParam, containerStatus, getPod, type PodObject, validateContainer } from './pod-target.js';
 import {
   Channel,

@@ -17,7 +17,7 @@ import { Duplex } from 'node:stream';
 import { ApiError } from 'kubeloop/api';
 import type { Obj } from '../../util/object.js';
 import type { ConnectHandler, ConnectRequest } from '../handlers/connect.js';
-import type { StreamingDeps } from './index.js';
+import type { StreamingDeps } from './deps.js';
 import { getPod } from './pod-target.js';
 import { serveSpdyPortForward } from './portforward-spdy.js';
 import { type PortForwardTarget, simulatedPortForwardTarget } from './portforward-target.js';

@@ -20,7 +20,7 @@ import type { RestStorage } from '../registry/rest.js';
 import type { Obj } from '../util/object.js';
 import { type RequestContext, requestContext } from './context.js';
 import { defaultReason, methodNotAllowed } from './errors.js';
-import type { Faults } from './faults.js';
+import type { FaultAction, Faults } from './faults.js';
 import type { ConnectHandler } from './handlers/connect.js';
 import { serveResource } from './handlers/route.js';
 import type { HandlerScope, OpenApiEndpoints } from './handlers/scope.js';
@@ -148,7 +148,9 @@ export class ApiServer {
   /** The request's path through the stages. */
   private async handle(ctx: RequestContext): Promise<void> {
     const { req, res, path, info } = ctx;
-    if (await this.injectFault(ctx)) return;
+    // Checked without awaiting: a request without a fault goes on in the same tick.
+    const fault = this.o.exemptFromFaults?.(req) === true ? undefined : this.o.faults.take(info);
+    if (fault && (await this.injectFault(ctx, fault))) return;
     if (req.method === 'GET' && servePublic(path, res, this.o)) return;
 
     // Authentication: once per request; every later stage reads the context's user.
@@ -173,11 +175,8 @@ export class ApiServer {
    * Fault injection (the reliability tests' seam, ahead of everything): drops the connection,
    * delays the request, or answers an error. True when the request was answered.
    */
-  private async injectFault(ctx: RequestContext): Promise<boolean> {
+  private async injectFault(ctx: RequestContext, fault: FaultAction): Promise<boolean> {
     const { req, res } = ctx;
-    const exempt = this.o.exemptFromFaults?.(req) === true;
-    const fault = exempt ? undefined : this.o.faults.take(ctx.info);
-    if (!fault) return false;
     if ('drop' in fault) {
       req.socket.destroy();
       return true;

@@ -451,11 +451,6 @@ export class RestStorage {
     }
   }
 
-  /** `POST pods/<name>/binding`: {@link postSubresource} of `binding`, how schedulers bind. */
-  bind(t: ResourceType, namespace: string | undefined, name: string, binding: Obj, ctx: WriteContext) {
-    return this.postSubresource(t, namespace, name, 'binding', binding, ctx);
-  }
-
   /**
    * The grace period of a deletion (the strategy's `CheckGracefulDelete`): 0, an immediate
    * deletion, for kinds without the hook.

@@ -2,12 +2,13 @@
  * The sample-controller end to end, driven by the real kubectl against the local control plane
  * (with a simulated node, so that the Deployment's pods run and become Ready).
  */
+
+import { eventually, type KubectlEnv, startKubectlEnv } from '@kubeloop/server/testing';
 import type { Deployment } from 'kubeloop/client';
 import { Client, CustomResourceDefinition } from 'kubeloop/client';
 import type { Manager } from 'kubeloop/runtime';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, type KubectlEnv, startKubectlEnv } from '../../../packages/server/test/kubectl.js';
 import { Foo } from '../src/api/foo.js';
 import { ERR_RESOURCE_EXISTS } from '../src/controller/foo.js';
 import { createManager, parseFlags } from '../src/operator.js';

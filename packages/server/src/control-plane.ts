@@ -486,29 +486,3 @@ export function renderKubeconfig(o: { name: string; server: string; caCert: stri
     '',
   ].join('\n');
 }
-
-/** Options of {@link startTestEnv}. */
-export type TestEnvOptions = Omit<ControlPlaneOptions, 'host' | 'port' | 'dataDir'> & { dataDir?: string };
-
-/**
- * A fresh, isolated control plane for a test (envtest's role): in memory, on a free loopback
- * port, with a ready-made client configuration. Always `stop()` it (e.g. in `afterAll`).
- *
- * @example
- * ```ts
- * const env = await startTestEnv();
- * // use env.clientConfig / env.kubeconfig with any Kubernetes client
- * await env.stop();
- * ```
- */
-export function startTestEnv(options: TestEnvOptions = {}): Promise<ControlPlane> {
-  return startControlPlane({
-    bookmarkIntervalMs: 1000,
-    waitForControllers: true,
-    ...options,
-    host: '127.0.0.1',
-    port: 0,
-    log: options.log ?? (() => undefined),
-    nodes: { count: 0, ...options.nodes },
-  });
-}

@@ -2,7 +2,8 @@
  * `@kubeloop/server` — a local Kubernetes-compatible control plane in Node.
  *
  * `startControlPlane()` serves the Kubernetes API over HTTPS (real kubectl works against it);
- * `startTestEnv()` is the same thing, fresh and in memory on a free port, for tests.
+ * `startTestEnv()` is the same thing, fresh and in memory on a free port, for tests; its helpers
+ * (a client, kubectl, CRD install, waiting) are in `@kubeloop/server/testing`.
  */
 
 export type { KeyPair } from './auth/pki.js';
@@ -12,8 +13,6 @@ export {
   type ControlPlaneOptions,
   renderKubeconfig,
   startControlPlane,
-  startTestEnv,
-  type TestEnvOptions,
 } from './control-plane.js';
 export type { NodeTaint, SimulatedNodesOptions } from './controllers/kubelet.js';
 export { SIMULATE_ANNOTATION } from './controllers/simulate.js';
@@ -23,3 +22,5 @@ export {
   type PortForwardTarget,
   simulatedPortForwardTarget,
 } from './http/streaming/portforward-target.js';
+// The test environment's own module is `@kubeloop/server/testing`; its entry point stays here too.
+export { startTestEnv, type TestEnvOptions } from './testing/test-env.js';

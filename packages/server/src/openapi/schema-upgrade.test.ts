@@ -5,8 +5,8 @@
  * `kubectl explain` prints), and the patch metadata of the new list fields is the Go struct tags'.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type KubectlEnv, startKubectlEnv } from '../../test/kubectl.js';
 import { patchMetaForDefinition } from '../patch/patch-meta.js';
+import { type KubectlEnv, startKubectlEnv } from '../testing/index.js';
 import { builtinSpec } from './builtin.js';
 
 let env: KubectlEnv;

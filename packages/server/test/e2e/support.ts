@@ -3,42 +3,10 @@
  * and small checks on what the server returned.
  */
 import { expect } from 'vitest';
-import { stringify } from 'yaml';
 import type { KubectlEnv } from '../kubectl.js';
 
-/** A kubectl table (`kubectl get`, `api-resources`): the header and the rows by column name. */
-export interface KubectlTable {
-  columns: string[];
-  rows: Record<string, string>[];
-}
-
-/**
- * Reads kubectl's column output. Columns are cut at the header's positions (not at spaces),
- * since headers (`NOMINATED NODE`) and cells (an empty `SHORTNAMES`) may contain or be blanks.
- */
-export function parseTable(out: string): KubectlTable {
-  const lines = out.split('\n').filter((l) => l.trim() !== '');
-  const header = lines[0] ?? '';
-  const starts: number[] = [];
-  const columns: string[] = [];
-  for (const m of header.matchAll(/\S+(?: \S+)*/g)) {
-    starts.push(m.index);
-    columns.push(m[0]);
-  }
-  const rows = lines.slice(1).map((line) => {
-    const row: Record<string, string> = {};
-    columns.forEach((c, i) => {
-      row[c] = line.slice(starts[i], starts[i + 1]).trim();
-    });
-    return row;
-  });
-  return { columns, rows };
-}
-
-/** Kubernetes objects as a multi-document YAML manifest. */
-export function manifest(...objects: unknown[]): string {
-  return objects.map((o) => stringify(o)).join('---\n');
-}
+// Reading and writing what kubectl prints and reads is a public helper of the test environment.
+export { type KubectlTable, manifest, parseTable } from '../../src/testing/index.js';
 
 /** Whether an IPv4 address lies in a CIDR block (e.g. the service range `10.96.0.0/12`). */
 export function inCidr(ip: string, cidr: string): boolean {

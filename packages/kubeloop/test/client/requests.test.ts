@@ -5,9 +5,9 @@
  */
 import { createSecureServer } from 'node:http2';
 import type { AddressInfo } from 'node:net';
+import { createCertificateAuthority, issueServingCertificate } from '@kubeloop/server/testing';
 import { Client, ConfigMap, Deployment, Pod } from 'kubeloop/client';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createCertificateAuthority, issueServingCertificate } from '../../src/auth/pki.js';
 import { type Captured, captureServer } from './helpers.js';
 
 let server: Awaited<ReturnType<typeof captureServer>>;

@@ -7,9 +7,9 @@ import {
   type ResourceDescriptor,
 } from 'kubeloop/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaultBehaviour } from '../../src/registry/builtin-kinds.js';
-import { ALL_VERBS, type ResourceType } from '../../src/registry/types.js';
-import { type ClientEnv, rejection, startClientEnv } from './helpers.js';
+import { defaultBehaviour } from '../src/registry/builtin-kinds.js';
+import { ALL_VERBS, type ResourceType } from '../src/registry/types.js';
+import { type ClientEnv, rejection, startClientEnv } from '../src/testing/index.js';
 
 interface Widget extends KubeObject {
   spec?: { size?: number; color?: string };

@@ -2,16 +2,13 @@
  * Helpers of the kubeloop/runtime suite: a control plane with a client, a custom kind served
  * through a real CRD, and small utilities to wait on conditions.
  */
-import {
-  Client,
-  type ClientOptions,
+import { type ClientEnv, eventually, startClientEnv, type TestEnvOptions } from '@kubeloop/server/testing';
+import type {
+  ClientOptions,
   CustomResourceDefinition,
-  type KubeObject,
-  Namespace,
-  type ResourceDescriptor,
+  KubeObject,
+  ResourceDescriptor,
 } from 'kubeloop/client';
-import { type ControlPlane, startTestEnv, type TestEnvOptions } from '../../src/index.js';
-import { eventually } from '../kubectl.js';
 
 export { eventually };
 
@@ -67,50 +64,16 @@ export const widgetCrd: CustomResourceDefinition = {
 };
 
 /** A control plane, a client of it, and the Widget CRD established. */
-export interface RuntimeEnv {
-  env: ControlPlane;
-  client: Client;
-  /** Another client (closed by `stop()`). */
-  newClient(options?: ClientOptions): Client;
-  /** Creates a namespace. */
-  namespace(name: string): Promise<void>;
-  stop(): Promise<void>;
-}
+export type RuntimeEnv = ClientEnv;
 
 export async function startRuntimeEnv(
   envOptions: TestEnvOptions = {},
   clientOptions: ClientOptions = {},
 ): Promise<RuntimeEnv> {
   // A bare API server: the built-in controllers' own watches would blur the leak checks.
-  const env = await startTestEnv({ controllers: false, ...envOptions });
-  const clients: Client[] = [];
-  const newClient = (o: ClientOptions = {}) => {
-    const c = new Client(env.clientConfig, { retry: { baseDelayMs: 1 }, ...clientOptions, ...o });
-    clients.push(c);
-    return c;
-  };
-  const client = newClient();
-  await client.api(CustomResourceDefinition).create(widgetCrd);
-  await eventually(
-    async () => {
-      await client.api(Widget, 'default').list({ limit: 1 });
-      return true;
-    },
-    10_000,
-    'the Widget CRD to be served',
-  );
-  return {
-    env,
-    client,
-    newClient,
-    async namespace(name) {
-      await client.api(Namespace).create({ metadata: { name } });
-    },
-    async stop() {
-      await Promise.all(clients.map((c) => c.close()));
-      await env.stop();
-    },
-  };
+  const t = await startClientEnv({ controllers: false, ...envOptions, client: clientOptions });
+  await t.installCrd(widgetCrd);
+  return t;
 }
 
 /** Counts of the process's active handles by kind (`Timeout`, `TCPSocketWrap`, …). */

@@ -5,12 +5,19 @@
  * causes, the stored objects (defaults, pruning) and the warnings must be the same.
  */
 
+import {
+  type ControlPlane,
+  CRDS,
+  crPath,
+  type Http,
+  httpClient,
+  startTestEnv,
+  waitEstablished,
+  warnings,
+} from '@kubeloop/server/testing';
 import type { ResourceDefinition } from 'kubeloop';
 import { ApiError } from 'kubeloop';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ControlPlane } from '../../src/index.js';
-import { startTestEnv } from '../../src/index.js';
-import { CRDS, crPath, type Http, httpClient, waitEstablished, warnings } from '../crd/support.js';
 import { EtcdCluster, Foo, FooBar, GenericDaemon, KINDS, Sink } from './kinds.js';
 
 type Obj = Record<string, any>;

@@ -7,6 +7,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { eventually, type KubectlEnv, startKubectlEnv } from '@kubeloop/server/testing';
 import { ConfigMap, Deployment, Secret, Service } from 'kubeloop/client';
 import {
   derivePolicyRules,
@@ -17,7 +18,6 @@ import {
 } from 'kubeloop/manifests';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { eventually, type KubectlEnv, startKubectlEnv } from '../kubectl.js';
 import { EtcdCluster, Foo, FooBar, GenericDaemon, Sink } from './kinds.js';
 
 type Obj = Record<string, any>;

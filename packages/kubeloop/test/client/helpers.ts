@@ -1,42 +1,15 @@
+/**
+ * Helpers of the kubeloop/client suite: temporary directories and a server that records what
+ * the client sends.
+ */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client, type ClientOptions } from 'kubeloop/client';
-import { type ControlPlane, startTestEnv, type TestEnvOptions } from '../../src/index.js';
 
-/** A control plane and a client of it, for one test file. */
-export interface ClientEnv {
-  env: ControlPlane;
-  client: Client;
-  /** Another client of the same control plane with other options (closed by stop()). */
-  newClient(options?: ClientOptions): Client;
-  stop(): Promise<void>;
-}
-
-export async function startClientEnv(
-  options: ClientOptions = {},
-  envOptions: TestEnvOptions = {},
-): Promise<ClientEnv> {
-  const env = await startTestEnv(envOptions);
-  const clients: Client[] = [];
-  const newClient = (o: ClientOptions = {}) => {
-    const c = new Client(env.clientConfig, { retry: { baseDelayMs: 1 }, ...o });
-    clients.push(c);
-    return c;
-  };
-  const client = newClient(options);
-  return {
-    env,
-    client,
-    newClient,
-    async stop() {
-      await Promise.all(clients.map((c) => c.close()));
-      await env.stop();
-    },
-  };
-}
+// The control plane and its clients come from the test environment, as an operator's tests get them.
+export { type ClientEnv, rejection, startClientEnv } from '@kubeloop/server/testing';
 
 /** A temporary directory, removed by the returned function. */
 export function tempDir(prefix = 'kubeloop-client-'): { dir: string; remove: () => void } {
@@ -90,14 +63,4 @@ export async function captureServer(
         server.close(() => resolve());
       }),
   };
-}
-
-/** The error a promise rejects with; fails when it resolves. */
-export async function rejection<E = Error>(p: Promise<unknown>): Promise<E> {
-  try {
-    await p;
-  } catch (err) {
-    return err as E;
-  }
-  throw new Error('expected the promise to reject');
 }

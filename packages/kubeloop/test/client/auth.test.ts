@@ -1,6 +1,12 @@
 import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
+  type ControlPlane,
+  createCertificateAuthority,
+  issueClientCertificate,
+  startTestEnv,
+} from '@kubeloop/server/testing';
+import {
   type ApiError,
   Client,
   ConfigError,
@@ -11,8 +17,6 @@ import {
   type NetworkError,
 } from 'kubeloop/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCertificateAuthority, issueClientCertificate } from '../../src/auth/pki.js';
-import { type ControlPlane, startTestEnv } from '../../src/index.js';
 import { captureServer, rejection, tempDir } from './helpers.js';
 
 let env: ControlPlane;

@@ -7,11 +7,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { type ControlPlane, startControlPlane } from '@kubeloop/server';
+import { eventually } from '@kubeloop/server/testing';
 import { Client, ConfigMap } from 'kubeloop/client';
 import { Informer, type InformerLifecycleEvent } from 'kubeloop/runtime';
 import { afterEach, expect, it } from 'vitest';
-import { type ControlPlane, startControlPlane } from '../src/index.js';
-import { eventually } from './kubectl.js';
 
 /** A port that was free a moment ago: the restarted server must come back on the same address. */
 async function freePort(): Promise<number> {

@@ -1,7 +1,6 @@
+import { eventually, simpleCrd } from '@kubeloop/server/testing';
 import { CustomResourceDefinition, type DiscoveredResource } from 'kubeloop/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { simpleCrd } from '../crd/support.js';
-import { eventually } from '../kubectl.js';
 import { type ClientEnv, startClientEnv } from './helpers.js';
 
 let t: ClientEnv;

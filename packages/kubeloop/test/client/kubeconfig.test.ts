@@ -1,8 +1,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
+import { type ControlPlane, startTestEnv } from '@kubeloop/server/testing';
 import { Client, type ConfigError, ConfigMap, Namespace } from 'kubeloop/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ControlPlane, startTestEnv } from '../../src/index.js';
 import { rejection, tempDir } from './helpers.js';
 
 let env: ControlPlane;

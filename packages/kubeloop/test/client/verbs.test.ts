@@ -1,3 +1,4 @@
+import { eventually } from '@kubeloop/server/testing';
 import {
   ApiError,
   Client,
@@ -16,13 +17,12 @@ import {
   type Status,
 } from 'kubeloop/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually } from '../kubectl.js';
 import { type ClientEnv, rejection, startClientEnv } from './helpers.js';
 
 let t: ClientEnv;
 const warnings: string[] = [];
 beforeAll(async () => {
-  t = await startClientEnv({ onWarning: (w) => warnings.push(w) });
+  t = await startClientEnv({ client: { onWarning: (w) => warnings.push(w) } });
 });
 afterAll(() => t.stop());
 

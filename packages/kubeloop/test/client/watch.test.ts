@@ -1,3 +1,4 @@
+import { eventually } from '@kubeloop/server/testing';
 import {
   type ApiError,
   Client,
@@ -10,12 +11,11 @@ import {
   type WatchEvent,
 } from 'kubeloop/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually } from '../kubectl.js';
 import { type ClientEnv, captureServer, rejection, startClientEnv } from './helpers.js';
 
 let t: ClientEnv;
 beforeAll(async () => {
-  t = await startClientEnv({}, { bookmarkIntervalMs: 50, watchHistorySize: 50 });
+  t = await startClientEnv({ bookmarkIntervalMs: 50, watchHistorySize: 50 });
   await t.client.api(Namespace).create({ metadata: { name: 'w' } });
 });
 afterAll(() => t.stop());

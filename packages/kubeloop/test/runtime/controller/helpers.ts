@@ -5,7 +5,7 @@
 import type { Client } from 'kubeloop/client';
 import { type LeaderElectionOptions, Manager, type ManagerOptions } from 'kubeloop/runtime';
 import { pino } from 'pino';
-import { eventually, type RuntimeEnv, startRuntimeEnv, Widget } from '../runtime/helpers.js';
+import { eventually, type RuntimeEnv, startRuntimeEnv, Widget } from '../helpers.js';
 
 export { eventually, type RuntimeEnv, startRuntimeEnv, Widget };
 

@@ -46,7 +46,7 @@ export interface ClientEnv {
  * afterAll(() => t.stop());
  *
  * it('creates a widget', async () => {
- *   await t.client.api(Widget, 'default').create({ metadata: { name: 'w' }, spec: { size: 1 } });
+ *   await t.client.api(Widget, 'default').create(Widget.build({ metadata: { name: 'w' }, spec: { size: 1 } }));
  * });
  * ```
  */
@@ -83,7 +83,7 @@ export async function startClientEnv(options: ClientEnvOptions = {}): Promise<Cl
  * @example
  * ```ts
  * await installCrd(client, Widget.crd());
- * await client.api(Widget, 'default').create({ metadata: { name: 'w' }, spec: { size: 1 } });
+ * await client.api(Widget, 'default').create(Widget.build({ metadata: { name: 'w' }, spec: { size: 1 } }));
  * ```
  */
 export async function installCrd(client: Client, crd: CustomResourceDefinition | DefinedCrd): Promise<void> {

@@ -23,7 +23,7 @@
  * const t = await startClientEnv();
  * await t.installCrd(Foo.crd());
  * // … run the operator's manager on t.client, create a Foo, then:
- * await eventually(async () => (await t.client.get(Deployment, 'foo', 'default')).status?.readyReplicas === 1);
+ * await eventually(async () => (await t.client.get(Deployment, 'foo')).status?.readyReplicas === 1);
  * await t.stop();
  * ```
  * @module

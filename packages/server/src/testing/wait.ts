@@ -6,7 +6,7 @@
  * @example
  * ```ts
  * const pod = await eventually(async () => {
- *   const p = await client.get(Pod, 'web-0', 'default');
+ *   const p = await client.get(Pod, 'web-0');
  *   return p.status?.phase === 'Running' && p;
  * }, 10_000, 'web-0 to run');
  * ```
@@ -37,7 +37,7 @@ export async function eventually<T>(
  *
  * @example
  * ```ts
- * const err = await rejection<ApiError>(client.get(ConfigMap, 'missing', 'default'));
+ * const err = await rejection<ApiError>(client.get(ConfigMap, 'missing'));
  * expect([err.code, err.reason]).toEqual([404, 'NotFound']);
  * ```
  */

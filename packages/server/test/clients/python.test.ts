@@ -8,12 +8,11 @@
  * waits for the answer on stdin; see `python/common.py`.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ControlPlane, startTestEnv, type TestEnvOptions } from '../../src/index.js';
+import { kubeconfigFile } from '../../src/testing/index.js';
 
 /** Debian's interpreter: `python3` on a PATH may be another one, without the client. */
 const PYTHON = '/usr/bin/python3';
@@ -29,9 +28,7 @@ interface PythonEnv {
 
 async function startPythonEnv(options: TestEnvOptions = {}): Promise<PythonEnv> {
   const cp = await startTestEnv(options);
-  const dir = mkdtempSync(join(tmpdir(), 'kubeloop-python-'));
-  const kubeconfigPath = join(dir, 'kubeconfig');
-  writeFileSync(kubeconfigPath, cp.kubeconfig, { mode: 0o600 });
+  const { dir, path: kubeconfigPath, remove } = kubeconfigFile(cp, 'kubeloop-python-');
   const env: NodeJS.ProcessEnv = { ...process.env, HOME: dir, PYTHONDONTWRITEBYTECODE: '1' };
   // Another interpreter's settings must not leak into Debian's.
   delete env.PYTHONPATH;
@@ -102,7 +99,7 @@ async function startPythonEnv(options: TestEnvOptions = {}): Promise<PythonEnv> 
     run,
     async stop() {
       await cp.stop();
-      rmSync(dir, { recursive: true, force: true });
+      remove();
     },
   };
 }

@@ -19,14 +19,14 @@ import {
   signCertificateRequest,
 } from './auth/pki.js';
 import type { BuiltinControllers } from './controllers/builtin.js';
-import type { Kubelet, SimulatedNodesOptions } from './controllers/kubelet.js';
+import type { Kubelet, SimulatedNodesOptions } from './controllers/kubelet/kubelet.js';
+import { SimulatedRuntime } from './controllers/kubelet/runtime.js';
 import { Discovery } from './discovery/discovery.js';
 import { ApiServer } from './http/api-server.js';
 import { Faults } from './http/faults.js';
 import { ApiMetrics } from './http/metrics.js';
 import { podStreamingHandlers } from './http/streaming/index.js';
 import type { PortForwardTarget } from './http/streaming/portforward.js';
-import { SimulatedRuntime } from './kubelet/runtime.js';
 import { type Loopback, startLoopback } from './loopback.js';
 import { metricsKinds } from './metrics/metrics-api.js';
 import { createOpenApiEndpoints } from './openapi-endpoints.js';

@@ -14,7 +14,7 @@ export {
   renderKubeconfig,
   startControlPlane,
 } from './control-plane.js';
-export type { NodeTaint, SimulatedNodesOptions } from './controllers/kubelet.js';
+export type { NodeTaint, SimulatedNodesOptions } from './controllers/kubelet/kubelet.js';
 export { SIMULATE_ANNOTATION } from './controllers/simulate.js';
 export type { FaultAction, FaultMatch, FaultRule, Faults } from './http/faults.js';
 export {

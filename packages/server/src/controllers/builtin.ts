@@ -1,13 +1,13 @@
 import { Client } from 'kubeloop/client';
 import { type Clock, Manager, type Runnable } from 'kubeloop/runtime';
 import { type Logger, pino } from 'pino';
-import type { SimulatedRuntime } from '../kubelet/runtime.js';
 import { appsControllers } from './apps.js';
 import { endpointsController } from './endpoints.js';
 import { garbageCollector } from './garbage-collector.js';
 import type { SignFn } from './kcm/certificates.js';
 import { kubeControllerManager } from './kcm/index.js';
-import { Kubelet, type SimulatedNodesOptions } from './kubelet.js';
+import { Kubelet, type SimulatedNodesOptions } from './kubelet/kubelet.js';
+import type { SimulatedRuntime } from './kubelet/runtime.js';
 import { Scheduler } from './scheduler.js';
 import { workloadControllers } from './workloads.js';
 

@@ -4,7 +4,7 @@
  * container; an attach streams the container's output from now on.
  */
 import { ApiError } from 'kubeloop/api';
-import type { SimulatedRuntime } from '../../kubelet/runtime.js';
+import type { SimulatedRuntime } from '../../controllers/kubelet/runtime.js';
 import type { ConnectHandler, ConnectRequest } from '../handlers/connect.js';
 import type { StreamingDeps } from './deps.js';
 import { boolParam, containerStatus, getPod, type PodObject, validateContainer } from './pod-target.js';

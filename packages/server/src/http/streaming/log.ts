@@ -4,7 +4,7 @@
  * runs with `follow`.
  */
 import { ApiError } from 'kubeloop/api';
-import type { ContainerInstance, LogLine, SimulatedRuntime } from '../../kubelet/runtime.js';
+import type { ContainerInstance, LogLine, SimulatedRuntime } from '../../controllers/kubelet/runtime.js';
 import type { ConnectHandler } from '../handlers/connect.js';
 import type { StreamingDeps } from './deps.js';
 import { boolParam, containerStatus, getPod, type PodObject, validateContainer } from './pod-target.js';

@@ -14,7 +14,7 @@
  *   client asked for, which clients wait for.
  */
 import { ApiError } from 'kubeloop/api';
-import type { ExecOutcome, Stdin } from '../../kubelet/shell.js';
+import type { ExecOutcome, Stdin } from '../../controllers/kubelet/shell.js';
 import type { WebSocketConnection } from './websocket.js';
 
 /** The subprotocols of exec and attach, `''` for a client that names none (read as `channel.k8s.io`). */

@@ -8,10 +8,10 @@ import { setMaxListeners } from 'node:events';
 import type { Client } from 'kubeloop/client';
 import { isAlreadyExists, isConflict, isNotFound, Lease, Node, Pod } from 'kubeloop/client';
 import { defaultControllerRateLimiter, Informer, objectKey, splitKey, WorkQueue } from 'kubeloop/runtime';
-import type { ObservedContainerStatus, SimulatedRuntime } from '../kubelet/runtime.js';
-import type { ControllerLog } from './log.js';
-import { SIMULATE_ANNOTATION } from './simulate.js';
-import { runWorker } from './worker.js';
+import type { ControllerLog } from '../log.js';
+import { SIMULATE_ANNOTATION } from '../simulate.js';
+import { runWorker } from '../worker.js';
+import type { ObservedContainerStatus, SimulatedRuntime } from './runtime.js';
 
 /** A taint of a simulated node. */
 export interface NodeTaint {

@@ -10,7 +10,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { parseQuantity as parseQuantityExact } from 'kubeloop/api';
-import { SIMULATE_ANNOTATION } from '../controllers/simulate.js';
+import { SIMULATE_ANNOTATION } from '../simulate.js';
 import { type ExecOutcome, execProgram, type ProcessIO } from './shell.js';
 import { ContainerFs, ContainerLayer, type Mount } from './vfs.js';
 

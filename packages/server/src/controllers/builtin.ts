@@ -8,7 +8,7 @@ import type { SignFn } from './kcm/certificates.js';
 import { kubeControllerManager } from './kcm/index.js';
 import { Kubelet, type SimulatedNodesOptions } from './kubelet/kubelet.js';
 import type { SimulatedRuntime } from './kubelet/runtime.js';
-import { Scheduler } from './scheduler.js';
+import { schedulerController } from './scheduler.js';
 import { workloadControllers } from './workloads.js';
 
 type Log = (level: 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
@@ -120,9 +120,10 @@ export function startBuiltinControllers(o: BuiltinControllersOptions): BuiltinCo
   let kubelet: Kubelet | undefined;
   if ((o.nodes?.count ?? 1) > 0) {
     kubelet = new Kubelet(client, { ...o.nodes, log: o.log, ...(o.runtime && { runtime: o.runtime }) });
-    loops.push(ownLoop('kubelet', kubelet), ownLoop('scheduler', new Scheduler(client, { log: o.log })));
+    loops.push(ownLoop('kubelet', kubelet));
     for (const c of appsControllers(client, { log: o.log })) manager.add(c);
     for (const c of workloadControllers(client, { log: o.log })) manager.add(c);
+    for (const c of schedulerController(client, { log: o.log })) manager.add(c);
     for (const c of kubeControllerManager(client, { logger, clock: o.clock, sign: o.sign })) manager.add(c);
     manager.add(endpointsController());
   }

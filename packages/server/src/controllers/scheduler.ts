@@ -4,14 +4,20 @@
  * through the `pods/binding` subresource; marks the others `PodScheduled=False`/`Unschedulable`
  * with kube-scheduler's message; records `Scheduled` and `FailedScheduling` events.
  */
-import { setMaxListeners } from 'node:events';
 import { parseQuantity } from 'kubeloop/api';
 import type { Client } from 'kubeloop/client';
 import { isConflict, isNotFound, Node, Pod } from 'kubeloop/client';
-import { defaultControllerRateLimiter, Informer, objectKey, splitKey, WorkQueue } from 'kubeloop/runtime';
+import {
+  type CacheReader,
+  type ControllerDefinition,
+  controller,
+  defaultControllerRateLimiter,
+  objectKey,
+  type ReconcileRequest,
+  type Runnable,
+} from 'kubeloop/runtime';
 import { ControllerEvents } from './events.js';
 import type { ControllerLog } from './log.js';
-import { runWorker } from './worker.js';
 
 type Requirement = { key: string; operator: string; values?: string[] };
 type Taint = { key: string; value?: string; effect: string };
@@ -121,219 +127,234 @@ export function unschedulableMessage(verdicts: readonly Verdict[]): string {
   return `0/${n} nodes are available: ${filter.join(', ')}. preemption: 0/${n} nodes are available: ${preemption.join(', ')}.`;
 }
 
-/** The scheduler: informers on pods and nodes, a queue of pods to place, {@link Scheduler.reconcile}. */
-export class Scheduler {
-  private readonly pods: Informer<Pod>;
-  private readonly nodes: Informer<Node>;
-  private readonly queue = new WorkQueue<string>({
-    name: 'scheduler',
-    rateLimiter: defaultControllerRateLimiter({ baseDelayMs: 5, maxDelayMs: 10_000 }),
-  });
-  private readonly abort = new AbortController();
+/** The field of the manager's pod cache the scheduler counts a node's pods by. */
+export const NODE_NAME_FIELD = 'spec.nodeName';
+
+/** A pod's node, for the {@link NODE_NAME_FIELD} index (unbound pods are not indexed). */
+export const podNodeName = (p: Pod): string | undefined => p.spec?.nodeName || undefined;
+
+const bound = (p: Pod): boolean => Boolean(p.spec?.nodeName);
+
+/** Whether the scheduler should place a pod: no node yet, not going away, and ours. */
+function pending(p: Pod): boolean {
+  return (
+    !p.spec?.nodeName &&
+    !p.metadata?.deletionTimestamp &&
+    !terminated(p) &&
+    (p.spec?.schedulerName ?? DEFAULT_SCHEDULER) === DEFAULT_SCHEDULER
+  );
+}
+
+/**
+ * The scheduler as a controller of pods on the manager's shared cache: a pod waiting for a node
+ * is reconciled ({@link place}); a node that appears or changes, and a bound pod that ends or
+ * goes, frees or adds room, so the pods found unschedulable are tried again (kube-scheduler's
+ * unschedulable queue, moved on cluster events). With it, the runnable that flushes its Events
+ * when the manager stops.
+ */
+export function schedulerController(
+  client: Client,
+  options: { log?: ControllerLog } = {},
+): [ControllerDefinition<Pod>, Runnable] {
+  const events = new ControllerEvents(client, DEFAULT_SCHEDULER, options.log ?? (() => undefined));
   /** Pods bound but not yet seen bound in the cache: their requests count on their node (by UID). */
-  private readonly assumed = new Map<string, { node: string; pod: Pod }>();
-  private worker: Promise<void> | undefined;
-  private readonly log: ControllerLog;
-  private readonly events: ControllerEvents;
-
-  constructor(
-    private readonly client: Client,
-    options: { log?: ControllerLog } = {},
-  ) {
-    this.log = options.log ?? (() => undefined);
-    this.events = new ControllerEvents(client, DEFAULT_SCHEDULER, this.log);
-    setMaxListeners(0, this.abort.signal);
-    this.pods = new Informer(client.api(Pod, ''), {
-      indexers: { node: (p) => p.spec?.nodeName || undefined },
+  const assumed = new Map<string, { node: string; pod: Pod }>();
+  /** Pods no node fit when last tried (by key), tried again when room may have appeared. */
+  const unschedulable = new Set<string>();
+  const retry = (): ReconcileRequest[] =>
+    [...unschedulable].map((key) => {
+      const slash = key.indexOf('/');
+      return { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
     });
-    this.nodes = new Informer(client.api(Node), {});
-    this.pods.addEventHandler({
-      onAdd: (p) => this.observe(p),
-      onUpdate: (_o, p) => this.observe(p),
-      // A pod gone frees room: pods waiting for some may fit now.
-      onDelete: (p) => {
-        this.assumed.delete(p.metadata?.uid ?? '');
-        if (p.spec?.nodeName) this.retryUnschedulable();
-      },
-    });
-    this.nodes.addEventHandler({
-      onAdd: () => this.retryUnschedulable(),
-      onUpdate: () => this.retryUnschedulable(),
-    });
-  }
 
-  start(): void {
-    this.pods.start(this.abort.signal);
-    this.nodes.start(this.abort.signal);
-    this.worker = this.work();
-  }
-
-  /** Resolves once the controller's caches hold their first lists (the test environment waits for it). */
-  async waitForSync(): Promise<void> {
-    await Promise.all([this.pods.waitForSync(), this.nodes.waitForSync()]);
-  }
-
-  async stop(): Promise<void> {
-    this.abort.abort();
-    const closing = this.events.close();
-    await this.queue.shutdown();
-    await this.worker;
-    await Promise.all([this.pods.stop(), this.nodes.stop(), closing]);
-  }
-
-  private pending(p: Pod): boolean {
-    return (
-      !p.spec?.nodeName &&
-      !p.metadata?.deletionTimestamp &&
-      !terminated(p) &&
-      (p.spec?.schedulerName ?? DEFAULT_SCHEDULER) === DEFAULT_SCHEDULER
-    );
-  }
-
-  private observe(p: Pod): void {
-    if (p.spec?.nodeName) {
-      this.assumed.delete(p.metadata?.uid ?? '');
-      if (terminated(p)) this.retryUnschedulable();
-      return;
+  /** Forgets assumed pods the cache now shows bound, or that are gone. */
+  const settleAssumed = async (cache: CacheReader) => {
+    for (const [uid, a] of assumed) {
+      const current = await cache.get(Pod, a.pod.metadata?.name ?? '', a.pod.metadata?.namespace ?? '');
+      if (!current || current.metadata?.uid !== uid || bound(current)) assumed.delete(uid);
     }
-    if (this.pending(p)) this.queue.add(objectKey(p));
-  }
+  };
 
-  private retryUnschedulable(): void {
-    for (const p of this.pods.store.list()) if (this.pending(p)) this.queue.add(objectKey(p));
-  }
-
-  private work(): Promise<void> {
-    return runWorker(this.queue, this.abort.signal, (k) => this.reconcile(k), {
-      log: this.log,
-      message: 'scheduling failed; retrying',
-    });
-  }
-
-  /** One pod: binds it to a node that fits, or says why none does. */
-  async reconcile(key: string): Promise<void> {
-    // Wait for both caches: deciding on a partial view of nodes or pods would be wrong.
-    if (!this.nodes.hasSynced || !this.pods.hasSynced) {
-      await Promise.all([this.nodes.waitForSync(), this.pods.waitForSync()]);
-    }
-    const { namespace = '', name } = splitKey(key);
-    const pod = this.pods.store.get(name, namespace);
-    if (!pod || !this.pending(pod) || this.assumed.has(pod.metadata?.uid ?? '')) return;
-    const nodes = this.nodes.store
-      .list()
-      .sort((a, b) => (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''));
-    const requests = podRequests(pod);
-    const verdicts: Verdict[] = [];
-    let best: { node: Node; load: number } | undefined;
-    for (const node of nodes) {
-      const v = this.check(pod, requests, node);
-      verdicts.push(v);
-      if (!v.fits) continue;
-      const load = this.podsOn(node.metadata?.name ?? '').length;
-      if (!best || load < best.load) best = { node, load };
-    }
-    if (best) {
-      const nodeName = best.node.metadata?.name ?? '';
-      try {
-        await this.client.request('POST', `/api/v1/namespaces/${namespace}/pods/${name}/binding`, {
-          body: {
-            apiVersion: 'v1',
-            kind: 'Binding',
-            metadata: { name, namespace, uid: pod.metadata?.uid },
-            target: { apiVersion: 'v1', kind: 'Node', name: nodeName },
-          },
-        });
-        this.assumed.set(pod.metadata?.uid ?? '', { node: nodeName, pod });
-        this.events.event(
-          Pod,
-          pod,
-          'Normal',
-          'Scheduled',
-          `Successfully assigned ${namespace}/${name} to ${nodeName}`,
-        );
-      } catch (err) {
-        // Gone, or bound by someone else meanwhile: nothing left to do.
-        if (!isNotFound(err) && !isConflict(err)) throw err;
+  const definition = controller(Pod)
+    .named('scheduler')
+    .withOptions({ rateLimiter: defaultControllerRateLimiter({ baseDelayMs: 5, maxDelayMs: 10_000 }) })
+    .indexField(Pod, NODE_NAME_FIELD, podNodeName)
+    .withPredicates({
+      create: pending,
+      // A pod found unschedulable and since bound or ending leaves the retry set.
+      update: (_old, p) => pending(p) || unschedulable.has(objectKey(p)),
+      // Only to forget an unschedulable pod that is gone.
+      delete: (p) => unschedulable.has(objectKey(p)),
+    })
+    .watches(Node, retry, { predicates: [{ delete: () => false }] })
+    .watches(Pod, retry, {
+      predicates: [
+        {
+          create: (p) => bound(p) && terminated(p),
+          update: (_old, p) => bound(p) && terminated(p),
+          delete: bound,
+        },
+      ],
+    })
+    .onGone((req) => {
+      unschedulable.delete(req.namespace ? `${req.namespace}/${req.name}` : req.name);
+    })
+    .reconcile(async (pod, { client: api, cache }) => {
+      const key = objectKey(pod);
+      if (!pending(pod)) {
+        unschedulable.delete(key);
+        return;
       }
-      return;
-    }
-    const message = unschedulableMessage(verdicts);
-    const current = pod.status?.conditions?.find((c) => c.type === 'PodScheduled');
-    if (current?.status === 'False' && current.reason === 'Unschedulable' && current.message === message)
-      return;
-    const others = (pod.status?.conditions ?? []).filter((c) => c.type !== 'PodScheduled');
-    this.events.event(Pod, pod, 'Warning', 'FailedScheduling', message);
+      await settleAssumed(cache);
+      if (assumed.has(pod.metadata?.uid ?? '')) return;
+      const fits = await place(pod, api, cache, assumed, events);
+      if (fits) unschedulable.delete(key);
+      else unschedulable.add(key);
+    });
+
+  const flush: Runnable = {
+    name: 'scheduler-events',
+    needLeaderElection: false,
+    async start({ signal }) {
+      await new Promise<void>((resolve) => {
+        if (signal.aborted) resolve();
+        else signal.addEventListener('abort', () => resolve(), { once: true });
+      });
+      await events.close();
+    },
+  };
+  return [definition, flush];
+}
+
+/**
+ * One pod: binds it to a node that fits, or says why none does (`PodScheduled=False` and a
+ * `FailedScheduling` event). Returns whether a node fit.
+ */
+async function place(
+  pod: Pod,
+  client: Client,
+  cache: CacheReader,
+  assumed: Map<string, { node: string; pod: Pod }>,
+  events: ControllerEvents,
+): Promise<boolean> {
+  const namespace = pod.metadata?.namespace ?? '';
+  const name = pod.metadata?.name ?? '';
+  const nodes = (await cache.list(Node)).sort((a, b) =>
+    (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''),
+  );
+  /** Pods that count on a node: bound and not terminated, plus those bound a moment ago. */
+  const podsOn = async (node: string): Promise<Pod[]> => {
+    const out = (await cache.list(Pod, { fieldSelector: { [NODE_NAME_FIELD]: node } })).filter(
+      (p) => !terminated(p),
+    );
+    for (const a of assumed.values()) if (a.node === node) out.push(a.pod);
+    return out;
+  };
+  const requests = podRequests(pod);
+  const verdicts: Verdict[] = [];
+  let best: { node: Node; load: number } | undefined;
+  for (const node of nodes) {
+    const onNode = await podsOn(node.metadata?.name ?? '');
+    const v = check(pod, requests, node, onNode);
+    verdicts.push(v);
+    if (!v.fits) continue;
+    const load = onNode.length;
+    if (!best || load < best.load) best = { node, load };
+  }
+  if (best) {
+    const nodeName = best.node.metadata?.name ?? '';
     try {
-      await this.client.api(Pod, namespace).patchStatus(
-        name,
-        [
-          { op: 'test', path: '/metadata/uid', value: pod.metadata?.uid },
-          {
-            op: 'replace',
-            path: '/status/conditions',
-            value: [
-              ...others,
-              {
-                type: 'PodScheduled',
-                status: 'False',
-                lastProbeTime: null,
-                lastTransitionTime:
-                  current?.status === 'False'
-                    ? current.lastTransitionTime
-                    : `${new Date().toISOString().slice(0, 19)}Z`,
-                reason: 'Unschedulable',
-                message,
-              },
-            ],
-          },
-        ],
-        { type: 'json' },
+      await client.request('POST', `/api/v1/namespaces/${namespace}/pods/${name}/binding`, {
+        body: {
+          apiVersion: 'v1',
+          kind: 'Binding',
+          metadata: { name, namespace, uid: pod.metadata?.uid },
+          target: { apiVersion: 'v1', kind: 'Node', name: nodeName },
+        },
+      });
+      assumed.set(pod.metadata?.uid ?? '', { node: nodeName, pod });
+      events.event(
+        Pod,
+        pod,
+        'Normal',
+        'Scheduled',
+        `Successfully assigned ${namespace}/${name} to ${nodeName}`,
       );
     } catch (err) {
-      if (!isNotFound(err)) throw err;
+      // Gone, or bound by someone else meanwhile: nothing left to do.
+      if (!isNotFound(err) && !isConflict(err)) throw err;
     }
+    return true;
   }
-
-  /** Pods that count on a node: bound and not terminated, plus those bound a moment ago. */
-  private podsOn(node: string): Pod[] {
-    const out = this.pods.store.byIndex('node', node).filter((p) => !terminated(p));
-    for (const a of this.assumed.values()) if (a.node === node) out.push(a.pod);
-    return out;
-  }
-
-  /** The filters of the default profile, in its order; the first that fails decides. */
-  private check(pod: Pod, requests: Map<string, number>, node: Node): Verdict {
-    const tolerations = (pod.spec?.tolerations ?? []) as Toleration[];
-    if (node.spec?.unschedulable && !tolerates(tolerations, UNSCHEDULABLE_TAINT))
-      return { fits: false, reasons: ['node(s) were unschedulable'], resolvable: false };
-    const taints = [...((node.spec?.taints ?? []) as Taint[]), ...(isReady(node) ? [] : [NOT_READY_TAINT])];
-    const untolerated = taints.find(
-      (t) => (t.effect === 'NoSchedule' || t.effect === 'NoExecute') && !tolerates(tolerations, t),
+  const message = unschedulableMessage(verdicts);
+  const current = pod.status?.conditions?.find((c) => c.type === 'PodScheduled');
+  if (current?.status === 'False' && current.reason === 'Unschedulable' && current.message === message)
+    return false;
+  const others = (pod.status?.conditions ?? []).filter((c) => c.type !== 'PodScheduled');
+  events.event(Pod, pod, 'Warning', 'FailedScheduling', message);
+  try {
+    await client.api(Pod, namespace).patchStatus(
+      name,
+      [
+        { op: 'test', path: '/metadata/uid', value: pod.metadata?.uid },
+        {
+          op: 'replace',
+          path: '/status/conditions',
+          value: [
+            ...others,
+            {
+              type: 'PodScheduled',
+              status: 'False',
+              lastProbeTime: null,
+              lastTransitionTime:
+                current?.status === 'False'
+                  ? current.lastTransitionTime
+                  : `${new Date().toISOString().slice(0, 19)}Z`,
+              reason: 'Unschedulable',
+              message,
+            },
+          ],
+        },
+      ],
+      { type: 'json' },
     );
-    if (untolerated)
-      return {
-        fits: false,
-        reasons: [`node(s) had untolerated taint {${untolerated.key}: ${untolerated.value ?? ''}}`],
-        resolvable: false,
-      };
-    if (!matchesNodeAffinity(pod, node))
-      return {
-        fits: false,
-        reasons: ["node(s) didn't match Pod's node affinity/selector"],
-        resolvable: false,
-      };
-
-    const allocatable = node.status?.allocatable ?? {};
-    const used = new Map<string, number>();
-    const onNode = this.podsOn(node.metadata?.name ?? '');
-    for (const p of onNode) for (const [r, v] of podRequests(p)) used.set(r, (used.get(r) ?? 0) + v);
-    const reasons: string[] = [];
-    if (onNode.length + 1 > milli(allocatable.pods ?? '110') / 1000) reasons.push('Too many pods');
-    for (const [r, v] of requests) {
-      if (v === 0) continue;
-      const free = milli(allocatable[r] ?? '0') - (used.get(r) ?? 0);
-      if (v > free) reasons.push(`Insufficient ${r}`);
-    }
-    return reasons.length > 0 ? { fits: false, reasons, resolvable: true } : { fits: true };
+  } catch (err) {
+    if (!isNotFound(err)) throw err;
   }
+  return false;
+}
+
+/** The filters of the default profile, in its order; the first that fails decides. */
+function check(pod: Pod, requests: Map<string, number>, node: Node, onNode: readonly Pod[]): Verdict {
+  const tolerations = (pod.spec?.tolerations ?? []) as Toleration[];
+  if (node.spec?.unschedulable && !tolerates(tolerations, UNSCHEDULABLE_TAINT))
+    return { fits: false, reasons: ['node(s) were unschedulable'], resolvable: false };
+  const taints = [...((node.spec?.taints ?? []) as Taint[]), ...(isReady(node) ? [] : [NOT_READY_TAINT])];
+  const untolerated = taints.find(
+    (t) => (t.effect === 'NoSchedule' || t.effect === 'NoExecute') && !tolerates(tolerations, t),
+  );
+  if (untolerated)
+    return {
+      fits: false,
+      reasons: [`node(s) had untolerated taint {${untolerated.key}: ${untolerated.value ?? ''}}`],
+      resolvable: false,
+    };
+  if (!matchesNodeAffinity(pod, node))
+    return {
+      fits: false,
+      reasons: ["node(s) didn't match Pod's node affinity/selector"],
+      resolvable: false,
+    };
+
+  const allocatable = node.status?.allocatable ?? {};
+  const used = new Map<string, number>();
+  for (const p of onNode) for (const [r, v] of podRequests(p)) used.set(r, (used.get(r) ?? 0) + v);
+  const reasons: string[] = [];
+  if (onNode.length + 1 > milli(allocatable.pods ?? '110') / 1000) reasons.push('Too many pods');
+  for (const [r, v] of requests) {
+    if (v === 0) continue;
+    const free = milli(allocatable[r] ?? '0') - (used.get(r) ?? 0);
+    if (v > free) reasons.push(`Insufficient ${r}`);
+  }
+  return reasons.length > 0 ? { fits: false, reasons, resolvable: true } : { fits: true };
 }

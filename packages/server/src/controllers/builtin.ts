@@ -120,9 +120,9 @@ export function startBuiltinControllers(o: BuiltinControllersOptions): BuiltinCo
   let kubelet: Kubelet | undefined;
   if ((o.nodes?.count ?? 1) > 0) {
     kubelet = new Kubelet(client, { ...o.nodes, log: o.log, ...(o.runtime && { runtime: o.runtime }) });
-    loops.push(ownLoop('kubelet', kubelet));
     for (const c of appsControllers(client, { log: o.log })) manager.add(c);
     for (const c of workloadControllers(client, { log: o.log })) manager.add(c);
+    for (const c of kubelet.parts()) manager.add(c);
     for (const c of schedulerController(client, { log: o.log })) manager.add(c);
     for (const c of kubeControllerManager(client, { logger, clock: o.clock, sign: o.sign })) manager.add(c);
     manager.add(endpointsController());
@@ -137,7 +137,7 @@ export function startBuiltinControllers(o: BuiltinControllersOptions): BuiltinCo
     kubelet,
     async waitForSync() {
       await manager.ready();
-      await Promise.all(loops.map((l) => l.synced()));
+      await Promise.all([...loops.map((l) => l.synced()), kubelet?.waitForSync()]);
     },
     async stop() {
       // All at once: each stop aborts its work before its first await, so none of them starts a

@@ -143,6 +143,7 @@ export function startBuiltinControllers(o: BuiltinControllersOptions): BuiltinCo
       // All at once: each stop aborts its work before its first await, so none of them starts a
       // request (a new connection) that the stopping server would refuse and report as an error.
       gc.stop();
+      kubelet?.stop();
       await Promise.all([manager.stop(), ...loops.map((l) => l.stop())]);
       await running.catch(() => undefined);
       await client.close();

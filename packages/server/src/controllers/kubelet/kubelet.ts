@@ -73,6 +73,11 @@ export class Kubelet {
     return this.heartbeat.registered;
   }
 
+  /** Stops registering and renewing the nodes (at once: no request starts after it). */
+  stop(): void {
+    this.heartbeat.stop();
+  }
+
   /** The kubelet's pod controller and its node runnable, for the manager. */
   parts(): [ControllerDefinition<Pod>, Runnable] {
     const ours = (p: PodObj) => this.runs(p.spec?.nodeName ?? '');

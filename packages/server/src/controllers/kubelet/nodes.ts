@@ -171,7 +171,7 @@ export function nodeHeartbeat(
   client: Client,
   o: SimulatedNodesOptions,
   log: ControllerLog,
-): Runnable & { readonly registered: Promise<void> } {
+): Runnable & { readonly registered: Promise<void>; stop(): void } {
   const names = nodeNames(o);
   const stopping = new AbortController();
   let heartbeat: NodeJS.Timeout | undefined;
@@ -182,11 +182,13 @@ export function nodeHeartbeat(
   const register = async () => {
     const nodes = client.api(Node);
     for (const [i, name] of names.entries()) {
+      if (stopping.signal.aborted) return;
       try {
         await nodes.create(nodeObject(name, i, o));
       } catch (err) {
         if (!isAlreadyExists(err)) throw err;
       }
+      if (stopping.signal.aborted) return;
       await nodes.patchStatus(name, { status: nodeStatus(name, i, o) } as Node);
     }
     await renewLeases(client, names, stopping.signal);
@@ -197,6 +199,10 @@ export function nodeHeartbeat(
       });
     }, o.heartbeatIntervalMs ?? 10_000);
     heartbeat.unref();
+  };
+  const stop = () => {
+    stopping.abort();
+    clearInterval(heartbeat);
   };
   return {
     name: 'kubelet-nodes',
@@ -214,8 +220,10 @@ export function nodeHeartbeat(
         if (signal.aborted) resolve();
         else signal.addEventListener('abort', () => resolve(), { once: true });
       });
-      stopping.abort();
-      clearInterval(heartbeat);
+      stop();
     },
+    // Also called beside the manager: a manager stopped before its caches synced starts no
+    // runnable, while the registration runs from its start.
+    stop,
   };
 }

@@ -207,9 +207,10 @@ export function schedulerController(
       }
       await settleAssumed(cache);
       if (assumed.has(pod.metadata?.uid ?? '')) return;
-      const fits = await place(pod, api, cache, assumed, events);
-      if (fits) unschedulable.delete(key);
-      else unschedulable.add(key);
+      // Retried from now on: a node or pod event during the attempt must bring it back (the
+      // queue holds it until this attempt ends), as kube-scheduler moves a pod it is scheduling.
+      unschedulable.add(key);
+      if (await place(pod, api, cache, assumed, events)) unschedulable.delete(key);
     });
 
   const flush: Runnable = {

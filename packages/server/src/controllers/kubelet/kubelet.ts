@@ -90,9 +90,9 @@ export class Kubelet {
       .withPredicates({ create: ours, update: (_old, p) => ours(p), delete: ours })
       .onGone((req, _ctx, last) => {
         const key = req.namespace ? `${req.namespace}/${req.name}` : req.name;
-        const uid = last?.metadata?.uid ?? this.uids.get(key);
+        // The pod last synced under the key, and the one last seen deleted (when it was never synced).
+        for (const uid of new Set([this.uids.get(key), last?.metadata?.uid])) if (uid) this.forgetPod(uid);
         this.uids.delete(key);
-        if (uid) this.forgetPod(uid);
       })
       .reconcile(async (pod, { client }) => {
         const after = await this.sync(pod, client);

@@ -1,5 +1,5 @@
 import { Client } from 'kubeloop/client';
-import { type Clock, Manager, type Runnable } from 'kubeloop/runtime';
+import { type Clock, Manager } from 'kubeloop/runtime';
 import { type Logger, pino } from 'pino';
 import { appsControllers } from './apps.js';
 import { endpointsController } from './endpoints.js';
@@ -40,36 +40,6 @@ export interface BuiltinControllers {
   waitForSync(): Promise<void>;
   /** Stops every controller, then the client. */
   stop(): Promise<void>;
-}
-
-/** A controller that still runs its own informers and queue, as a runnable of the manager. */
-interface OwnLoop {
-  start(): void;
-  stop(): Promise<void>;
-  waitForSync(): Promise<void>;
-}
-
-function ownLoop(name: string, c: OwnLoop): Runnable & { synced(): Promise<void>; stop(): Promise<void> } {
-  let started = false;
-  let stopping: Promise<void> | undefined;
-  return {
-    name,
-    needLeaderElection: false,
-    // Started with the caches, so that the readiness of the control plane covers its own.
-    prepare() {
-      if (stopping) return; // stopped before the manager got this far
-      started = true;
-      c.start();
-    },
-    synced: () => (started ? c.waitForSync() : Promise.resolve()),
-    start: () => undefined,
-    // Stopped beside the manager, not by it: a manager stopped before its caches synced starts
-    // no runnable, and this loop runs from the manager's start.
-    stop: () => {
-      stopping ??= started ? c.stop() : Promise.resolve();
-      return stopping;
-    },
-  };
 }
 
 /** The manager's pino logger, writing its warnings and errors to the control plane's log. */
@@ -116,7 +86,6 @@ export function startBuiltinControllers(o: BuiltinControllersOptions): BuiltinCo
   });
   // The collector writes through the plain client: it reads only its own metadata caches.
   const gc = garbageCollector(client, { log: o.log });
-  const loops: ReturnType<typeof ownLoop>[] = [];
   let kubelet: Kubelet | undefined;
   if ((o.nodes?.count ?? 1) > 0) {
     kubelet = new Kubelet(client, { ...o.nodes, log: o.log, ...(o.runtime && { runtime: o.runtime }) });
@@ -127,9 +96,7 @@ export function startBuiltinControllers(o: BuiltinControllersOptions): BuiltinCo
     for (const c of kubeControllerManager(client, { logger, clock: o.clock, sign: o.sign })) manager.add(c);
     manager.add(endpointsController());
   }
-  for (const loop of loops) manager.add(loop);
-  // Last: its preparation asks the server for discovery, and the loops above must have started
-  // (synchronously, in their own preparation) before a stop can come in.
+  // Last: its preparation asks the server for discovery.
   manager.add(gc);
   const running = manager.start();
   running.catch((err: unknown) => o.log('error', 'built-in controllers stopped', { err: String(err) }));
@@ -137,14 +104,14 @@ export function startBuiltinControllers(o: BuiltinControllersOptions): BuiltinCo
     kubelet,
     async waitForSync() {
       await manager.ready();
-      await Promise.all([...loops.map((l) => l.synced()), kubelet?.waitForSync()]);
+      await kubelet?.waitForSync();
     },
     async stop() {
       // All at once: each stop aborts its work before its first await, so none of them starts a
       // request (a new connection) that the stopping server would refuse and report as an error.
       gc.stop();
       kubelet?.stop();
-      await Promise.all([manager.stop(), ...loops.map((l) => l.stop())]);
+      await manager.stop();
       await running.catch(() => undefined);
       await client.close();
     },

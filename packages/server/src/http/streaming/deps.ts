@@ -1,5 +1,5 @@
 /** What the streaming handlers need from the control plane (their own module: the handlers and index.ts both read it). */
-import type { SimulatedRuntime } from '../../kubelet/runtime.js';
+import type { SimulatedRuntime } from '../../controllers/kubelet/runtime.js';
 import type { Registry } from '../../registry/registry.js';
 import type { RestStorage } from '../../registry/rest.js';
 import type { PortForwardTarget } from './portforward-target.js';

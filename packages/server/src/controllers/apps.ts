@@ -6,7 +6,7 @@
 import type { Client } from 'kubeloop/client';
 import type { ControllerDefinition, Runnable } from 'kubeloop/runtime';
 import { deploymentController } from './deployment.js';
-import { ControllerEvents } from './events.js';
+import { ComponentRecorders } from './events.js';
 import type { ControllerLog } from './log.js';
 import { replicaSetController, replicaSetEventComponent } from './replicaset.js';
 
@@ -28,30 +28,14 @@ export function appsControllers(
   client: Client,
   options: AppsControllersOptions = {},
 ): (ControllerDefinition<never> | Runnable)[] {
-  const recorders: ControllerEvents[] = [];
-  const events = (component: string) => {
-    const e = new ControllerEvents(client, component, options.log);
-    recorders.push(e);
-    return e;
-  };
+  const recorders = new ComponentRecorders(client, options.log);
   const definitions = [
-    replicaSetController({ events: events(replicaSetEventComponent('ReplicaSet')) }),
+    replicaSetController({ events: recorders.for(replicaSetEventComponent('ReplicaSet')) }),
     replicaSetController({
       kind: 'ReplicationController',
-      events: events(replicaSetEventComponent('ReplicationController')),
+      events: recorders.for(replicaSetEventComponent('ReplicationController')),
     }),
-    deploymentController({ events: events('deployment-controller') }),
+    deploymentController({ events: recorders.for('deployment-controller') }),
   ] as unknown as ControllerDefinition<never>[];
-  const closer: Runnable = {
-    name: 'apps-events',
-    needLeaderElection: false,
-    async start({ signal }) {
-      await new Promise<void>((resolve) => {
-        if (signal.aborted) resolve();
-        else signal.addEventListener('abort', () => resolve(), { once: true });
-      });
-      await Promise.all(recorders.map((r) => r.close()));
-    },
-  };
-  return [...definitions, closer];
+  return [...definitions, recorders.closer('apps-events')];
 }

@@ -8,6 +8,7 @@
  */
 import type { Client, KubeObject } from 'kubeloop/client';
 import { Event, isForbidden, isNotFound } from 'kubeloop/client';
+import type { Runnable } from 'kubeloop/runtime';
 import type { ControllerLog } from './log.js';
 
 /** The kind of the object an event is about. */
@@ -156,4 +157,49 @@ export class ControllerEvents {
 /** The message of an error as Kubernetes prints it in events (an API error's own message). */
 export function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * The core/v1 Event recorders of a group of controllers, each reporting under its kube component
+ * name (`replicaset-controller`, `job-controller`, …), and the runnable that, when the manager
+ * stops (after its controllers), waits for the Events still being written.
+ *
+ * @example
+ * ```ts
+ * const recorders = new ComponentRecorders(client, log);
+ * const defs = [jobController({ events: recorders.for('job-controller') })];
+ * manager.add(recorders.closer('workload-events'));
+ * ```
+ */
+export class ComponentRecorders {
+  private readonly recorders: ControllerEvents[] = [];
+
+  constructor(
+    private readonly client: Client,
+    private readonly log?: ControllerLog,
+  ) {}
+
+  /** A recorder reporting as `component`. */
+  for(component: string): ControllerEvents {
+    const e = new ControllerEvents(this.client, component, this.log);
+    this.recorders.push(e);
+    return e;
+  }
+
+  /** The runnable that closes every recorder when the manager stops; `prepare` runs before the caches start. */
+  closer(name: string, prepare?: Runnable['prepare']): Runnable {
+    const recorders = this.recorders;
+    return {
+      name,
+      needLeaderElection: false,
+      ...(prepare && { prepare }),
+      async start({ signal }) {
+        await new Promise<void>((resolve) => {
+          if (signal.aborted) resolve();
+          else signal.addEventListener('abort', () => resolve(), { once: true });
+        });
+        await Promise.all(recorders.map((r) => r.close()));
+      },
+    };
+  }
 }

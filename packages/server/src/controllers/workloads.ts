@@ -6,7 +6,7 @@
 import type { Client } from 'kubeloop/client';
 import type { ControllerDefinition, Runnable } from 'kubeloop/runtime';
 import { daemonSetController } from './daemonset.js';
-import { ControllerEvents } from './events.js';
+import { ComponentRecorders } from './events.js';
 import { ControllerRevision } from './history.js';
 import { jobController } from './job.js';
 import type { ControllerLog } from './log.js';
@@ -31,32 +31,16 @@ export function workloadControllers(
   client: Client,
   options: WorkloadControllersOptions = {},
 ): (ControllerDefinition<never> | Runnable)[] {
-  const recorders: ControllerEvents[] = [];
-  const events = (component: string) => {
-    const e = new ControllerEvents(client, component, options.log);
-    recorders.push(e);
-    return e;
-  };
+  const recorders = new ComponentRecorders(client, options.log);
   const definitions = [
-    daemonSetController({ events: events('daemonset-controller') }),
-    statefulSetController({ events: events('statefulset-controller') }),
-    jobController({ events: events('job-controller') }),
+    daemonSetController({ events: recorders.for('daemonset-controller') }),
+    statefulSetController({ events: recorders.for('statefulset-controller') }),
+    jobController({ events: recorders.for('job-controller') }),
   ] as unknown as ControllerDefinition<never>[];
-  const closer: Runnable = {
-    name: 'workload-events',
-    needLeaderElection: false,
-    // The StatefulSet controller reads revisions without reconciling on their events: the cache
-    // syncs them before the controllers start all the same.
-    prepare({ cache }) {
-      cache.informer(ControllerRevision);
-    },
-    async start({ signal }) {
-      await new Promise<void>((resolve) => {
-        if (signal.aborted) resolve();
-        else signal.addEventListener('abort', () => resolve(), { once: true });
-      });
-      await Promise.all(recorders.map((r) => r.close()));
-    },
-  };
-  return [...definitions, closer];
+  // The StatefulSet controller reads revisions without reconciling on their events: the cache
+  // syncs them before the controllers start all the same.
+  return [
+    ...definitions,
+    recorders.closer('workload-events', ({ cache }) => void cache.informer(ControllerRevision)),
+  ];
 }

@@ -1,29 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { builtinBehaviours } from '../builtin-kinds.js';
-import type { KindBehaviour } from '../shared/behaviour.js';
+import { b, columnNames, created, fieldsOf, now, write } from '../shared/behaviour-test-support.js';
 
 type Obj = Record<string, unknown>;
-
-const b = (key: string): KindBehaviour => {
-  const found = builtinBehaviours[key];
-  if (!found) throw new Error(`no behaviour for ${key}`);
-  return found;
-};
-const now = new Date('2024-05-01T12:00:00Z');
-const created = (ago: number) => new Date(now.getTime() - ago * 1000).toISOString().replace('.000Z', 'Z');
-
-function write(
-  key: string,
-  obj: Obj,
-  old?: Obj,
-): { obj: Obj; causes: { field?: string; message?: string }[] } {
-  const copy = structuredClone(obj);
-  b(key).defaults?.(copy);
-  return { obj: copy, causes: b(key).validate?.(copy, old) ?? [] };
-}
-const fieldsOf = (causes: { field?: string; message?: string }[]) =>
-  causes.map((c) => `${c.field}: ${c.message}`);
-const columnNames = (key: string) => b(key).columns.map((c) => (c.priority ? `${c.name}*` : c.name));
 
 /** A workload with selector `app=web` and a one-container template. */
 const workload = (spec: Obj = {}, template: Obj = {}): Obj => ({

@@ -160,3 +160,19 @@ export function sleep(clock: Clock, ms: number, signal?: AbortSignal): Promise<v
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
+
+/**
+ * Resolves once `signal` aborts (at once if it already has): how a `Runnable`'s `start`
+ * waits for its manager to stop before cleaning up (a Go context's `<-ctx.Done()`).
+ *
+ * @example
+ * ```ts
+ * manager.add({ name: 'flush', async start({ signal }) { await untilAborted(signal); await recorder.close(); } });
+ * ```
+ */
+export function untilAborted(signal: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (signal.aborted) resolve();
+    else signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+}

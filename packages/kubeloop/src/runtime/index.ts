@@ -58,7 +58,15 @@ export {
   type Transform,
   toPartialObjectMetadata,
 } from './cache/transform.js';
-export { type Clock, FakeClock, realClock, sleep, type Timer, type TimerOptions } from './clock.js';
+export {
+  type Clock,
+  FakeClock,
+  realClock,
+  sleep,
+  type Timer,
+  type TimerOptions,
+  untilAborted,
+} from './clock.js';
 export {
   ControllerBuilder,
   type ControllerDefinition,

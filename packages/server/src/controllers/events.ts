@@ -8,7 +8,7 @@
  */
 import type { Client, KubeObject } from 'kubeloop/client';
 import { Event, isForbidden, isNotFound } from 'kubeloop/client';
-import type { Runnable } from 'kubeloop/runtime';
+import { type Runnable, untilAborted } from 'kubeloop/runtime';
 import type { ControllerLog } from './log.js';
 
 /** The kind of the object an event is about. */
@@ -194,10 +194,7 @@ export class ComponentRecorders {
       needLeaderElection: false,
       ...(prepare && { prepare }),
       async start({ signal }) {
-        await new Promise<void>((resolve) => {
-          if (signal.aborted) resolve();
-          else signal.addEventListener('abort', () => resolve(), { once: true });
-        });
+        await untilAborted(signal);
         await Promise.all(recorders.map((r) => r.close()));
       },
     };

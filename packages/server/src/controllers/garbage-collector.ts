@@ -14,6 +14,7 @@ import {
   type ManagerCache,
   type PartialObjectMetadata,
   type Runnable,
+  untilAborted,
   WorkQueue,
 } from 'kubeloop/runtime';
 import type { ControllerLog } from './log.js';
@@ -157,10 +158,7 @@ class GarbageCollector {
     const workers = Array.from({ length: n }, () => this.work(signal));
     const resync = setInterval(() => this.rediscover(), this.options.resyncMs ?? 30_000);
     resync.unref();
-    await new Promise<void>((resolve) => {
-      if (signal.aborted) resolve();
-      else signal.addEventListener('abort', () => resolve(), { once: true });
-    });
+    await untilAborted(signal);
     this.stopped = true;
     clearInterval(resync);
     await this.queue.shutdown();

@@ -15,6 +15,7 @@ import {
   objectKey,
   type ReconcileRequest,
   type Runnable,
+  untilAborted,
 } from 'kubeloop/runtime';
 import { ControllerEvents } from './events.js';
 import type { ControllerLog } from './log.js';
@@ -217,10 +218,7 @@ export function schedulerController(
     name: 'scheduler-events',
     needLeaderElection: false,
     async start({ signal }) {
-      await new Promise<void>((resolve) => {
-        if (signal.aborted) resolve();
-        else signal.addEventListener('abort', () => resolve(), { once: true });
-      });
+      await untilAborted(signal);
       await events.close();
     },
   };

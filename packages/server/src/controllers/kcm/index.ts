@@ -19,6 +19,7 @@ import {
   type Runnable,
   type RunnableContext,
   realClock,
+  untilAborted,
 } from 'kubeloop/runtime';
 import type { Logger } from 'pino';
 import { csrSigningController, type SignFn } from './certificates.js';
@@ -124,10 +125,7 @@ export function kubeControllerManager(
         );
       // Awaited before the stop returns, so that no request outlives the server.
       await Promise.all([registering, storageClass]);
-      await new Promise<void>((resolve) => {
-        if (signal.aborted) resolve();
-        else signal.addEventListener('abort', () => resolve(), { once: true });
-      });
+      await untilAborted(signal);
       await Promise.all(recorders.map((r) => r.stop(false)));
     },
   };

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import type { Client } from 'kubeloop/client';
 import { isAlreadyExists, isNotFound, Lease, Node } from 'kubeloop/client';
-import type { Runnable } from 'kubeloop/runtime';
+import { type Runnable, untilAborted } from 'kubeloop/runtime';
 import type { ControllerLog } from '../log.js';
 
 /** A taint of a simulated node. */
@@ -216,10 +216,7 @@ export function nodeHeartbeat(
         .finally(done);
     },
     async start({ signal }) {
-      await new Promise<void>((resolve) => {
-        if (signal.aborted) resolve();
-        else signal.addEventListener('abort', () => resolve(), { once: true });
-      });
+      await untilAborted(signal);
       stop();
     },
     // Also called beside the manager: a manager stopped before its caches synced starts no

@@ -2,6 +2,7 @@
  * The controller builder (controller-runtime's `builder`): name the reconciled kind, the kinds
  * it owns and watches, filters, scope and concurrency; end with the reconcile function.
  */
+import type { Client } from '../../client/client.js';
 import type { ResourceDescriptor } from '../../client/descriptor.js';
 import type { LabelSelectorInput } from '../../client/options.js';
 import type { KubeObject } from '../../client/types.js';
@@ -71,6 +72,14 @@ export interface ControllerOptions {
    * `FakeClock` and moves it instead of waiting.
    */
   clock?: Clock;
+  /**
+   * The client this controller's reconciles (`ctx.client`) write with, in place of the
+   * manager's: a controller that acts under its own identity while sharing the manager's
+   * cache, as kube-controller-manager's controllers do with `--use-service-account-credentials`
+   * (their informers list and watch as the manager, each writes as its own ServiceAccount).
+   * Its writes are tracked for read-your-writes like the manager's.
+   */
+  client?: Client;
 }
 
 /**

@@ -385,8 +385,9 @@ export class Manager {
         await r.prepare?.({ ...setup, log: this.log.child({ runnable: r.name }) });
       }
       for (const d of this.definitions) {
+        const own = d.options.client;
         const c = new Controller(d, {
-          client: this.trackedClient,
+          client: own ? trackingClient(own, this.tracker) : this.trackedClient,
           rawClient: raw,
           cache: this.managerCache,
           events: this.recorder,

@@ -84,3 +84,39 @@ describe('manager maxConcurrentReconciles', () => {
     expect(await peakConcurrency('mo-own', 2, 3)).toEqual({ peak: 3, metric: 3 });
   });
 });
+
+describe('a controller with its own client', () => {
+  it('writes with that client while it reads the manager cache', async () => {
+    const ns = 'mo-own-client';
+    await t.namespace(ns);
+    const own = t.newClient({ userAgent: 'widget-writer/v1' });
+    const m = testManager(t.client).add(
+      controller(Widget)
+        .inNamespace(ns)
+        .withOptions({ client: own })
+        .reconcile(async (w, { client }) => {
+          if (w.metadata?.labels?.seen) return;
+          await client.api(Widget, ns).patch(w.metadata!.name!, { metadata: { labels: { seen: 'yes' } } });
+        }),
+    );
+    const { done } = await run(m);
+    try {
+      await t.client.api(Widget, ns).create(widget(ns, 'w1'));
+      let managers: string[] = [];
+      await eventually(
+        async () => {
+          const got = await t.client.api(Widget, ns).get('w1');
+          managers = (got.metadata?.managedFields ?? []).map((f) => f.manager ?? '');
+          return got.metadata?.labels?.seen === 'yes';
+        },
+        10_000,
+        'the reconcile to label the widget',
+      );
+      // The label was written by the controller's own client (its user agent names the manager).
+      expect(managers).toContain('widget-writer');
+    } finally {
+      await m.stop();
+      await done;
+    }
+  });
+});

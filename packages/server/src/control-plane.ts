@@ -192,8 +192,9 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     const discovery = new Discovery(registry, () => address);
     const version = versionInfo();
     const openapi = createOpenApiEndpoints(registry, version.gitVersion!);
-    // The built-in controllers call the API with their own token, so that fault injection
-    // (meant for the client under test) leaves their requests alone.
+    // The built-in components call the API with tokens of their own, one per user they act as
+    // (`controllers/identities.ts`), so that fault injection (meant for the client under test)
+    // leaves their requests alone.
     const controllerToken = randomBytes(32).toString('base64url');
     const users = new Map<string, UserInfo>([
       [token, { username: 'kubeloop-admin', groups: ['system:masters', 'system:authenticated'] }],
@@ -202,6 +203,18 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
         { username: 'system:kube-controller-manager', groups: ['system:masters', 'system:authenticated'] },
       ],
     ]);
+    const componentTokens = new Set([`Bearer ${controllerToken}`]);
+    const componentCredentials = new Map<string, string>();
+    const credentialsFor = (identity: { username: string; groups: readonly string[] }): string => {
+      let t = componentCredentials.get(identity.username);
+      if (!t) {
+        t = randomBytes(32).toString('base64url');
+        componentCredentials.set(identity.username, t);
+        users.set(t, { username: identity.username, groups: [...identity.groups] });
+        componentTokens.add(`Bearer ${t}`);
+      }
+      return t;
+    };
     // Service account tokens are signed with a key derived from the persisted admin token, so
     // they stay valid across restarts; one authenticates while its ServiceAccount (same uid) exists.
     const saTokens = new ServiceAccountTokens(
@@ -231,7 +244,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       discovery,
       openapi,
       faults,
-      exemptFromFaults: (req) => req.headers.authorization === `Bearer ${controllerToken}`,
+      exemptFromFaults: (req) => componentTokens.has(req.headers.authorization ?? ''),
       authenticator,
       issueServiceAccountToken: (sa, request) => saTokens.issue(sa, request),
       version,
@@ -318,6 +331,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
                 server: url,
                 socketPath: lo?.socketPath,
                 token: controllerToken,
+                credentials: credentialsFor,
                 caData: ca.cert,
                 nodes: options.nodes,
                 runtime,

@@ -1,12 +1,22 @@
 import { Client } from 'kubeloop/client';
-import { type Clock, Manager } from 'kubeloop/runtime';
+import { type Clock, type ControllerDefinition, Manager, type Runnable } from 'kubeloop/runtime';
 import { type Logger, pino } from 'pino';
 import { appsControllers } from './apps.js';
 import { endpointsController } from './endpoints.js';
 import { garbageCollector } from './garbage-collector.js';
+import {
+  ADDON_INSTALLER,
+  CONTROLLER_ACCOUNTS,
+  CONTROLLER_MANAGER,
+  controllerServiceAccount,
+  ENDPOINT_SLICE_ACCOUNT,
+  type Identity,
+  nodeIdentity,
+  SCHEDULER,
+} from './identities.js';
 import type { SignFn } from './kcm/certificates.js';
 import { kubeControllerManager } from './kcm/index.js';
-import { Kubelet, type SimulatedNodesOptions } from './kubelet/kubelet.js';
+import { Kubelet, nodeNames, type SimulatedNodesOptions } from './kubelet/kubelet.js';
 import type { SimulatedRuntime } from './kubelet/runtime.js';
 import { schedulerController } from './scheduler.js';
 import { workloadControllers } from './workloads.js';
@@ -18,8 +28,16 @@ export interface BuiltinControllersOptions {
   server: string;
   /** The control plane's loopback socket; without one the controllers use HTTPS. */
   socketPath?: string | undefined;
-  /** The controllers' own bearer token (`system:kube-controller-manager`). */
+  /**
+   * The bearer token of the controllers where `credentials` is not given (then every component
+   * acts as one user).
+   */
   token: string;
+  /**
+   * A bearer token that authenticates as `identity`: each component then acts as its own user
+   * (see `identities.ts`), with the permissions the bootstrap policy gives it.
+   */
+  credentials?(identity: Identity): string;
   caData: string;
   /** Simulated nodes; without any, pods and workloads are left alone (as in envtest). */
   nodes: SimulatedNodesOptions | undefined;
@@ -70,10 +88,28 @@ function managerLogger(log: Log): Logger {
  * ready, so that a start and the memory of a server without controllers stay small.
  */
 export function startBuiltinControllers(o: BuiltinControllersOptions): BuiltinControllers {
-  const client = new Client(
-    { server: o.server, token: o.token, caData: o.caData },
-    o.socketPath !== undefined ? { socketPath: o.socketPath } : {},
-  );
+  const transport = o.socketPath !== undefined ? { socketPath: o.socketPath } : {};
+  const clients = new Map<string, Client>();
+  /** The client of a component, one per user (every component shares one without `credentials`). */
+  const clientFor = (identity: Identity): Client => {
+    const key = o.credentials ? identity.username : '';
+    let c = clients.get(key);
+    if (!c) {
+      const token = o.credentials ? o.credentials(identity) : o.token;
+      c = new Client({ server: o.server, token, caData: o.caData }, transport);
+      clients.set(key, c);
+    }
+    return c;
+  };
+  const client = clientFor(CONTROLLER_MANAGER);
+  /** A controller of kube-controller-manager writing as its ServiceAccount (its reads stay the shared cache's). */
+  const asItself = <T extends ControllerDefinition<never> | Runnable>(part: T): T => {
+    if (!('reconcileFn' in part)) return part;
+    const def = part as ControllerDefinition<never>;
+    const account = CONTROLLER_ACCOUNTS[def.name];
+    if (!account) return part;
+    return { ...def, options: { ...def.options, client: clientFor(controllerServiceAccount(account)) } } as T;
+  };
   const logger = managerLogger(o.log);
   const manager = new Manager({
     client,
@@ -84,17 +120,40 @@ export function startBuiltinControllers(o: BuiltinControllersOptions): BuiltinCo
     handleSignals: false,
     gracefulShutdownTimeoutMs: 0,
   });
-  // The collector writes through the plain client: it reads only its own metadata caches.
-  const gc = garbageCollector(client, { log: o.log });
+  // The collector writes through its own client: it reads only its own metadata caches.
+  const gc = garbageCollector(
+    clientFor(controllerServiceAccount(CONTROLLER_ACCOUNTS['garbage-collector']!)),
+    {
+      log: o.log,
+    },
+  );
   let kubelet: Kubelet | undefined;
   if ((o.nodes?.count ?? 1) > 0) {
-    kubelet = new Kubelet(client, { ...o.nodes, log: o.log, ...(o.runtime && { runtime: o.runtime }) });
-    for (const c of appsControllers(client, { log: o.log })) manager.add(c);
-    for (const c of workloadControllers(client, { log: o.log })) manager.add(c);
+    const nodes = nodeNames(o.nodes ?? {});
+    kubelet = new Kubelet(clientFor(nodeIdentity(nodes[0] ?? 'kubeloop-node')), {
+      ...o.nodes,
+      log: o.log,
+      ...(o.runtime && { runtime: o.runtime }),
+    });
+    const scheduler = clientFor(SCHEDULER);
+    const [placement, schedulerEvents] = schedulerController(scheduler, { log: o.log });
+    const parts = [
+      ...appsControllers(client, { log: o.log }),
+      ...workloadControllers(client, { log: o.log }),
+      ...kubeControllerManager(client, {
+        logger,
+        clock: o.clock,
+        sign: o.sign,
+        installer: clientFor(ADDON_INSTALLER),
+      }),
+      endpointsController({
+        slices: clientFor(controllerServiceAccount(ENDPOINT_SLICE_ACCOUNT)),
+      }) as unknown as ControllerDefinition<never>,
+    ];
+    for (const c of parts) manager.add(asItself(c));
     for (const c of kubelet.parts()) manager.add(c);
-    for (const c of schedulerController(client, { log: o.log })) manager.add(c);
-    for (const c of kubeControllerManager(client, { logger, clock: o.clock, sign: o.sign })) manager.add(c);
-    manager.add(endpointsController());
+    manager.add({ ...placement, options: { ...placement.options, client: scheduler } });
+    manager.add(schedulerEvents);
   }
   // Last: its preparation asks the server for discovery.
   manager.add(gc);
@@ -113,7 +172,7 @@ export function startBuiltinControllers(o: BuiltinControllersOptions): BuiltinCo
       kubelet?.stop();
       await manager.stop();
       await running.catch(() => undefined);
-      await client.close();
+      await Promise.all([...clients.values()].map((c) => c.close()));
     },
   };
 }

@@ -244,7 +244,15 @@ const quiet = (err: unknown) => isConflict(err) || isAlreadyExists(err);
  * back as they should be), and when the zone label of a node its pods run on changes (nodes
  * are watched through their metadata only).
  */
-export function endpointsController(): ControllerDefinition<Service> {
+export function endpointsController(
+  options: {
+    /**
+     * The client the EndpointSlices are written with (default: the reconcile's): kube's
+     * EndpointSlice controller is another controller, under its own ServiceAccount.
+     */
+    slices?: Client;
+  } = {},
+): ControllerDefinition<Service> {
   const noCreate = { create: () => false };
   const requestOf = (svc: Service) => ({
     namespace: svc.metadata?.namespace ?? '',
@@ -312,7 +320,7 @@ export function endpointsController(): ControllerDefinition<Service> {
       })
       .reconcile(async (svc, ctx) => {
         try {
-          await reconcileService(svc, ctx);
+          await reconcileService(svc, ctx, options.slices ?? ctx.client);
         } catch (err) {
           if (quiet(err)) return { requeue: true };
           throw err;
@@ -323,7 +331,11 @@ export function endpointsController(): ControllerDefinition<Service> {
 }
 
 /** One Service: writes its EndpointSlices and Endpoints. */
-async function reconcileService(svc: Service, { client, cache }: ReconcileContext): Promise<void> {
+async function reconcileService(
+  svc: Service,
+  { client, cache }: ReconcileContext,
+  slicesClient: Client,
+): Promise<void> {
   const namespace = svc.metadata?.namespace ?? '';
   const name = svc.metadata?.name ?? '';
   const selector = svc.spec?.selector;
@@ -336,7 +348,7 @@ async function reconcileService(svc: Service, { client, cache }: ReconcileContex
     const n = await cache.getMetadata(Node, node);
     zones.set(node, n ? zoneOfNode(n) : undefined);
   }
-  await syncSlices(client, cache, svc, pods, (node) => zones.get(node));
+  await syncSlices(slicesClient, cache, svc, pods, (node) => zones.get(node));
   const api = client.api(Endpoints, namespace);
   const current = await cache.get(Endpoints, name, namespace);
   const subsets = endpointSubsets(svc, pods);

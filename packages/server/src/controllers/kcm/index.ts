@@ -69,6 +69,11 @@ export interface KubeControllerManagerOptions {
   clock?: Clock | undefined;
   /** Signs certificate requests with the cluster CA; without it, no CSR is signed. */
   sign?: SignFn | undefined;
+  /**
+   * The client that installs the cluster's add-ons (metrics-server's APIService, the default
+   * StorageClass) as an administrator would (default: `client`).
+   */
+  installer?: Client;
 }
 
 /**
@@ -110,11 +115,12 @@ export function kubeControllerManager(
     async start({ signal, log }: RunnableContext) {
       // metrics-server registers its group (in place of the Local APIService the API server made
       // for the group it serves), and the aggregator reports it Available.
-      const registering = registerMetricsApiService(client).catch((err: unknown) =>
+      const installer = options.installer ?? client;
+      const registering = registerMetricsApiService(installer).catch((err: unknown) =>
         log.warn({ err: String(err) }, 'metrics APIService not registered'),
       );
       // The default StorageClass, as kind and minikube install one (an existing one is kept as it is).
-      const storageClass = client
+      const storageClass = installer
         .api(StorageClass)
         .create(STANDARD_STORAGE_CLASS)
         .then(

@@ -61,7 +61,7 @@ export const STRIP = FieldSet.of(
 );
 
 /** The subresource a write goes through. */
-export type Subresource = 'status' | 'scale' | undefined;
+export type Subresource = 'status' | 'scale' | 'finalize' | undefined;
 
 /** Who writes and through which subresource. */
 export interface ManageOptions {

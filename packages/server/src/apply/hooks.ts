@@ -3,7 +3,7 @@
  * records it in `metadata.managedFields`, including writes to `/scale`, whose managed fields are
  * those of the parent object seen through a Scale.
  */
-import type { ResourceType } from '../registry/types.js';
+import type { ResourceType, UpdateStrategy } from '../registry/types.js';
 import { apiVersionOf } from '../registry/types.js';
 import { updateManagedFields } from './field-manager.js';
 import { parentEntriesFromScale, type ReplicasPaths, replicasPath, scaleEntriesFromParent } from './scale.js';
@@ -29,7 +29,7 @@ export function manageFields(
   old: Obj | undefined,
   next: Obj,
   manager: string,
-  subresource: 'status' | undefined,
+  subresource: UpdateStrategy,
 ): void {
   updateManagedFields(t, old, next, { manager, subresource });
 }

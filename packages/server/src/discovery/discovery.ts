@@ -148,6 +148,15 @@ export class Discovery {
           verbs: SUBRESOURCE_VERBS,
         });
       }
+      if (t.subresources.finalize) {
+        resources.push({
+          name: `${t.resource}/finalize`,
+          singularName: '',
+          namespaced: t.namespaced,
+          kind: t.kind,
+          verbs: ['update'],
+        });
+      }
       if (t.subresources.status) {
         resources.push({
           name: `${t.resource}/status`,
@@ -216,6 +225,15 @@ export class Discovery {
                       subresource: 'approval',
                       responseKind: { group: t.group, version: t.version, kind: t.kind },
                       verbs: SUBRESOURCE_VERBS,
+                    },
+                  ]
+                : []),
+              ...(t.subresources.finalize
+                ? [
+                    {
+                      subresource: 'finalize',
+                      responseKind: { group: t.group, version: t.version, kind: t.kind },
+                      verbs: ['update'],
                     },
                   ]
                 : []),

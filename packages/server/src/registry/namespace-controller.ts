@@ -208,7 +208,7 @@ export class NamespaceController {
     await this.writeConditions(nsType, ns, current.object as Obj, failures);
     if (remaining.size > 0 || errors.length > 0) return false;
     try {
-      await this.rest.patch(nsType, undefined, ns, undefined, { dryRun: false }, (cur) => {
+      await this.rest.patch(nsType, undefined, ns, 'finalize', { dryRun: false }, (cur) => {
         const next = clone(cur) as Obj;
         if (isObject(next.spec) && Array.isArray(next.spec.finalizers)) {
           next.spec.finalizers = next.spec.finalizers.filter((f) => f !== 'kubernetes');

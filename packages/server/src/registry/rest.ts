@@ -26,7 +26,7 @@ import {
 import { ABSENT_SPEC_REPLICAS, requestedReplicas, scaleOf } from './generic/scale.js';
 import { checkFieldSelector, fieldValue, selectorMatcher } from './generic/selectors.js';
 import type { Registry } from './registry.js';
-import { type ResourceType, storageOf } from './types.js';
+import { type ResourceType, storageOf, type UpdateStrategy } from './types.js';
 
 export type { WriteContext } from './generic/errors.js';
 export type { ListOutcome, ListParams } from './generic/list.js';
@@ -68,7 +68,7 @@ export interface RestHooks {
     old: Obj | undefined,
     next: Obj,
     manager: string,
-    subresource: 'status' | undefined,
+    subresource: UpdateStrategy,
   ): void;
   /** The same for a write to `/scale`: moves ownership of the replicas on `parent`. */
   manageScaleFields?(
@@ -202,7 +202,7 @@ export class RestStorage {
     namespace: string | undefined,
     name: string,
     input: Obj,
-    subresource: 'status' | undefined,
+    subresource: UpdateStrategy,
     ctx: WriteContext,
   ): Promise<StoredObject> {
     const m = meta(input);
@@ -232,7 +232,7 @@ export class RestStorage {
     t: ResourceType,
     namespace: string | undefined,
     name: string,
-    subresource: 'status' | undefined,
+    subresource: UpdateStrategy,
     ctx: WriteContext,
     apply: (current: Obj) => Obj,
   ): Promise<StoredObject> {
@@ -468,9 +468,15 @@ export class RestStorage {
     return t.behaviour.storage?.waitsForFinalization?.(obj) ?? false;
   }
 
-  private validate(t: ResourceType, obj: Obj, old: Obj | undefined, metaCauses: StatusCause[]): void {
+  private validate(
+    t: ResourceType,
+    obj: Obj,
+    old: Obj | undefined,
+    metaCauses: StatusCause[],
+    strategy?: UpdateStrategy,
+  ): void {
     t.behaviour.defaults?.(obj);
-    t.behaviour.prepare?.(obj, old);
+    t.behaviour.prepare?.(obj, old, strategy);
     const causes = [...metaCauses, ...(t.behaviour.validate?.(obj, old) ?? [])];
     if (causes.length > 0) {
       const name =
@@ -483,7 +489,7 @@ export class RestStorage {
     t: ResourceType,
     namespace: string | undefined,
     name: string,
-    subresource: 'status' | undefined,
+    subresource: UpdateStrategy,
     ctx: WriteContext,
     expectedRevision: number | undefined,
     desired: (current: Obj) => Obj,
@@ -529,7 +535,7 @@ export class RestStorage {
         create: false,
       });
       causes.push(...metaUpdateCauses(nm, om));
-      this.validate(t, next, old, causes);
+      this.validate(t, next, old, causes, subresource);
       if (ctx.fieldManager !== undefined && !ctx.applied)
         this.hooks.manageFields?.(t, old, next, ctx.fieldManager, subresource);
       this.hooks.allocate?.(t, next, old);

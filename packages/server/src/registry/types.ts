@@ -2,6 +2,8 @@ import type { NameValidation } from 'kubeloop/api';
 import type { CompiledSchema, JSONSchemaProps } from 'kubeloop/schema';
 import type { KindBehaviour } from './shared/behaviour.js';
 
+export type { UpdateStrategy } from './shared/behaviour.js';
+
 /** A verb of the Kubernetes API, as listed in discovery. */
 export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete' | 'deletecollection';
 
@@ -44,7 +46,13 @@ export interface ResourceType {
    * `approval`: a CertificateSigningRequest's, which changes only its Approved/Denied conditions;
    * `token`: a ServiceAccount's, which issues a TokenRequest (create only).
    */
-  subresources: { status?: boolean; scale?: ScaleSubresource; approval?: boolean; token?: boolean };
+  subresources: {
+    status?: boolean;
+    scale?: ScaleSubresource;
+    approval?: boolean;
+    token?: boolean;
+    finalize?: boolean;
+  };
   /** Whether `metadata.generation` tracks changes of the spec (everything but metadata/status). */
   generation: boolean;
   /** Which rule `metadata.name` follows. */

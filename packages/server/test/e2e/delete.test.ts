@@ -135,6 +135,70 @@ describe('kubectl delete', () => {
       stderr: `Error from server (NotFound): namespaces "${ns}" not found\n`,
     });
   });
+
+  it('a namespace stuck on a finalizer is released through /finalize, as users unstick one', async () => {
+    const ns = 'stuck';
+    await env.ok(['create', '-f', '-'], {
+      input: manifest(
+        { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } },
+        configMap('held', ns, { finalizers: [FINALIZER] }),
+      ),
+    });
+    // Only /finalize changes spec.finalizers: a write of the namespace keeps them.
+    expect(
+      await env.ok([
+        'patch',
+        'namespace',
+        ns,
+        '-p',
+        '{"spec":{"finalizers":[]}}',
+        '-o',
+        'jsonpath={.spec.finalizers}',
+      ]),
+    ).toBe('["kubernetes"]');
+    // finalize takes PUT only.
+    expect(await env.run(['get', '--raw', `/api/v1/namespaces/${ns}/finalize`])).toMatchObject({
+      code: 1,
+      stderr:
+        'Error from server (MethodNotAllowed): the server does not allow this method on the requested resource\n',
+    });
+    await env.ok(['delete', 'namespace', ns, '--wait=false']);
+    await eventually(
+      async () =>
+        (await env.ok([
+          'get',
+          'namespace',
+          ns,
+          '-o',
+          'jsonpath={.status.conditions[?(@.type=="NamespaceFinalizersRemaining")].status}',
+        ])) === 'True',
+      10_000,
+      'the namespace to wait for the finalizer',
+    );
+    // `kubectl get ns stuck -o json | jq '.spec.finalizers = []' | kubectl replace --raw …/finalize -f -`
+    const stuck = JSON.parse(await env.ok(['get', 'namespace', ns, '-o', 'json']));
+    stuck.spec.finalizers = [];
+    const finalized = JSON.parse(
+      await env.ok(['replace', '--raw', `/api/v1/namespaces/${ns}/finalize`, '-f', '-'], {
+        input: JSON.stringify(stuck),
+      }),
+    );
+    expect(finalized).toMatchObject({ kind: 'Namespace', spec: {}, status: { phase: 'Terminating' } });
+    expect(finalized.spec.finalizers ?? []).toEqual([]);
+    // The last finalizer went with a deletion pending: the namespace is gone (its content stays
+    // behind, as in a cluster).
+    expect(await env.run(['get', 'namespace', ns])).toMatchObject({
+      code: 1,
+      stderr: `Error from server (NotFound): namespaces "${ns}" not found\n`,
+    });
+    expect(JSON.parse(await env.ok(['get', '--raw', '/api/v1'])).resources).toContainEqual({
+      name: 'namespaces/finalize',
+      singularName: '',
+      namespaced: false,
+      kind: 'Namespace',
+      verbs: ['update'],
+    });
+  });
 });
 
 describe('kubectl wait', () => {

@@ -12,7 +12,7 @@ import { queryBool } from '../params.js';
 import { checkFields } from './field-validation.js';
 import { decodeApplyYaml } from './request-body.js';
 import type { HandlerScope, ResourceRequest } from './scope.js';
-import { statusLike, writeManager } from './write-options.js';
+import { updateStrategy, writeManager } from './write-options.js';
 
 export async function apply(s: HandlerScope, r: ResourceRequest): Promise<void> {
   const { req, query, t, namespace: ns, name, dryRun } = r;
@@ -39,7 +39,7 @@ export async function apply(s: HandlerScope, r: ResourceRequest): Promise<void> 
     s.out.json(r, 200, scale);
     return;
   }
-  const subresource = statusLike(r.subresource);
+  const subresource = updateStrategy(r.subresource);
   for (let attempt = 0; ; attempt++) {
     try {
       const stored = await s.rest.patch(t, ns, name, subresource, ctx, (current) =>

@@ -11,7 +11,7 @@ import { decodeBody, mediaType, readBody } from '../body.js';
 import { apply } from './apply.js';
 import { checkFields, goSprint, keepManagedFieldsReset } from './field-validation.js';
 import type { HandlerScope, ResourceRequest } from './scope.js';
-import { statusLike, writeManager } from './write-options.js';
+import { updateStrategy, writeManager } from './write-options.js';
 
 const PATCH_TYPES = new Set([
   'application/json-patch+json',
@@ -71,7 +71,7 @@ export async function patch(s: HandlerScope, r: ResourceRequest): Promise<void> 
     t,
     ns,
     name,
-    statusLike(r.subresource),
+    updateStrategy(r.subresource),
     { dryRun, fieldManager },
     (current) => {
       const next = applyPatch(current);

@@ -70,6 +70,7 @@ export async function serveResource(
     !(sub === 'status' && t.subresources.status) &&
     !(sub === 'scale' && t.subresources.scale) &&
     !(sub === 'approval' && t.subresources.approval) &&
+    !(sub === 'finalize' && t.subresources.finalize) &&
     !(sub === 'token' && t.subresources.token && s.issueServiceAccountToken) &&
     !t.behaviour.storage?.postSubresources?.[sub]
   ) {
@@ -89,7 +90,14 @@ export async function serveResource(
     throw notFound();
   }
   const verb = info.verb;
-  const allowed = createOnly ? ['create'] : sub ? ['get', 'update', 'patch'] : t.verbs;
+  // A Namespace's `finalize` is served for PUT only (FinalizeREST is an Updater, no Getter).
+  const allowed = createOnly
+    ? ['create']
+    : sub === 'finalize'
+      ? ['update']
+      : sub
+        ? ['get', 'update', 'patch']
+        : t.verbs;
   // Routes exist per verb: PUT or PATCH of a collection, POST to an object or a subresource
   // without an object match no route, which go-restful answers with a 405.
   const needsName = ['get', 'update', 'patch', 'delete'].includes(verb) || sub !== '';

@@ -2,7 +2,7 @@
 import { checkFields, keepManagedFieldsReset } from './field-validation.js';
 import { readObject, readRequestBody } from './request-body.js';
 import type { HandlerScope, ResourceRequest } from './scope.js';
-import { statusLike, writeManager } from './write-options.js';
+import { updateStrategy, writeManager } from './write-options.js';
 
 export async function update(s: HandlerScope, r: ResourceRequest): Promise<void> {
   const { req, query, t, dryRun } = r;
@@ -18,7 +18,7 @@ export async function update(s: HandlerScope, r: ResourceRequest): Promise<void>
   const warnings = keepManagedFieldsReset(obj, () =>
     checkFields(s.openapi, t, obj, raw, query, 'update', undefined, yamlDuplicates),
   );
-  const stored = await s.rest.update(t, r.namespace, r.name, obj, statusLike(r.subresource), {
+  const stored = await s.rest.update(t, r.namespace, r.name, obj, updateStrategy(r.subresource), {
     dryRun,
     fieldManager,
   });

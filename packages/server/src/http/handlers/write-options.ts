@@ -2,6 +2,7 @@
 import type { IncomingMessage } from 'node:http';
 import { ApiError, fieldErrors, type StatusCause } from 'kubeloop/api';
 import { fieldManagerCauses, managerOrUserAgent } from '../../apply/index.js';
+import type { UpdateStrategy } from '../../registry/types.js';
 
 /** `fieldValidation` values of the write options (empty: the default, `Warn`). */
 const FIELD_VALIDATION_VALUES = ['', 'Ignore', 'Strict', 'Warn'];
@@ -35,9 +36,11 @@ export function writeManager(
 }
 
 /**
- * The status strategy serves `status` and a CertificateSigningRequest's `approval`: both write
- * only the object's status (approval its conditions, which is all a client sends through it).
+ * The update strategy of a subresource. The status strategy serves `status` and a
+ * CertificateSigningRequest's `approval`: both write only the object's status (approval its
+ * conditions, which is all a client sends through it); a Namespace's `finalize` has its own.
  */
-export function statusLike(sub: string): 'status' | undefined {
-  return sub === 'status' || sub === 'approval' ? 'status' : undefined;
+export function updateStrategy(sub: string): UpdateStrategy {
+  if (sub === 'status' || sub === 'approval') return 'status';
+  return sub === 'finalize' ? 'finalize' : undefined;
 }

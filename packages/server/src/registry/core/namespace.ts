@@ -46,6 +46,15 @@ const namespaces: KindBehaviour = {
       status.phase = 'Active';
     }
   },
+  prepare(obj, old, strategy) {
+    // Only `/finalize` changes `spec.finalizers` (the namespace strategy's PrepareForUpdate keeps
+    // the old ones; the finalize strategy takes the new ones).
+    if (!old || strategy === 'finalize') return;
+    const finalizers = dig(old, 'spec', 'finalizers');
+    const spec = ensureObj(obj, 'spec');
+    if (finalizers === undefined) delete spec.finalizers;
+    else spec.finalizers = structuredClone(finalizers);
+  },
   validate(obj) {
     const out: StatusCause[] = [];
     strs(dig(obj, 'spec', 'finalizers')).forEach((f, i) => {
@@ -74,7 +83,7 @@ export const namespaceKind: ResourceType = coreKind({
   namespaced: false,
   shortNames: ['ns'],
   nameValidation: 'label',
-  subresources: { status: true },
+  subresources: { status: true, finalize: true },
   verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'],
   returnDeletedObject: true,
 });

@@ -5,7 +5,7 @@
  */
 import { ApiError, fieldError, type StatusCause } from 'kubeloop/api';
 import { clone, isObject, meta, type Obj } from '../../util/object.js';
-import { apiVersionOf, type ResourceType } from '../types.js';
+import { apiVersionOf, type ResourceType, type UpdateStrategy } from '../types.js';
 
 /** Random suffix of `generateName` (apimachinery's alphabet: no vowels, no confusable digits). */
 const NAME_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
@@ -82,7 +82,7 @@ export function prepareUpdate(
   input: Obj,
   old: Obj,
   oldJson: string,
-  subresource: 'status' | undefined,
+  subresource: UpdateStrategy,
   namespace: string | undefined,
 ): Obj {
   const om = old.metadata as Obj;

@@ -7,6 +7,13 @@ import { builtinSpec } from '../../openapi/builtin.js';
 import type { Obj } from '../../util/object.js';
 import { docs } from './descriptions.js';
 
+/**
+ * The strategy of an update: the main resource's (undefined), the status strategy (`/status`,
+ * and a CertificateSigningRequest's `/approval`), or a Namespace's `/finalize` (the main
+ * resource's, except that only it may change `spec.finalizers`).
+ */
+export type UpdateStrategy = 'status' | 'finalize' | undefined;
+
 /** `metav1.TableColumnDefinition`: one column of a server-side `Table`. */
 export interface TableColumnDefinition {
   name: string;
@@ -31,9 +38,10 @@ export interface KindBehaviour {
   defaults?(obj: Record<string, unknown>): void;
   /**
    * What the registry strategy's PrepareForCreate/PrepareForUpdate set beyond defaults, after
-   * defaulting and before validation; `old` is set on update. May throw an ApiError.
+   * defaulting and before validation; `old` is set on update, `strategy` names the
+   * subresource's strategy an update runs (undefined: the main resource's). May throw an ApiError.
    */
-  prepare?(obj: Record<string, unknown>, old?: Record<string, unknown>): void;
+  prepare?(obj: Record<string, unknown>, old?: Record<string, unknown>, strategy?: UpdateStrategy): void;
   /**
    * What a create strategy records of the caller (a CertificateSigningRequest's requester):
    * called on create with the authenticated user, before defaulting.

@@ -20,9 +20,9 @@ export interface NamespaceControllerOptions {
  * They run inside the API server on its storage, in every mode (also a bare server without the
  * built-in controllers), like the apiextensions controllers: the `default` ServiceAccount and
  * `kube-root-ca.crt` exist as soon as the namespace does, which clients and tests rely on.
- * Moving the lifecycle part onto the controllers' `Manager` (discovery and deletecollection
- * through the API, as kube's `namespace/deletion`) needs the `namespaces/finalize` subresource
- * served first.
+ * Unlike a cluster without kube-controller-manager (envtest), a namespace deleted here is emptied
+ * and goes away even with the built-in controllers off: tests create and delete namespaces
+ * freely. It removes its `kubernetes` finalizer through `namespaces/finalize`, as kube's does.
  */
 const RETRY_BASE_MS = 5;
 const RETRY_MAX_MS = 1000;

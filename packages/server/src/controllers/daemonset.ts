@@ -4,13 +4,12 @@
  * that the scheduler binds it; rolled out node by node when the template changes.
  */
 import { labelSelectorFromObject } from 'kubeloop/api';
-import { type Client, DaemonSet, isAlreadyExists, isConflict, isNotFound, Node, Pod } from 'kubeloop/client';
+import { DaemonSet, isAlreadyExists, isConflict, isNotFound, Node, Pod } from 'kubeloop/client';
 import {
   type ControllerDefinition,
   controller,
   defaultControllerRateLimiter,
   type Predicate,
-  type ReconcileContext,
   type ReconcileResult,
 } from 'kubeloop/runtime';
 import { claim, controllerRefTo } from './claim.js';
@@ -27,6 +26,7 @@ import {
   sortRevisions,
   templatePatch,
 } from './history.js';
+import { ObjectSync } from './object-sync.js';
 import { CONTROLLER_UID_FIELD, controllerUid } from './owned-pods.js';
 import { podReady as ready, syncPods } from './pods.js';
 import { matchesNodeAffinity } from './scheduler.js';
@@ -190,18 +190,7 @@ export function daemonSetController(options: DaemonSetControllerOptions): Contro
 }
 
 /** One sync of one DaemonSet, with the reconcile's client (writes tracked) and cache. */
-class DaemonSetSync {
-  private readonly client: Client;
-  private readonly cache: ReconcileContext['cache'];
-
-  constructor(
-    ctx: ReconcileContext,
-    private readonly events: ControllerEvents,
-  ) {
-    this.client = ctx.client;
-    this.cache = ctx.cache;
-  }
-
+class DaemonSetSync extends ObjectSync {
   /** The DaemonSet's pods (terminating ones too), from the shared Pod cache's controller index. */
   private pods(ds: DaemonSet): Promise<Pod[]> {
     return this.cache.list(Pod, {

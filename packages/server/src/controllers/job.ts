@@ -4,17 +4,17 @@
  * `activeDeadlineSeconds`, and counts finished pods through the `batch.kubernetes.io/job-tracking`
  * finalizer and `status.uncountedTerminatedPods`, as Kubernetes does since 1.26.
  */
-import { type Client, isConflict, isNotFound, Job, Pod } from 'kubeloop/client';
+import { isConflict, isNotFound, Job, Pod } from 'kubeloop/client';
 import {
   type ControllerDefinition,
   controller,
   controllerOf,
   defaultControllerRateLimiter,
-  type ReconcileContext,
   type ReconcileResult,
 } from 'kubeloop/runtime';
 import { controllerRefTo } from './claim.js';
 import type { ControllerEvents } from './events.js';
+import { ObjectSync } from './object-sync.js';
 import { CONTROLLER_UID_FIELD, controllerUid } from './owned-pods.js';
 import { podReady as ready, syncPods } from './pods.js';
 
@@ -77,18 +77,7 @@ export function jobController(options: JobControllerOptions): ControllerDefiniti
 }
 
 /** One sync of one Job, with the reconcile's client (writes tracked) and cache. */
-class JobSync {
-  private readonly client: Client;
-  private readonly cache: ReconcileContext['cache'];
-
-  constructor(
-    ctx: ReconcileContext,
-    private readonly events: ControllerEvents,
-  ) {
-    this.client = ctx.client;
-    this.cache = ctx.cache;
-  }
-
+class JobSync extends ObjectSync {
   /** A deleted Job's pods are no longer counted: release them. */
   async gone(namespace: string, name: string): Promise<undefined> {
     const orphans = (await this.cache.list(Pod, { namespace })).filter(

@@ -6,7 +6,6 @@
  */
 import { labelSelectorFromObject } from 'kubeloop/api';
 import {
-  type Client,
   isAlreadyExists,
   isConflict,
   isNotFound,
@@ -18,7 +17,6 @@ import {
   type ControllerDefinition,
   controller,
   defaultControllerRateLimiter,
-  type ReconcileContext,
   type ReconcileResult,
 } from 'kubeloop/runtime';
 import { claim, controllerRefTo } from './claim.js';
@@ -36,6 +34,7 @@ import {
   sortRevisions,
   templatePatch,
 } from './history.js';
+import { ObjectSync } from './object-sync.js';
 import { CONTROLLER_UID_FIELD, controllerUid } from './owned-pods.js';
 
 const REVISION_LABEL = REVISION_HASH_LABEL;
@@ -105,18 +104,7 @@ export function statefulSetController(
 }
 
 /** One sync of one StatefulSet, with the reconcile's client (writes tracked) and cache. */
-class StatefulSetSync {
-  private readonly client: Client;
-  private readonly cache: ReconcileContext['cache'];
-
-  constructor(
-    ctx: ReconcileContext,
-    private readonly events: ControllerEvents,
-  ) {
-    this.client = ctx.client;
-    this.cache = ctx.cache;
-  }
-
+class StatefulSetSync extends ObjectSync {
   /**
    * One StatefulSet (`UpdateStatefulSet`): its current and update revisions, at most one step
    * per sync for `OrderedReady` (every step at once for `Parallel`), its status, and its history

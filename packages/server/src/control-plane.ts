@@ -177,7 +177,8 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     const admission = builtinAdmission(store);
     let kubelet: Kubelet | undefined;
     const rest = new RestStorage(store, registry, {
-      admit: admission.admit,
+      mutate: admission.mutate,
+      admit: admission.validate,
       allocate: serviceAllocator(store),
       hasKubelet: (node) => kubelet?.runs(node) ?? false,
       manageFields,

@@ -1,10 +1,11 @@
 /**
  * The admission stage: the plugins a create, update or delete passes after authorization and
- * before it is stored, in kube-apiserver's order. The registry calls {@link AdmissionChain.admit}
- * (its `admit` hook) once the object is decoded and defaulted; a plugin mutates the object or
- * throws an ApiError to refuse the request.
+ * before it is stored, in kube-apiserver's order. The registry calls {@link AdmissionChain.mutate}
+ * (its `mutate` hook) before its strategy prepares and validates the object, and
+ * {@link AdmissionChain.validate} (its `admit` hook) after; a plugin mutates the object or throws
+ * an ApiError to refuse the request.
  *
- * Phases, as in kube-apiserver: mutating plugins (namespace lifecycle, default StorageClass),
+ * Phases, as in kube-apiserver: mutating plugins (namespace lifecycle, Priority, default StorageClass),
  * then the schema checks of the kind (the registry's strategy: validation, CRD schemas), then
  * validating plugins (a terminating CRD's custom resources). Admission webhooks and
  * ValidatingAdmissionPolicies are to take their places in the same two lists.
@@ -14,6 +15,7 @@ import type { Store } from '../storage/store.js';
 import type { Obj } from '../util/object.js';
 import { defaultStorageClass } from './default-storage-class.js';
 import { namespaceLifecycle } from './namespace-lifecycle.js';
+import { priorityAdmission } from './priority.js';
 
 /** An admission operation. */
 export type AdmissionOperation = 'CREATE' | 'UPDATE' | 'DELETE';
@@ -40,14 +42,22 @@ export class AdmissionChain {
     this.validating.push(plugin);
   }
 
-  /** Runs the chain on one request's object. */
-  readonly admit = (op: AdmissionOperation, t: ResourceType, obj: Obj, old: Obj | undefined): void => {
+  /** Runs the mutating plugins on one request's object (before the registry validates it). */
+  readonly mutate = (op: AdmissionOperation, t: ResourceType, obj: Obj, old: Obj | undefined): void => {
     for (const plugin of this.mutating) plugin(op, t, obj, old);
+  };
+
+  /** Runs the validating plugins on one request's object (once the registry validated it). */
+  readonly validate = (op: AdmissionOperation, t: ResourceType, obj: Obj, old: Obj | undefined): void => {
     for (const plugin of this.validating) plugin(op, t, obj, old);
   };
 }
 
 /** The built-in plugins kube-apiserver enables by default that this server has, over `store`. */
 export function builtinAdmission(store: Store): AdmissionChain {
-  return new AdmissionChain([namespaceLifecycle(store), defaultStorageClass(store)]);
+  return new AdmissionChain([
+    namespaceLifecycle(store),
+    priorityAdmission(store),
+    defaultStorageClass(store),
+  ]);
 }

@@ -2,6 +2,7 @@ import { ApiError } from 'kubeloop/api';
 import type { ResourceType } from '../registry/types.js';
 import { objectKey, type Store } from '../storage/store.js';
 import type { Obj } from '../util/object.js';
+import { admissionForbidden } from './forbidden.js';
 
 /** Namespaces that exist from the start and cannot be deleted. */
 export const SYSTEM_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'] as const;
@@ -29,17 +30,9 @@ export function namespaceLifecycle(store: Store) {
     const found = store.get(objectKey('', 'namespaces', undefined, ns));
     if (!found) throw ApiError.notFound({ group: '', resource: 'namespaces' }, ns);
     if ((found.object.metadata as Obj).deletionTimestamp) {
-      // `extractResourceName`: the name is not generated yet, so a generateName create is named
-      // by its prefix.
-      const name =
-        typeof m.name === 'string' && m.name
-          ? m.name
-          : typeof m.generateName === 'string' && m.generateName
-            ? m.generateName
-            : 'Unknown';
-      const err = ApiError.forbidden(
-        { group: t.group, resource: t.resource },
-        name,
+      const err = admissionForbidden(
+        t,
+        obj,
         `unable to create new content in namespace ${ns} because it is being terminated`,
       );
       // The plugin adds this cause so that clients (the namespace controller, kubectl) can tell a

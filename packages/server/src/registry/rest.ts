@@ -44,7 +44,18 @@ export interface DeleteParams {
  * server-side allocations such as Service cluster IPs.
  */
 export interface RestHooks {
-  /** Called before create/update/delete is persisted; throws ApiError to refuse. */
+  /**
+   * Mutating admission: a create's before the registry's BeforeCreate (before the name is
+   * generated and before validation), an update's on the updated object before the strategy's
+   * preparation and validation, a delete's before anything; throws ApiError to refuse.
+   */
+  mutate?(
+    op: 'CREATE' | 'UPDATE' | 'DELETE',
+    t: ResourceType,
+    obj: Obj,
+    old: Obj | undefined,
+  ): void | Promise<void>;
+  /** Validating admission: after validation, before the write is persisted; throws ApiError to refuse. */
   admit?(
     op: 'CREATE' | 'UPDATE' | 'DELETE',
     t: ResourceType,
@@ -136,10 +147,10 @@ export class RestStorage {
     const obj = input;
     const m = meta(obj);
     checkNamespace(t, m, namespace);
-    // Admission (NamespaceLifecycle, a terminating CRD) runs in the create handler before the
+    // Mutating admission (NamespaceLifecycle is one) runs in the create handler before the
     // registry's BeforeCreate: before the name is generated and before validation, so an
     // invalid object in a missing or terminating namespace gets that namespace's answer.
-    await this.hooks.admit?.('CREATE', t, obj, undefined);
+    await this.hooks.mutate?.('CREATE', t, obj, undefined);
     if ((m.name === undefined || m.name === '') && typeof m.generateName === 'string' && m.generateName) {
       m.name = `${m.generateName}${randomSuffix()}`;
     }
@@ -167,6 +178,7 @@ export class RestStorage {
     if (ctx.fieldManager !== undefined && !ctx.applied)
       this.hooks.manageFields?.(t, undefined, obj, ctx.fieldManager, undefined);
     this.hooks.allocate?.(t, obj, undefined);
+    await this.hooks.admit?.('CREATE', t, obj, undefined);
 
     const name = m.name as string;
     const key = this.key(t, namespace, name);
@@ -330,6 +342,7 @@ export class RestStorage {
         `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${String(cm.resourceVersion)}`,
       );
     }
+    await this.hooks.mutate?.('DELETE', t, current.object as Obj, current.object as Obj);
     await this.hooks.admit?.('DELETE', t, current.object as Obj, current.object as Obj);
 
     const finalizers = strings(cm.finalizers);
@@ -523,6 +536,7 @@ export class RestStorage {
         throw ApiError.staleObject(gr(t), name);
       }
       const next = prepareUpdate(t, input, old, oldView.json, subresource, namespace);
+      await this.hooks.mutate?.('UPDATE', t, next, old);
       const nm = meta(next);
       const om = old.metadata as Obj;
       // An unconditional update is validated as an update of the stored version (BeforeUpdate).

@@ -213,20 +213,6 @@ function admitDefaultTolerations(spec: Obj): void {
   }
   if (added.length > 0) spec.tolerations = [...arr(spec.tolerations), ...added];
 }
-const SYSTEM_PRIORITIES: Record<string, number> = {
-  'system-node-critical': 2000001000,
-  'system-cluster-critical': 2000000000,
-};
-/** The Priority admission plugin for the classes every cluster has (no PriorityClass objects are served). */
-function admitPriority(spec: Obj): void {
-  const cls = str(spec.priorityClassName);
-  if (cls === '') {
-    if (numOr(spec.priority) === undefined) spec.priority = 0;
-  } else if (Object.hasOwn(SYSTEM_PRIORITIES, cls)) {
-    if (numOr(spec.priority) === undefined) spec.priority = SYSTEM_PRIORITIES[cls];
-  } else return;
-  def(spec, 'preemptionPolicy', 'PreemptLowerPriority');
-}
 const QOS_RESOURCES = ['cpu', 'memory'];
 /** `qos.GetPodQOS`. */
 
@@ -271,7 +257,7 @@ export function strMapLoose(v: unknown): Record<string, unknown> {
 /**
  * Everything a new Pod gets before it is stored: `SetDefaults_PodSpec`, `SetDefaults_Pod`
  * (requests default to limits, `enableServiceLinks`, host ports under host networking), the
- * ServiceAccount, DefaultTolerationSeconds and Priority admission plugins, and the initial
+ * ServiceAccount and DefaultTolerationSeconds admission plugins, and the initial
  * `status` (`phase: Pending`, `qosClass`).
  */
 
@@ -295,7 +281,6 @@ export function defaultPod(pod: Obj): void {
   }
   admitServiceAccount(pod, spec);
   admitDefaultTolerations(spec);
-  admitPriority(spec);
   const status = ensureObj(pod, 'status');
   def(status, 'phase', 'Pending');
   def(status, 'qosClass', podQOS(spec));

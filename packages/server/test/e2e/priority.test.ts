@@ -1,0 +1,95 @@
+/**
+ * The Priority admission plugin through kubectl: a pod's priority (and preemption policy) come
+ * from its PriorityClass, an unknown class refuses the pod, a pod may not set another priority
+ * than its class's, the global default class applies to pods that name none, and only one class
+ * may be the global default — each with the apiserver's message.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type KubectlEnv, startKubectlEnv } from '../kubectl.js';
+import { kindHelpers } from './support.js';
+
+let env: KubectlEnv;
+beforeAll(async () => {
+  env = await startKubectlEnv({ controllers: false });
+});
+afterAll(async () => {
+  await env?.stop();
+});
+
+const { create, refused, getJson } = kindHelpers(() => env);
+const pod = (name: string, spec: Record<string, unknown> = {}) => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name, namespace: 'default' },
+  spec: { containers: [{ name: 'c', image: 'nginx' }], ...spec },
+});
+const priorityClass = (name: string, value: number, extra: Record<string, unknown> = {}) => ({
+  apiVersion: 'scheduling.k8s.io/v1',
+  kind: 'PriorityClass',
+  metadata: { name },
+  value,
+  ...extra,
+});
+
+describe('Priority admission', () => {
+  it('gives a pod its class priority and preemption policy', async () => {
+    await create(pod('plain'));
+    expect((await getJson('pod', 'plain')).spec).toMatchObject({
+      priority: 0,
+      preemptionPolicy: 'PreemptLowerPriority',
+    });
+    expect((await getJson('pod', 'plain')).spec.priorityClassName).toBeUndefined();
+
+    await create(pod('critical', { priorityClassName: 'system-cluster-critical' }));
+    expect((await getJson('pod', 'critical')).spec.priority).toBe(2000000000);
+
+    await create(priorityClass('batch', 500, { preemptionPolicy: 'Never' }));
+    await create(pod('batch-job', { priorityClassName: 'batch' }));
+    expect((await getJson('pod', 'batch-job')).spec).toMatchObject({
+      priority: 500,
+      preemptionPolicy: 'Never',
+    });
+  });
+
+  it('refuses an unknown class, and a priority or policy other than the class gives', async () => {
+    expect(await refused(pod('lost', { priorityClassName: 'gold' }))).toBe(
+      'Error from server (Forbidden): error when creating "STDIN": pods "lost" is forbidden: no PriorityClass with name gold was found',
+    );
+    expect(await refused(pod('bold', { priorityClassName: 'batch', priority: 7 }))).toBe(
+      'Error from server (Forbidden): error when creating "STDIN": pods "bold" is forbidden: the integer value of priority (7) must not be provided in pod spec; priority admission controller computed 500 from the given PriorityClass name',
+    );
+    expect(
+      await refused(pod('eager', { priorityClassName: 'batch', preemptionPolicy: 'PreemptLowerPriority' })),
+    ).toBe(
+      'Error from server (Forbidden): error when creating "STDIN": pods "eager" is forbidden: the string value of PreemptionPolicy (PreemptLowerPriority) must not be provided in pod spec; priority admission controller computed Never from the given PriorityClass name',
+    );
+    // The same priority as the class's is no conflict.
+    await create(pod('same', { priorityClassName: 'batch', priority: 500 }));
+    expect(await env.run(['get', 'pod', 'lost'])).toMatchObject({ code: 1 });
+  });
+
+  it('applies the global default class, of which there is only one', async () => {
+    await create(priorityClass('standard', 100, { globalDefault: true }));
+    expect(await refused(priorityClass('other', 200, { globalDefault: true }))).toBe(
+      'Error from server (Forbidden): error when creating "STDIN": priorityclasses.scheduling.k8s.io "other" is forbidden: PriorityClass standard is already marked as default. Only one default can exist',
+    );
+    const marked = await env.run(['patch', 'priorityclass', 'batch', '-p', '{"globalDefault":true}']);
+    expect(marked).toMatchObject({
+      code: 1,
+      stderr:
+        'Error from server (Forbidden): priorityclasses.scheduling.k8s.io "batch" is forbidden: PriorityClass standard is already marked as default. Only one default can exist\n',
+    });
+    await create(pod('defaulted'));
+    expect((await getJson('pod', 'defaulted')).spec).toMatchObject({
+      priorityClassName: 'standard',
+      priority: 100,
+      preemptionPolicy: 'PreemptLowerPriority',
+    });
+    // An update of the pod that leaves the priority out keeps it.
+    const current = await getJson('pod', 'defaulted');
+    delete current.spec.priority;
+    current.metadata.labels = { touched: 'yes' };
+    await env.ok(['replace', '-f', '-'], { input: JSON.stringify(current) });
+    expect((await getJson('pod', 'defaulted')).spec.priority).toBe(100);
+  });
+});

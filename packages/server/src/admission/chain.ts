@@ -5,7 +5,8 @@
  * {@link AdmissionChain.validate} (its `admit` hook) after; a plugin mutates the object or throws
  * an ApiError to refuse the request.
  *
- * Phases, as in kube-apiserver: mutating plugins (namespace lifecycle, Priority, default StorageClass),
+ * Phases, as in kube-apiserver: mutating plugins (namespace lifecycle, Priority, default StorageClass
+ * and IngressClass),
  * then the schema checks of the kind (the registry's strategy: validation, CRD schemas), then
  * validating plugins (a terminating CRD's custom resources). Admission webhooks and
  * ValidatingAdmissionPolicies are to take their places in the same two lists.
@@ -13,6 +14,7 @@
 import type { ResourceType } from '../registry/types.js';
 import type { Store } from '../storage/store.js';
 import type { Obj } from '../util/object.js';
+import { defaultIngressClass } from './default-ingress-class.js';
 import { defaultStorageClass } from './default-storage-class.js';
 import { namespaceLifecycle } from './namespace-lifecycle.js';
 import { priorityAdmission } from './priority.js';
@@ -59,5 +61,6 @@ export function builtinAdmission(store: Store): AdmissionChain {
     namespaceLifecycle(store),
     priorityAdmission(store),
     defaultStorageClass(store),
+    defaultIngressClass(store),
   ]);
 }

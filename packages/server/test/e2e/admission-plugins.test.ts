@@ -1,8 +1,9 @@
 /**
- * The Priority admission plugin through kubectl: a pod's priority (and preemption policy) come
- * from its PriorityClass, an unknown class refuses the pod, a pod may not set another priority
- * than its class's, the global default class applies to pods that name none, and only one class
- * may be the global default — each with the apiserver's message.
+ * Built-in admission plugins through kubectl. Priority: a pod's priority (and preemption policy)
+ * come from its PriorityClass, an unknown class refuses the pod, a pod may not set another
+ * priority than its class's, the global default class applies to pods that name none, and only
+ * one class may be the global default — each with the apiserver's message. DefaultIngressClass:
+ * an Ingress without a class gets the default IngressClass.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type KubectlEnv, startKubectlEnv } from '../kubectl.js';
@@ -91,5 +92,50 @@ describe('Priority admission', () => {
     current.metadata.labels = { touched: 'yes' };
     await env.ok(['replace', '-f', '-'], { input: JSON.stringify(current) });
     expect((await getJson('pod', 'defaulted')).spec.priority).toBe(100);
+  });
+});
+
+describe('DefaultIngressClass admission', () => {
+  const ingress = (name: string, extra: Record<string, unknown> = {}) => ({
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'Ingress',
+    metadata: { name, namespace: 'default', ...extra },
+    spec: { defaultBackend: { service: { name: 'web', port: { number: 80 } } } },
+  });
+  const ingressClass = (name: string, isDefault: boolean) => ({
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'IngressClass',
+    metadata: {
+      name,
+      ...(isDefault && { annotations: { 'ingressclass.kubernetes.io/is-default-class': 'true' } }),
+    },
+    spec: { controller: 'example.com/ingress' },
+  });
+
+  it('gives a new Ingress without a class the default IngressClass, the newest of several', async () => {
+    await create(ingress('before'));
+    expect((await getJson('ingress', 'before')).spec.ingressClassName).toBeUndefined();
+    await create(ingressClass('plain', false));
+    await create(ingressClass('nginx', true));
+    await create(ingress('after'));
+    expect((await getJson('ingress', 'after')).spec.ingressClassName).toBe('nginx');
+    // The legacy annotation names a class already: no default is added.
+    await create(ingress('annotated', { annotations: { 'kubernetes.io/ingress.class': 'traefik' } }));
+    expect((await getJson('ingress', 'annotated')).spec.ingressClassName).toBeUndefined();
+    // An update that clears the class is left alone.
+    await env.ok([
+      'patch',
+      'ingress',
+      'after',
+      '--type=json',
+      '-p',
+      '[{"op":"remove","path":"/spec/ingressClassName"}]',
+    ]);
+    expect((await getJson('ingress', 'after')).spec.ingressClassName).toBeUndefined();
+    // Two defaults: the newer one (created a second later, as creationTimestamps count seconds).
+    await new Promise((r) => setTimeout(r, 1100));
+    await create(ingressClass('contour', true));
+    await create(ingress('newest'));
+    expect((await getJson('ingress', 'newest')).spec.ingressClassName).toBe('contour');
   });
 });

@@ -10,5 +10,6 @@ export * from './fields.js';
 export * from './labels.js';
 export * from './object.js';
 export * from './quantity.js';
+export * from './quota.js';
 export * from './status.js';
 export * from './validation.js';

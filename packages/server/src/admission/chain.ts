@@ -8,7 +8,7 @@
  * Phases, as in kube-apiserver: mutating plugins (namespace lifecycle, Priority, default StorageClass
  * and IngressClass),
  * then the schema checks of the kind (the registry's strategy: validation, CRD schemas), then
- * validating plugins (a terminating CRD's custom resources). Admission webhooks and
+ * validating plugins (a terminating CRD's custom resources, then ResourceQuota). Admission webhooks and
  * ValidatingAdmissionPolicies are to take their places in the same two lists.
  */
 import type { ResourceType } from '../registry/types.js';
@@ -18,49 +18,102 @@ import { defaultIngressClass } from './default-ingress-class.js';
 import { defaultStorageClass } from './default-storage-class.js';
 import { namespaceLifecycle } from './namespace-lifecycle.js';
 import { priorityAdmission } from './priority.js';
+import { resourceQuotaAdmission } from './resource-quota.js';
 
 /** An admission operation. */
 export type AdmissionOperation = 'CREATE' | 'UPDATE' | 'DELETE';
 
-/** One admission plugin: mutates `obj`, or throws an ApiError to refuse. */
+/** What a plugin may need to know of the request beyond its object. */
+export interface AdmissionOptions {
+  /** A dry run: the plugin decides, but changes nothing (a quota is not charged). */
+  dryRun?: boolean;
+}
+
+/** One admission plugin: mutates `obj`, or throws (or rejects with) an ApiError to refuse. */
 export type AdmissionPlugin = (
   op: AdmissionOperation,
   t: ResourceType,
   obj: Obj,
   old: Obj | undefined,
-) => void;
+  options?: AdmissionOptions,
+) => void | Promise<void>;
 
 /** The plugins of a server, run in order: mutating ones, then validating ones. */
 export class AdmissionChain {
   private readonly mutating: AdmissionPlugin[];
-  private readonly validating: AdmissionPlugin[] = [];
+  private readonly validating: AdmissionPlugin[];
+  /** The validating plugins that come after any added later (ResourceQuota, as kube's last). */
+  private readonly last: number;
 
-  constructor(mutating: readonly AdmissionPlugin[] = []) {
+  constructor(mutating: readonly AdmissionPlugin[] = [], last: readonly AdmissionPlugin[] = []) {
     this.mutating = [...mutating];
+    this.validating = [...last];
+    this.last = last.length;
   }
 
-  /** Adds a validating plugin (after the others): for plugins made after the registry they guard. */
+  /**
+   * Adds a validating plugin after the others, before the chain's last ones: for plugins made
+   * after the registry they guard.
+   */
   addValidating(plugin: AdmissionPlugin): void {
-    this.validating.push(plugin);
+    this.validating.splice(this.validating.length - this.last, 0, plugin);
   }
 
   /** Runs the mutating plugins on one request's object (before the registry validates it). */
-  readonly mutate = (op: AdmissionOperation, t: ResourceType, obj: Obj, old: Obj | undefined): void => {
-    for (const plugin of this.mutating) plugin(op, t, obj, old);
-  };
+  readonly mutate = (
+    op: AdmissionOperation,
+    t: ResourceType,
+    obj: Obj,
+    old: Obj | undefined,
+    options?: AdmissionOptions,
+  ): Promise<void> | undefined => run(this.mutating, op, t, obj, old, options);
 
   /** Runs the validating plugins on one request's object (once the registry validated it). */
-  readonly validate = (op: AdmissionOperation, t: ResourceType, obj: Obj, old: Obj | undefined): void => {
-    for (const plugin of this.validating) plugin(op, t, obj, old);
-  };
+  readonly validate = (
+    op: AdmissionOperation,
+    t: ResourceType,
+    obj: Obj,
+    old: Obj | undefined,
+    options?: AdmissionOptions,
+  ): Promise<void> | undefined => run(this.validating, op, t, obj, old, options);
 }
 
 /** The built-in plugins kube-apiserver enables by default that this server has, over `store`. */
 export function builtinAdmission(store: Store): AdmissionChain {
-  return new AdmissionChain([
-    namespaceLifecycle(store),
-    priorityAdmission(store),
-    defaultStorageClass(store),
-    defaultIngressClass(store),
-  ]);
+  return new AdmissionChain(
+    [
+      namespaceLifecycle(store),
+      priorityAdmission(store),
+      defaultStorageClass(store),
+      defaultIngressClass(store),
+    ],
+    // Last of the validating plugins, as in kube-apiserver: only a write every other plugin
+    // admitted is charged to the quotas.
+    [resourceQuotaAdmission(store)],
+  );
+}
+
+/**
+ * Runs `plugins` in order. Synchronous plugins run without a tick in between (a request with no
+ * asynchronous plugin goes on in the same tick); from the first that returns a promise on, each
+ * waits for the one before.
+ */
+function run(
+  plugins: readonly AdmissionPlugin[],
+  op: AdmissionOperation,
+  t: ResourceType,
+  obj: Obj,
+  old: Obj | undefined,
+  options: AdmissionOptions | undefined,
+): Promise<void> | undefined {
+  for (let i = 0; i < plugins.length; i++) {
+    const pending = plugins[i]!(op, t, obj, old, options);
+    if (pending) {
+      return (async () => {
+        await pending;
+        for (const plugin of plugins.slice(i + 1)) await plugin(op, t, obj, old, options);
+      })();
+    }
+  }
+  return undefined;
 }

@@ -16,7 +16,8 @@ const LEGACY_CLASS_ANNOTATION = 'kubernetes.io/ingress.class';
 export function defaultIngressClass(store: Store) {
   return (op: 'CREATE' | 'UPDATE' | 'DELETE', t: ResourceType, obj: Obj): void => {
     if (op !== 'CREATE' || t.group !== 'networking.k8s.io' || t.resource !== 'ingresses') return;
-    const spec = isObject(obj.spec) ? obj.spec : (obj.spec = {});
+    if (!isObject(obj.spec)) obj.spec = {};
+    const spec = obj.spec as Obj;
     if (spec.ingressClassName !== undefined && spec.ingressClassName !== null) return;
     const annotations = isObject(obj.metadata) ? obj.metadata.annotations : undefined;
     if (isObject(annotations) && Object.hasOwn(annotations, LEGACY_CLASS_ANNOTATION)) return;

@@ -13,6 +13,7 @@ import {
   storageError,
   type WriteContext,
 } from './generic/errors.js';
+import type { RestHooks } from './generic/hooks.js';
 import { type ListOutcome, type ListParams, listObjects, parseResourceVersion } from './generic/list.js';
 import {
   checkNamespace,
@@ -29,6 +30,7 @@ import type { Registry } from './registry.js';
 import { type ResourceType, storageOf, type UpdateStrategy } from './types.js';
 
 export type { WriteContext } from './generic/errors.js';
+export type { RestHooks } from './generic/hooks.js';
 export type { ListOutcome, ListParams } from './generic/list.js';
 export { parseResourceVersion } from './generic/list.js';
 
@@ -37,59 +39,6 @@ export interface DeleteParams {
   propagationPolicy?: 'Orphan' | 'Background' | 'Foreground';
   gracePeriodSeconds?: number;
   preconditions?: { uid?: string; resourceVersion?: string };
-}
-
-/**
- * Hooks the composition root plugs in: admission (namespace lifecycle, webhooks later) and
- * server-side allocations such as Service cluster IPs.
- */
-export interface RestHooks {
-  /**
-   * Mutating admission: a create's before the registry's BeforeCreate (before the name is
-   * generated and before validation), an update's on the updated object before the strategy's
-   * preparation and validation, a delete's before anything; throws ApiError to refuse.
-   */
-  mutate?(
-    op: 'CREATE' | 'UPDATE' | 'DELETE',
-    t: ResourceType,
-    obj: Obj,
-    old: Obj | undefined,
-  ): void | Promise<void>;
-  /** Validating admission: after validation, before the write is persisted; throws ApiError to refuse. */
-  admit?(
-    op: 'CREATE' | 'UPDATE' | 'DELETE',
-    t: ResourceType,
-    obj: Obj,
-    old: Obj | undefined,
-  ): void | Promise<void>;
-  /**
-   * Whether a kubelet runs the node a pod is bound to: only then is a pod deleted gracefully
-   * (it gets a `deletionTimestamp` and the kubelet removes it after the grace period). Pods on
-   * other nodes go at once, as the pod garbage collector would remove them from a missing node.
-   */
-  hasKubelet?(nodeName: string): boolean;
-  /** Fills server-allocated fields (Service clusterIP…) on create and update. */
-  allocate?(t: ResourceType, obj: Obj, old: Obj | undefined): void;
-  /**
-   * Records `manager`'s create (`old` undefined) or update in `next.metadata.managedFields`,
-   * after defaulting and before server allocations, as kube-apiserver's field manager sees them.
-   */
-  manageFields?(
-    t: ResourceType,
-    old: Obj | undefined,
-    next: Obj,
-    manager: string,
-    subresource: UpdateStrategy,
-  ): void;
-  /** The same for a write to `/scale`: moves ownership of the replicas on `parent`. */
-  manageScaleFields?(
-    t: ResourceType,
-    parent: Obj,
-    oldScale: Obj,
-    newScale: Obj,
-    manager: string,
-    applied: boolean,
-  ): void;
 }
 
 /**
@@ -150,7 +99,7 @@ export class RestStorage {
     // Mutating admission (NamespaceLifecycle is one) runs in the create handler before the
     // registry's BeforeCreate: before the name is generated and before validation, so an
     // invalid object in a missing or terminating namespace gets that namespace's answer.
-    await this.hooks.mutate?.('CREATE', t, obj, undefined);
+    await this.hooks.mutate?.('CREATE', t, obj, undefined, { dryRun: ctx.dryRun });
     if ((m.name === undefined || m.name === '') && typeof m.generateName === 'string' && m.generateName) {
       m.name = `${m.generateName}${randomSuffix()}`;
     }
@@ -178,7 +127,7 @@ export class RestStorage {
     if (ctx.fieldManager !== undefined && !ctx.applied)
       this.hooks.manageFields?.(t, undefined, obj, ctx.fieldManager, undefined);
     this.hooks.allocate?.(t, obj, undefined);
-    await this.hooks.admit?.('CREATE', t, obj, undefined);
+    await this.hooks.admit?.('CREATE', t, obj, undefined, { dryRun: ctx.dryRun });
 
     const name = m.name as string;
     const key = this.key(t, namespace, name);
@@ -342,8 +291,12 @@ export class RestStorage {
         `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${String(cm.resourceVersion)}`,
       );
     }
-    await this.hooks.mutate?.('DELETE', t, current.object as Obj, current.object as Obj);
-    await this.hooks.admit?.('DELETE', t, current.object as Obj, current.object as Obj);
+    await this.hooks.mutate?.('DELETE', t, current.object as Obj, current.object as Obj, {
+      dryRun: ctx.dryRun,
+    });
+    await this.hooks.admit?.('DELETE', t, current.object as Obj, current.object as Obj, {
+      dryRun: ctx.dryRun,
+    });
 
     const finalizers = strings(cm.finalizers);
     const extra =
@@ -536,7 +489,7 @@ export class RestStorage {
         throw ApiError.staleObject(gr(t), name);
       }
       const next = prepareUpdate(t, input, old, oldView.json, subresource, namespace);
-      await this.hooks.mutate?.('UPDATE', t, next, old);
+      await this.hooks.mutate?.('UPDATE', t, next, old, { dryRun: ctx.dryRun });
       const nm = meta(next);
       const om = old.metadata as Obj;
       // An unconditional update is validated as an update of the stored version (BeforeUpdate).
@@ -553,7 +506,7 @@ export class RestStorage {
       if (ctx.fieldManager !== undefined && !ctx.applied)
         this.hooks.manageFields?.(t, old, next, ctx.fieldManager, subresource);
       this.hooks.allocate?.(t, next, old);
-      await this.hooks.admit?.('UPDATE', t, next, old);
+      await this.hooks.admit?.('UPDATE', t, next, old, { dryRun: ctx.dryRun });
 
       toStorageVersion(t, next);
       if (t.generation && !deepEqual(specOf(t, next), specOf(t, stored))) {

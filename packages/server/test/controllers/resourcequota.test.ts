@@ -68,8 +68,18 @@ describe('resource quota controller', () => {
       'limits.memory': '256Mi',
       'count/deployments.apps': '0',
     });
+    // Now that the quota tracks limits.memory, every container must state one (the pod one,
+    // created before the quota, did not): a pod like it is refused at admission.
+    await expect(client.api(Pod, 'team').create(pod('like-one', '1', '256Mi'))).rejects.toMatchObject({
+      status: {
+        code: 403,
+        message: 'pods "like-one" is forbidden: failed quota: compute: must specify limits.memory for: b',
+      },
+    });
     // A second pod: the pod event brings the quota up to date.
-    await client.api(Pod, 'team').create(pod('two', '1', '256Mi'));
+    const two = pod('two', '1', '256Mi');
+    two.spec!.containers[1]!.resources!.limits = { memory: '64Mi' };
+    await client.api(Pod, 'team').create(two);
     const later = await eventually(async () => {
       const s = (await quotas.get('compute')).status;
       return s?.used?.pods === '2' ? s : undefined;
@@ -77,9 +87,38 @@ describe('resource quota controller', () => {
     expect(later.used).toMatchObject({
       'requests.cpu': '1350m',
       'requests.memory': '512Mi',
-      'limits.memory': '512Mi',
+      'limits.memory': '576Mi',
     });
     const described = await k.ok(['describe', 'quota', 'compute', '-n', 'team']);
     expect(described).toMatch(/requests\.cpu\s+1350m\s+2/);
+  });
+});
+
+describe('a quota over a workload', () => {
+  it('caps a Deployment: the ReplicaSet creates what fits and reports the refusals', async () => {
+    await k.ok(['create', 'namespace', 'capped']);
+    await k.ok(['create', 'quota', 'pods', '--hard=pods=2', '-n', 'capped']);
+    await eventually(
+      async () => (await client.api(ResourceQuota, 'capped').get('pods')).status?.used?.pods === '0',
+    );
+    await k.ok(['create', 'deployment', 'web', '--image=nginx', '--replicas=3', '-n', 'capped']);
+    const warning = await eventually(async () => {
+      const events = await k.ok([
+        'get',
+        'events',
+        '-n',
+        'capped',
+        '--field-selector=reason=FailedCreate',
+        '-o',
+        'jsonpath={.items[0].message}',
+      ]);
+      return events || undefined;
+    });
+    expect(warning).toMatch(
+      /^Error creating: pods "web-[a-z0-9]+-[a-z0-9]{5}" is forbidden: exceeded quota: pods, requested: pods=1, used: pods=2, limited: pods=2$/,
+    );
+    const pods = await client.api(Pod, 'capped').list();
+    expect(pods.items).toHaveLength(2);
+    expect((await client.api(ResourceQuota, 'capped').get('pods')).status?.used).toEqual({ pods: '2' });
   });
 });

@@ -139,3 +139,89 @@ describe('DefaultIngressClass admission', () => {
     expect((await getJson('ingress', 'newest')).spec.ingressClassName).toBe('contour');
   });
 });
+
+describe('ResourceQuota admission', () => {
+  const NS = 'quota';
+  /** A quota whose status the quota controller would have written (controllers are off here). */
+  const quota = async (name: string, hard: Record<string, string>, used?: Record<string, string>) => {
+    await create({
+      apiVersion: 'v1',
+      kind: 'ResourceQuota',
+      metadata: { name, namespace: NS },
+      spec: { hard },
+    });
+    await env.ok([
+      'patch',
+      'resourcequota',
+      name,
+      '-n',
+      NS,
+      '--subresource=status',
+      '--type=merge',
+      '-p',
+      JSON.stringify({ status: { hard, ...(used && { used }) } }),
+    ]);
+  };
+  const cpuPod = (name: string, cpu?: string) => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: NS },
+    spec: {
+      containers: [
+        { name: 'c', image: 'nginx', ...(cpu && { resources: { requests: { cpu, memory: '64Mi' } } }) },
+      ],
+    },
+  });
+
+  it('refuses what would exceed a quota, with its numbers, and charges what it admits', async () => {
+    await env.ok(['create', 'namespace', NS]);
+    await quota('compute', { pods: '2', 'requests.cpu': '500m' }, { pods: '0', 'requests.cpu': '0' });
+    await create(cpuPod('p1', '200m'));
+    // Charged at admission, before any controller recounts.
+    expect((await getJson('resourcequota', 'compute', '-n', NS)).status.used).toEqual({
+      pods: '1',
+      'requests.cpu': '200m',
+    });
+    expect(await refused(cpuPod('big', '400m'))).toBe(
+      'Error from server (Forbidden): error when creating "STDIN": pods "big" is forbidden: exceeded quota: compute, requested: requests.cpu=400m, used: requests.cpu=200m, limited: requests.cpu=500m',
+    );
+    await create(cpuPod('p2', '100m'));
+    expect(await refused(cpuPod('p3', '100m'))).toBe(
+      'Error from server (Forbidden): error when creating "STDIN": pods "p3" is forbidden: exceeded quota: compute, requested: pods=1, used: pods=2, limited: pods=2',
+    );
+    expect(await refused(cpuPod('bare'))).toBe(
+      'Error from server (Forbidden): error when creating "STDIN": pods "bare" is forbidden: failed quota: compute: must specify requests.cpu for: c',
+    );
+    // A dry run is decided the same, and charges nothing.
+    expect((await getJson('resourcequota', 'compute', '-n', NS)).status.used).toEqual({
+      pods: '2',
+      'requests.cpu': '300m',
+    });
+    const dry = await env.run(['create', '-f', '-', '--dry-run=server'], {
+      input: JSON.stringify(cpuPod('p4', '100m')),
+    });
+    expect(dry.stderr).toContain('exceeded quota: compute, requested: pods=1, used: pods=2, limited: pods=2');
+  });
+
+  it('counts objects of any kind, and refuses while the controller has not counted', async () => {
+    await quota(
+      'objects',
+      { 'count/configmaps': '1', 'count/widgets.example.com': '0' },
+      { 'count/configmaps': '0' },
+    );
+    // `count/widgets.example.com` has no usage yet: every ConfigMap write is still decided on
+    // configmaps only, which the quota has counted.
+    await env.ok(['create', 'configmap', 'one', '-n', NS]);
+    expect(await env.run(['create', 'configmap', 'two', '-n', NS])).toMatchObject({
+      code: 1,
+      stderr:
+        'error: failed to create configmap: configmaps "two" is forbidden: exceeded quota: objects, requested: count/configmaps=1, used: count/configmaps=1, limited: count/configmaps=1\n',
+    });
+    await quota('secrets', { secrets: '5' });
+    expect(await env.run(['create', 'secret', 'generic', 's', '-n', NS])).toMatchObject({
+      code: 1,
+      stderr:
+        'error: failed to create secret secrets "s" is forbidden: status unknown for quota: secrets, resource: secrets\n',
+    });
+  });
+});

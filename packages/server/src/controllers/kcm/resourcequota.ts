@@ -3,11 +3,17 @@
  * ResourceQuota's `status.hard` mirrors `spec.hard`, and `status.used` counts what its namespace
  * holds of each resource named there — object counts (`pods`, `services`, `configmaps`,
  * `count/<resource>[.<group>]`, …) and compute and storage sums (`requests.cpu`, `limits.memory`,
- * `requests.storage`, per storage class). Enforcement at admission (the ResourceQuota admission
- * plugin) is not part of the controller.
+ * `requests.storage`, per storage class), each object counted as `kubeloop/api`'s `quotaUsage`
+ * counts it — as the ResourceQuota admission plugin, which enforces the quota, does.
  */
 
-import { formatMilli, isBinary, milli } from 'kubeloop/api';
+import {
+  formatQuotaAmount,
+  type JsonObject,
+  LEGACY_QUOTA_COUNTS,
+  quotaUsage,
+  sumQuotaAmounts,
+} from 'kubeloop/api';
 import {
   ConfigMap,
   CronJob,
@@ -54,98 +60,29 @@ const COUNTABLE: Record<string, ResourceDescriptor> = {
   'poddisruptionbudgets.policy': PodDisruptionBudget,
 };
 
-/** The short names quota accepts for object counts (`pods` is `count/pods`). */
-const LEGACY_COUNTS = new Set([
-  'pods',
-  'services',
-  'configmaps',
-  'secrets',
-  'persistentvolumeclaims',
-  'replicationcontrollers',
-  'resourcequotas',
-]);
-
-type Resources = Record<string, string> | undefined;
-
-/** A pod that still uses its resources (kube's `QuotaV1Pod`: not terminal). */
-const charged = (p: Pod) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed';
-
-/** A pod's request or limit of `name`: the larger of its containers' sum and any init container, plus overhead. */
-function podAmount(p: Pod, which: 'requests' | 'limits', name: string): { m: number; binary: boolean } {
-  const of = (r: Resources) => r?.[name];
-  let sum = 0;
-  let binary = false;
-  for (const c of p.spec?.containers ?? []) {
-    const v = of(c.resources?.[which]) ?? (which === 'requests' ? of(c.resources?.limits) : undefined);
-    sum += milli(v) ?? 0;
-    binary ||= isBinary(v);
-  }
-  for (const c of p.spec?.initContainers ?? []) {
-    const v = of(c.resources?.[which]) ?? (which === 'requests' ? of(c.resources?.limits) : undefined);
-    sum = Math.max(sum, milli(v) ?? 0);
-    binary ||= isBinary(v);
-  }
-  sum += milli(of(p.spec?.overhead)) ?? 0;
-  return { m: sum, binary };
+/** The kind whose objects a quota resource counts, and the name its usage is listed under. */
+function countedKind(resource: string): ResourceDescriptor | undefined {
+  if (resource.startsWith('count/')) return COUNTABLE[resource.slice('count/'.length)];
+  if (LEGACY_QUOTA_COUNTS.includes(resource)) return COUNTABLE[resource];
+  if (resource === 'services.loadbalancers' || resource === 'services.nodeports') return Service;
+  if (/^(?:(?:requests|limits)\.)?(?:cpu|memory|ephemeral-storage)$/.test(resource)) return Pod;
+  if (
+    /^(?:.+\.storageclass\.storage\.k8s\.io\/)?(?:requests\.storage|persistentvolumeclaims)$/.test(resource)
+  )
+    return PersistentVolumeClaim;
+  return undefined;
 }
 
+/** What a namespace uses of `resource`: the sum of what each object of the kind it counts adds. */
 async function usage(resource: string, ns: string, cache: CacheReader): Promise<string | undefined> {
-  const count = async (kind: ResourceDescriptor, filter: (o: KubeObject) => boolean = () => true) =>
-    String((await cache.list(kind, { namespace: ns })).filter(filter).length);
-  if (resource.startsWith('count/')) {
-    const kind = COUNTABLE[resource.slice('count/'.length)];
-    return kind ? count(kind, kind === Pod ? (o) => charged(o as Pod) : undefined) : undefined;
-  }
-  if (LEGACY_COUNTS.has(resource)) {
-    const kind = COUNTABLE[resource];
-    return kind ? count(kind, kind === Pod ? (o) => charged(o as Pod) : undefined) : undefined;
-  }
-  if (resource === 'services.loadbalancers' || resource === 'services.nodeports') {
-    const services = await cache.list(Service, { namespace: ns });
-    if (resource === 'services.loadbalancers')
-      return String(services.filter((s) => s.spec?.type === 'LoadBalancer').length);
-    return String(
-      services
-        .filter((s) => s.spec?.type === 'NodePort' || s.spec?.type === 'LoadBalancer')
-        .reduce(
-          (n, s) =>
-            n +
-            (s.spec?.ports ?? []).filter((p) => p.nodePort !== undefined || s.spec?.type === 'NodePort')
-              .length,
-          0,
-        ),
-    );
-  }
-  const compute = /^(?:(requests|limits)\.)?(cpu|memory|ephemeral-storage)$/.exec(resource);
-  if (compute) {
-    const which = (compute[1] ?? 'requests') as 'requests' | 'limits';
-    const name = compute[2] ?? '';
-    let total = 0;
-    let binary = name !== 'cpu';
-    for (const p of (await cache.list(Pod, { namespace: ns })).filter(charged)) {
-      const a = podAmount(p, which, name);
-      total += a.m;
-      if (a.m > 0) binary &&= a.binary;
-    }
-    return formatMilli(total, binary && total > 0);
-  }
-  const storage =
-    /^(?:(.+)\.storageclass\.storage\.k8s\.io\/)?(requests\.storage|persistentvolumeclaims)$/.exec(resource);
-  if (storage) {
-    const claims = (await cache.list(PersistentVolumeClaim, { namespace: ns })).filter(
-      (c) => storage[1] === undefined || c.spec?.storageClassName === storage[1],
-    );
-    if (storage[2] === 'persistentvolumeclaims') return String(claims.length);
-    let total = 0;
-    let binary = true;
-    for (const c of claims) {
-      const v = c.spec?.resources?.requests?.storage;
-      total += milli(v) ?? 0;
-      binary &&= isBinary(v);
-    }
-    return formatMilli(total, binary && total > 0);
-  }
-  return undefined;
+  const kind = countedKind(resource);
+  if (!kind) return undefined;
+  const objects = await cache.list(kind, { namespace: ns });
+  return formatQuotaAmount(
+    sumQuotaAmounts(
+      objects.map((o) => quotaUsage(kind.group, kind.plural ?? '', o as unknown as JsonObject).get(resource)),
+    ),
+  );
 }
 
 /** The resource quota controller (`resourcequota`). */

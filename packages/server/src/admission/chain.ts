@@ -5,10 +5,10 @@
  * {@link AdmissionChain.validate} (its `admit` hook) after; a plugin mutates the object or throws
  * an ApiError to refuse the request.
  *
- * Phases, as in kube-apiserver: mutating plugins (namespace lifecycle, Priority, default StorageClass
- * and IngressClass),
- * then the schema checks of the kind (the registry's strategy: validation, CRD schemas), then
- * validating plugins (a terminating CRD's custom resources, then ResourceQuota). Admission webhooks and
+ * Phases, as in kube-apiserver: mutating plugins (NamespaceLifecycle, LimitRanger's defaults,
+ * Priority, DefaultStorageClass, DefaultIngressClass), then the schema checks of the kind (the
+ * registry's strategy: validation, CRD schemas), then validating plugins (a terminating CRD's
+ * custom resources, LimitRanger's bounds, then ResourceQuota). Admission webhooks and
  * ValidatingAdmissionPolicies are to take their places in the same two lists.
  */
 import type { ResourceType } from '../registry/types.js';
@@ -16,6 +16,7 @@ import type { Store } from '../storage/store.js';
 import type { Obj } from '../util/object.js';
 import { defaultIngressClass } from './default-ingress-class.js';
 import { defaultStorageClass } from './default-storage-class.js';
+import { limitRanger } from './limit-ranger.js';
 import { namespaceLifecycle } from './namespace-lifecycle.js';
 import { priorityAdmission } from './priority.js';
 import { resourceQuotaAdmission } from './resource-quota.js';
@@ -80,16 +81,18 @@ export class AdmissionChain {
 
 /** The built-in plugins kube-apiserver enables by default that this server has, over `store`. */
 export function builtinAdmission(store: Store): AdmissionChain {
+  const limits = limitRanger(store);
   return new AdmissionChain(
     [
       namespaceLifecycle(store),
+      limits.mutate,
       priorityAdmission(store),
       defaultStorageClass(store),
       defaultIngressClass(store),
     ],
     // Last of the validating plugins, as in kube-apiserver: only a write every other plugin
     // admitted is charged to the quotas.
-    [resourceQuotaAdmission(store)],
+    [limits.validate, resourceQuotaAdmission(store)],
   );
 }
 

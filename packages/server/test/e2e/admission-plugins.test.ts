@@ -225,3 +225,98 @@ describe('ResourceQuota admission', () => {
     });
   });
 });
+
+describe('LimitRanger admission', () => {
+  const NS = 'limited';
+  const pod = (name: string, resources?: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: NS },
+    spec: { containers: [{ name: 'c', image: 'nginx', ...(resources && { resources }) }], ...extra },
+  });
+
+  it('fills in default requests and limits, and says so in an annotation', async () => {
+    await env.ok(['create', 'namespace', NS]);
+    await create({
+      apiVersion: 'v1',
+      kind: 'LimitRange',
+      metadata: { name: 'defaults', namespace: NS },
+      spec: {
+        limits: [
+          {
+            type: 'Container',
+            default: { cpu: '500m', memory: '256Mi' },
+            defaultRequest: { cpu: '100m' },
+            max: { cpu: '1' },
+            min: { memory: '32Mi' },
+          },
+        ],
+      },
+    });
+    await create(pod('plain'));
+    const plain = await getJson('pod', 'plain', '-n', NS);
+    expect(plain.spec.containers[0].resources).toEqual({
+      limits: { cpu: '500m', memory: '256Mi' },
+      requests: { cpu: '100m', memory: '256Mi' },
+    });
+    expect(plain.metadata.annotations).toEqual({
+      'kubernetes.io/limit-ranger':
+        'LimitRanger plugin set: cpu, memory request for container c; cpu, memory limit for container c',
+    });
+    // A limit the pod states is its request too, as the pod's own defaulting makes it.
+    await create(pod('own', { limits: { cpu: '200m', memory: '64Mi' } }));
+    const own = await getJson('pod', 'own', '-n', NS);
+    expect(own.spec.containers[0].resources).toEqual({
+      limits: { cpu: '200m', memory: '64Mi' },
+      requests: { cpu: '200m', memory: '64Mi' },
+    });
+    expect(own.metadata.annotations).toBeUndefined();
+  });
+
+  it('refuses a container over the max or under the min, with every reason', async () => {
+    expect(await refused(pod('greedy', { limits: { cpu: '2', memory: '16Mi' } }))).toBe(
+      'Error from server (Forbidden): error when creating "STDIN": pods "greedy" is forbidden: [minimum memory usage per Container is 32Mi, but request is 16Mi, maximum cpu usage per Container is 1, but limit is 2]',
+    );
+    expect(await refused(pod('tiny', { requests: { memory: '16Mi' } }))).toBe(
+      'Error from server (Forbidden): error when creating "STDIN": pods "tiny" is forbidden: minimum memory usage per Container is 32Mi, but request is 16Mi',
+    );
+  });
+
+  it('checks a pod total, the limit to request ratio, and claims', async () => {
+    await create({
+      apiVersion: 'v1',
+      kind: 'LimitRange',
+      metadata: { name: 'pods', namespace: NS },
+      spec: {
+        limits: [
+          { type: 'Pod', max: { memory: '1Gi' }, maxLimitRequestRatio: { cpu: '2' } },
+          { type: 'PersistentVolumeClaim', min: { storage: '1Gi' }, max: { storage: '10Gi' } },
+        ],
+      },
+    });
+    expect(await refused(pod('spiky', { requests: { cpu: '100m' }, limits: { cpu: '300m' } }))).toBe(
+      'Error from server (Forbidden): error when creating "STDIN": pods "spiky" is forbidden: cpu max limit to request ratio per Pod is 2, but provided ratio is 3.000000',
+    );
+    const claim = (name: string, storage: string) => ({
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: { name, namespace: NS },
+      spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage } } },
+    });
+    expect(await refused(claim('huge', '20Gi'))).toBe(
+      'Error from server (Forbidden): error when creating "STDIN": persistentvolumeclaims "huge" is forbidden: maximum storage usage per PersistentVolumeClaim is 10Gi, but request is 20Gi',
+    );
+    await create(claim('fits', '5Gi'));
+    expect(
+      await env.run([
+        'patch',
+        'pvc',
+        'fits',
+        '-n',
+        NS,
+        '-p',
+        '{"spec":{"resources":{"requests":{"storage":"500Mi"}}}}',
+      ]),
+    ).toMatchObject({ code: 1 });
+  });
+});

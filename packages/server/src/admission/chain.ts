@@ -6,7 +6,7 @@
  * an ApiError to refuse the request.
  *
  * Phases, as in kube-apiserver: mutating plugins (NamespaceLifecycle, LimitRanger's defaults,
- * Priority, DefaultStorageClass, DefaultIngressClass), then the schema checks of the kind (the
+ * Priority, DefaultStorageClass, StorageObjectInUseProtection, DefaultIngressClass), then the schema checks of the kind (the
  * registry's strategy: validation, CRD schemas), then validating plugins (a terminating CRD's
  * custom resources, LimitRanger's bounds, then ResourceQuota). Admission webhooks and
  * ValidatingAdmissionPolicies are to take their places in the same two lists.
@@ -20,6 +20,7 @@ import { limitRanger } from './limit-ranger.js';
 import { namespaceLifecycle } from './namespace-lifecycle.js';
 import { priorityAdmission } from './priority.js';
 import { resourceQuotaAdmission } from './resource-quota.js';
+import { storageObjectInUseProtection } from './storage-protection.js';
 
 /** An admission operation. */
 export type AdmissionOperation = 'CREATE' | 'UPDATE' | 'DELETE';
@@ -88,6 +89,7 @@ export function builtinAdmission(store: Store): AdmissionChain {
       limits.mutate,
       priorityAdmission(store),
       defaultStorageClass(store),
+      storageObjectInUseProtection(),
       defaultIngressClass(store),
     ],
     // Last of the validating plugins, as in kube-apiserver: only a write every other plugin

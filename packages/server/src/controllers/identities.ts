@@ -62,6 +62,8 @@ export const CONTROLLER_ACCOUNTS: Readonly<Record<string, string>> = {
   'horizontal-pod-autoscaler': 'horizontal-pod-autoscaler',
   'persistentvolume-binder': 'persistent-volume-binder',
   'persistentvolume-reclaimer': 'persistent-volume-binder',
+  'pvc-protection': 'pvc-protection-controller',
+  'pv-protection': 'pv-protection-controller',
   csrsigning: 'certificate-controller',
   endpoints: 'endpoint-controller',
   'garbage-collector': 'generic-garbage-collector',

@@ -167,3 +167,56 @@ describe('persistent volume controller', () => {
     expect(bound.metadata?.annotations?.['volume.kubernetes.io/selected-node']).toBeTruthy();
   });
 });
+
+describe('storage object in-use protection', () => {
+  it('keeps a claim a pod mounts Terminating until the pod is gone', async () => {
+    const claims = client.api(PersistentVolumeClaim, 'default');
+    const created = await claims.create(claim('guarded', '1Gi'));
+    expect(created.metadata?.finalizers).toEqual(['kubernetes.io/pvc-protection']);
+    await eventually(async () => (await claims.get('guarded')).status?.phase === 'Bound');
+    const volumeName = (await claims.get('guarded')).spec?.volumeName ?? '';
+    expect((await client.api(PersistentVolume).get(volumeName)).metadata?.finalizers).toEqual([
+      'kubernetes.io/pv-protection',
+    ]);
+    const pods = client.api(Pod, 'default');
+    await pods.create({
+      metadata: { name: 'mounter' },
+      spec: {
+        containers: [{ name: 'c', image: 'nginx', volumeMounts: [{ name: 'data', mountPath: '/data' }] }],
+        volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'guarded' } }],
+      },
+    });
+    await eventually(async () => (await pods.get('mounter')).spec?.nodeName !== undefined);
+    await k.ok(['delete', 'pvc', 'guarded', '--wait=false']);
+    // In use: it stays, Terminating, with its finalizer (and so does its volume).
+    const held = await claims.get('guarded');
+    expect(held.metadata?.deletionTimestamp).toBeDefined();
+    expect(await k.ok(['get', 'pvc', 'guarded', '--no-headers'])).toMatch(/^guarded\s+Terminating\s/);
+    await pods.delete('mounter', { gracePeriodSeconds: 0 });
+    await eventually(
+      async () => {
+        try {
+          await claims.get('guarded');
+          return false;
+        } catch {
+          return true;
+        }
+      },
+      10_000,
+      'the claim to go once no pod uses it',
+    );
+    // Its volume (reclaim policy Delete) goes too once it is no longer bound.
+    await eventually(
+      async () => {
+        try {
+          await client.api(PersistentVolume).get(volumeName);
+          return false;
+        } catch {
+          return true;
+        }
+      },
+      10_000,
+      'the volume to go',
+    );
+  });
+});

@@ -27,6 +27,7 @@ import { cronJobController } from './cronjob.js';
 import { disruptionController } from './disruption.js';
 import { horizontalPodAutoscalerController } from './podautoscaler.js';
 import { resourceQuotaController } from './resourcequota.js';
+import { pvcProtectionController, pvProtectionController } from './storage-protection.js';
 import { claimBinderController, STANDARD_STORAGE_CLASS, volumeReclaimController } from './volume.js';
 
 /**
@@ -105,6 +106,8 @@ export function kubeControllerManager(
     resourceQuotaController(),
     horizontalPodAutoscalerController({ clock, events: recorder('horizontal-pod-autoscaler') }),
     claimBinderController(volumes),
+    pvcProtectionController(),
+    pvProtectionController(),
     volumeReclaimController(volumes),
     cronJobController({ clock, events: recorder('cronjob-controller') }),
     ...(options.sign ? [csrSigningController(options.sign)] : []),

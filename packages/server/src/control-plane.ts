@@ -10,6 +10,7 @@ import { CrdController } from './apiextensions/crd-controller.js';
 import { manageFields, manageScaleFields } from './apply/hooks.js';
 import { Authenticator, type UserInfo } from './auth/authentication/index.js';
 import { ServiceAccountTokens } from './auth/authentication/service-account-token.js';
+import { reconcileBootstrapPolicy } from './auth/authorization/bootstrap-policy/index.js';
 import {
   type CertificateUsage,
   createCertificateAuthority,
@@ -264,6 +265,8 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     });
 
     await bootstrap(rest, registry);
+    // The rbac/bootstrap-roles post-start hook: the 1.32 bootstrap policy, created or topped up.
+    await reconcileBootstrapPolicy(rest, registry, { log });
     await ensureSystemPriorityClasses(rest, registry);
     await syncLocalAPIServices(rest, registry);
     // CRD groups come and go: autoregister keeps their Local APIServices in step.

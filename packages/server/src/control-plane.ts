@@ -71,11 +71,11 @@ export interface ControlPlaneOptions {
   log?: (level: 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
   /**
    * Run the built-in controllers of kube-controller-manager (default true): the garbage
-   * collector, and with simulated nodes their kubelet, the scheduler and the Deployment, ReplicaSet,
+   * collector and the ClusterRole aggregation controller, and with simulated nodes their kubelet, the scheduler and the Deployment, ReplicaSet,
    * ReplicationController, DaemonSet, StatefulSet, Job, CronJob, Endpoints, disruption (PDB),
    * resource quota, horizontal pod autoscaler, persistent volume and CSR signing controllers, with
    * the metrics API and a default StorageClass. `false`: a bare API server (the
-   * namespace and CRD controllers still run).
+   * namespace and CRD controllers still run; `admin`, `edit` and `view` get no rules).
    */
   controllers?: boolean;
   /**

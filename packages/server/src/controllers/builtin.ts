@@ -15,6 +15,7 @@ import {
   SCHEDULER,
 } from './identities.js';
 import type { SignFn } from './kcm/certificates.js';
+import { clusterRoleAggregationController } from './kcm/clusterrole-aggregation.js';
 import { kubeControllerManager } from './kcm/index.js';
 import { Kubelet, nodeNames, type SimulatedNodesOptions } from './kubelet/kubelet.js';
 import type { SimulatedRuntime } from './kubelet/runtime.js';
@@ -155,6 +156,8 @@ export function startBuiltinControllers(o: BuiltinControllersOptions): BuiltinCo
     manager.add({ ...placement, options: { ...placement.options, client: scheduler } });
     manager.add(schedulerEvents);
   }
+  // Like the collector, it needs no nodes: the ClusterRoles it aggregates are the API's alone.
+  manager.add(clusterRoleAggregationController());
   // Last: its preparation asks the server for discovery.
   manager.add(gc);
   const running = manager.start();

@@ -23,7 +23,6 @@ import {
 } from 'kubeloop/runtime';
 import type { Logger } from 'pino';
 import { csrSigningController, type SignFn } from './certificates.js';
-import { clusterRoleAggregationController } from './clusterrole-aggregation.js';
 import { cronJobController } from './cronjob.js';
 import { disruptionController } from './disruption.js';
 import { horizontalPodAutoscalerController } from './podautoscaler.js';
@@ -111,7 +110,6 @@ export function kubeControllerManager(
     pvProtectionController(),
     volumeReclaimController(volumes),
     cronJobController({ clock, events: recorder('cronjob-controller') }),
-    clusterRoleAggregationController(),
     ...(options.sign ? [csrSigningController(options.sign)] : []),
   ] as unknown as ControllerDefinition<never>[];
   const setup: Runnable = {

@@ -50,14 +50,14 @@ describe('the clusterrole-aggregation controller', () => {
   const get = (name: string) => client.api(ClusterRole).get(name);
 
   it('fills view, edit and admin from the bootstrap aggregate-to roles, as kube-controller-manager does', async () => {
-    const view = await eventually(async () => {
+    const view = await eventually(async (): Promise<ClusterRole | undefined> => {
       const v = await get('view');
-      return (v.rules?.length ?? 0) > 0 && v;
+      return (v.rules?.length ?? 0) > 0 ? v : undefined;
     });
     expect(view.rules).toEqual((await get('system:aggregate-to-view')).rules);
     const edit = await eventually(async () => {
       const e = await get('edit');
-      return e.rules?.length === 23 && e;
+      return e.rules?.length === 23 ? e : undefined;
     });
     // edit = system:aggregate-to-edit's rules, then view's (matching roles in name order).
     expect(edit.rules).toEqual([
@@ -66,7 +66,7 @@ describe('the clusterrole-aggregation controller', () => {
     ]);
     const admin = await eventually(async () => {
       const a = await get('admin');
-      return a.rules?.length === 25 && a;
+      return a.rules?.length === 25 ? a : undefined;
     });
     expect(admin.rules?.slice(23)).toEqual((await get('system:aggregate-to-admin')).rules);
     expect(admin.metadata?.managedFields?.map((f) => [f.manager, f.operation])).toContainEqual([

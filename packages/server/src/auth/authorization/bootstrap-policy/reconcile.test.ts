@@ -1,7 +1,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client, ClusterRole, ClusterRoleBinding, Role, RoleBinding } from 'kubeloop/client';
+import {
+  Client,
+  ClusterRole,
+  ClusterRoleBinding,
+  type ResourceDescriptor,
+  Role,
+  RoleBinding,
+} from 'kubeloop/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ControlPlane } from '../../../control-plane.js';
 import { startTestEnv } from '../../../testing/test-env.js';
@@ -13,7 +20,8 @@ const AUTOUPDATE = 'rbac.authorization.kubernetes.io/autoupdate';
 /** Every RBAC object's resourceVersion, by kind and key. */
 async function versions(client: Client): Promise<Map<string, string>> {
   const out = new Map<string, string>();
-  for (const kind of [ClusterRole, ClusterRoleBinding, Role, RoleBinding])
+  const kinds: ResourceDescriptor[] = [ClusterRole, ClusterRoleBinding, Role, RoleBinding];
+  for (const kind of kinds)
     for (const o of (await client.api(kind, '').list()).items)
       out.set(
         `${kind.kind}/${o.metadata?.namespace ?? ''}/${o.metadata?.name}`,

@@ -105,7 +105,8 @@ function controllerRules(): [string, PolicyRule[]][] {
         r('update', 'policy', 'poddisruptionbudgets/status'),
         r('get', '*', '*/scale'),
         events(),
-        r('patch', 'core', 'pods/status'),
+        // Appended while PodDisruptionConditions is a gate (GA, locked on, in 1.32).
+        r('patch update', 'core', 'pods/status'),
       ],
     ],
     [
@@ -271,9 +272,10 @@ function controllerRules(): [string, PolicyRule[]][] {
         r('update', 'apps', 'statefulsets/finalizers'),
         r('create delete get patch update', 'core', 'pods'),
         r('create delete get list patch update watch', 'apps', 'controllerrevisions'),
-        r('create get', 'core', 'persistentvolumeclaims'),
-        events(),
+        r('create get list watch', 'core', 'persistentvolumeclaims'),
         r('delete update', 'core', 'persistentvolumeclaims'),
+        r('update', 'core', 'pods/finalizers'),
+        events(),
       ],
     ],
     ['ttl-after-finished-controller', [r('delete get list watch', 'batch', 'jobs'), events()]],

@@ -69,10 +69,6 @@ describe('the clusterrole-aggregation controller', () => {
       return a.rules?.length === 25 ? a : undefined;
     });
     expect(admin.rules?.slice(23)).toEqual((await get('system:aggregate-to-admin')).rules);
-    expect(admin.metadata?.managedFields?.map((f) => [f.manager, f.operation])).toContainEqual([
-      'clusterrole-aggregation-controller',
-      'Apply',
-    ]);
   });
 
   it("adds a custom resource's role labelled aggregate-to-admin to admin, and takes it away with the label", async () => {

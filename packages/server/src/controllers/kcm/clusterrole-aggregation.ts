@@ -3,7 +3,10 @@
  * (`pkg/controller/clusterroleaggregation`): a ClusterRole with an `aggregationRule` holds the
  * union of the rules of the other ClusterRoles its selectors match — each selector's roles taken
  * in name order, a rule already there not repeated — and is kept in step as they change. The
- * rules are written by server-side apply as the field manager `clusterrole-aggregation-controller`.
+ * rules are written by an update as the field manager `clusterrole-aggregation-controller`: kube's
+ * fallback path (it applies them server-side first). An apply would load the server's OpenAPI
+ * schemas of every built-in kind at start for this one write, and a bare server's idle memory
+ * matters more here than the managedFields entry saying `Apply` rather than `Update`.
  * The API server does none of this: without the controllers, `admin`, `edit` and `view` keep no
  * rules, as under envtest.
  */
@@ -55,16 +58,12 @@ export function clusterRoleAggregationController(): ControllerDefinition<Cluster
       const rules = aggregatedRules(role, await cache.list(ClusterRole));
       // kube compares semantically: no rules and `rules: null` are the same.
       if (deepEqual(rules, role.rules ?? [])) return;
-      // An apply without `rules` gives up the field: the last contributing role gone, the
-      // aggregated role has none, as kube's apply of an empty list leaves it.
-      await client.api(ClusterRole).apply(
-        {
-          apiVersion: 'rbac.authorization.k8s.io/v1',
-          kind: 'ClusterRole',
-          metadata: { name },
-          ...(rules.length > 0 && { rules }),
-        },
-        { fieldManager: AGGREGATION_FIELD_MANAGER, force: true },
-      );
+      // The last contributing role gone, the aggregated role has no rules (kube's serialization
+      // of an empty list, stored, reads back as none).
+      const next: ClusterRole = { ...role, rules };
+      if (rules.length === 0) delete next.rules;
+      // A conflict (the role changed since the cache saw it) fails the reconcile, which runs
+      // again on the newer version.
+      await client.api(ClusterRole).update(next, { fieldManager: AGGREGATION_FIELD_MANAGER });
     });
 }

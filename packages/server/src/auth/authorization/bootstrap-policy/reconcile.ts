@@ -24,8 +24,9 @@ export type ReconcileLog = (level: 'warn', msg: string, fields: Record<string, u
 type Selector = { matchLabels?: Record<string, string> } & Obj;
 type AggregationRule = { clusterRoleSelectors?: Selector[] } | null | undefined;
 
-// kube-apiserver writes through its loopback client, whose user agent names the field manager.
-const WRITE: WriteContext = { dryRun: false, fieldManager: 'kube-apiserver' };
+// The server's own writes are not tracked in managedFields, as for the bootstrap namespaces
+// (kube's loopback client would record `kube-apiserver`): tracking them costs idle memory.
+const WRITE: WriteContext = { dryRun: false };
 const ATTEMPTS = 5;
 
 const labelsOf = (o: Obj, key: 'labels' | 'annotations'): Record<string, string> =>

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
@@ -9,7 +9,9 @@ import { SYSTEM_NAMESPACES } from './admission/namespace-lifecycle.js';
 import { CrdController } from './apiextensions/crd-controller.js';
 import { manageFields, manageScaleFields } from './apply/hooks.js';
 import { Authenticator, type UserInfo } from './auth/authentication/index.js';
+import { issuerDiscovery } from './auth/authentication/issuer-discovery.js';
 import { ServiceAccountTokens } from './auth/authentication/service-account-token.js';
+import { ServiceAccountSigningKey } from './auth/authentication/signing-key.js';
 import {
   type CertificateUsage,
   createCertificateAuthority,
@@ -135,6 +137,7 @@ export interface ControlPlane {
 
 const META_CA = 'ca';
 const META_TOKEN = 'admin-token';
+const META_SA_KEY = 'service-account-key';
 
 const defaultLog: NonNullable<ControlPlaneOptions['log']> = (level, msg, fields) => {
   process.stderr.write(`${JSON.stringify({ level, time: new Date().toISOString(), msg, ...fields })}\n`);
@@ -216,19 +219,24 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       }
       return t;
     };
-    // Service account tokens are signed with a key derived from the persisted admin token, so
-    // they stay valid across restarts; one authenticates while its ServiceAccount (same uid) exists.
-    const saTokens = new ServiceAccountTokens(
-      createHash('sha256').update(`service-account-key:${token}`).digest(),
+    // Service account tokens are signed with an RSA key kept beside the CA, so they stay valid
+    // across restarts; one authenticates while its ServiceAccount (and bound object) exists.
+    const saKey = new ServiceAccountSigningKey(
+      { get: () => journal.getMeta(META_SA_KEY), set: (pem) => journal.setMeta(META_SA_KEY, pem) },
+      (msg, fields) => log('warn', msg, fields),
     );
-    const saType = registry.lookup('', 'v1', 'serviceaccounts')!;
-    const authenticator = new Authenticator({
-      tokens: users,
-      serviceAccounts: saTokens,
-      serviceAccountUid: (namespace, saName) =>
-        (rest.store.get(rest.key(saType, namespace, saName))?.object.metadata as { uid?: string } | undefined)
-          ?.uid,
-    });
+    const saTokens = new ServiceAccountTokens(
+      saKey,
+      (resource, ns, n) => {
+        const t = registry.lookup('', 'v1', resource);
+        return t
+          ? (rest.store.get(rest.key(t, ns, n))?.object as Record<string, unknown> | undefined)
+          : undefined;
+      },
+      undefined,
+      () => options.clock?.now() ?? Date.now(),
+    );
+    const authenticator = new Authenticator({ tokens: users, serviceAccounts: saTokens });
     let ready = false;
     // The simulated containers: the kubelet drives them, the streaming subresources read them.
     const runtime = new SimulatedRuntime({
@@ -248,6 +256,11 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       exemptFromFaults: (req) => componentTokens.has(req.headers.authorization ?? ''),
       authenticator,
       issueServiceAccountToken: (sa, request) => saTokens.issue(sa, request),
+      serviceAccountIssuerDiscovery: issuerDiscovery(saKey, () =>
+        host.includes(':')
+          ? `https://[${host}]:${address.slice(address.lastIndexOf(':') + 1)}`
+          : `https://${address}`,
+      ),
       version,
       bookmarkIntervalMs: options.bookmarkIntervalMs ?? 15_000,
       ready: () => ready,
@@ -367,6 +380,8 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
           for (const s of sockets) s.destroy();
         });
         await compactor?.stop();
+        // A key still being generated is stored before the storage closes.
+        await saKey.get().catch(() => undefined);
         await store.close();
       })();
       return stopping;

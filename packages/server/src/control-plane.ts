@@ -353,6 +353,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
                 clock: options.clock,
                 sign: (request, usages, notAfter) =>
                   signCertificateRequest(ca, request, usages as CertificateUsage[], notAfter),
+                issueLegacyToken: (sa, secretName) => saTokens.issueLegacy(sa, secretName),
               });
               kubelet = controllers.kubelet;
             },

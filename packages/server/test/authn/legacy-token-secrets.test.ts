@@ -12,7 +12,7 @@ import {
   manifest,
   startKubectlEnv,
 } from '../../src/testing/index.js';
-import { decodeJwt, tokenReview, whoami } from './support.js';
+import { decodeJwt, KUBECTL_401, tokenReview, whoami } from './support.js';
 
 let env: KubectlEnv;
 let http: ReturnType<typeof httpClient>;
@@ -86,7 +86,7 @@ describe('legacy service account token Secrets', () => {
     await env.ok(['delete', 'secret', 'robot-token']);
     expect((await whoami(http, token)).status).toBe(401);
     const gone = await env.run(['--token', token, 'get', 'pods']);
-    expect(gone.stderr).toContain('error: You must be logged in to the server (Unauthorized)');
+    expect(gone.stderr).toMatch(KUBECTL_401);
   });
 
   it('a token that is not the Secret’s own copy is refused', async () => {

@@ -29,3 +29,10 @@ export async function tokenReview(http: Http, token: string, audiences?: string[
   if (r.status !== 201) throw new Error(`TokenReview: ${r.status} ${r.text}`);
   return r.json.status;
 }
+
+/**
+ * What kubectl says of a 401: `Unauthorized`, or, when its discovery request was the one refused,
+ * client-go's wording of the same answer.
+ */
+export const KUBECTL_401 =
+  /error: You must be logged in to the server \((Unauthorized|the server has asked for the client to provide credentials)\)/;

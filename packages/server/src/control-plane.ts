@@ -382,7 +382,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
         });
         await compactor?.stop();
         // A key still being generated is stored before the storage closes.
-        await saKey.get().catch(() => undefined);
+        await saKey.settled();
         await store.close();
       })();
       return stopping;

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FakeClock } from 'kubeloop/runtime';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type ControlPlane, httpClient, startTestEnv } from '../../src/testing/index.js';
+import { httpClient, startTestEnv } from '../../src/testing/index.js';
 import { decodeJwt, whoami } from './support.js';
 
 const cleanup: (() => Promise<void> | void)[] = [];

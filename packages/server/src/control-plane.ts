@@ -10,7 +10,10 @@ import { CrdController } from './apiextensions/crd-controller.js';
 import { manageFields, manageScaleFields } from './apply/hooks.js';
 import { Authenticator, type UserInfo } from './auth/authentication/index.js';
 import { issuerDiscovery } from './auth/authentication/issuer-discovery.js';
-import { ServiceAccountTokens } from './auth/authentication/service-account-token.js';
+import {
+  LEGACY_TOKEN_LAST_USED_LABEL,
+  ServiceAccountTokens,
+} from './auth/authentication/service-account-token.js';
 import { ServiceAccountSigningKey } from './auth/authentication/signing-key.js';
 import {
   type CertificateUsage,
@@ -235,6 +238,19 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       },
       undefined,
       () => options.clock?.now() ?? Date.now(),
+      // The legacy token's day of use, in the background: the request does not wait for it.
+      (secret, today) => {
+        const t = registry.lookup('', 'v1', 'secrets')!;
+        rest
+          .patch(t, secret.namespace, secret.name, undefined, { dryRun: false }, (current) => {
+            const next = structuredClone(current);
+            const meta = next.metadata as { uid?: string; labels?: Record<string, string> };
+            if (meta.uid !== secret.uid) throw new Error('secret replaced');
+            meta.labels = { ...meta.labels, [LEGACY_TOKEN_LAST_USED_LABEL]: today };
+            return next;
+          })
+          .catch(() => undefined);
+      },
     );
     const authenticator = new Authenticator({ tokens: users, serviceAccounts: saTokens });
     let ready = false;

@@ -81,6 +81,12 @@ describe('legacy service account token Secrets', () => {
       groups: ['system:serviceaccounts', 'system:serviceaccounts:default', 'system:authenticated'],
     });
     expect((await tokenReview(http, token)).authenticated).toBe(true);
+    // Its day of use, tracked in a label as 1.32 does (the day in UTC).
+    const today = new Date().toISOString().slice(0, 10);
+    await eventually(
+      async () =>
+        (await getSecret('robot-token'))?.metadata.labels?.['kubernetes.io/legacy-token-last-used'] === today,
+    );
 
     // The Secret deleted: the token is refused.
     await env.ok(['delete', 'secret', 'robot-token']);

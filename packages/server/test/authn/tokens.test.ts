@@ -142,6 +142,27 @@ describe('kubectl create token', () => {
     expect((await whoami(http, token)).status).toBe(401);
   });
 
+  it('--bound-object-kind Node: valid while the node exists', async () => {
+    const node = await http.post('/api/v1/nodes', {
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: { name: 'n1' },
+    });
+    expect(node.status, node.text).toBe(201);
+    const token = await createToken('default', '--bound-object-kind=Node', '--bound-object-name=n1');
+    expect(decodeJwt(token).claims['kubernetes.io'].node).toEqual({
+      name: 'n1',
+      uid: node.json.metadata.uid,
+    });
+    const who = (await whoami(http, token)).json;
+    expect(who.status.userInfo.extra).toMatchObject({
+      'authentication.kubernetes.io/node-name': ['n1'],
+      'authentication.kubernetes.io/node-uid': [node.json.metadata.uid],
+    });
+    await env.ok(['delete', 'node', 'n1']);
+    expect((await whoami(http, token)).status).toBe(401);
+  });
+
   it('a token of a deleted service account is refused, also once one of the same name exists again', async () => {
     await env.ok(['create', 'sa', 'gone']);
     const token = await createToken('gone');

@@ -46,6 +46,18 @@ export type ObjectGetter = (
   name: string,
 ) => Obj | undefined;
 
+/**
+ * Told when a legacy Secret's token authenticated on a day its `kubernetes.io/legacy-token-last-used`
+ * label does not name yet (LegacyServiceAccountTokenTracking): the label is to be set to `today`.
+ */
+export type LegacyTokenUsed = (
+  secret: { namespace: string; name: string; uid: string },
+  today: string,
+) => void;
+
+/** The label the API server keeps the last day a legacy token was used on. */
+export const LEGACY_TOKEN_LAST_USED_LABEL = 'kubernetes.io/legacy-token-last-used';
+
 /** What checking a token gave: a user and the audiences it was accepted for, or why not. */
 export type TokenCheck =
   | { user: UserInfo; audiences: string[]; error?: undefined }
@@ -81,6 +93,7 @@ export class ServiceAccountTokens {
     /** `--api-audiences`: what a token must be meant for to authenticate a request. */
     readonly apiAudiences: readonly string[] = [SERVICE_ACCOUNT_ISSUER],
     private readonly now: () => number = Date.now,
+    private readonly legacyTokenUsed?: LegacyTokenUsed,
   ) {}
 
   /**
@@ -312,6 +325,13 @@ export class ServiceAccountTokens {
     if (str(metaOf(sa).deletionTimestamp)) return 'service account has been deleted';
     if (str(metaOf(sa).uid) !== saUid)
       return `service account UID (${str(metaOf(sa).uid)}) does not match claim (${saUid})`;
+    // Tracking, as 1.32: the day of use in a label, written at most once a day (tomorrow's date,
+    // from a server whose clock runs ahead, counts as today's).
+    const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+    const today = day(this.now());
+    const lastUsed = str(labels[LEGACY_TOKEN_LAST_USED_LABEL]);
+    if (lastUsed !== today && lastUsed !== day(this.now() + 24 * 3600 * 1000))
+      this.legacyTokenUsed?.({ namespace, name: secretName, uid: str(metaOf(secret).uid) }, today);
     return serviceAccountUser(namespace, saName, saUid);
   }
 }

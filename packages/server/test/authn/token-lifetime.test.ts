@@ -69,8 +69,13 @@ describe('token lifetime', () => {
     const { claims } = decodeJwt(r.json.status.token);
     expect(claims.exp - claims.iat).toBe(365 * 24 * 3600);
     expect(claims['kubernetes.io'].warnafter).toBe(claims.iat + 3607);
-    // The answer states the expiry asked for.
+    // The answer states the expiry asked for, and when it was issued.
     expect(Date.parse(r.json.status.expirationTimestamp) / 1000).toBe(claims.iat + 3607);
+    expect(r.json.metadata).toEqual({
+      name: 'default',
+      namespace: 'default',
+      creationTimestamp: new Date(claims.iat * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    });
     // A uid that is not the pod's: the pod was deleted and recreated.
     const stale = await http.post('/api/v1/namespaces/default/serviceaccounts/default/token', {
       spec: { boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: 'p', uid: 'not-it' } },

@@ -82,6 +82,9 @@ export function serviceAccountUser(
 export const intersect = (a: readonly string[], b: readonly string[]): string[] =>
   a.filter((x) => b.includes(x));
 
+/** A time in seconds since the epoch, as metav1.Time writes it. */
+const rfc3339 = (seconds: number): string => new Date(seconds * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+
 /** Go's `%q` of a `[]string`. */
 const quoteList = (l: readonly string[]): string => `[${l.map((s) => JSON.stringify(s)).join(' ')}]`;
 
@@ -157,11 +160,12 @@ export class ServiceAccountTokens {
     return {
       kind: 'TokenRequest',
       apiVersion: 'authentication.k8s.io/v1',
-      metadata: { name, namespace, creationTimestamp: null },
+      // `TokenREST.Create` names the request after its ServiceAccount and stamps the issuing time.
+      metadata: { name, namespace, creationTimestamp: rfc3339(iat) },
       spec: { audiences, expirationSeconds: seconds, boundObjectRef: spec.boundObjectRef ?? null },
       status: {
         token: signRS256(key.privateKey, key.kid, claims),
-        expirationTimestamp: new Date((iat + seconds) * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+        expirationTimestamp: rfc3339(iat + seconds),
       },
     };
   }

@@ -81,6 +81,14 @@ describe('token lifetime', () => {
       spec: { boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: 'p', uid: 'not-it' } },
     });
     expect(stale.status).toBe(409);
+    const misnamed = await http.post('/api/v1/namespaces/default/serviceaccounts/default/token', {
+      metadata: { name: 'someone-else' },
+      spec: {},
+    });
+    expect(misnamed.status).toBe(422);
+    expect(misnamed.json.message).toBe(
+      'TokenRequest.authentication.k8s.io "default" is invalid: metadata.name: Invalid value: "someone-else": must match the service account name if specified',
+    );
     expect(stale.json.message).toBe(
       'Operation cannot be fulfilled on Pod "p": the UID in the bound object reference (not-it) does not match the UID in record. The object might have been deleted and then recreated',
     );

@@ -109,6 +109,20 @@ export class ServiceAccountTokens {
     const name = str(meta.name);
     const namespace = str(meta.namespace);
     const spec = isObj(request.spec) ? request.spec : {};
+    // The request may name its ServiceAccount in its metadata, but no other one.
+    const reqMeta = metaOf(request);
+    for (const [field, given, want, what] of [
+      ['metadata.name', str(reqMeta.name), name, 'name'],
+      ['metadata.namespace', str(reqMeta.namespace), namespace, 'namespace'],
+    ] as const)
+      if (given !== '' && given !== want)
+        throw ApiError.invalid({ group: 'authentication.k8s.io', kind: 'TokenRequest' }, name, [
+          {
+            reason: 'FieldValueInvalid',
+            field,
+            message: `Invalid value: "${given}": must match the service account ${what} if specified`,
+          },
+        ]);
     const seconds =
       typeof spec.expirationSeconds === 'number' ? spec.expirationSeconds : DEFAULT_EXPIRATION_SECONDS;
     const causes: StatusCause[] = [];

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
@@ -9,7 +9,12 @@ import { SYSTEM_NAMESPACES } from './admission/namespace-lifecycle.js';
 import { CrdController } from './apiextensions/crd-controller.js';
 import { manageFields, manageScaleFields } from './apply/hooks.js';
 import { Authenticator, type UserInfo } from './auth/authentication/index.js';
-import { ServiceAccountTokens } from './auth/authentication/service-account-token.js';
+import { issuerDiscovery } from './auth/authentication/issuer-discovery.js';
+import {
+  LEGACY_TOKEN_LAST_USED_LABEL,
+  ServiceAccountTokens,
+} from './auth/authentication/service-account-token.js';
+import { ServiceAccountSigningKey } from './auth/authentication/signing-key.js';
 import { reconcileBootstrapPolicy } from './auth/authorization/bootstrap-policy/index.js';
 import {
   type CertificateUsage,
@@ -136,6 +141,7 @@ export interface ControlPlane {
 
 const META_CA = 'ca';
 const META_TOKEN = 'admin-token';
+const META_SA_KEY = 'service-account-key';
 
 const defaultLog: NonNullable<ControlPlaneOptions['log']> = (level, msg, fields) => {
   process.stderr.write(`${JSON.stringify({ level, time: new Date().toISOString(), msg, ...fields })}\n`);
@@ -217,19 +223,37 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       }
       return t;
     };
-    // Service account tokens are signed with a key derived from the persisted admin token, so
-    // they stay valid across restarts; one authenticates while its ServiceAccount (same uid) exists.
-    const saTokens = new ServiceAccountTokens(
-      createHash('sha256').update(`service-account-key:${token}`).digest(),
+    // Service account tokens are signed with an RSA key kept beside the CA, so they stay valid
+    // across restarts; one authenticates while its ServiceAccount (and bound object) exists.
+    const saKey = new ServiceAccountSigningKey(
+      { get: () => journal.getMeta(META_SA_KEY), set: (pem) => journal.setMeta(META_SA_KEY, pem) },
+      (msg, fields) => log('warn', msg, fields),
     );
-    const saType = registry.lookup('', 'v1', 'serviceaccounts')!;
-    const authenticator = new Authenticator({
-      tokens: users,
-      serviceAccounts: saTokens,
-      serviceAccountUid: (namespace, saName) =>
-        (rest.store.get(rest.key(saType, namespace, saName))?.object.metadata as { uid?: string } | undefined)
-          ?.uid,
-    });
+    const saTokens = new ServiceAccountTokens(
+      saKey,
+      (resource, ns, n) => {
+        const t = registry.lookup('', 'v1', resource);
+        return t
+          ? (rest.store.get(rest.key(t, ns, n))?.object as Record<string, unknown> | undefined)
+          : undefined;
+      },
+      undefined,
+      () => options.clock?.now() ?? Date.now(),
+      // The legacy token's day of use, in the background: the request does not wait for it.
+      (secret, today) => {
+        const t = registry.lookup('', 'v1', 'secrets')!;
+        rest
+          .patch(t, secret.namespace, secret.name, undefined, { dryRun: false }, (current) => {
+            const next = structuredClone(current);
+            const meta = next.metadata as { uid?: string; labels?: Record<string, string> };
+            if (meta.uid !== secret.uid) throw new Error('secret replaced');
+            meta.labels = { ...meta.labels, [LEGACY_TOKEN_LAST_USED_LABEL]: today };
+            return next;
+          })
+          .catch(() => undefined);
+      },
+    );
+    const authenticator = new Authenticator({ tokens: users, serviceAccounts: saTokens });
     let ready = false;
     // The simulated containers: the kubelet drives them, the streaming subresources read them.
     const runtime = new SimulatedRuntime({
@@ -249,6 +273,11 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       exemptFromFaults: (req) => componentTokens.has(req.headers.authorization ?? ''),
       authenticator,
       issueServiceAccountToken: (sa, request) => saTokens.issue(sa, request),
+      serviceAccountIssuerDiscovery: issuerDiscovery(saKey, () =>
+        host.includes(':')
+          ? `https://[${host}]:${address.slice(address.lastIndexOf(':') + 1)}`
+          : `https://${address}`,
+      ),
       version,
       bookmarkIntervalMs: options.bookmarkIntervalMs ?? 15_000,
       ready: () => ready,
@@ -343,6 +372,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
                 clock: options.clock,
                 sign: (request, usages, notAfter) =>
                   signCertificateRequest(ca, request, usages as CertificateUsage[], notAfter),
+                issueLegacyToken: (sa, secretName) => saTokens.issueLegacy(sa, secretName),
               });
               kubelet = controllers.kubelet;
             },
@@ -370,6 +400,8 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
           for (const s of sockets) s.destroy();
         });
         await compactor?.stop();
+        // A key still being generated is stored before the storage closes.
+        await saKey.settled();
         await store.close();
       })();
       return stopping;

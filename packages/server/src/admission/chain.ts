@@ -6,7 +6,7 @@
  * an ApiError to refuse the request.
  *
  * Phases, as in kube-apiserver: mutating plugins (NamespaceLifecycle, LimitRanger's defaults,
- * Priority, DefaultStorageClass, StorageObjectInUseProtection, DefaultIngressClass), then the schema checks of the kind (the
+ * ServiceAccount, Priority, DefaultStorageClass, StorageObjectInUseProtection, DefaultIngressClass), then the schema checks of the kind (the
  * registry's strategy: validation, CRD schemas), then validating plugins (a terminating CRD's
  * custom resources, LimitRanger's bounds, then ResourceQuota). Admission webhooks and
  * ValidatingAdmissionPolicies are to take their places in the same two lists.
@@ -20,6 +20,7 @@ import { limitRanger } from './limit-ranger.js';
 import { namespaceLifecycle } from './namespace-lifecycle.js';
 import { priorityAdmission } from './priority.js';
 import { resourceQuotaAdmission } from './resource-quota.js';
+import { serviceAccountAdmission } from './service-account.js';
 import { storageObjectInUseProtection } from './storage-protection.js';
 
 /** An admission operation. */
@@ -87,6 +88,7 @@ export function builtinAdmission(store: Store): AdmissionChain {
     [
       namespaceLifecycle(store),
       limits.mutate,
+      serviceAccountAdmission(store),
       priorityAdmission(store),
       defaultStorageClass(store),
       storageObjectInUseProtection(),

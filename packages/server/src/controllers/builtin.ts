@@ -17,6 +17,7 @@ import {
 import type { SignFn } from './kcm/certificates.js';
 import { clusterRoleAggregationController } from './kcm/clusterrole-aggregation.js';
 import { kubeControllerManager } from './kcm/index.js';
+import { type IssueLegacyTokenFn, serviceAccountTokensController } from './kcm/serviceaccount-tokens.js';
 import { Kubelet, nodeNames, type SimulatedNodesOptions } from './kubelet/kubelet.js';
 import type { SimulatedRuntime } from './kubelet/runtime.js';
 import { schedulerController } from './scheduler.js';
@@ -49,6 +50,8 @@ export interface BuiltinControllersOptions {
   clock?: Clock | undefined;
   /** Signs CertificateSigningRequests with the cluster CA (kube-controller-manager's CSR signer). */
   sign?: SignFn | undefined;
+  /** Signs the tokens of legacy service account token Secrets (kube-controller-manager's tokens controller). */
+  issueLegacyToken?: IssueLegacyTokenFn | undefined;
 }
 
 /** The running built-in controllers. */
@@ -158,6 +161,8 @@ export function startBuiltinControllers(o: BuiltinControllersOptions): BuiltinCo
   }
   // Like the collector, it needs no nodes: the ClusterRoles it aggregates are the API's alone.
   manager.add(clusterRoleAggregationController());
+  // The tokens controller needs no nodes: legacy token Secrets are filled in every cluster.
+  if (o.issueLegacyToken) manager.add(serviceAccountTokensController(o.issueLegacyToken, o.caData));
   // Last: its preparation asks the server for discovery.
   manager.add(gc);
   const running = manager.start();

@@ -25,7 +25,14 @@ import type { ConnectHandler } from './handlers/connect.js';
 import { serveResource } from './handlers/route.js';
 import type { HandlerScope, OpenApiEndpoints } from './handlers/scope.js';
 import type { ApiMetrics } from './metrics.js';
-import { serveDiscovery, serveMetrics, serveOpenApi, servePublic } from './non-resource.js';
+import {
+  type IssuerDiscovery,
+  serveDiscovery,
+  serveIssuerDiscovery,
+  serveMetrics,
+  serveOpenApi,
+  servePublic,
+} from './non-resource.js';
 import { type Log, Responder } from './responses.js';
 import { warningHeaders } from './warnings.js';
 
@@ -38,9 +45,11 @@ export interface ApiServerOptions {
   /** Requests fault injection leaves alone (the built-in controllers' own requests). */
   exemptFromFaults?(req: IncomingMessage): boolean;
   /** Who a request comes from (client certificates, bearer tokens); also answers TokenReviews. */
-  authenticator: Pick<Authenticator, 'authenticate' | 'token'>;
+  authenticator: Pick<Authenticator, 'authenticate' | 'review'>;
   /** Answers a TokenRequest for a stored ServiceAccount (`serviceaccounts/<name>/token`). */
-  issueServiceAccountToken?(serviceAccount: Obj, request: Obj): Obj;
+  issueServiceAccountToken?(serviceAccount: Obj, request: Obj): Obj | Promise<Obj>;
+  /** The OIDC discovery documents of the service account issuer (`/.well-known/openid-configuration`, `/openid/v1/jwks`). */
+  serviceAccountIssuerDiscovery?: IssuerDiscovery;
   version: Record<string, string>;
   bookmarkIntervalMs: number;
   /** Answers readiness (`/readyz`). */
@@ -67,7 +76,7 @@ export class ApiServer {
       out: this.out,
       faults: o.faults,
       bookmarkIntervalMs: o.bookmarkIntervalMs,
-      authenticateToken: (token) => o.authenticator.token(token),
+      authenticateToken: (token, audiences) => o.authenticator.review(token, audiences),
       ...(o.exemptFromFaults && { exemptFromFaults: o.exemptFromFaults }),
       ...(o.connect && { connect: o.connect }),
       ...(o.issueServiceAccountToken && { issueServiceAccountToken: o.issueServiceAccountToken }),
@@ -167,6 +176,11 @@ export class ApiServer {
 
     if (path === '/metrics' && this.o.metrics) return serveMetrics(ctx, this.o.metrics);
     if (path === '/openapi' || path.startsWith('/openapi/')) return serveOpenApi(ctx, this.o.openapi);
+    if (
+      this.o.serviceAccountIssuerDiscovery &&
+      (await serveIssuerDiscovery(ctx, this.o.serviceAccountIssuerDiscovery))
+    )
+      return;
     if (!info.isResourceRequest) return serveDiscovery(ctx, this.o.discovery);
     await serveResource(this.scope, { ...ctx, user: served }, this.upgrades.get(req));
   }

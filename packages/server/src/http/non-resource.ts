@@ -94,3 +94,30 @@ export function serveDiscovery(ctx: RequestContext, discovery: Discovery): void 
   res.writeHead(200, { 'Content-Type': contentType, 'Cache-Control': 'no-cache, private' });
   res.end(body.endsWith('\n') ? body : `${body}\n`);
 }
+
+/** The service account issuer's OIDC discovery documents (kube-apiserver's `openidmetadata.go`). */
+export interface IssuerDiscovery {
+  /** `/.well-known/openid-configuration`: the JSON document. */
+  configuration(): Promise<string>;
+  /** `/openid/v1/jwks`: the JSON Web Key Set of the signing keys. */
+  jwks(): Promise<string>;
+}
+
+/**
+ * `/.well-known/openid-configuration` and `/openid/v1/jwks`, served after authentication and
+ * authorization (the `system:service-account-issuer-discovery` role grants them), whatever the
+ * method, with kube's content types and an hour of public caching. False for other paths.
+ */
+export async function serveIssuerDiscovery(ctx: RequestContext, docs: IssuerDiscovery): Promise<boolean> {
+  const { path, req, res } = ctx;
+  const jwks = path === '/openid/v1/jwks';
+  if (!jwks && path !== '/.well-known/openid-configuration') return false;
+  req.resume();
+  const body = jwks ? await docs.jwks() : await docs.configuration();
+  res.writeHead(200, {
+    'Content-Type': jwks ? 'application/jwk-set+json' : 'application/json',
+    'Cache-Control': 'public, max-age=3600',
+  });
+  res.end(body);
+  return true;
+}

@@ -82,8 +82,18 @@ export interface VirtualContext {
   namespace: string | undefined;
   /** The request's `labelSelector`, for kinds that filter their own lists (metrics). */
   labelSelector?: string | undefined;
-  /** The user a bearer token stands for (TokenReview), undefined when it is not a valid token. */
-  authenticateToken(token: string): VirtualContext['user'] | undefined;
+  /**
+   * What a TokenReview answers for a bearer token meant for `audiences` (default: the API
+   * audiences): the user and the audiences it was accepted for, or the error.
+   */
+  authenticateToken(
+    token: string,
+    audiences?: readonly string[],
+  ): {
+    user?: VirtualContext['user'] | undefined;
+    audiences?: string[] | undefined;
+    error?: string | undefined;
+  };
   /**
    * POSTs to another kind's subresource that rewrites its parent (the `bindings` kind through
    * `pods/binding`), with the request's dry run; a 404 when the target has no such subresource.

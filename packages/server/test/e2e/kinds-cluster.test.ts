@@ -398,7 +398,7 @@ describe('review kinds and bindings', () => {
     });
     const r = await env.run(['create', 'token', 'bot', '--duration=5m']);
     expect(r.stderr.trim()).toBe(
-      'error: failed to create token: TokenRequest.authentication.k8s.io "bot" is invalid: spec.expirationSeconds: Invalid value: 300: may not specify a duration less than 10 minutes',
+      'error: failed to create token: TokenRequest.authentication.k8s.io "" is invalid: spec.expirationSeconds: Invalid value: 300: may not specify a duration less than 10 minutes',
     );
     // A deleted service account's tokens no longer authenticate.
     await env.ok(['delete', 'serviceaccount', 'bot']);

@@ -6,11 +6,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { bearerToken } from './bearer.js';
-import {
-  type ServiceAccountClaims,
-  type ServiceAccountTokens,
-  serviceAccountUser,
-} from './service-account-token.js';
+import { intersect, type ServiceAccountTokens, type TokenCheck } from './service-account-token.js';
 import type { UserInfo } from './user.js';
 import { dropTokenProtocol, websocketBearerToken } from './websocket.js';
 import { authenticateClientCertificate } from './x509.js';
@@ -22,13 +18,11 @@ export type { UserInfo } from './user.js';
 export interface AuthenticatorOptions {
   /** Tokens the server itself issued (the admin's, the built-in controllers'), and their users. */
   tokens: ReadonlyMap<string, UserInfo>;
-  /** Service account tokens: verified by signature, then valid while their ServiceAccount exists. */
-  serviceAccounts: ServiceAccountTokens;
   /**
-   * The uid of the ServiceAccount a token names, undefined when it does not exist: a token
-   * outlives no deletion, since a new ServiceAccount of the same name has another uid.
+   * Service account tokens: verified by signature and audience, then valid while their
+   * ServiceAccount (and bound object) exists with the uid they name.
    */
-  serviceAccountUid(namespace: string, name: string): string | undefined;
+  serviceAccounts: Pick<ServiceAccountTokens, 'check' | 'apiAudiences'>;
 }
 
 /** The outcome of authenticating one request. */
@@ -38,6 +32,9 @@ export interface Authentication {
   /** The `Authorization` header had a space too many before its token (answered with a warning). */
   spaceBeforeToken: boolean;
 }
+
+/** What an unknown token gets in a TokenReview. */
+const INVALID_TOKEN = '[invalid bearer token, token lookup failed]';
 
 /** kube-apiserver's union authenticator for this server. */
 export class Authenticator {
@@ -58,13 +55,27 @@ export class Authenticator {
     return { user, spaceBeforeToken: spaceBeforeToken === true };
   }
 
-  /** The user a bearer token stands for (also what a TokenReview answers); undefined when unknown. */
+  /** The user a bearer token stands for, for a request to this server; undefined when unknown. */
   token(bearer: string): UserInfo | undefined {
+    return this.review(bearer).user;
+  }
+
+  /**
+   * What a TokenReview answers: the token checked for `audiences` (default: the API audiences).
+   * The server's own tokens are audience-agnostic (`WrapAudienceAgnosticToken`): they
+   * authenticate only for requests meant for the API audiences.
+   */
+  review(bearer: string, audiences?: readonly string[]): TokenCheck {
+    const apiAudiences = this.o.serviceAccounts.apiAudiences;
+    const wanted = audiences && audiences.length > 0 ? audiences : apiAudiences;
     const known = this.o.tokens.get(bearer);
-    if (known) return known;
-    const claims: ServiceAccountClaims | undefined = this.o.serviceAccounts.verify(bearer);
-    if (!claims) return undefined;
-    if (this.o.serviceAccountUid(claims.namespace, claims.name) !== claims.uid) return undefined;
-    return serviceAccountUser(claims);
+    if (known) {
+      const accepted = intersect([...apiAudiences], wanted);
+      if (accepted.length > 0) return { user: known, audiences: accepted };
+    } else {
+      const checked = this.o.serviceAccounts.check(bearer, wanted);
+      if (checked) return checked;
+    }
+    return { error: INVALID_TOKEN };
   }
 }

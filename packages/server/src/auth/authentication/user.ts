@@ -4,4 +4,6 @@ export interface UserInfo {
   groups: string[];
   /** Set for service accounts: their object's uid. */
   uid?: string;
+  /** Extra attributes (a bound token's pod and credential id). */
+  extra?: Record<string, string[]>;
 }

@@ -28,7 +28,7 @@ async function createSubresource(s: HandlerScope, r: ResourceRequest): Promise<v
   if (r.subresource === 'token') {
     const { obj } = await readRequestBody(req);
     const serviceAccount = s.rest.get(t, r.namespace, r.name).object as Obj;
-    s.out.json(r, 201, s.issueServiceAccountToken!(serviceAccount, obj));
+    s.out.json(r, 201, await s.issueServiceAccountToken!(serviceAccount, obj));
     return;
   }
   if (!t.behaviour.storage?.postSubresources?.[r.subresource]) throw notFound();

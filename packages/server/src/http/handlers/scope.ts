@@ -46,9 +46,12 @@ export interface HandlerScope {
   /** Connect-style subresources served outside the registry, by `resource/subresource` (`pods/exec`). */
   connect?: Record<string, ConnectHandler>;
   /** Answers a TokenRequest for a stored ServiceAccount (`serviceaccounts/<name>/token`). */
-  issueServiceAccountToken?(serviceAccount: Obj, request: Obj): Obj;
-  /** The user a bearer token authenticates as (TokenReview); undefined for an unknown token. */
-  authenticateToken?(token: string): UserInfo | undefined;
+  issueServiceAccountToken?(serviceAccount: Obj, request: Obj): Obj | Promise<Obj>;
+  /** What a TokenReview answers for a bearer token meant for `audiences`. */
+  authenticateToken?(
+    token: string,
+    audiences?: readonly string[],
+  ): { user?: UserInfo | undefined; audiences?: string[] | undefined; error?: string | undefined };
 }
 
 /** A request to a resource, once routed: its kind, object, user and negotiated answer. */

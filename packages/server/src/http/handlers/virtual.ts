@@ -17,7 +17,8 @@ export async function serveVirtual(s: HandlerScope, r: ResourceRequest): Promise
     namespace: r.namespace,
     labelSelector: r.query.get('labelSelector') ?? undefined,
     dryRun: r.dryRun,
-    authenticateToken: (token) => s.authenticateToken?.(token),
+    authenticateToken: (token, audiences) =>
+      s.authenticateToken?.(token, audiences) ?? { error: '[invalid bearer token, token lookup failed]' },
     postSubresource: async (target, namespace, name, body) => {
       const parent = s.registry.lookup(target.group, target.version, target.resource);
       if (!parent?.behaviour.storage?.postSubresources?.[target.subresource]) throw notFound();

@@ -126,13 +126,18 @@ const reviewHandlers: Record<string, ReviewHandler> = {
     // pkg/registry/authentication/tokenreview: an empty token is a bad request, not an
     // unauthenticated answer.
     if (!token) throw ApiError.badRequest('token is required for TokenReview in authentication');
-    const user = ctx.authenticateToken(token);
-    const audiences = strs(spec.audiences);
+    // The token checked for the review's audiences (default: the API audiences); the status
+    // lists those it was accepted for.
+    const { user, audiences, error } = ctx.authenticateToken(token, strs(spec.audiences));
     return answer(
       obj,
       user
-        ? { authenticated: true, user: userInfo(user), ...(audiences.length > 0 && { audiences }) }
-        : { user: {}, error: '[invalid bearer token, token lookup failed]' },
+        ? {
+            authenticated: true,
+            user: userInfo(user),
+            ...(audiences && audiences.length > 0 && { audiences }),
+          }
+        : { user: {}, error: error ?? '[invalid bearer token, token lookup failed]' },
     );
   },
   // authorization.k8s.io: what the authorizer decides.

@@ -404,15 +404,14 @@ describe('pods', () => {
     ...extra,
   });
 
-  it('defaults a pod like the API server and its admission plugins do', () => {
+  // The ServiceAccount admission plugin (its name and token volume) has its own tests:
+  // admission/service-account.test.ts.
+  it('defaults a pod like the API server and its in-registry admission plugins do', () => {
     const { obj, causes } = write(
       '/pods',
       pod({ containers: [{ name: 'nginx', image: 'nginx', ports: [{ containerPort: 80 }] }] }),
     );
     expect(causes).toEqual([]);
-    const spec = obj.spec as Obj;
-    const volume = (spec.volumes as Obj[])[0]!;
-    expect(volume.name).toMatch(/^kube-api-access-[bcdfghjklmnpqrstvwxz2456789]{5}$/);
     expect(obj).toEqual({
       apiVersion: 'v1',
       kind: 'Pod',
@@ -427,13 +426,6 @@ describe('pods', () => {
             resources: {},
             terminationMessagePath: '/dev/termination-log',
             terminationMessagePolicy: 'File',
-            volumeMounts: [
-              {
-                mountPath: '/var/run/secrets/kubernetes.io/serviceaccount',
-                name: volume.name,
-                readOnly: true,
-              },
-            ],
           },
         ],
         dnsPolicy: 'ClusterFirst',
@@ -441,8 +433,6 @@ describe('pods', () => {
         restartPolicy: 'Always',
         schedulerName: 'default-scheduler',
         securityContext: {},
-        serviceAccount: 'default',
-        serviceAccountName: 'default',
         terminationGracePeriodSeconds: 30,
         tolerations: [
           {
@@ -456,25 +446,6 @@ describe('pods', () => {
             key: 'node.kubernetes.io/unreachable',
             operator: 'Exists',
             tolerationSeconds: 300,
-          },
-        ],
-        volumes: [
-          {
-            name: volume.name,
-            projected: {
-              defaultMode: 420,
-              sources: [
-                { serviceAccountToken: { expirationSeconds: 3607, path: 'token' } },
-                { configMap: { items: [{ key: 'ca.crt', path: 'ca.crt' }], name: 'kube-root-ca.crt' } },
-                {
-                  downwardAPI: {
-                    items: [
-                      { fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' }, path: 'namespace' },
-                    ],
-                  },
-                },
-              ],
-            },
           },
         ],
       },
@@ -848,7 +819,10 @@ describe('pods', () => {
     ['status.podIP', '10.244.0.5'],
     ['status.nominatedNodeName', ''],
   ])('selects on %s', (field, want) => {
-    const obj = write('/pods', pod({ nodeName: 'node-1', containers: [{ name: 'a', image: 'x' }] })).obj;
+    const obj = write(
+      '/pods',
+      pod({ nodeName: 'node-1', serviceAccountName: 'default', containers: [{ name: 'a', image: 'x' }] }),
+    ).obj;
     (obj.status as Obj).phase = 'Running';
     (obj.status as Obj).podIPs = [{ ip: '10.244.0.5' }];
     expect(b('/pods').fieldSelectors?.[field]?.(obj)).toBe(want);

@@ -151,57 +151,6 @@ export function defaultPodTemplate(template: Obj): void {
 }
 // ---------------------------------------------------------------------------------------------
 // Pod only: SetDefaults_Pod, the admission plugins every cluster runs, and the initial status.
-const SA_TOKEN_PATH = '/var/run/secrets/kubernetes.io/serviceaccount';
-const SUFFIX_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
-/** The 5-character suffix of the `kube-api-access-*` volume; derived from the uid so a re-applied default is stable. */
-function suffixFor(uid: string): string {
-  let h = 2166136261;
-  for (let i = 0; i < uid.length; i++) h = Math.imul(h ^ uid.charCodeAt(i), 16777619) >>> 0;
-  let out = '';
-  for (let i = 0; i < 5; i++) {
-    out += SUFFIX_ALPHABET[h % SUFFIX_ALPHABET.length];
-    h = Math.floor(h / SUFFIX_ALPHABET.length) ^ Math.imul(h, 31 + i);
-    h >>>= 0;
-  }
-  return out;
-}
-/** The ServiceAccount admission plugin: `serviceAccountName: default` and the projected API token volume. */
-function admitServiceAccount(pod: Obj, spec: Obj): void {
-  def(spec, 'serviceAccountName', 'default');
-  spec.serviceAccount = spec.serviceAccountName;
-  if (spec.automountServiceAccountToken === false) return;
-  const containers = CONTAINER_LISTS.flatMap((l) => objs(spec[l]));
-  const mounted = containers.some((c) => objs(c.volumeMounts).some((m) => m.mountPath === SA_TOKEN_PATH));
-  if (mounted) return;
-  const volumes = objs(spec.volumes);
-  let name = volumes.map((v) => str(v.name)).find((n) => n.startsWith('kube-api-access-'));
-  if (!name) {
-    name = `kube-api-access-${suffixFor(str(dig(pod, 'metadata', 'uid')) || str(dig(pod, 'metadata', 'name')))}`;
-    spec.volumes = [
-      ...arr(spec.volumes),
-      {
-        name,
-        projected: {
-          defaultMode: 420,
-          sources: [
-            { serviceAccountToken: { expirationSeconds: 3607, path: 'token' } },
-            { configMap: { items: [{ key: 'ca.crt', path: 'ca.crt' }], name: 'kube-root-ca.crt' } },
-            {
-              downwardAPI: {
-                items: [
-                  { fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' }, path: 'namespace' },
-                ],
-              },
-            },
-          ],
-        },
-      },
-    ];
-  }
-  for (const c of containers) {
-    c.volumeMounts = [...arr(c.volumeMounts), { mountPath: SA_TOKEN_PATH, name, readOnly: true }];
-  }
-}
 /** The DefaultTolerationSeconds admission plugin: tolerate not-ready/unreachable nodes for 300s. */
 function admitDefaultTolerations(spec: Obj): void {
   const tolerations = objs(spec.tolerations);
@@ -279,7 +228,6 @@ export function defaultPod(pod: Obj): void {
         for (const p of objs(c.ports)) if (!numOr(p.hostPort)) p.hostPort = p.containerPort;
     }
   }
-  admitServiceAccount(pod, spec);
   admitDefaultTolerations(spec);
   const status = ensureObj(pod, 'status');
   def(status, 'phase', 'Pending');

@@ -234,7 +234,9 @@ describe('malformed Authorization headers', () => {
         text += c.toString('latin1');
       });
       socket.on('end', () => resolve(text.split('\r\n')[0] ?? ''));
-      socket.on('error', reject);
+      // A server that answers before the whole request is sent (431) may reset the connection
+      // while the client still writes: what it answered counts.
+      socket.on('error', (err) => (text ? resolve(text.split('\r\n')[0] ?? '') : reject(err)));
     });
 
   it('UTF-8 bytes in the header: 401', async () => {

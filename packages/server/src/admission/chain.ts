@@ -18,6 +18,7 @@ import { defaultIngressClass } from './default-ingress-class.js';
 import { defaultStorageClass } from './default-storage-class.js';
 import { limitRanger } from './limit-ranger.js';
 import { namespaceLifecycle } from './namespace-lifecycle.js';
+import { podSecurityAdmission } from './pod-security/admission.js';
 import { priorityAdmission } from './priority.js';
 import { resourceQuotaAdmission } from './resource-quota.js';
 import { serviceAccountAdmission } from './service-account.js';
@@ -30,6 +31,10 @@ export type AdmissionOperation = 'CREATE' | 'UPDATE' | 'DELETE';
 export interface AdmissionOptions {
   /** A dry run: the plugin decides, but changes nothing (a quota is not charged). */
   dryRun?: boolean;
+  /** The request's warnings: a plugin that admits with a warning (PodSecurity) adds it here. */
+  warnings?: string[];
+  /** The subresource an update writes through (`status`), if any. */
+  subresource?: string;
 }
 
 /** One admission plugin: mutates `obj`, or throws (or rejects with) an ApiError to refuse. */
@@ -94,9 +99,9 @@ export function builtinAdmission(store: Store): AdmissionChain {
       storageObjectInUseProtection(),
       defaultIngressClass(store),
     ],
-    // Last of the validating plugins, as in kube-apiserver: only a write every other plugin
-    // admitted is charged to the quotas.
-    [limits.validate, resourceQuotaAdmission(store)],
+    // Last of the validating plugins, as in kube-apiserver (PodSecurity, LimitRanger, then
+    // ResourceQuota): only a write every other plugin admitted is charged to the quotas.
+    [podSecurityAdmission(store), limits.validate, resourceQuotaAdmission(store)],
   );
 }
 

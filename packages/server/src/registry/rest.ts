@@ -99,7 +99,7 @@ export class RestStorage {
     // Mutating admission (NamespaceLifecycle is one) runs in the create handler before the
     // registry's BeforeCreate: before the name is generated and before validation, so an
     // invalid object in a missing or terminating namespace gets that namespace's answer.
-    await this.hooks.mutate?.('CREATE', t, obj, undefined, { dryRun: ctx.dryRun });
+    await this.hooks.mutate?.('CREATE', t, obj, undefined, { dryRun: ctx.dryRun, warnings: ctx.warnings });
     if ((m.name === undefined || m.name === '') && typeof m.generateName === 'string' && m.generateName) {
       m.name = `${m.generateName}${randomSuffix()}`;
     }
@@ -127,7 +127,7 @@ export class RestStorage {
     if (ctx.fieldManager !== undefined && !ctx.applied)
       this.hooks.manageFields?.(t, undefined, obj, ctx.fieldManager, undefined);
     this.hooks.allocate?.(t, obj, undefined);
-    await this.hooks.admit?.('CREATE', t, obj, undefined, { dryRun: ctx.dryRun });
+    await this.hooks.admit?.('CREATE', t, obj, undefined, { dryRun: ctx.dryRun, warnings: ctx.warnings });
 
     const name = m.name as string;
     const key = this.key(t, namespace, name);
@@ -247,7 +247,8 @@ export class RestStorage {
         ? parseResourceVersion(m.resourceVersion)
         : undefined;
     // The Scale's managed fields are the parent's replicas owners: moved here, not recomputed.
-    const parentCtx = { ...ctx, applied: true };
+    // A write through /scale is admitted as the scale, which no plugin warns about.
+    const parentCtx = { ...ctx, applied: true, warnings: undefined };
     const stored = await this.guaranteedUpdate(t, namespace, name, undefined, parentCtx, rv, (current) => {
       const oldScale = ctx.fieldManager !== undefined ? scaleOf(t, current) : undefined;
       setPath(current, scaleSpec.specReplicasPath, replicas);
@@ -489,7 +490,8 @@ export class RestStorage {
         throw ApiError.staleObject(gr(t), name);
       }
       const next = prepareUpdate(t, input, old, oldView.json, subresource, namespace);
-      await this.hooks.mutate?.('UPDATE', t, next, old, { dryRun: ctx.dryRun });
+      const admission = { dryRun: ctx.dryRun, warnings: ctx.warnings, subresource };
+      await this.hooks.mutate?.('UPDATE', t, next, old, admission);
       const nm = meta(next);
       const om = old.metadata as Obj;
       // An unconditional update is validated as an update of the stored version (BeforeUpdate).
@@ -506,7 +508,7 @@ export class RestStorage {
       if (ctx.fieldManager !== undefined && !ctx.applied)
         this.hooks.manageFields?.(t, old, next, ctx.fieldManager, subresource);
       this.hooks.allocate?.(t, next, old);
-      await this.hooks.admit?.('UPDATE', t, next, old, { dryRun: ctx.dryRun });
+      await this.hooks.admit?.('UPDATE', t, next, old, admission);
 
       toStorageVersion(t, next);
       if (t.generation && !deepEqual(specOf(t, next), specOf(t, stored))) {

@@ -20,7 +20,8 @@ export async function apply(s: HandlerScope, r: ResourceRequest): Promise<void> 
   const manager = writeManager(req, query, 'PatchOptions', true);
   const force = queryBool(query, 'force') === true;
   const config = decodeApplyYaml(raw.toString('utf8'), query.get('fieldValidation') === 'Strict');
-  const ctx = { dryRun, fieldManager: manager, applied: true };
+  const warnings: string[] = [];
+  const ctx = { dryRun, fieldManager: manager, applied: true, warnings };
   // Types of the configuration are checked by the typed merge; this only normalises the result
   // as decoding into the Go type does (canonical quantities, empty omitempty lists dropped).
   const normalise = (obj: Obj) => {
@@ -45,7 +46,7 @@ export async function apply(s: HandlerScope, r: ResourceRequest): Promise<void> 
       const stored = await s.rest.patch(t, ns, name, subresource, ctx, (current) =>
         normalise(applyConfiguration(t, current, structuredClone(config), { manager, force, subresource })),
       );
-      s.out.object(r, 200, t, stored);
+      s.out.object(r, 200, t, stored, warnings);
       return;
     } catch (err) {
       // Apply creates a missing object, except through a subresource.
@@ -84,7 +85,7 @@ export async function apply(s: HandlerScope, r: ResourceRequest): Promise<void> 
     }
     try {
       const stored = await s.rest.create(t, ns, created, ctx);
-      s.out.object(r, 201, t, stored);
+      s.out.object(r, 201, t, stored, warnings);
       return;
     } catch (err) {
       // Created concurrently: apply to it instead.

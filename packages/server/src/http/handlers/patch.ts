@@ -60,7 +60,7 @@ export async function patch(s: HandlerScope, r: ResourceRequest): Promise<void> 
     if (!isObject(next)) throw ApiError.badRequest('the patch did not produce an object');
     return next;
   };
-  let warnings: string[] = [];
+  const warnings: string[] = [];
   if (r.subresource === 'scale') {
     const current = s.rest.getScale(t, ns, name, true);
     const scale = await s.rest.updateScale(t, ns, name, applyPatch(current), { dryRun, fieldManager });
@@ -72,15 +72,21 @@ export async function patch(s: HandlerScope, r: ResourceRequest): Promise<void> 
     ns,
     name,
     updateStrategy(r.subresource),
-    { dryRun, fieldManager },
+    { dryRun, fieldManager, warnings },
     (current) => {
       const next = applyPatch(current);
       // In a strict decoding error the patch handler prints a strategic merge patch as Go's
       // `%+v` of the patch map, and a JSON or merge patch as the patched object's JSON.
       const shown = () =>
         type === 'application/strategic-merge-patch+json' ? goSprint(body) : JSON.stringify(next);
-      warnings = keepManagedFieldsReset(next, () =>
-        checkFields(s.openapi, t, next, undefined, query, 'patch', shown),
+      // A retried patch checks the fields again: only the last attempt's warnings are kept,
+      // ahead of admission's.
+      warnings.splice(
+        0,
+        warnings.length,
+        ...keepManagedFieldsReset(next, () =>
+          checkFields(s.openapi, t, next, undefined, query, 'patch', shown),
+        ),
       );
       return next;
     },

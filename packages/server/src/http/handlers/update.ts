@@ -21,6 +21,7 @@ export async function update(s: HandlerScope, r: ResourceRequest): Promise<void>
   const stored = await s.rest.update(t, r.namespace, r.name, obj, updateStrategy(r.subresource), {
     dryRun,
     fieldManager,
+    warnings,
   });
   s.out.object(r, 200, t, stored, warnings);
 }

@@ -16,6 +16,8 @@ export interface WriteContext {
   fieldManager?: string;
   /** A server-side apply: its managed fields are already computed. */
   applied?: boolean;
+  /** Where admission's warnings go (to the response's `Warning` headers); unset, they are dropped. */
+  warnings?: string[];
 }
 
 export const gr = (t: ResourceType) => ({ group: t.group, resource: t.resource });

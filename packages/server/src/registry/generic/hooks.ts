@@ -17,7 +17,7 @@ export interface RestHooks {
     t: ResourceType,
     obj: Obj,
     old: Obj | undefined,
-    options?: { dryRun?: boolean },
+    options?: { dryRun?: boolean; warnings?: string[]; subresource?: string },
   ): void | Promise<void>;
   /** Validating admission: after validation, before the write is persisted; throws ApiError to refuse. */
   admit?(
@@ -25,7 +25,7 @@ export interface RestHooks {
     t: ResourceType,
     obj: Obj,
     old: Obj | undefined,
-    options?: { dryRun?: boolean },
+    options?: { dryRun?: boolean; warnings?: string[]; subresource?: string },
   ): void | Promise<void>;
   /**
    * Whether a kubelet runs the node a pod is bound to: only then is a pod deleted gracefully

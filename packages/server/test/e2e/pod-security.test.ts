@@ -56,6 +56,10 @@ describe('PodSecurity', () => {
       `Error from server (Forbidden): pods "bad" is forbidden: violates PodSecurity "restricted:latest": ${RESTRICTED_PLAIN('bad')}`,
     );
     expect((await env.run(['get', 'pod', 'bad', '-n', 'psa-enforce'])).code).toBe(1);
+    // A server-side dry run is refused alike.
+    const dry = await env.run(['run', 'bad', '--image=nginx', '-n', 'psa-enforce', '--dry-run=server']);
+    expect(dry.code).toBe(1);
+    expect(dry.stderr).toContain('pods "bad" is forbidden: violates PodSecurity "restricted:latest": ');
 
     const admitted = await env.run(['create', '-f', '-'], {
       input: JSON.stringify(restrictedPod('good', 'psa-enforce')),
@@ -101,6 +105,25 @@ describe('PodSecurity', () => {
     expect(warned).toMatchObject({ code: 0, stdout: 'deployment.apps/web2 created\n' });
     expect(warnings(warned.stderr)).toEqual([
       `Warning: would violate PodSecurity "restricted:latest": ${RESTRICTED_PLAIN('nginx')}`,
+    ]);
+    // Server-side apply carries the warning too.
+    const applied = await env.run(['apply', '--server-side', '-f', '-'], {
+      input: JSON.stringify({
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'web3', namespace: 'psa-enforce' },
+        spec: {
+          selector: { matchLabels: { app: 'web3' } },
+          template: {
+            metadata: { labels: { app: 'web3' } },
+            spec: { containers: [{ name: 'app', image: 'nginx' }] },
+          },
+        },
+      }),
+    });
+    expect(applied).toMatchObject({ code: 0, stdout: 'deployment.apps/web3 serverside-applied\n' });
+    expect(warnings(applied.stderr)).toEqual([
+      `Warning: would violate PodSecurity "restricted:latest": ${RESTRICTED_PLAIN('app')}`,
     ]);
     const job = await env.run(['create', 'job', 'j', '--image=busybox', '-n', 'psa-enforce']);
     expect(job.code).toBe(0);

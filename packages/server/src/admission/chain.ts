@@ -8,7 +8,8 @@
  * Phases, as in kube-apiserver: mutating plugins (NamespaceLifecycle, LimitRanger's defaults,
  * ServiceAccount, Priority, DefaultStorageClass, StorageObjectInUseProtection, DefaultIngressClass), then the schema checks of the kind (the
  * registry's strategy: validation, CRD schemas), then validating plugins (a terminating CRD's
- * custom resources, LimitRanger's bounds, then ResourceQuota). Admission webhooks and
+ * custom resources, PodSecurity, LimitRanger's bounds, then ResourceQuota). A plugin may also
+ * admit with a warning, added to the options' `warnings` (sent as `Warning` headers). Admission webhooks and
  * ValidatingAdmissionPolicies are to take their places in the same two lists.
  */
 import type { ResourceType } from '../registry/types.js';

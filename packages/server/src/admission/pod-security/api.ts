@@ -11,6 +11,7 @@ const LEVELS: readonly Level[] = ['privileged', 'baseline', 'restricted'];
 
 /** A policy version: `latest`, or `v1.<minor>`. */
 export type Version = { latest: true } | { latest: false; minor: number };
+/** The `latest` version: the newest checks of this server (1.32). */
 export const LATEST: Version = { latest: true };
 
 /** A level at a version, as kube prints it: `restricted:latest`, `baseline:v1.30`. */
@@ -19,8 +20,11 @@ export interface LevelVersion {
   version: Version;
 }
 
+/** `Version.String`: `latest` or `v1.<minor>`. */
 export const versionString = (v: Version): string => (v.latest ? 'latest' : `v1.${v.minor}`);
+/** `LevelVersion.String`: `<level>:<version>`. */
 export const levelVersionString = (lv: LevelVersion): string => `${lv.level}:${versionString(lv.version)}`;
+/** Whether two level-versions are the same one. */
 export const sameLevelVersion = (a: LevelVersion, b: LevelVersion): boolean =>
   levelVersionString(a) === levelVersionString(b);
 
@@ -35,7 +39,6 @@ export interface Policy {
 }
 
 const PREFIX = 'pod-security.kubernetes.io/';
-export const ENFORCE_LABEL = `${PREFIX}enforce`;
 
 /** kube-apiserver's default PodSecurityConfiguration: every mode at privileged:latest. */
 const DEFAULT_POLICY: Policy = {

@@ -212,6 +212,7 @@ const SECCOMP_POD_ANNOTATION = 'seccomp.security.alpha.kubernetes.io/pod';
 const SECCOMP_CONTAINER_PREFIX = 'container.seccomp.security.alpha.kubernetes.io/';
 const validSeccompAnnotation = (v: string) =>
   v === 'runtime/default' || v === 'docker/default' || v.startsWith('localhost/');
+/** A seccomp profile type the baseline and restricted levels allow. */
 export const validSeccompType = (t: unknown) => t === 'Localhost' || t === 'RuntimeDefault';
 
 /** Before 1.19: the alpha seccomp annotations. */
@@ -256,6 +257,7 @@ export function badSeccomp(spec: Obj): {
   return { podBad, podValid: podProfile !== undefined && !podBad, containers: bad, values };
 }
 
+/** The 1.19+ seccomp check of baseline: a profile type other than RuntimeDefault or Localhost. */
 export function seccompForbidden(spec: Obj): Violation | undefined {
   const bad = badSeccomp(spec);
   const who = setters(bad.podBad, bad.containers);

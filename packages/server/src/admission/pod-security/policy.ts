@@ -26,9 +26,11 @@ export interface Check {
 // ---------------------------------------------------------------------------------------------
 // Helpers shared by the checks, as in policy/helpers.go and visitor.go.
 
+/** `joinQuote`: `"a", "b"` (no escaping, as kube's). */
 export const joinQuote = (items: readonly string[]): string =>
   items.length === 0 ? '' : `"${items.join('", "')}"`;
 
+/** `pluralize`: the singular for one, else the plural. */
 export const pluralize = (singular: string, plural: string, count: number): string =>
   count === 1 ? singular : plural;
 
@@ -36,7 +38,9 @@ export const pluralize = (singular: string, plural: string, count: number): stri
 export const sortedUnique = (items: Iterable<string>): string[] =>
   [...new Set(items)].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
 
+/** `v` when it is a JSON object. */
 export const obj = (v: unknown): Obj | undefined => (isObject(v) ? v : undefined);
+/** `v` when it is a string, else the empty string (Go's zero value). */
 export const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 const objs = (v: unknown): Obj[] => (Array.isArray(v) ? v.filter(isObject) : []);
 

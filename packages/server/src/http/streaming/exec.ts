@@ -11,9 +11,10 @@ import { boolParam, containerStatus, getPod, type PodObject, validateContainer }
 import {
   Channel,
   REMOTE_COMMAND_PROTOCOLS,
-  RemoteCommandSession,
+  type RemoteCommandSession,
   type StreamOptions,
 } from './remotecommand.js';
+import { webSocketSession } from './remotecommand-websocket.js';
 import {
   acceptWebSocket,
   checkHandshake,
@@ -82,16 +83,14 @@ export function remoteCommandHandler(deps: StreamingDeps, kind: 'exec' | 'attach
         protocols: REMOTE_COMMAND_PROTOCOLS,
       });
       if (ws)
-        new RemoteCommandSession(ws, options).finish(
-          ApiError.internal(`unable to upgrade connection: ${message}`),
-        );
+        webSocketSession(ws, options).finish(ApiError.internal(`unable to upgrade connection: ${message}`));
       return;
     }
     const ws = acceptWebSocket(r.req, r.upgrade.socket, r.upgrade.head, {
       protocols: REMOTE_COMMAND_PROTOCOLS,
     });
     if (!ws) return;
-    const session = new RemoteCommandSession(ws, options);
+    const session = webSocketSession(ws, options);
     if (kind === 'exec') await runExec(runtime, pod, container, r, session, deps);
     else attach(runtime, pod, container, session);
   };

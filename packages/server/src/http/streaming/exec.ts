@@ -1,6 +1,7 @@
 /**
- * `pods/exec` and `pods/attach`: kube-apiserver's checks, then the kubelet's side over a
- * WebSocket with the remote-command protocols: an exec runs a simulated program in the
+ * `pods/exec` and `pods/attach`: kube-apiserver's checks, then the kubelet's side with the
+ * remote-command protocols over a WebSocket (./remotecommand-websocket.ts) or SPDY/3.1
+ * (./remotecommand-spdy.ts), one session logic for both (./remotecommand.ts): an exec runs a simulated program in the
  * container; an attach streams the container's output from now on.
  */
 import { ApiError } from 'kubeloop/api';
@@ -11,9 +12,11 @@ import { boolParam, containerStatus, getPod, type PodObject, validateContainer }
 import {
   Channel,
   REMOTE_COMMAND_PROTOCOLS,
-  RemoteCommandSession,
+  type RemoteCommandSession,
   type StreamOptions,
 } from './remotecommand.js';
+import { acceptSpdyRemoteCommand, isSpdyRequest, negotiateSpdyProtocol } from './remotecommand-spdy.js';
+import { webSocketSession } from './remotecommand-websocket.js';
 import {
   acceptWebSocket,
   checkHandshake,
@@ -47,12 +50,28 @@ export function remoteCommandHandler(deps: StreamingDeps, kind: 'exec' | 'attach
       rejectUpgrade(r.upgrade.socket, 400, 'you must specify at least 1 of stdin, stdout, stderr');
       return;
     }
+    const running = containerStatus(pod, container)?.state?.running !== undefined;
+    const instance = runtime.find(String(pod.metadata?.uid ?? ''), container)?.current;
+    const attachable = kind === 'exec' ? running : running && instance !== undefined && !instance.finished;
     if (!isWebSocketRequest(r.req)) {
-      // SPDY/3.1: kubectl tries it only when the WebSocket upgrade failed, which the checks above
-      // already answered; the local plane speaks WebSockets only.
-      throw ApiError.badRequest(
-        `${kind} over ${r.req.headers.upgrade ?? 'this upgrade'} is not supported by kubeloop; use WebSockets`,
-      );
+      // SPDY/3.1 (client-go's SPDY executor, kubectl's fallback): kubelet looks the container up
+      // before its streaming server negotiates the protocol.
+      if (!attachable) {
+        rejectUpgrade(r.upgrade.socket, 500, `container not found (${JSON.stringify(container)})`);
+        return;
+      }
+      const protocol = negotiateSpdyProtocol(r.req, r.upgrade.socket);
+      if (protocol === undefined) return;
+      if (!isSpdyRequest(r.req)) {
+        // kubelet also prints the request's headers here; they would carry the caller's token back.
+        rejectUpgrade(r.upgrade.socket, 400, 'unable to upgrade: missing upgrade headers in request\n');
+        return;
+      }
+      // kubelet's NewOptions: a terminal has no separate stderr stream.
+      const spdyOptions = { ...options, stderr: options.stderr && !options.tty };
+      const session = await acceptSpdyRemoteCommand(r.upgrade, protocol, spdyOptions);
+      if (session) await serveSession(kind, runtime, pod, container, r, session, deps);
+      return;
     }
     let protocol: string | undefined;
     try {
@@ -68,9 +87,6 @@ export function remoteCommandHandler(deps: StreamingDeps, kind: 'exec' | 'attach
       );
       return;
     }
-    const running = containerStatus(pod, container)?.state?.running !== undefined;
-    const instance = runtime.find(String(pod.metadata?.uid ?? ''), container)?.current;
-    const attachable = kind === 'exec' ? running : running && instance !== undefined && !instance.finished;
     if (!attachable) {
       const message = `container not found (${JSON.stringify(container)})`;
       if (protocol !== 'v5.channel.k8s.io') {
@@ -82,19 +98,29 @@ export function remoteCommandHandler(deps: StreamingDeps, kind: 'exec' | 'attach
         protocols: REMOTE_COMMAND_PROTOCOLS,
       });
       if (ws)
-        new RemoteCommandSession(ws, options).finish(
-          ApiError.internal(`unable to upgrade connection: ${message}`),
-        );
+        webSocketSession(ws, options).finish(ApiError.internal(`unable to upgrade connection: ${message}`));
       return;
     }
     const ws = acceptWebSocket(r.req, r.upgrade.socket, r.upgrade.head, {
       protocols: REMOTE_COMMAND_PROTOCOLS,
     });
     if (!ws) return;
-    const session = new RemoteCommandSession(ws, options);
-    if (kind === 'exec') await runExec(runtime, pod, container, r, session, deps);
-    else attach(runtime, pod, container, session);
+    await serveSession(kind, runtime, pod, container, r, webSocketSession(ws, options), deps);
   };
+}
+
+/** Runs the exec, or streams the attach, on a session whichever transport carries it. */
+async function serveSession(
+  kind: 'exec' | 'attach',
+  runtime: SimulatedRuntime,
+  pod: PodObject,
+  container: string,
+  r: ConnectRequest,
+  session: RemoteCommandSession,
+  deps: StreamingDeps,
+): Promise<void> {
+  if (kind === 'exec') await runExec(runtime, pod, container, r, session, deps);
+  else attach(runtime, pod, container, session);
 }
 
 async function runExec(

@@ -1,23 +1,22 @@
 /**
- * The Kubernetes remote-command protocols over one WebSocket (what kubelet's
- * `cri/streaming/remotecommand` and kube-apiserver's stream translator speak for `exec` and
- * `attach`):
+ * The Kubernetes remote-command session of `exec` and `attach`, independent of the transport that
+ * carries it (kubelet's `cri/streaming/remotecommand`):
  *
- * - every message carries one channel: 0 stdin, 1 stdout, 2 stderr, 3 error, 4 resize; in the
- *   binary protocols the first byte is the channel, in the `base64.` ones the first character is
- *   `'0' + channel` and the rest is base64 text;
+ * - five channels: 0 stdin, 1 stdout, 2 stderr, 3 error, 4 resize — WebSocket messages tagged
+ *   with the channel (./remotecommand-websocket.ts), or SPDY streams of that `streamType`
+ *   (./remotecommand-spdy.ts);
  * - `v4.` and `v5.` write the outcome on the error channel as a JSON `Status` (exit codes in
  *   `details.causes` of reason `ExitCode`); the older ones write only a failure's message text;
- * - `v5.channel.k8s.io` lets the client close one of its streams (stdin) with the message
- *   `[255, channel]`, which `kubectl cp` needs to end the archive it sends;
- * - once the connection is set up, an empty message goes out on the lowest output channel the
- *   client asked for, which clients wait for.
+ * - the resize channel carries JSON `{"Width":..,"Height":..}` terminal sizes, one after another;
+ * - stdin ends when the client closes it (SPDY half-close, v5's close message) or goes away.
  */
 import { ApiError } from 'kubeloop/api';
 import type { ExecOutcome, Stdin } from '../../controllers/kubelet/shell.js';
-import type { WebSocketConnection } from './websocket.js';
 
-/** The subprotocols of exec and attach, `''` for a client that names none (read as `channel.k8s.io`). */
+/**
+ * The WebSocket subprotocols of exec and attach, `''` for a client that names none (read as
+ * `channel.k8s.io`).
+ */
 export const REMOTE_COMMAND_PROTOCOLS = [
   'v5.channel.k8s.io',
   'v4.channel.k8s.io',
@@ -29,8 +28,6 @@ export const REMOTE_COMMAND_PROTOCOLS = [
 
 /** The channel numbers. */
 export const Channel = { stdin: 0, stdout: 1, stderr: 2, error: 3, resize: 4 } as const;
-/** v5: a client message `[STREAM_CLOSE, channel]` closes that channel. */
-const STREAM_CLOSE = 255;
 
 /** Which streams the client asked for (the `stdin`, `stdout`, `stderr`, `tty` query parameters). */
 export interface StreamOptions {
@@ -76,70 +73,80 @@ class ChunkQueue implements Stdin {
   }
 }
 
+/** A terminal size the client sent on the resize channel (client-go's `TerminalSize`). */
+export interface TerminalSize {
+  width: number;
+  height: number;
+}
+
+/** How a {@link RemoteCommandSession} reaches its client: one accepted WebSocket or SPDY connection. */
+export interface RemoteCommandTransport {
+  /** The protocol negotiated with the client (WebSocket subprotocol or `X-Stream-Protocol-Version`). */
+  readonly protocol: string;
+  /** Whether the error channel carries a JSON Status (v4, v5) rather than a failure's text. */
+  readonly statusAsJson: boolean;
+  /** Sends bytes on an output channel (stdout, stderr or error). */
+  write(channel: number, data: Buffer): void;
+  /** Ends the connection once the outcome is written. */
+  close(): void;
+}
+
 /**
- * One exec or attach session on an accepted WebSocket: output channels out, stdin and resize in,
- * and the final status.
+ * One exec or attach session: output channels out, stdin and resize in, and the final status.
+ * The transport feeds what the client sends through {@link receive}, {@link closeInput} and
+ * {@link disconnected}.
  */
 export class RemoteCommandSession {
   /** What the client writes on stdin (ends when it closes stdin or the connection). */
   readonly stdin: Stdin;
   /** Aborted when the client goes away. */
   readonly signal: AbortSignal;
+  /** The last terminal size the client sent (TTY sessions), if any. */
+  terminalSize: TerminalSize | undefined;
   private readonly input = new ChunkQueue();
   private readonly abort = new AbortController();
-  private readonly base64: boolean;
-  private readonly versioned: boolean;
+  private resizeText = '';
+  private finished = false;
 
   constructor(
-    private readonly ws: WebSocketConnection,
+    private readonly transport: RemoteCommandTransport,
     readonly options: StreamOptions,
   ) {
     this.stdin = this.input;
     this.signal = this.abort.signal;
-    this.base64 = ws.protocol.includes('base64');
-    this.versioned = ws.protocol.startsWith('v4.') || ws.protocol.startsWith('v5.');
-    const closable = ws.protocol === 'v5.channel.k8s.io';
-    ws.on('message', (data) => {
-      if (data.length === 0) return;
-      if (closable && data[0] === STREAM_CLOSE) {
-        if (data.length === 2 && data[1] === Channel.stdin) this.input.end();
-        return;
-      }
-      let channel = data[0]!;
-      let payload = data.subarray(1);
-      if (this.base64) {
-        channel -= 0x30;
-        payload = Buffer.from(payload.toString('latin1'), 'base64');
-      }
-      if (channel === Channel.stdin && options.stdin) this.input.push(payload);
-      // Resize events (channel 4) have no effect on a simulated terminal.
-    });
-    ws.on('close', () => {
-      this.input.end();
-      this.abort.abort();
-    });
     if (!options.stdin) this.input.end();
-    // Tell the client the streams are set up (it waits for this first message).
-    this.write(
-      options.stdout ? Channel.stdout : options.stderr ? Channel.stderr : Channel.error,
-      Buffer.alloc(0),
-    );
   }
 
   /** The protocol the client chose. */
   get protocol(): string {
-    return this.ws.protocol;
+    return this.transport.protocol;
+  }
+
+  /** Bytes the client sent on an input channel (stdin, resize); others are ignored as kubelet does. */
+  receive(channel: number, payload: Buffer): void {
+    if (channel === Channel.stdin && this.options.stdin) this.input.push(payload);
+    else if (channel === Channel.resize) this.resized(payload);
+  }
+
+  /** The client closed an input channel: for stdin, the end of the program's input. */
+  closeInput(channel: number): void {
+    if (channel === Channel.stdin) this.input.end();
+  }
+
+  /** The connection went away: input ends and the program is told through {@link signal}. */
+  disconnected(): void {
+    this.input.end();
+    this.abort.abort();
   }
 
   /** Writes on an output channel; stderr goes to stdout with a TTY, and unrequested streams are dropped. */
   write(channel: number, data: Buffer | string): void {
+    if (this.finished) return;
     let ch = channel;
     if (ch === Channel.stderr && this.options.tty) ch = Channel.stdout;
     if (ch === Channel.stdout && !this.options.stdout) return;
     if (ch === Channel.stderr && !this.options.stderr) return;
-    const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
-    if (this.base64) this.ws.send(String.fromCharCode(0x30 + ch) + bytes.toString('base64'), false);
-    else this.ws.send(Buffer.concat([Buffer.from([ch]), bytes]));
+    this.transport.write(ch, typeof data === 'string' ? Buffer.from(data, 'utf8') : data);
   }
 
   /**
@@ -147,11 +154,56 @@ export class RemoteCommandSession {
    * in the older protocols), then closes the connection.
    */
   finish(outcome: ExecOutcome | ApiError, command: string[] = []): void {
-    const status = statusOf(outcome, command, this.ws.protocol);
-    if (this.versioned) this.write(Channel.error, JSON.stringify(status));
-    else if (status.status !== 'Success') this.write(Channel.error, String(status.message ?? ''));
-    this.ws.close(1000);
+    if (this.finished) return;
+    const status = statusOf(outcome, command, this.transport.protocol);
+    if (this.transport.statusAsJson) this.transport.write(Channel.error, Buffer.from(JSON.stringify(status)));
+    else if (status.status !== 'Success')
+      this.transport.write(Channel.error, Buffer.from(String(status.message ?? '')));
+    this.finished = true;
+    this.transport.close();
   }
+
+  /**
+   * The resize channel: a sequence of JSON objects (Go's json.Decoder on the stream), so a
+   * message may hold several sizes or part of one.
+   */
+  private resized(payload: Buffer): void {
+    this.resizeText += payload.toString('utf8');
+    for (;;) {
+      const text = this.resizeText.trimStart();
+      const end = jsonObjectEnd(text);
+      if (end < 0) {
+        this.resizeText = text;
+        return;
+      }
+      this.resizeText = text.slice(end);
+      try {
+        const size = JSON.parse(text.slice(0, end)) as { Width?: unknown; Height?: unknown };
+        this.terminalSize = { width: Number(size.Width ?? 0), height: Number(size.Height ?? 0) };
+      } catch {
+        // kubelet's decoder stops at the first malformed size; later ones are ignored.
+        this.resizeText = '';
+        return;
+      }
+    }
+  }
+}
+
+/** The length of the first complete JSON object at the start of text, or -1 while incomplete. */
+function jsonObjectEnd(text: string): number {
+  if (!text.startsWith('{')) return text.length === 0 ? -1 : text.length;
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (inString) {
+      if (c === '\\') i++;
+      else if (c === '"') inString = false;
+    } else if (c === '"') inString = true;
+    else if (c === '{') depth++;
+    else if (c === '}' && --depth === 0) return i + 1;
+  }
+  return -1;
 }
 
 /** The Status an exec's outcome is reported with, as kubelet and the apiserver's translator word it. */

@@ -16,6 +16,7 @@ import {
 } from './auth/authentication/service-account-token.js';
 import { ServiceAccountSigningKey } from './auth/authentication/signing-key.js';
 import { reconcileBootstrapPolicy } from './auth/authorization/bootstrap-policy/index.js';
+import { type AuthorizationMode, createAuthorizer } from './auth/authorization/index.js';
 import {
   type CertificateUsage,
   createCertificateAuthority,
@@ -106,6 +107,11 @@ export interface ControlPlaneOptions {
    * schedules, HPA stabilization. Tests pass a `FakeClock` of `kubeloop/runtime` and move it.
    */
   clock?: Clock;
+  /**
+   * kube-apiserver's `--authorization-mode`: `RBAC` (default) allows what Roles and bindings
+   * grant, `AlwaysAllow` everything; in both, `system:masters` may do anything.
+   */
+  authorizationMode?: AuthorizationMode;
 }
 
 /** Connection settings for a client of the control plane. */
@@ -182,6 +188,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     if (options.controllers !== false && (options.nodes?.count ?? 1) > 0)
       registry.register(...metricsKinds(store));
     const admission = builtinAdmission(store);
+    const { authorizer, policy } = createAuthorizer(options.authorizationMode ?? 'RBAC', store);
     let kubelet: Kubelet | undefined;
     const rest = new RestStorage(store, registry, {
       mutate: admission.mutate,
@@ -190,6 +197,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       hasKubelet: (node) => kubelet?.runs(node) ?? false,
       manageFields,
       manageScaleFields,
+      authorization: { authorizer, policy },
     });
     const crds = new CrdController(rest, log);
     admission.addValidating((op, t) => {
@@ -272,6 +280,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       faults,
       exemptFromFaults: (req) => componentTokens.has(req.headers.authorization ?? ''),
       authenticator,
+      authorizer,
       issueServiceAccountToken: (sa, request) => saTokens.issue(sa, request),
       serviceAccountIssuerDiscovery: issuerDiscovery(saKey, () =>
         host.includes(':')
@@ -393,6 +402,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
         await controllers?.stop();
         await loopback?.close();
         namespaces.stop();
+        policy.close();
         crds.stop();
         faults.dropWatches();
         await new Promise<void>((resolve) => {

@@ -12,7 +12,7 @@ import type { Duplex } from 'node:stream';
 import { ApiError } from 'kubeloop/api';
 import { auditRequestReceived } from '../audit/index.js';
 import { type Authenticator, TOKEN_WITH_SPACE_WARNING } from '../auth/authentication/index.js';
-import { authorizeRequest } from '../auth/authorization/index.js';
+import { type Authorizer, authorizeRequest } from '../auth/authorization/index.js';
 import { impersonate } from '../auth/impersonation/index.js';
 import type { Discovery } from '../discovery/discovery.js';
 import type { Registry } from '../registry/registry.js';
@@ -46,6 +46,8 @@ export interface ApiServerOptions {
   exemptFromFaults?(req: IncomingMessage): boolean;
   /** Who a request comes from (client certificates, bearer tokens); also answers TokenReviews. */
   authenticator: Pick<Authenticator, 'authenticate' | 'review'>;
+  /** Decides every request (after impersonation) and answers the access reviews. */
+  authorizer: Authorizer;
   /** Answers a TokenRequest for a stored ServiceAccount (`serviceaccounts/<name>/token`). */
   issueServiceAccountToken?(serviceAccount: Obj, request: Obj): Obj | Promise<Obj>;
   /** The OIDC discovery documents of the service account issuer (`/.well-known/openid-configuration`, `/openid/v1/jwks`). */
@@ -77,6 +79,7 @@ export class ApiServer {
       faults: o.faults,
       bookmarkIntervalMs: o.bookmarkIntervalMs,
       authenticateToken: (token, audiences) => o.authenticator.review(token, audiences),
+      authorizer: o.authorizer,
       ...(o.exemptFromFaults && { exemptFromFaults: o.exemptFromFaults }),
       ...(o.connect && { connect: o.connect }),
       ...(o.issueServiceAccountToken && { issueServiceAccountToken: o.issueServiceAccountToken }),
@@ -160,19 +163,33 @@ export class ApiServer {
     // Checked without awaiting: a request without a fault goes on in the same tick.
     const fault = this.o.exemptFromFaults?.(req) === true ? undefined : this.o.faults.take(info);
     if (fault && (await this.injectFault(ctx, fault))) return;
-    if (req.method === 'GET' && servePublic(path, res, this.o)) return;
 
-    // Authentication: once per request; every later stage reads the context's user.
+    // Authentication: once per request; every later stage reads the context's user. A request
+    // without credentials is `system:anonymous`, left to authorization.
     const { user, spaceBeforeToken } = this.o.authenticator.authenticate(req);
+    if (spaceBeforeToken) res.appendHeader('Warning', warningHeaders([TOKEN_WITH_SPACE_WARNING]));
     if (!user) {
       req.resume();
-      if (spaceBeforeToken) res.appendHeader('Warning', warningHeaders([TOKEN_WITH_SPACE_WARNING]));
       throw ApiError.unauthorized();
     }
     auditRequestReceived({ user, info, userAgent: req.headers['user-agent'] });
-    const served = impersonate(req, user);
+    const impersonation = impersonate(req, user, this.o.authorizer);
+    if ('internalError' in impersonation) {
+      req.resume();
+      // responsewriters.InternalError: plain text, the request URI and the error.
+      res.writeHead(500, {
+        'Content-Type': 'text/plain; charset=utf-8',
+        'X-Content-Type-Options': 'nosniff',
+      });
+      res.end(`Internal Server Error: ${JSON.stringify(req.url ?? '')}: ${impersonation.internalError}\n`);
+      return;
+    }
+    const served = impersonation.user;
     ctx.user = served;
-    authorizeRequest(served, info);
+    // /healthz, /livez, /readyz and /version are public only as RBAC allows them to everyone
+    // (the bootstrap binding `system:public-info-viewer`), as in kube-apiserver.
+    authorizeRequest(served, info, this.o.authorizer);
+    if (req.method === 'GET' && servePublic(path, res, this.o)) return;
 
     if (path === '/metrics' && this.o.metrics) return serveMetrics(ctx, this.o.metrics);
     if (path === '/openapi' || path.startsWith('/openapi/')) return serveOpenApi(ctx, this.o.openapi);

@@ -4,6 +4,7 @@ import { presentAs, toStorageVersion } from '../apiextensions/conversion.js';
 import { objectKey, type Store } from '../storage/store.js';
 import type { KubeObject, StoredObject } from '../storage/types.js';
 import { clone, deepEqual, getPath, isObject, meta, type Obj, setPath, timestamp } from '../util/object.js';
+import { confirmWrite } from './generic/confirm-write.js';
 import {
   dropManagedFieldsIfTooLarge,
   dryRunResult,
@@ -100,6 +101,7 @@ export class RestStorage {
     // registry's BeforeCreate: before the name is generated and before validation, so an
     // invalid object in a missing or terminating namespace gets that namespace's answer.
     await this.hooks.mutate?.('CREATE', t, obj, undefined, { dryRun: ctx.dryRun, warnings: ctx.warnings });
+    confirmWrite(t, obj, undefined, namespace, ctx, this.hooks.authorization);
     if ((m.name === undefined || m.name === '') && typeof m.generateName === 'string' && m.generateName) {
       m.name = `${m.generateName}${randomSuffix()}`;
     }
@@ -492,6 +494,7 @@ export class RestStorage {
       const next = prepareUpdate(t, input, old, oldView.json, subresource, namespace);
       const admission = { dryRun: ctx.dryRun, warnings: ctx.warnings, subresource };
       await this.hooks.mutate?.('UPDATE', t, next, old, admission);
+      confirmWrite(t, next, old, namespace, ctx, this.hooks.authorization);
       const nm = meta(next);
       const om = old.metadata as Obj;
       // An unconditional update is validated as an update of the stored version (BeforeUpdate).

@@ -1,5 +1,6 @@
 import type { NameValidation } from 'kubeloop/api';
 import type { CompiledSchema, JSONSchemaProps } from 'kubeloop/schema';
+import type { Authorizer } from '../auth/authorization/types.js';
 import type { KindBehaviour } from './shared/behaviour.js';
 
 export type { UpdateStrategy } from './shared/behaviour.js';
@@ -94,6 +95,8 @@ export interface VirtualContext {
     audiences?: string[] | undefined;
     error?: string | undefined;
   };
+  /** The server's authorizer, which the access reviews ask (none: every review is denied). */
+  authorizer?: Authorizer;
   /**
    * POSTs to another kind's subresource that rewrites its parent (the `bindings` kind through
    * `pods/binding`), with the request's dry run; a 404 when the target has no such subresource.

@@ -9,7 +9,7 @@ import { bearerToken } from './bearer.js';
 import { intersect, type ServiceAccountTokens, type TokenCheck } from './service-account-token.js';
 import type { UserInfo } from './user.js';
 import { dropTokenProtocol, websocketBearerToken } from './websocket.js';
-import { authenticateClientCertificate } from './x509.js';
+import { authenticateClientCertificate, presentedUnverifiedCertificate } from './x509.js';
 
 export { TOKEN_WITH_SPACE_WARNING } from './bearer.js';
 export type { UserInfo } from './user.js';
@@ -25,9 +25,21 @@ export interface AuthenticatorOptions {
   serviceAccounts: Pick<ServiceAccountTokens, 'check' | 'apiAudiences'>;
 }
 
+/**
+ * The user of a request without credentials (kube-apiserver's anonymous authenticator, on by
+ * default): authorization decides what it may do.
+ */
+export const ANONYMOUS: Readonly<UserInfo> = Object.freeze({
+  username: 'system:anonymous',
+  groups: Object.freeze(['system:unauthenticated']) as string[],
+});
+
 /** The outcome of authenticating one request. */
 export interface Authentication {
-  /** Undefined when no authenticator knows the request (a 401 for anything not public). */
+  /**
+   * {@link ANONYMOUS} when the request carries no credentials; undefined when it carries some
+   * that no authenticator accepts (a 401).
+   */
   user: UserInfo | undefined;
   /** The `Authorization` header had a space too many before its token (answered with a warning). */
   spaceBeforeToken: boolean;
@@ -50,8 +62,14 @@ export class Authenticator {
     const { token, spaceBeforeToken } = bearerToken(req.headers.authorization);
     if (token !== undefined) return { user: this.token(token), spaceBeforeToken: false };
     const wsToken = websocketBearerToken(req);
-    const user = wsToken === undefined ? undefined : this.token(wsToken);
-    if (user) dropTokenProtocol(req);
+    if (wsToken !== undefined) {
+      const user = this.token(wsToken);
+      if (user) dropTokenProtocol(req);
+      return { user, spaceBeforeToken: spaceBeforeToken === true };
+    }
+    // kube's union fails on an authenticator's error before the anonymous one is asked: a client
+    // certificate the CA did not sign is such an error; no credentials at all is anonymous.
+    const user = presentedUnverifiedCertificate(req) ? undefined : ANONYMOUS;
     return { user, spaceBeforeToken: spaceBeforeToken === true };
   }
 

@@ -36,3 +36,14 @@ function userOf(socket: TLSSocket): UserInfo | undefined {
 }
 
 const first = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? v[0] : v);
+
+/**
+ * Whether the client sent a certificate that did not verify against the cluster CA: kube's x509
+ * authenticator answers it with an error (a 401 unless another credential authenticates).
+ */
+export function presentedUnverifiedCertificate(req: IncomingMessage): boolean {
+  const socket = req.socket as TLSSocket;
+  if (typeof socket.getPeerCertificate !== 'function' || socket.authorized) return false;
+  const peer = socket.getPeerCertificate();
+  return peer !== null && typeof peer === 'object' && Object.keys(peer).length > 0;
+}

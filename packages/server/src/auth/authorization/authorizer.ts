@@ -1,53 +1,98 @@
 /**
- * The authorizer the review kinds consult. Requests are not authorized yet in this server (every
- * authenticated user may do everything), so the answer is what that policy decides: allowed.
- * RBAC will replace this one function.
+ * The server's authorizer: what decides every request and answers the review kinds, as
+ * kube-apiserver's authorizer chain does (pkg/kubeapiserver/authorizer): the privileged group
+ * `system:masters` is allowed first (authorizerfactory's privileged-groups authorizer), then the
+ * mode's authorizer — `RBAC` (the default) or `AlwaysAllow`.
  */
+import type { Store } from '../../storage/store.js';
+import { aggregate, RbacPolicy } from './rbac/policy.js';
+import { type PolicyRule, ruleAllows } from './rbac/rules.js';
+import type { AuthorizationMode, Authorizer, RulesDecision } from './types.js';
 
-/** What a SubjectAccessReview asks about: `authorizer.Attributes` of kube-apiserver. */
-export interface AuthorizationAttributes {
-  user: string;
-  groups: readonly string[];
-  /** Set for resource requests. */
-  resource?: {
-    namespace?: string;
-    verb?: string;
-    group?: string;
-    version?: string;
-    resource?: string;
-    subresource?: string;
-    name?: string;
-  };
-  /** Set for non-resource requests (`/healthz`, `/api`). */
-  nonResource?: { path?: string; verb?: string };
-}
+/** `user.SystemPrivilegedGroup`: always allowed, whatever the mode. */
+export const PRIVILEGED_GROUP = 'system:masters';
 
-/** `authorizer.Decision` with its reason, as SubjectAccessReviewStatus carries them. */
-export interface AuthorizationDecision {
-  allowed: boolean;
-  denied?: boolean;
-  reason?: string;
-  evaluationError?: string;
-}
+const copy = (v: readonly string[] | undefined): string[] | undefined => (v ? [...v] : undefined);
 
-/** A user's rules in a namespace, as SelfSubjectRulesReviewStatus lists them. */
-export interface RulesDecision {
-  resourceRules: { verbs: string[]; apiGroups?: string[]; resources?: string[]; resourceNames?: string[] }[];
-  nonResourceRules: { verbs: string[]; nonResourceURLs?: string[] }[];
-  incomplete: boolean;
-  evaluationError?: string;
-}
-
-/** Decides one request. Everything is allowed until RBAC is enforced. */
-export function authorize(_attributes: AuthorizationAttributes): AuthorizationDecision {
-  return { allowed: true };
-}
-
-/** The rules `user` has in `namespace`: everything, until RBAC is enforced (cluster-admin's rules). */
-export function rulesFor(_user: string, _groups: readonly string[], _namespace: string): RulesDecision {
-  return {
+/** `AlwaysAllow`: every request is allowed, and everyone holds every rule. */
+export const alwaysAllow: Authorizer = {
+  authorize: () => ({ allowed: true }),
+  rulesFor: () => ({
     resourceRules: [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'] }],
     nonResourceRules: [{ verbs: ['*'], nonResourceURLs: ['*'] }],
     incomplete: false,
+  }),
+};
+
+/** The RBAC authorizer (plugin/pkg/auth/authorizer/rbac) over `policy`. */
+export function rbacAuthorizer(policy: RbacPolicy): Authorizer {
+  return {
+    authorize(a) {
+      const namespace = a.resource?.namespace ?? '';
+      let reason: string | undefined;
+      const errors: string[] = [];
+      policy.visitRulesFor(a.user, a.groups, namespace, (source, rule, err) => {
+        if (rule && source && ruleAllows(a, rule)) {
+          reason = `RBAC: allowed by ${source()}`;
+          return false;
+        }
+        if (err) errors.push(err);
+        return true;
+      });
+      if (reason) return { allowed: true, reason };
+      return errors.length > 0
+        ? { allowed: false, reason: `RBAC: ${aggregate(errors)}` }
+        : { allowed: false };
+    },
+    rulesFor(user, groups, namespace) {
+      const { rules, errors } = policy.rulesFor(user, groups, namespace);
+      const out: RulesDecision = { resourceRules: [], nonResourceRules: [], incomplete: false };
+      for (const r of rules) {
+        if (r.resources)
+          out.resourceRules.push({
+            verbs: [...r.verbs],
+            ...(r.apiGroups && { apiGroups: copy(r.apiGroups) }),
+            resources: [...r.resources],
+            ...(r.resourceNames && { resourceNames: copy(r.resourceNames) }),
+          });
+        if (r.nonResourceURLs)
+          out.nonResourceRules.push({ verbs: [...r.verbs], nonResourceURLs: [...r.nonResourceURLs] });
+      }
+      if (errors.length > 0) out.evaluationError = aggregate(errors);
+      return out;
+    },
   };
 }
+
+/**
+ * kube-apiserver's union of authorizers: `system:masters` is allowed, then `mode` decides; the
+ * rules a user holds are the mode's (the privileged-groups authorizer resolves no rules).
+ */
+export function authorizerChain(mode: Authorizer): Authorizer {
+  return {
+    authorize(a) {
+      if (a.groups.includes(PRIVILEGED_GROUP)) return { allowed: true };
+      return mode.authorize(a);
+    },
+    rulesFor: (user, groups, namespace) => mode.rulesFor(user, groups, namespace),
+  };
+}
+
+/** The server's authorizer for `mode`, and the RBAC policy it reads (RBAC mode reads it, escalation checks always do). */
+export function createAuthorizer(
+  mode: AuthorizationMode,
+  store: Pick<Store, 'get' | 'list' | 'watch' | 'revision'>,
+): { authorizer: Authorizer; policy: RbacPolicy } {
+  const policy = new RbacPolicy(store);
+  const modeAuthorizer = mode === 'AlwaysAllow' ? alwaysAllow : rbacAuthorizer(policy);
+  return { authorizer: authorizerChain(modeAuthorizer), policy };
+}
+
+export type {
+  AuthorizationAttributes,
+  AuthorizationDecision,
+  AuthorizationMode,
+  Authorizer,
+  RulesDecision,
+} from './types.js';
+export type { PolicyRule };

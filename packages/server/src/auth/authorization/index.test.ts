@@ -1,15 +1,19 @@
 /**
- * The authorization stage: every request is allowed today, and a refusal (RBAC's, later) is the
- * apiserver's 403 with `responsewriters.Forbidden`'s message and details.
+ * The authorization stage: a refusal is the apiserver's 403 with `responsewriters.Forbidden`'s
+ * message and details.
  */
 import { ApiError } from 'kubeloop/api';
 import { describe, expect, it } from 'vitest';
 import { parseRequestInfo } from '../../http/request-info.js';
-import { type Authorizer, authorizeRequest, requestAttributes } from './index.js';
+import { type Authorizer, alwaysAllow, authorizeRequest, requestAttributes } from './index.js';
 
 const alice = { username: 'alice', groups: ['system:authenticated'] };
 const info = (method: string, path: string) => parseRequestInfo(method, path, new URLSearchParams());
-const deny: Authorizer = () => ({ allowed: false });
+const refuse = (reason?: string): Authorizer => ({
+  authorize: () => ({ allowed: false, ...(reason && { reason }) }),
+  rulesFor: () => ({ resourceRules: [], nonResourceRules: [], incomplete: false }),
+});
+const deny = refuse();
 
 function refusal(run: () => void): ApiError {
   try {
@@ -22,9 +26,11 @@ function refusal(run: () => void): ApiError {
 }
 
 describe('authorization stage', () => {
-  it('allows every request while no authorizer refuses any', () => {
-    expect(() => authorizeRequest(alice, info('DELETE', '/api/v1/namespaces/default/pods/p'))).not.toThrow();
-    expect(() => authorizeRequest(alice, info('GET', '/metrics'))).not.toThrow();
+  it('lets through every request the authorizer allows', () => {
+    expect(() =>
+      authorizeRequest(alice, info('DELETE', '/api/v1/namespaces/default/pods/p'), alwaysAllow),
+    ).not.toThrow();
+    expect(() => authorizeRequest(alice, info('GET', '/metrics'), alwaysAllow)).not.toThrow();
   });
 
   it('asks about the request as kube-apiserver builds its attributes', () => {
@@ -61,9 +67,7 @@ describe('authorization stage', () => {
   });
 
   it('refuses cluster-scoped and non-resource requests, with the authorizer reason', () => {
-    const nodes = refusal(() =>
-      authorizeRequest(alice, info('GET', '/api/v1/nodes'), () => ({ allowed: false, reason: 'no rule' })),
-    );
+    const nodes = refusal(() => authorizeRequest(alice, info('GET', '/api/v1/nodes'), refuse('no rule')));
     expect(nodes.status.message).toBe(
       'nodes is forbidden: User "alice" cannot list resource "nodes" in API group "" at the cluster scope: no rule',
     );

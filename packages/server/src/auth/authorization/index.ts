@@ -1,16 +1,29 @@
 /**
  * The authorization stage: whether the authenticated (and possibly impersonated) user may make
- * this request, decided by {@link authorize} from the request's attributes, as kube-apiserver's
- * `WithAuthorization` filter does. Every request is allowed until RBAC is enforced; this is where
- * a refusal becomes the apiserver's 403.
+ * this request, decided by the server's {@link Authorizer} from the request's attributes, as
+ * kube-apiserver's `WithAuthorization` filter does; this is where a refusal becomes the
+ * apiserver's 403.
  */
 import { ApiError } from 'kubeloop/api';
 import type { RequestInfo } from '../../http/request-info.js';
 import type { UserInfo } from '../authentication/user.js';
-import { type AuthorizationAttributes, type AuthorizationDecision, authorize } from './authorizer.js';
+import type { AuthorizationAttributes, Authorizer } from './authorizer.js';
 
-export type { AuthorizationAttributes, AuthorizationDecision, RulesDecision } from './authorizer.js';
-export { authorize, rulesFor } from './authorizer.js';
+export type {
+  AuthorizationAttributes,
+  AuthorizationDecision,
+  AuthorizationMode,
+  Authorizer,
+  RulesDecision,
+} from './authorizer.js';
+export {
+  alwaysAllow,
+  authorizerChain,
+  createAuthorizer,
+  PRIVILEGED_GROUP,
+  rbacAuthorizer,
+} from './authorizer.js';
+export { RbacPolicy } from './rbac/policy.js';
 
 /** `authorizer.Attributes` of a request, as `GetAuthorizerAttributes` builds them. */
 export function requestAttributes(user: UserInfo, info: RequestInfo): AuthorizationAttributes {
@@ -31,19 +44,12 @@ export function requestAttributes(user: UserInfo, info: RequestInfo): Authorizat
   };
 }
 
-/** Decides one request (the {@link authorize} function's shape, for other authorizers such as RBAC's). */
-export type Authorizer = (attributes: AuthorizationAttributes) => AuthorizationDecision;
-
 /**
  * Refuses the request with a 403 `Forbidden` unless `authorizer` allows it, with the message
  * and details of kube-apiserver's `responsewriters.Forbidden`.
  */
-export function authorizeRequest(
-  user: UserInfo,
-  info: RequestInfo,
-  authorizer: Authorizer = authorize,
-): void {
-  const decision = authorizer(requestAttributes(user, info));
+export function authorizeRequest(user: UserInfo, info: RequestInfo, authorizer: Authorizer): void {
+  const decision = authorizer.authorize(requestAttributes(user, info));
   if (decision.allowed) return;
   const who = `User ${JSON.stringify(user.username)}`;
   const reason = decision.reason ? `: ${decision.reason}` : '';

@@ -21,7 +21,7 @@ export async function apply(s: HandlerScope, r: ResourceRequest): Promise<void> 
   const force = queryBool(query, 'force') === true;
   const config = decodeApplyYaml(raw.toString('utf8'), query.get('fieldValidation') === 'Strict');
   const warnings: string[] = [];
-  const ctx = { dryRun, fieldManager: manager, applied: true, warnings };
+  const ctx = { dryRun, fieldManager: manager, applied: true, warnings, user: r.user };
   // Types of the configuration are checked by the typed merge; this only normalises the result
   // as decoding into the Go type does (canonical quantities, empty omitempty lists dropped).
   const normalise = (obj: Obj) => {

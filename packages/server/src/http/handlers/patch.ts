@@ -72,7 +72,7 @@ export async function patch(s: HandlerScope, r: ResourceRequest): Promise<void> 
     ns,
     name,
     updateStrategy(r.subresource),
-    { dryRun, fieldManager, warnings },
+    { dryRun, fieldManager, warnings, user: r.user },
     (current) => {
       const next = applyPatch(current);
       // In a strict decoding error the patch handler prints a strategic merge patch as Go's

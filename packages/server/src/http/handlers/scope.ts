@@ -1,6 +1,7 @@
 /** What the verb handlers share: the server's parts, and the request they serve. */
 import type { IncomingMessage } from 'node:http';
 import type { UserInfo } from '../../auth/authentication/user.js';
+import type { Authorizer } from '../../auth/authorization/types.js';
 import type { Registry } from '../../registry/registry.js';
 import type { RestStorage } from '../../registry/rest.js';
 import type { ResourceType } from '../../registry/types.js';
@@ -52,6 +53,8 @@ export interface HandlerScope {
     token: string,
     audiences?: readonly string[],
   ): { user?: UserInfo | undefined; audiences?: string[] | undefined; error?: string | undefined };
+  /** The server's authorizer (the access reviews ask it). */
+  authorizer?: Authorizer;
 }
 
 /** A request to a resource, once routed: its kind, object, user and negotiated answer. */

@@ -22,6 +22,7 @@ export async function update(s: HandlerScope, r: ResourceRequest): Promise<void>
     dryRun,
     fieldManager,
     warnings,
+    user: r.user,
   });
   s.out.object(r, 200, t, stored, warnings);
 }

@@ -19,6 +19,7 @@ export async function serveVirtual(s: HandlerScope, r: ResourceRequest): Promise
     dryRun: r.dryRun,
     authenticateToken: (token, audiences) =>
       s.authenticateToken?.(token, audiences) ?? { error: '[invalid bearer token, token lookup failed]' },
+    ...(s.authorizer && { authorizer: s.authorizer }),
     postSubresource: async (target, namespace, name, body) => {
       const parent = s.registry.lookup(target.group, target.version, target.resource);
       if (!parent?.behaviour.storage?.postSubresources?.[target.subresource]) throw notFound();

@@ -4,7 +4,7 @@
  * a pod) and `componentstatuses` (get/list, the health of the control plane's components).
  */
 import { ApiError, type StatusCause } from 'kubeloop/api';
-import { authorize, rulesFor } from '../../auth/authorization/authorizer.js';
+import type { Authorizer } from '../../auth/authorization/types.js';
 import { defineKind } from '../shared/define.js';
 import { GoValue, invalid, isObj, type Obj, str, strs } from '../shared/util.js';
 import type { ResourceType, VirtualContext, VirtualResource } from '../types.js';
@@ -58,11 +58,17 @@ function validateAccessSpec(spec: Obj, self: boolean): StatusCause[] {
   return out;
 }
 
+/** What a server without an authorizer answers: nothing is allowed. */
+const denyAll: Authorizer = {
+  authorize: () => ({ allowed: false }),
+  rulesFor: () => ({ resourceRules: [], nonResourceRules: [], incomplete: false }),
+};
+
 /** The SubjectAccessReviewStatus the authorizer gives for `spec` asked as `user`/`groups`. */
-function accessStatus(spec: Obj, user: string, groups: readonly string[]): Obj {
+function accessStatus(ctx: VirtualContext, spec: Obj, user: string, groups: readonly string[]): Obj {
   const r = isObj(spec.resourceAttributes) ? spec.resourceAttributes : undefined;
   const nr = isObj(spec.nonResourceAttributes) ? spec.nonResourceAttributes : undefined;
-  const decision = authorize({
+  const decision = (ctx.authorizer ?? denyAll).authorize({
     user,
     groups,
     ...(r && {
@@ -141,13 +147,13 @@ const reviewHandlers: Record<string, ReviewHandler> = {
     );
   },
   // authorization.k8s.io: what the authorizer decides.
-  async SubjectAccessReview(obj) {
+  async SubjectAccessReview(obj, ctx) {
     const spec = isObj(obj.spec) ? obj.spec : {};
     const causes = validateAccessSpec(spec, false);
     if (!metaIsEmpty(obj.metadata, false))
       causes.push(invalid('metadata', new GoValue('v1.ObjectMeta{…}'), 'must be empty'));
     if (causes.length > 0) throw invalidReview('SubjectAccessReview', 'authorization.k8s.io', causes);
-    return answer(obj, accessStatus(spec, str(spec.user), strs(spec.groups)));
+    return answer(obj, accessStatus(ctx, spec, str(spec.user), strs(spec.groups)));
   },
   async LocalSubjectAccessReview(obj, ctx) {
     const spec = isObj(obj.spec) ? obj.spec : {};
@@ -178,7 +184,7 @@ const reviewHandlers: Record<string, ReviewHandler> = {
     if (causes.length > 0) throw invalidReview('LocalSubjectAccessReview', 'authorization.k8s.io', causes);
     return answer(
       { ...obj, metadata: { ...meta, namespace } },
-      accessStatus(spec, str(spec.user), strs(spec.groups)),
+      accessStatus(ctx, spec, str(spec.user), strs(spec.groups)),
       true,
     );
   },
@@ -188,13 +194,13 @@ const reviewHandlers: Record<string, ReviewHandler> = {
     if (!metaIsEmpty(obj.metadata, false))
       causes.push(invalid('metadata', new GoValue('v1.ObjectMeta{…}'), 'must be empty'));
     if (causes.length > 0) throw invalidReview('SelfSubjectAccessReview', 'authorization.k8s.io', causes);
-    return answer(obj, accessStatus(spec, ctx.user.username, ctx.user.groups));
+    return answer(obj, accessStatus(ctx, spec, ctx.user.username, ctx.user.groups));
   },
   async SelfSubjectRulesReview(obj, ctx) {
     const spec = isObj(obj.spec) ? obj.spec : {};
     const namespace = str(spec.namespace);
     if (!namespace) throw ApiError.badRequest('no namespace on request');
-    const rules = rulesFor(ctx.user.username, ctx.user.groups, namespace);
+    const rules = (ctx.authorizer ?? denyAll).rulesFor(ctx.user.username, ctx.user.groups, namespace);
     return answer(obj, {
       resourceRules: rules.resourceRules,
       nonResourceRules: rules.nonResourceRules,

@@ -18,6 +18,8 @@ export interface WriteContext {
   applied?: boolean;
   /** Where admission's warnings go (to the response's `Warning` headers); unset, they are dropped. */
   warnings?: string[];
+  /** The request's user; undefined for the server's own writes (its policy checks skip those). */
+  user?: { username: string; groups: string[]; uid?: string };
 }
 
 export const gr = (t: ResourceType) => ({ group: t.group, resource: t.resource });

@@ -1,5 +1,6 @@
 /** What the generic REST storage calls out to: admission, allocations, the field manager. */
 import type { Obj } from '../../util/object.js';
+import type { WriteAuthorization } from '../shared/behaviour.js';
 import type { ResourceType, UpdateStrategy } from '../types.js';
 
 /**
@@ -33,6 +34,8 @@ export interface RestHooks {
    * other nodes go at once, as the pod garbage collector would remove them from a missing node.
    */
   hasKubelet?(nodeName: string): boolean;
+  /** The server's authorization, for kinds whose storage checks the user's rights (RBAC's escalation prevention). */
+  authorization?: WriteAuthorization;
   /** Fills server-allocated fields (Service clusterIP…) on create and update. */
   allocate?(t: ResourceType, obj: Obj, old: Obj | undefined): void;
   /**

@@ -14,10 +14,12 @@ import {
   validateLabelSelector,
 } from '../shared/util.js';
 import type { ResourceType } from '../types.js';
+import { roleEscalationCheck } from './escalation.js';
 import { validateRules } from './shared.js';
 
 const clusterroles: KindBehaviour = {
   ...createdAtBehaviour(),
+  storage: { confirmWrite: roleEscalationCheck('clusterroles') },
   validate(obj) {
     const out = validateRules(obj, false);
     const rule = obj.aggregationRule;

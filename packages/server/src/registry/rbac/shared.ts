@@ -18,6 +18,7 @@ import {
   str,
   strs,
 } from '../shared/util.js';
+import { bindingEscalationCheck } from './escalation.js';
 
 const GROUP = 'rbac.authorization.k8s.io';
 
@@ -134,6 +135,7 @@ export const bindingBehaviour = (namespaced: boolean): KindBehaviour => {
   const what = namespaced ? 'roleBinding' : 'clusterRoleBinding';
   return {
     defaults: defaultBinding,
+    storage: { confirmWrite: bindingEscalationCheck(namespaced ? 'rolebindings' : 'clusterrolebindings') },
     validate: (obj, old) => validateBinding(obj, old, namespaced),
     columns: [
       nameColumn(),

@@ -2,7 +2,10 @@
  * The vocabulary of a kind's registry entry: its behaviour (defaults, validation, printer,
  * field selectors) and the storage hooks the generic storage calls for it.
  */
+
 import type { StatusCause } from 'kubeloop/api';
+import type { RbacPolicy } from '../../auth/authorization/rbac/policy.js';
+import type { Authorizer } from '../../auth/authorization/types.js';
 import { builtinSpec } from '../../openapi/builtin.js';
 import type { Obj } from '../../util/object.js';
 import { docs } from './descriptions.js';
@@ -91,6 +94,27 @@ export interface StorageHooks {
    * subresource name.
    */
   postSubresources?: Readonly<Record<string, PostSubresource>>;
+  /**
+   * Create and update of a request with a user: what the kind's policy-based storage refuses
+   * before anything is stored (RBAC's escalation prevention), after admission's mutations and
+   * before validation; `old` is set on update. Throws an ApiError (a 403) to refuse.
+   */
+  confirmWrite?(obj: Obj, old: Obj | undefined, env: WriteEnv): void;
+}
+
+/** The request a {@link StorageHooks.confirmWrite} judges: its user, namespace and the server's authorization. */
+export interface WriteEnv {
+  user: { username: string; groups: string[]; uid?: string };
+  /** The request's namespace ('' for cluster-scoped kinds). */
+  namespace: string;
+  /** The server's authorizer and RBAC policy, to ask what the user may do and holds. */
+  authorization: WriteAuthorization;
+}
+
+/** What {@link WriteEnv} carries of the server's authorization (kept opaque to the generic storage). */
+export interface WriteAuthorization {
+  authorizer: Authorizer;
+  policy: RbacPolicy;
 }
 
 /** What the generic storage lets a grace period depend on. */

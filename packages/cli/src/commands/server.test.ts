@@ -63,12 +63,46 @@ describe('kubeloop server', () => {
         ).on('error', reject);
       });
     expect(await status(`Bearer ${token}`)).toBe(200);
-    expect(await status(undefined)).toBe(401);
+    // No credentials: system:anonymous, whom RBAC (the default mode) does not let list namespaces.
+    expect(await status(undefined)).toBe(403);
     expect(await status('Bearer wrong')).toBe(401);
 
     const exited = exitCode(child);
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
+  });
+
+  it('--authorization-mode AlwaysAllow lets anyone do anything; an unknown mode is refused', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kubeloop-cli-'));
+    dirs.push(dir);
+    const kubeconfig = join(dir, 'kubeconfig');
+    const { child, ready } = startServer([
+      '--port',
+      '0',
+      '--kubeconfig',
+      kubeconfig,
+      '--authorization-mode',
+      'AlwaysAllow',
+    ]);
+    const url = /https:\/\/127\.0\.0\.1:\d+/.exec(await ready)![0];
+    const ca = Buffer.from(
+      /certificate-authority-data: (\S+)/.exec(readFileSync(kubeconfig, 'utf8'))![1]!,
+      'base64',
+    ).toString();
+    const anonymous = await new Promise<number>((resolve, reject) => {
+      get(`${url}/api/v1/namespaces`, { agent: new Agent({ ca }) }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      }).on('error', reject);
+    });
+    expect(anonymous).toBe(200);
+    const exited = exitCode(child);
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+
+    const bad = startServer(['--port', '0', '--kubeconfig', kubeconfig, '--authorization-mode', 'ABAC']);
+    expect(await exitCode(bad.child)).not.toBe(0);
+    expect(bad.output()).toContain('--authorization-mode must be RBAC or AlwaysAllow, got "ABAC"');
   });
 
   it('exits 0 on SIGINT too', async () => {

@@ -12,6 +12,7 @@ interface ServerFlags {
   nodes: string;
   nodeLabels?: string;
   controllers: boolean;
+  authorizationMode: string;
 }
 
 /** `k=v,k2=v2` into a label map. */
@@ -68,6 +69,11 @@ export function registerServerCommand(program: Command): void {
       '--no-controllers',
       'a bare API server, as kube-apiserver without kube-controller-manager: no garbage collector, scheduler, kubelet or workload controllers (the namespace and CRD controllers still run)',
     )
+    .option(
+      '--authorization-mode <mode>',
+      "kube-apiserver's --authorization-mode: RBAC (Roles and bindings decide) or AlwaysAllow (everyone may do anything); members of system:masters may always",
+      'RBAC',
+    )
     .action(async (flags: ServerFlags) => {
       const port = Number(flags.port);
       if (!Number.isInteger(port) || port < 0 || port > 65535) {
@@ -89,6 +95,12 @@ export function registerServerCommand(program: Command): void {
       if (!Number.isInteger(nodeCount) || nodeCount < 0) {
         throw new Error(`--nodes must be a non-negative integer, got ${JSON.stringify(flags.nodes)}`);
       }
+      const authorizationMode = flags.authorizationMode;
+      if (authorizationMode !== 'RBAC' && authorizationMode !== 'AlwaysAllow') {
+        throw new Error(
+          `--authorization-mode must be RBAC or AlwaysAllow, got ${JSON.stringify(flags.authorizationMode)}`,
+        );
+      }
       const nodeLabels = flags.nodeLabels ? parseLabels(flags.nodeLabels) : undefined;
       const dataDir = flags.dataDir ? resolve(flags.dataDir) : undefined;
       const kubeconfigPath = resolve(
@@ -102,6 +114,7 @@ export function registerServerCommand(program: Command): void {
         compactionIntervalMs,
         nodes: { count: nodeCount, ...(nodeLabels && { labels: nodeLabels }) },
         controllers: flags.controllers,
+        authorizationMode,
         ...(dataDir && { dataDir }),
       });
       // Handlers first: a supervisor may signal the moment it reads the ready line.

@@ -973,20 +973,39 @@ describe('discovery', () => {
     expect(aggregated.json.kind).toBe('APIGroupDiscoveryList');
     expect(aggregated.json.items.some((g: any) => g.metadata.name === 'apps')).toBe(true);
 
-    const version = await http.get('/version', { token: null });
+    const version = await http.get('/version');
     expect(version.json.major).toBe('1');
   });
 });
 
 describe('authentication', () => {
-  it('answers 401 without a token and with a wrong one', async () => {
-    for (const token of [null, 'wrong-token']) {
-      const r = await http.get(CM, { token });
-      const s = expectStatus(r, 401, 'Unauthorized');
-      expect(s.message).toBe('Unauthorized');
-    }
-    for (const path of ['/healthz', '/livez', '/readyz'])
-      expect((await http.get(path, { token: null })).status).toBe(200);
+  it('answers 401 to a wrong token, and 403 to a request without one (system:anonymous)', async () => {
+    const wrong = expectStatus(await http.get(CM, { token: 'wrong-token' }), 401, 'Unauthorized');
+    expect(wrong.message).toBe('Unauthorized');
+    const anonymous = expectStatus(await http.get(CM, { token: null }), 403, 'Forbidden');
+    expect(anonymous.message).toBe(
+      `configmaps is forbidden: User "system:anonymous" cannot list resource "configmaps" in API group "" in the namespace "${NS}"`,
+    );
+  });
+
+  it('serves health and version to anyone as long as RBAC lets everyone read them', async () => {
+    // kube's bootstrap policy does it with system:public-info-viewer; created here where absent.
+    const rbac = '/apis/rbac.authorization.k8s.io/v1';
+    const role = {
+      metadata: { name: 'system:public-info-viewer' },
+      rules: [
+        { verbs: ['get'], nonResourceURLs: ['/healthz', '/livez', '/readyz', '/version', '/version/'] },
+      ],
+    };
+    const binding = {
+      metadata: { name: 'test-public-info' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role.metadata.name },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'system:unauthenticated' }],
+    };
+    expect([201, 409]).toContain((await http.post(`${rbac}/clusterroles`, role)).status);
+    expect((await http.post(`${rbac}/clusterrolebindings`, binding)).status).toBe(201);
+    for (const path of ['/healthz', '/livez', '/readyz', '/version'])
+      expect((await http.get(path, { token: null })).status, path).toBe(200);
   });
 });
 

@@ -102,9 +102,11 @@ describe('/metrics', () => {
     expect(sample(text, 'apiserver_request_duration_seconds_count', { verb: 'WATCH' })).toBe(0);
   });
 
-  it('needs credentials', async () => {
+  it('is not for anonymous requests', async () => {
     const r = await http.get('/metrics', { token: null });
-    expect(r.status).toBe(401);
+    expect(r.status).toBe(403);
+    expect(r.json.message).toBe('forbidden: User "system:anonymous" cannot get path "/metrics"');
+    expect((await http.get('/metrics', { token: 'wrong' })).status).toBe(401);
   });
 
   it('each control plane counts its own requests', async () => {

@@ -210,8 +210,11 @@ describe('errors', () => {
       code: 400,
       message: 'pod unscheduled does not have a host assigned',
     });
+    // No credentials: system:anonymous, whom RBAC does not let exec.
     const anonymous = await refused(exec('p', 'true'), ['v5.channel.k8s.io'], null);
-    expect(anonymous.status).toBe(401);
+    expect(anonymous.status).toBe(403);
+    expect(anonymous.json).toMatchObject({ reason: 'Forbidden' });
+    expect((anonymous.json as { message: string }).message).toContain('User "system:anonymous" cannot');
     const plain = await http.post(exec('p', 'true'), { raw: '' });
     expect(plain.json).toMatchObject({
       code: 400,

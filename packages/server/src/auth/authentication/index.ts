@@ -8,7 +8,7 @@ import type { IncomingMessage } from 'node:http';
 import { bearerToken } from './bearer.js';
 import { intersect, type ServiceAccountTokens, type TokenCheck } from './service-account-token.js';
 import type { UserInfo } from './user.js';
-import { dropTokenProtocol, websocketBearerToken } from './websocket.js';
+import { dropTokenProtocol, offersTokenProtocol, websocketBearerToken } from './websocket.js';
 import { authenticateClientCertificate, presentedUnverifiedCertificate } from './x509.js';
 
 export { TOKEN_WITH_SPACE_WARNING } from './bearer.js';
@@ -68,8 +68,10 @@ export class Authenticator {
       return { user, spaceBeforeToken: spaceBeforeToken === true };
     }
     // kube's union fails on an authenticator's error before the anonymous one is asked: a client
-    // certificate the CA did not sign is such an error; no credentials at all is anonymous.
-    const user = presentedUnverifiedCertificate(req) ? undefined : ANONYMOUS;
+    // certificate the CA did not sign, or a token subprotocol it cannot use, is such an error;
+    // no credentials at all is anonymous.
+    const failed = presentedUnverifiedCertificate(req) || offersTokenProtocol(req);
+    const user = failed ? undefined : ANONYMOUS;
     return { user, spaceBeforeToken: spaceBeforeToken === true };
   }
 

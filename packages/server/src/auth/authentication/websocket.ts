@@ -31,3 +31,15 @@ export function dropTokenProtocol(req: IncomingMessage): void {
   const rest = offeredProtocols(req).filter((p) => !p.startsWith(PREFIX));
   req.headers['sec-websocket-protocol'] = rest.join(', ');
 }
+
+/**
+ * Whether a WebSocket request offers a token subprotocol at all: one that {@link websocketBearerToken}
+ * cannot use (offered alone, or twice) is an authentication error in kube (a 401), not an
+ * anonymous request.
+ */
+export function offersTokenProtocol(req: IncomingMessage): boolean {
+  return (
+    isWebSocketRequest(req) &&
+    offeredProtocols(req).some((p) => p.startsWith(PREFIX) && p.length > PREFIX.length)
+  );
+}

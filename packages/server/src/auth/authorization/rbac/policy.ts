@@ -33,6 +33,8 @@ interface Binding {
   subjects: Subject[];
   /** The index entries of its subjects (`u:<user>`, `g:<group>`). */
   indexKeys: string[];
+  /** The rule source naming each subject, made once when first needed. */
+  sources: Map<Subject, string>;
 }
 
 /** The role reference of a binding, as `GetRoleReferenceRules` takes it. */
@@ -83,6 +85,7 @@ function bindingOf(stored: StoredObject): Binding {
     roleRef: { kind: str(roleRef.kind), name: str(roleRef.name), apiGroup: str(roleRef.apiGroup) },
     subjects,
     indexKeys: [...indexKeys],
+    sources: new Map(),
   };
 }
 
@@ -104,6 +107,18 @@ function describeSubject(s: Subject, bindingNamespace: string): string {
   if (s.kind === 'ServiceAccount')
     return `${s.kind} ${JSON.stringify(`${s.name}/${s.namespace || bindingNamespace}`)}`;
   return `${s.kind} ${JSON.stringify(s.name)}`;
+}
+
+/** `clusterRoleBindingDescriber`/`roleBindingDescriber`: where a rule comes from, made once per binding and subject. */
+function sourceOf(b: Binding, subject: Subject): string {
+  const known = b.sources.get(subject);
+  if (known !== undefined) return known;
+  const role = `${b.roleRef.kind} ${JSON.stringify(b.roleRef.name)}`;
+  const text = b.namespace
+    ? `RoleBinding ${JSON.stringify(`${b.name}/${b.namespace}`)} of ${role} to ${describeSubject(subject, b.namespace)}`
+    : `ClusterRoleBinding ${JSON.stringify(b.name)} of ${role} to ${describeSubject(subject, '')}`;
+  b.sources.set(subject, text);
+  return text;
 }
 
 /** The bindings of one scope (cluster, or one namespace), indexed by subject. */
@@ -131,9 +146,16 @@ class BindingIndex {
 
   /** The bindings naming `user` or one of `groups`, in key order (the order of a list). */
   candidates(user: string, groups: readonly string[]): Binding[] {
-    const out = new Set<Binding>();
-    for (const b of this.bySubject.get(`u:${user}`) ?? []) out.add(b);
-    for (const g of groups) for (const b of this.bySubject.get(`g:${g}`) ?? []) out.add(b);
+    if (this.size === 0) return [];
+    let out: Set<Binding> | undefined;
+    const add = (set: Set<Binding> | undefined) => {
+      if (!set) return;
+      out ??= new Set();
+      for (const b of set) out.add(b);
+    };
+    add(this.bySubject.get(`u:${user}`));
+    for (const g of groups) add(this.bySubject.get(`g:${g}`));
+    if (!out) return [];
     const list = [...out];
     if (list.length > 1) list.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
     return list;
@@ -248,10 +270,7 @@ export class RbacPolicy {
           if (!visit(undefined, undefined, resolved.error)) return;
           continue;
         }
-        const source: RuleSource = () =>
-          b.namespace
-            ? `RoleBinding ${JSON.stringify(`${b.name}/${b.namespace}`)} of ${b.roleRef.kind} ${JSON.stringify(b.roleRef.name)} to ${describeSubject(subject, b.namespace)}`
-            : `ClusterRoleBinding ${JSON.stringify(b.name)} of ${b.roleRef.kind} ${JSON.stringify(b.roleRef.name)} to ${describeSubject(subject, '')}`;
+        const source: RuleSource = () => sourceOf(b, subject);
         for (const rule of resolved.rules) if (!visit(source, rule, undefined)) return;
       }
     }

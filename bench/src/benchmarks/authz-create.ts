@@ -1,0 +1,131 @@
+/**
+ * What authorization costs a create: ConfigMap creates/s on `kubeloop server --authorization-mode
+ * RBAC` against `--authorization-mode AlwaysAllow`, sent by a service account that a RoleBinding
+ * lets create ConfigMaps (so RBAC resolves its rules on every request), among 200 other bindings
+ * (more than kube's bootstrap policy holds), and by the admin (system:masters, allowed before
+ * RBAC is asked). Fresh memory servers, the modes alternating ABBA over the rounds; medians.
+ * Target: RBAC ≥ 0.9× AlwaysAllow.
+ *
+ *   npm run build && node bench/dist/benchmarks/authz-create.js --creates=3000 --rounds=4
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { HttpClient } from '../lib/http.js';
+import { startKubeloop } from '../lib/servers.js';
+import { kubeloopTarget } from '../lib/targets.js';
+import { runCreates } from './create.js';
+
+const { values } = parseArgs({
+  options: {
+    creates: { type: 'string', default: '3000' },
+    clients: { type: 'string', default: '16' },
+    rounds: { type: 'string', default: '4' },
+  },
+});
+const CREATES = Number(values.creates);
+const CLIENTS = Number(values.clients);
+const ROUNDS = Number(values.rounds);
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+const RBAC = '/apis/rbac.authorization.k8s.io/v1';
+const NS = 'bench';
+
+type Mode = 'RBAC' | 'AlwaysAllow';
+
+async function post(http: HttpClient, path: string, body: object): Promise<{ status?: { token?: string } }> {
+  const res = await http.request('POST', path, JSON.stringify(body));
+  if (res.status !== 201) throw new Error(`POST ${path}: ${res.status} ${res.body.toString()}`);
+  return JSON.parse(res.body.toString()) as { status?: { token?: string } };
+}
+
+/** One fresh server in `mode`: creates/s of the service account and of the admin. */
+async function measure(mode: Mode, dir: string): Promise<{ sa: number; admin: number }> {
+  const server = await startKubeloop({
+    root,
+    kubeconfigPath: join(dir, `kubeconfig-${mode}`),
+    args: ['--no-controllers', '--authorization-mode', mode],
+  });
+  const admin = new HttpClient(server.endpoint, 4);
+  try {
+    await post(admin, '/api/v1/namespaces', { metadata: { name: NS } });
+    await post(admin, `/api/v1/namespaces/${NS}/serviceaccounts`, { metadata: { name: 'writer' } });
+    await post(admin, `${RBAC}/namespaces/${NS}/roles`, {
+      metadata: { name: 'cm-writer' },
+      rules: [
+        {
+          apiGroups: [''],
+          resources: ['configmaps'],
+          verbs: ['create', 'list', 'delete', 'deletecollection'],
+        },
+      ],
+    });
+    const ref = (kind: string, name: string) => ({ apiGroup: 'rbac.authorization.k8s.io', kind, name });
+    for (let i = 0; i < 100; i++) {
+      await post(admin, `${RBAC}/clusterrolebindings`, {
+        metadata: { name: `filler-${i}` },
+        roleRef: ref('ClusterRole', `filler-${i}`),
+        subjects: [ref(i % 2 ? 'User' : 'Group', `someone-${i}`)],
+      });
+      await post(admin, `${RBAC}/namespaces/${NS}/rolebindings`, {
+        metadata: { name: `filler-${i}` },
+        roleRef: ref('Role', 'cm-writer'),
+        subjects: [ref('User', `someone-${i}`)],
+      });
+    }
+    await post(admin, `${RBAC}/namespaces/${NS}/rolebindings`, {
+      metadata: { name: 'writer' },
+      roleRef: ref('Role', 'cm-writer'),
+      subjects: [{ kind: 'ServiceAccount', name: 'writer', namespace: NS }],
+    });
+    const issued = await post(admin, `/api/v1/namespaces/${NS}/serviceaccounts/writer/token`, { spec: {} });
+    const token = issued.status?.token ?? '';
+    const asSa = kubeloopTarget({ ...server, endpoint: { ...server.endpoint, token } }, CLIENTS);
+    const asAdmin = kubeloopTarget(server, CLIENTS);
+    await runCreates(asSa, NS, 500, CLIENTS, 1_000_000); // warm-up
+    const sa = await runCreates(asSa, NS, CREATES, CLIENTS, 0);
+    const adm = await runCreates(asAdmin, NS, CREATES, CLIENTS, CREATES);
+    await asSa.close();
+    await asAdmin.close();
+    return { sa: sa.perSecond, admin: adm.perSecond };
+  } finally {
+    admin.close();
+    await server.stop();
+  }
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+};
+
+const dir = mkdtempSync(join(tmpdir(), 'kubeloop-authz-bench-'));
+try {
+  const runs: Record<Mode, { sa: number[]; admin: number[] }> = {
+    RBAC: { sa: [], admin: [] },
+    AlwaysAllow: { sa: [], admin: [] },
+  };
+  for (let r = 0; r < ROUNDS; r++) {
+    const order: Mode[] = r % 2 === 0 ? ['RBAC', 'AlwaysAllow'] : ['AlwaysAllow', 'RBAC'];
+    for (const mode of order) {
+      const m = await measure(mode, dir);
+      runs[mode].sa.push(m.sa);
+      runs[mode].admin.push(m.admin);
+      console.log(
+        `round ${r + 1} ${mode}: service account ${m.sa.toFixed(0)}/s, admin ${m.admin.toFixed(0)}/s`,
+      );
+    }
+  }
+  for (const who of ['sa', 'admin'] as const) {
+    const rbac = median(runs.RBAC[who]);
+    const allow = median(runs.AlwaysAllow[who]);
+    const ratio = rbac / allow;
+    console.log(
+      `${who === 'sa' ? 'service account' : 'admin (system:masters)'}: RBAC ${rbac.toFixed(0)}/s, AlwaysAllow ${allow.toFixed(0)}/s, ratio ${ratio.toFixed(3)} ${ratio >= 0.9 ? 'PASS' : 'MISS'} (target ≥ 0.9)`,
+    );
+  }
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}

@@ -46,9 +46,9 @@ function writeKubeconfig(env: KubectlEnv, file: string, user: Record<string, str
 
 /**
  * kube's bootstrap roles that let every authenticated user discover the API and ask about itself
- * (`system:discovery`, `system:basic-user`) and everyone read health and version
- * (`system:public-info-viewer`), with their bindings; what exists already (the bootstrap policy)
- * is left as it is.
+ * (`system:discovery`, `system:basic-user`), everyone read health and version
+ * (`system:public-info-viewer`), and give `system:masters` its rules (`cluster-admin`), with their
+ * bindings; what exists already (the bootstrap policy) is left as it is.
  */
 export async function ensureBasicPolicy(env: KubectlEnv): Promise<void> {
   const rbac = 'rbac.authorization.k8s.io/v1';
@@ -66,6 +66,12 @@ export async function ensureBasicPolicy(env: KubectlEnv): Promise<void> {
     subjects: groups.map((g) => ({ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: g })),
   });
   const objects = [
+    // cluster-admin, bound to system:masters: what `auth can-i --list` shows the admin.
+    role('cluster-admin', [
+      { verbs: ['*'], apiGroups: ['*'], resources: ['*'] },
+      { verbs: ['*'], nonResourceURLs: ['*'] },
+    ]),
+    binding('cluster-admin', ['system:masters']),
     role('system:discovery', [
       {
         verbs: ['get'],

@@ -5,6 +5,7 @@
  * message, and the columns of `kubectl get`.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureBasicPolicy } from '../auth/support.js';
 import { type KubectlEnv, startKubectlEnv } from '../kubectl.js';
 import { kindHelpers } from './support.js';
 
@@ -331,6 +332,8 @@ describe('admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy', () => {
 
 describe('review kinds and bindings', () => {
   it('kubectl auth can-i and auth whoami are answered for the caller', async () => {
+    // The admin's rules are cluster-admin's, which kube's bootstrap policy binds to system:masters.
+    await ensureBasicPolicy(env);
     expect(await env.ok(['auth', 'can-i', 'create', 'deployments'])).toBe('yes\n');
     expect(await env.ok(['auth', 'can-i', '--list', '-n', 'default'])).toContain('*.*');
     const whoami = JSON.parse(await env.ok(['auth', 'whoami', '-o', 'json']));
@@ -347,7 +350,20 @@ describe('review kinds and bindings', () => {
         spec: { user: 'alice', resourceAttributes: { verb: 'get', resource: 'pods', namespace: 'default' } },
       }),
     });
-    expect(JSON.parse(out).status).toEqual({ allowed: true });
+    // alice has no binding: RBAC has no opinion, and the answer is no.
+    expect(JSON.parse(out).status).toEqual({ allowed: false });
+    const master = await env.ok(['create', '-f', '-', '-o', 'json'], {
+      input: JSON.stringify({
+        apiVersion: 'authorization.k8s.io/v1',
+        kind: 'SubjectAccessReview',
+        spec: {
+          user: 'alice',
+          groups: ['system:masters'],
+          resourceAttributes: { verb: 'get', resource: 'pods' },
+        },
+      }),
+    });
+    expect(JSON.parse(master).status).toEqual({ allowed: true });
     expect(
       await refused({
         apiVersion: 'authorization.k8s.io/v1',

@@ -1,7 +1,7 @@
 /**
- * The stages of the request's path seen from a client: the user authentication resolves is the
- * one every later stage sees (kinds without storage answer for it without authenticating
- * again), and `Impersonate-*` headers are ignored until impersonation is implemented.
+ * The stages of the request's path seen from a client: the user authentication resolves (or
+ * impersonation makes) is the one every later stage sees (kinds without storage answer for it
+ * without authenticating again).
  */
 import { request } from 'node:https';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,6 +14,17 @@ let http: ReturnType<typeof httpClient>;
 beforeAll(async () => {
   cp = await startTestEnv();
   http = httpClient(cp);
+  // Authenticated users may ask who they are (kube's bootstrap system:basic-user does it).
+  const rbac = '/apis/rbac.authorization.k8s.io/v1';
+  await http.post(`${rbac}/clusterroles`, {
+    metadata: { name: 'test-whoami' },
+    rules: [{ verbs: ['create'], apiGroups: ['authentication.k8s.io'], resources: ['selfsubjectreviews'] }],
+  });
+  await http.post(`${rbac}/clusterrolebindings`, {
+    metadata: { name: 'test-whoami' },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'test-whoami' },
+    subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'system:authenticated' }],
+  });
 });
 afterAll(async () => {
   http?.close();
@@ -67,12 +78,15 @@ describe('the request pipeline', () => {
     });
   });
 
-  it('Impersonate-* headers are ignored: the request is served as the authenticated user', async () => {
+  it('Impersonate-* headers make the request the impersonated user, for an admin who may impersonate', async () => {
     const r = await http.post(SSR_PATH, selfSubjectReview, {
       headers: { 'Impersonate-User': 'bob', 'Impersonate-Group': 'system:masters' },
     });
     expect(r.status, r.text).toBe(201);
-    expect(r.json.status.userInfo.username).toBe('kubeloop-admin');
+    expect(r.json.status.userInfo).toEqual({
+      username: 'bob',
+      groups: ['system:masters', 'system:authenticated'],
+    });
   });
 
   it("a TokenReview authenticates a service account's token as a request would", async () => {
@@ -99,7 +113,11 @@ describe('the request pipeline', () => {
       authenticated: true,
       user: { username: 'system:serviceaccount:default:reviewed' },
     });
-    // The same token authenticates a request.
-    expect((await http.get('/api/v1/namespaces/default/configmaps', { token })).status).toBe(200);
+    // The same token authenticates a request: the service account's, which RBAC then decides.
+    const asSa = await http.get('/api/v1/namespaces/default/configmaps', { token });
+    expect(asSa.status).toBe(403);
+    expect(asSa.json.message).toBe(
+      'configmaps is forbidden: User "system:serviceaccount:default:reviewed" cannot list resource "configmaps" in API group "" in the namespace "default"',
+    );
   });
 });

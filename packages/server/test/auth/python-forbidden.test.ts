@@ -68,7 +68,7 @@ it('gets a 403 Status it parses for a request RBAC does not allow', async () => 
     }),
     { mode: 0o600 },
   );
-  const env = { ...process.env, HOME: dir };
+  const env: NodeJS.ProcessEnv = { ...process.env, HOME: dir };
   delete env.PYTHONPATH;
   delete env.PYTHONHOME;
   const { stdout } = await promisify(execFile)(PYTHON, ['-c', SCRIPT, kubeconfig], { env, timeout: 30_000 });

@@ -5,6 +5,7 @@
  * mode's authorizer — `RBAC` (the default) or `AlwaysAllow`.
  */
 import type { Store } from '../../storage/store.js';
+import { authorizeNode } from './node.js';
 import { aggregate, RbacPolicy } from './rbac/policy.js';
 import { type PolicyRule, ruleAllows } from './rbac/rules.js';
 import type { AuthorizationMode, Authorizer, RulesDecision } from './types.js';
@@ -65,27 +66,39 @@ export function rbacAuthorizer(policy: RbacPolicy): Authorizer {
 }
 
 /**
- * kube-apiserver's union of authorizers: `system:masters` is allowed, then `mode` decides; the
- * rules a user holds are the mode's (the privileged-groups authorizer resolves no rules).
+ * kube-apiserver's union of authorizers: `system:masters` is allowed, then with `node` the Node
+ * authorizer decides for kubelets, then `mode` decides; the reasons of those without an opinion
+ * are joined. The rules a user holds are the mode's (the others resolve none for users).
  */
-export function authorizerChain(mode: Authorizer): Authorizer {
+export function authorizerChain(mode: Authorizer, node = false): Authorizer {
   return {
     authorize(a) {
       if (a.groups.includes(PRIVILEGED_GROUP)) return { allowed: true };
-      return mode.authorize(a);
+      const byNode = node ? authorizeNode(a) : undefined;
+      if (byNode?.allowed) return byNode;
+      const decision = mode.authorize(a);
+      if (decision.allowed || !byNode?.reason) return decision;
+      return {
+        ...decision,
+        reason: decision.reason ? `${byNode.reason}\n${decision.reason}` : byNode.reason,
+      };
     },
     rulesFor: (user, groups, namespace) => mode.rulesFor(user, groups, namespace),
   };
 }
 
-/** The server's authorizer for `mode`, and the RBAC policy it reads (RBAC mode reads it, escalation checks always do). */
+/**
+ * The server's authorizer for `mode`, and the RBAC policy it reads (RBAC mode reads it, escalation
+ * checks always do). `RBAC` is kubeadm's `--authorization-mode=Node,RBAC`: kubelets are decided
+ * by the Node authorizer first.
+ */
 export function createAuthorizer(
   mode: AuthorizationMode,
   store: Pick<Store, 'get' | 'list' | 'watch' | 'revision'>,
 ): { authorizer: Authorizer; policy: RbacPolicy } {
   const policy = new RbacPolicy(store);
   const modeAuthorizer = mode === 'AlwaysAllow' ? alwaysAllow : rbacAuthorizer(policy);
-  return { authorizer: authorizerChain(modeAuthorizer), policy };
+  return { authorizer: authorizerChain(modeAuthorizer, mode === 'RBAC'), policy };
 }
 
 export type {

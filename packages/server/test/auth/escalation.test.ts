@@ -92,6 +92,34 @@ describe('Roles', () => {
   });
 });
 
+describe('ClusterRoles', () => {
+  it('with an aggregation rule need every right (it can gather anything)', async () => {
+    await create(
+      role(
+        'clusterrole-writer',
+        [{ apiGroups: [rbacGroup], resources: ['clusterroles'], verbs: ['create'] }],
+        'ClusterRole',
+      ),
+    );
+    await create({
+      apiVersion: `${rbacGroup}/v1`,
+      kind: 'ClusterRoleBinding',
+      metadata: { name: 'alice-writes-clusterroles' },
+      roleRef: { apiGroup: rbacGroup, kind: 'ClusterRole', name: 'clusterrole-writer' },
+      subjects: [{ apiGroup: rbacGroup, kind: 'User', name: 'alice' }],
+    });
+    const r = await asAlice(['create', '-f', '-'], {
+      apiVersion: `${rbacGroup}/v1`,
+      kind: 'ClusterRole',
+      metadata: { name: 'gatherer' },
+      aggregationRule: { clusterRoleSelectors: [{ matchLabels: { gather: 'me' } }] },
+    });
+    expect(r.stderr.trim()).toBe(
+      'Error from server (Forbidden): error when creating "STDIN": clusterroles.rbac.authorization.k8s.io "gatherer" is forbidden: must have cluster-admin privileges to use the aggregationRule',
+    );
+  });
+});
+
 describe('RoleBindings', () => {
   it('to a role whose rules the author lacks are refused; to a missing role, with its not-found error', async () => {
     const r = await asAlice(

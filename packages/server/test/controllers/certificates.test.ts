@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CertificateSigningRequest, Client } from 'kubeloop/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureBasicPolicy } from '../auth/support.js';
 import { eventually, type KubectlEnv, startKubectlEnv } from '../kubectl.js';
 
 let k: KubectlEnv;
@@ -98,6 +99,8 @@ describe('CSR approval and signing', () => {
         'current-context': 'jane',
       }),
     );
+    // jane may ask who she is as kube's bootstrap system:basic-user lets every authenticated user.
+    await ensureBasicPolicy(k);
     // A later --kubeconfig wins over the one the helper passes.
     const whoami = await k.ok([
       '--kubeconfig',

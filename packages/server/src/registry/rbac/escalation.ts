@@ -71,8 +71,26 @@ export function roleEscalationCheck(resource: 'roles' | 'clusterroles'): Storage
     const rules = (Array.isArray(obj.rules) ? obj.rules : []).map(policyRule);
     const why = confirmNoEscalation(env, rules);
     if (why) throw ApiError.forbidden({ group: GROUP, resource }, name, why);
+    // An aggregation rule can gather anything: it takes * on *.* (clusterrole/policybased).
+    const aggregates = (o: Obj | undefined) => isObj(o?.aggregationRule);
+    if (
+      resource === 'clusterroles' &&
+      (aggregates(obj) || aggregates(old)) &&
+      confirmNoEscalation(env, FULL_AUTHORITY)
+    )
+      throw ApiError.forbidden(
+        { group: GROUP, resource },
+        name,
+        'must have cluster-admin privileges to use the aggregationRule',
+      );
   };
 }
+
+/** `fullAuthority`: every verb on every resource and URL. */
+const FULL_AUTHORITY: PolicyRule[] = [
+  { verbs: ['*'], apiGroups: ['*'], resources: ['*'] },
+  { verbs: ['*'], nonResourceURLs: ['*'] },
+];
 
 /** The policy check of RoleBindings and ClusterRoleBindings. */
 export function bindingEscalationCheck(

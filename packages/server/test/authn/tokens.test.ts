@@ -47,9 +47,10 @@ describe('kubectl create token', () => {
       groups: ['system:serviceaccounts', 'system:serviceaccounts:default', 'system:authenticated'],
       extra: { 'authentication.kubernetes.io/credential-id': [`JTI=${claims.jti}`] },
     });
-    // An authenticated service account may do anything until RBAC is enforced.
-    expect(await env.ok(['--token', token, 'get', 'sa', 'default', '-o', 'name'])).toBe(
-      'serviceaccount/default\n',
+    // The service account is then what RBAC makes of it: nothing granted, a 403 naming it.
+    const get = await env.run(['--token', token, 'get', 'sa', 'default', '-o', 'name']);
+    expect(get.stderr).toContain(
+      'serviceaccounts "default" is forbidden: User "system:serviceaccount:default:default" cannot get resource "serviceaccounts" in API group "" in the namespace "default"',
     );
   });
 

@@ -134,7 +134,8 @@ export function startBuiltinControllers(o: BuiltinControllersOptions): BuiltinCo
   let kubelet: Kubelet | undefined;
   if ((o.nodes?.count ?? 1) > 0) {
     const nodes = nodeNames(o.nodes ?? {});
-    kubelet = new Kubelet(clientFor(nodeIdentity(nodes[0] ?? 'kubeloop-node')), {
+    const kubeletClient = clientFor(nodeIdentity(nodes[0] ?? 'kubeloop-node'));
+    kubelet = new Kubelet(kubeletClient, {
       ...o.nodes,
       log: o.log,
       ...(o.runtime && { runtime: o.runtime }),
@@ -155,12 +156,15 @@ export function startBuiltinControllers(o: BuiltinControllersOptions): BuiltinCo
       }) as unknown as ControllerDefinition<never>,
     ];
     for (const c of parts) manager.add(asItself(c));
-    for (const c of kubelet.parts()) manager.add(c);
+    // The kubelet's pod writes are the node's, like its registration and Leases.
+    const [podSync, nodeRunnable] = kubelet.parts();
+    manager.add({ ...podSync, options: { ...podSync.options, client: kubeletClient } });
+    manager.add(nodeRunnable);
     manager.add({ ...placement, options: { ...placement.options, client: scheduler } });
     manager.add(schedulerEvents);
   }
   // Like the collector, it needs no nodes: the ClusterRoles it aggregates are the API's alone.
-  manager.add(clusterRoleAggregationController());
+  manager.add(asItself(clusterRoleAggregationController() as unknown as ControllerDefinition<never>));
   // The tokens controller needs no nodes: legacy token Secrets are filled in every cluster.
   if (o.issueLegacyToken) manager.add(serviceAccountTokensController(o.issueLegacyToken, o.caData));
   // Last: its preparation asks the server for discovery.

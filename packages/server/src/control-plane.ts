@@ -16,7 +16,7 @@ import {
 } from './auth/authentication/service-account-token.js';
 import { ServiceAccountSigningKey } from './auth/authentication/signing-key.js';
 import { reconcileBootstrapPolicy } from './auth/authorization/bootstrap-policy/index.js';
-import { type AuthorizationMode, createAuthorizer, PRIVILEGED_GROUP } from './auth/authorization/index.js';
+import { type AuthorizationMode, createAuthorizer } from './auth/authorization/index.js';
 import {
   type CertificateUsage,
   createCertificateAuthority,
@@ -226,11 +226,8 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       if (!t) {
         t = randomBytes(32).toString('base64url');
         componentCredentials.set(identity.username, t);
-        // Each component is its own user, and still in system:masters for authorization: the
-        // bootstrap controller roles do not yet cover what the built-in components do (they patch
-        // where kube's controllers update; the kubelet and the aggregation controller write as
-        // other users), so RBAC would stop them. Remove the group to hold them to their roles.
-        users.set(t, { username: identity.username, groups: [...identity.groups, PRIVILEGED_GROUP] });
+        // Each component is its own user, held to the permissions the bootstrap policy gives it.
+        users.set(t, { username: identity.username, groups: [...identity.groups] });
         componentTokens.add(`Bearer ${t}`);
       }
       return t;

@@ -30,6 +30,7 @@ import { ObjectSync } from './object-sync.js';
 import { CONTROLLER_UID_FIELD, controllerUid } from './owned-pods.js';
 import { podReady as ready, syncPods } from './pods.js';
 import { matchesNodeAffinity } from './scheduler.js';
+import { withStatus } from './status-write.js';
 
 /**
  * The annotation in which the API server keeps a DaemonSet's template generation
@@ -332,9 +333,7 @@ class DaemonSetSync extends ObjectSync {
     // Another template took the name: a new collision count gives a new hash (on the next sync).
     const fresh = await this.client.api(DaemonSet, namespace).get(ds.metadata?.name ?? '');
     const collisionCount = (fresh.status?.collisionCount ?? 0) + 1;
-    await this.client
-      .api(DaemonSet, namespace)
-      .patchStatus(fresh.metadata?.name ?? '', { status: { collisionCount } } as unknown as DaemonSet);
+    await this.client.api(DaemonSet, namespace).updateStatus(withStatus(fresh, { collisionCount }));
     throw new Error(
       `hash collision for DaemonSet ${namespace}/${ds.metadata?.name}: revision ${name} exists`,
     );
@@ -487,11 +486,10 @@ class DaemonSetSync extends ObjectSync {
     const status = Object.fromEntries(
       Object.entries(want).map(([k, v]) => [k, v === 0 && !required.includes(k) ? null : v]),
     );
-    const name = ds.metadata?.name ?? '';
+    const _name = ds.metadata?.name ?? '';
     try {
-      await this.client
-        .api(DaemonSet, ds.metadata?.namespace ?? '')
-        .patchStatus(name, { status } as unknown as DaemonSet);
+      // A stale DaemonSet (409) makes the reconcile run again.
+      await this.client.api(DaemonSet, ds.metadata?.namespace ?? '').updateStatus(withStatus(ds, status));
     } catch (err) {
       if (!isNotFound(err)) throw err;
     }

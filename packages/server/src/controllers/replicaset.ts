@@ -15,14 +15,7 @@ import {
   labelSelectorFromSet,
   matchesLabels,
 } from 'kubeloop/api';
-import {
-  isConflict,
-  isNotFound,
-  Pod,
-  ReplicaSet,
-  ReplicationController,
-  type ResourceDescriptor,
-} from 'kubeloop/client';
+import { isConflict, Pod, ReplicaSet, ReplicationController, type ResourceDescriptor } from 'kubeloop/client';
 import {
   type ControllerDefinition,
   controller,
@@ -34,6 +27,7 @@ import {
 import { adopters, claim, controllerRefTo } from './claim.js';
 import type { ControllerEvents } from './events.js';
 import { podReady as ready, syncPods } from './pods.js';
+import { updateStatus } from './status-write.js';
 
 const active = (p: Pod): boolean =>
   !p.metadata?.deletionTimestamp && p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed';
@@ -209,10 +203,5 @@ async function syncSet(
     (cur.observedGeneration ?? 0) === status.observedGeneration
   )
     return result;
-  try {
-    await client.api<PodSet>(kind.descriptor, namespace).patchStatus(name, { status } as PodSet);
-  } catch (err) {
-    if (!isNotFound(err)) throw err;
-  }
-  return result;
+  return (await updateStatus(client, kind.descriptor as ResourceDescriptor<PodSet>, set, status)) ?? result;
 }

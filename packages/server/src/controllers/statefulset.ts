@@ -36,6 +36,7 @@ import {
 } from './history.js';
 import { ObjectSync } from './object-sync.js';
 import { CONTROLLER_UID_FIELD, controllerUid } from './owned-pods.js';
+import { withStatus } from './status-write.js';
 
 const REVISION_LABEL = REVISION_HASH_LABEL;
 const POD_NAME_LABEL = 'statefulset.kubernetes.io/pod-name';
@@ -198,9 +199,8 @@ class StatefulSetSync extends ObjectSync {
       ]),
     );
     try {
-      await this.client
-        .api(StatefulSet, set.metadata?.namespace ?? '')
-        .patchStatus(set.metadata?.name ?? '', { status: patch } as unknown as StatefulSet);
+      // A stale set (409) makes the reconcile run again.
+      await this.client.api(StatefulSet, set.metadata?.namespace ?? '').updateStatus(withStatus(set, patch));
     } catch (err) {
       if (!isNotFound(err)) throw err;
     }

@@ -4,6 +4,7 @@
  */
 import { Deployment, isNotFound, type ReplicaSet } from 'kubeloop/client';
 import type { ReconcileResult } from 'kubeloop/runtime';
+import { withStatus } from '../status-write.js';
 import {
   comparable,
   deploymentComplete,
@@ -112,11 +113,10 @@ export async function writeStatus(
 
   if (comparable(status) === comparable(d.status ?? {})) return rollout ? requeueStuck(s, status) : undefined;
   try {
+    // A stale Deployment (409) makes the reconcile run again.
     await s.client
       .api(Deployment, d.metadata?.namespace)
-      .patchStatus(d.metadata?.name ?? '', [{ op: 'replace', path: '/status', value: omitZeros(status) }], {
-        type: 'json',
-      });
+      .updateStatus(withStatus(d, omitZeros(status) as Record<string, unknown>, { replace: true }));
   } catch (err) {
     if (!isNotFound(err)) throw err;
   }

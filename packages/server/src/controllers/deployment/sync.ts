@@ -6,6 +6,7 @@
 import { Deployment, isAlreadyExists, isConflict, isNotFound, type ReplicaSet } from 'kubeloop/client';
 import { controllerOf, type ReconcileResult } from 'kubeloop/runtime';
 import { controllerRefTo } from '../claim.js';
+import { withStatus } from '../status-write.js';
 import { writeStatus } from './status.js';
 import {
   active,
@@ -55,12 +56,9 @@ export async function checkPausedConditions(s: Sync): Promise<void> {
   else return;
   const written = await s.client
     .api(Deployment, s.d.metadata?.namespace)
-    .patchStatus(
-      s.d.metadata?.name ?? '',
-      [{ op: 'replace', path: '/status/conditions', value: s.status.conditions }],
-      { type: 'json' },
-    );
+    .updateStatus(withStatus(s.d, { conditions: s.status.conditions }));
   s.d.status = written.status ?? {};
+  s.d.metadata = written.metadata;
 }
 
 /**
@@ -189,9 +187,10 @@ async function createNew(
       stableJson(withoutHash(other.spec?.template)) === stableJson(withoutHash(d.spec?.template))
     )
       return other;
-    await s.client.api(Deployment, d.metadata?.namespace).patchStatus(d.metadata?.name ?? '', {
-      status: { collisionCount: (d.status?.collisionCount ?? 0) + 1 },
-    });
+    const written = await s.client
+      .api(Deployment, d.metadata?.namespace)
+      .updateStatus(withStatus(d, { collisionCount: (d.status?.collisionCount ?? 0) + 1 }));
+    s.d.metadata = written.metadata;
     return undefined;
   }
   if (replicas > 0)
@@ -214,10 +213,12 @@ async function createNew(
 /** The Deployment carries the revision of its new ReplicaSet (`kubectl rollout history`). */
 async function setDeploymentRevision(s: Sync, revision: string | undefined): Promise<void> {
   if (revision === undefined || s.d.metadata?.annotations?.[REVISION] === revision) return;
-  const updated = await s.client
-    .api(Deployment, s.d.metadata?.namespace)
-    .patch(s.d.metadata?.name ?? '', { metadata: { annotations: { [REVISION]: revision } } });
-  s.d.metadata = { ...s.d.metadata, annotations: updated.metadata?.annotations ?? {} };
+  // An update, as kube's controller writes it (its role grants deployments update, not patch).
+  const updated = await s.client.api(Deployment, s.d.metadata?.namespace).update({
+    ...s.d,
+    metadata: { ...s.d.metadata, annotations: { ...s.d.metadata?.annotations, [REVISION]: revision } },
+  });
+  s.d.metadata = updated.metadata;
 }
 
 /** `NewRSNewReplicas`: how many replicas the new ReplicaSet may have now. */

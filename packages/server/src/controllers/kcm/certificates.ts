@@ -7,6 +7,7 @@
  */
 import { CertificateSigningRequest } from 'kubeloop/client';
 import { type ControllerDefinition, controller } from 'kubeloop/runtime';
+import { updateStatus } from '../status-write.js';
 
 /** Signs a PEM request for `usages` until `notAfter`; the cluster CA's, handed in by the control plane. */
 export type SignFn = (requestPem: string, usages: readonly string[], notAfter: Date) => string;
@@ -91,6 +92,6 @@ export function csrSigningController(sign: SignFn): ControllerDefinition<Certifi
               },
             ],
           };
-      await client.api(CertificateSigningRequest).patchStatus(name, { status } as CertificateSigningRequest);
+      return updateStatus(client, CertificateSigningRequest, csr, status);
     });
 }

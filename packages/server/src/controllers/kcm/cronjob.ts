@@ -17,6 +17,7 @@ import {
   type EventRecorder,
   type ReconcileResult,
 } from 'kubeloop/runtime';
+import { updateStatus } from '../status-write.js';
 
 /** The annotation that records which scheduled time a Job ran for (`batch.kubernetes.io`, beta in 1.32). */
 export const SCHEDULED_TIMESTAMP_ANNOTATION = 'batch.kubernetes.io/cronjob-scheduled-timestamp';
@@ -203,8 +204,10 @@ export function cronJobController(options: CronJobControllerOptions): Controller
         lastScheduleTime: cj.status?.lastScheduleTime ?? null,
         lastSuccessfulTime: cj.status?.lastSuccessfulTime ?? null,
       };
-      if (JSON.stringify(status) !== JSON.stringify(current))
-        await client.api(CronJob, ns).patchStatus(name, { status } as unknown as CronJob);
+      if (JSON.stringify(status) !== JSON.stringify(current)) {
+        const again = await updateStatus(client, CronJob, cj, status);
+        if (again) return again;
+      }
       // Measured from the time read at the start: the clock may have moved while this ran.
       return requeueAfter === undefined
         ? undefined

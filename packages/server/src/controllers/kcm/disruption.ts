@@ -22,6 +22,7 @@ import {
   deepEqual,
   setCondition,
 } from 'kubeloop/runtime';
+import { updateStatus } from '../status-write.js';
 import { NamespaceIndex } from './namespace-index.js';
 
 const ready = (p: Pod): boolean =>
@@ -134,6 +135,6 @@ export function disruptionController(): ControllerDefinition<PodDisruptionBudget
         conditions,
       };
       if (deepEqual(status, pdb.status)) return;
-      await client.api(PodDisruptionBudget, ns).patchStatus(name, { status } as PodDisruptionBudget);
+      return updateStatus(client, PodDisruptionBudget, pdb, status, { replace: true });
     });
 }

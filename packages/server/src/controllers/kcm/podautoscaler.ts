@@ -18,6 +18,7 @@ import {
   type ReconcileResult,
   setCondition,
 } from 'kubeloop/runtime';
+import { updateStatus } from '../status-write.js';
 
 /** kube-controller-manager's `--horizontal-pod-autoscaler-sync-period`. */
 const SYNC_PERIOD_MS = 15_000;
@@ -168,7 +169,7 @@ export function horizontalPodAutoscalerController(o: HpaControllerOptions): Cont
     .reconcile(async (hpa, { client, cache }): Promise<ReconcileResult> => {
       const now = clock.now();
       const ns = hpa.metadata?.namespace ?? '';
-      const name = hpa.metadata?.name ?? '';
+      const _name = hpa.metadata?.name ?? '';
       const uid = hpa.metadata?.uid ?? '';
       const spec = hpa.spec ?? ({} as Spec);
       const regarding: KubeObject = {
@@ -194,7 +195,8 @@ export function horizontalPodAutoscalerController(o: HpaControllerOptions): Cont
           conditions,
           observedGeneration: hpa.metadata?.generation ?? 0,
         };
-        await client.api(HorizontalPodAutoscaler, ns).patchStatus(name, { status } as Hpa);
+        // A stale HPA (409) is written again at its next sync.
+        await updateStatus(client, HorizontalPodAutoscaler, hpa, status, { replace: true });
       };
       const again = { requeueAfter: Math.max(0, SYNC_PERIOD_MS - (clock.now() - now)) };
 
@@ -437,7 +439,10 @@ export function horizontalPodAutoscalerController(o: HpaControllerOptions): Cont
       let lastScaleTime = hpa.status?.lastScaleTime;
       if (desired !== current) {
         try {
-          await client.api(targetKind, ns).patchScale(ref.name, { spec: { replicas: desired } });
+          // An update of the Scale read above, as kube's HPA writes it (its role grants `*/scale` update).
+          await client
+            .api(targetKind, ns)
+            .updateScale(ref.name, { ...scale, spec: { ...scale.spec, replicas: desired } });
         } catch (err) {
           const message = `the HPA controller was unable to update the target scale: ${err instanceof Error ? err.message : String(err)}`;
           event('Warning', 'FailedRescale', `New size: ${desired}; reason: ${reason}; error: ${message}`);

@@ -35,6 +35,7 @@ import {
   StatefulSet,
 } from 'kubeloop/client';
 import { type CacheReader, type ControllerDefinition, controller, deepEqual } from 'kubeloop/runtime';
+import { updateStatus } from '../status-write.js';
 import { NamespaceIndex } from './namespace-index.js';
 
 /** How often every quota is recounted (kube: `--resource-quota-sync-period`, 5 min), for kinds it does not watch. */
@@ -110,20 +111,9 @@ export function resourceQuotaController(): ControllerDefinition<ResourceQuota> {
       }
       const status = { hard, used };
       if (!deepEqual(status, { hard: quota.status?.hard ?? {}, used: quota.status?.used ?? {} })) {
-        // A merge patch merges maps: resources gone from spec.hard are removed by name.
-        const gone = (m: Record<string, string> | undefined, keep: Record<string, string>) =>
-          Object.fromEntries(
-            Object.keys(m ?? {})
-              .filter((k) => !(k in keep))
-              .map((k) => [k, null]),
-          );
-        const patch = {
-          status: {
-            hard: { ...gone(quota.status?.hard, hard), ...hard },
-            used: { ...gone(quota.status?.used, used), ...used },
-          },
-        };
-        await client.api(ResourceQuota, ns).patchStatus(name, patch as unknown as ResourceQuota);
+        // The whole status, so that resources gone from spec.hard leave it too.
+        const again = await updateStatus(client, ResourceQuota, quota, status, { replace: true });
+        if (again) return again;
       }
       return { requeueAfter: RESYNC_MS };
     });

@@ -20,6 +20,7 @@ import {
   StorageClass,
 } from 'kubeloop/client';
 import { type ControllerDefinition, controller, type EventRecorder } from 'kubeloop/runtime';
+import { modify } from '../status-write.js';
 
 /** The simulated provisioner of the `standard` StorageClass (kind's `rancher.io/local-path`, minikube's hostpath). */
 export const LOCAL_PROVISIONER = 'kubeloop.dev/local';
@@ -102,9 +103,14 @@ export function claimBinderController(
       const bind = async (pv: PersistentVolume, byController: boolean) => {
         const pvName = pv.metadata?.name ?? '';
         if (!pv.spec?.claimRef?.uid) {
-          await client.api(PersistentVolume).patch(pvName, {
-            metadata: byController ? { annotations: { [BOUND_BY_CONTROLLER]: 'yes' } } : {},
-            spec: {
+          await modify<PersistentVolume>(client.api(PersistentVolume), pvName, (v) => {
+            if (byController)
+              v.metadata = {
+                ...v.metadata,
+                annotations: { ...v.metadata?.annotations, [BOUND_BY_CONTROLLER]: 'yes' },
+              };
+            v.spec = {
+              ...v.spec,
               claimRef: {
                 kind: 'PersistentVolumeClaim',
                 namespace: ns,
@@ -113,28 +119,44 @@ export function claimBinderController(
                 apiVersion: 'v1',
                 resourceVersion: claim.metadata?.resourceVersion ?? '',
               },
-            },
+            };
           });
         }
         if (pv.status?.phase !== 'Bound')
-          await client.api(PersistentVolume).patchStatus(pvName, {
-            status: { phase: 'Bound', lastPhaseTransitionTime: metaTime() },
-          } as PersistentVolume);
-        if (claim.spec?.volumeName !== pvName || claim.metadata?.annotations?.[BIND_COMPLETED] !== 'yes')
-          await claims.patch(name, {
-            metadata: {
-              annotations: { [BIND_COMPLETED]: 'yes', ...(byController && { [BOUND_BY_CONTROLLER]: 'yes' }) },
+          await modify<PersistentVolume>(
+            client.api(PersistentVolume),
+            pvName,
+            (v) => {
+              v.status = { ...v.status, phase: 'Bound', lastPhaseTransitionTime: metaTime() };
             },
-            spec: { volumeName: pvName },
+            { status: true },
+          );
+        if (claim.spec?.volumeName !== pvName || claim.metadata?.annotations?.[BIND_COMPLETED] !== 'yes')
+          await modify<PersistentVolumeClaim>(claims, name, (c) => {
+            c.metadata = {
+              ...c.metadata,
+              annotations: {
+                ...c.metadata?.annotations,
+                [BIND_COMPLETED]: 'yes',
+                ...(byController && { [BOUND_BY_CONTROLLER]: 'yes' }),
+              },
+            };
+            c.spec = { ...c.spec, volumeName: pvName };
           });
         if (claim.status?.phase !== 'Bound')
-          await claims.patchStatus(name, {
-            status: {
-              phase: 'Bound',
-              accessModes: pv.spec?.accessModes ?? [],
-              capacity: pv.spec?.capacity ?? {},
+          await modify<PersistentVolumeClaim>(
+            claims,
+            name,
+            (c) => {
+              c.status = {
+                ...c.status,
+                phase: 'Bound',
+                accessModes: pv.spec?.accessModes ?? [],
+                capacity: pv.spec?.capacity ?? {},
+              };
             },
-          } as PersistentVolumeClaim);
+            { status: true },
+          );
       };
 
       const volumeName = claim.spec?.volumeName;
@@ -147,7 +169,14 @@ export function claimBinderController(
               'ClaimLost',
               'Bound claim has lost its PersistentVolume. Data on the volume is lost!',
             );
-            await claims.patchStatus(name, { status: { phase: 'Lost' } } as PersistentVolumeClaim);
+            await modify<PersistentVolumeClaim>(
+              claims,
+              name,
+              (c) => {
+                c.status = { ...c.status, phase: 'Lost' };
+              },
+              { status: true },
+            );
           }
           return;
         }
@@ -202,8 +231,11 @@ export function claimBinderController(
           return;
         }
         annotations = { ...annotations, [SELECTED_NODE]: consumer.spec?.nodeName ?? '' };
-        await claims.patch(name, {
-          metadata: { annotations: { [SELECTED_NODE]: consumer.spec?.nodeName ?? '' } },
+        await modify<PersistentVolumeClaim>(claims, name, (c) => {
+          c.metadata = {
+            ...c.metadata,
+            annotations: { ...c.metadata?.annotations, [SELECTED_NODE]: consumer.spec?.nodeName ?? '' },
+          };
         });
       }
       if (chosen) {
@@ -212,8 +244,14 @@ export function claimBinderController(
       }
       const provisioner = cls.provisioner;
       if (PROVISIONER_ANNOTATIONS.some((a) => annotations[a] !== provisioner)) {
-        await claims.patch(name, {
-          metadata: { annotations: Object.fromEntries(PROVISIONER_ANNOTATIONS.map((a) => [a, provisioner])) },
+        await modify<PersistentVolumeClaim>(claims, name, (c) => {
+          c.metadata = {
+            ...c.metadata,
+            annotations: {
+              ...c.metadata?.annotations,
+              ...Object.fromEntries(PROVISIONER_ANNOTATIONS.map((a) => [a, provisioner])),
+            },
+          };
         });
         event(
           'Normal',
@@ -296,9 +334,14 @@ export function volumeReclaimController(o: VolumeControllerOptions): ControllerD
       const volumes = client.api(PersistentVolume);
       const phase = async (p: 'Available' | 'Bound' | 'Released') => {
         if (pv.status?.phase !== p)
-          await volumes.patchStatus(name, {
-            status: { phase: p, lastPhaseTransitionTime: metaTime() },
-          } as PersistentVolume);
+          await modify<PersistentVolume>(
+            volumes,
+            name,
+            (v) => {
+              v.status = { ...v.status, phase: p, lastPhaseTransitionTime: metaTime() };
+            },
+            { status: true },
+          );
       };
       const ref = pv.spec?.claimRef;
       if (!ref?.name) {
@@ -340,10 +383,17 @@ export function volumeReclaimController(o: VolumeControllerOptions): ControllerD
           if (!isNotFound(err)) throw err;
         }
       } else if (policy === 'Recycle') {
-        await volumes.patch(name, { spec: { claimRef: null } } as never);
-        await volumes.patchStatus(name, {
-          status: { phase: 'Available', lastPhaseTransitionTime: metaTime() },
-        } as PersistentVolume);
+        await modify<PersistentVolume>(volumes, name, (v) => {
+          if (v.spec) delete v.spec.claimRef;
+        });
+        await modify<PersistentVolume>(
+          volumes,
+          name,
+          (v) => {
+            v.status = { ...v.status, phase: 'Available', lastPhaseTransitionTime: metaTime() };
+          },
+          { status: true },
+        );
         o.events.event(regarding, 'Normal', 'RecyclerPod', 'Recycler pod: Successfully assigned the volume');
       }
     });

@@ -18,7 +18,12 @@ export async function create(s: HandlerScope, r: ResourceRequest): Promise<void>
   const warnings = keepManagedFieldsReset(obj, () =>
     checkFields(s.openapi, t, obj, raw, query, 'create', undefined, yamlDuplicates),
   );
-  const stored = await s.rest.create(t, r.namespace, obj, { dryRun: r.dryRun, fieldManager, warnings, user: r.user });
+  const stored = await s.rest.create(t, r.namespace, obj, {
+    dryRun: r.dryRun,
+    fieldManager,
+    warnings,
+    user: r.user,
+  });
   s.out.object(r, 201, t, stored, warnings);
 }
 

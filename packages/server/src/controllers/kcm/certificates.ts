@@ -56,7 +56,6 @@ export function csrSigningController(sign: SignFn): ControllerDefinition<Certifi
       if (signer !== CLIENT && signer !== KUBELET_CLIENT) return;
       if (!condition(csr, 'Approved') || condition(csr, 'Denied') || condition(csr, 'Failed')) return;
       if (csr.status?.certificate) return;
-      const _name = csr.metadata?.name ?? '';
       const pem = Buffer.from(csr.spec?.request ?? '', 'base64').toString('utf8');
       const usages = csr.spec?.usages ?? [];
       let failure = usageError(usages);

@@ -35,7 +35,14 @@ const serverErrors: string[] = [];
 beforeAll(async () => {
   env = await startKubectlEnv({
     log: (level, msg, fields) => {
-      if (level === 'error') serverErrors.push(`${msg} ${JSON.stringify(fields)}`);
+      // A built-in component refused by RBAC once the fuzzing deleted its bootstrap roles (as a
+      // cluster admin can) reports the refusal, as kube's would: that is the server working.
+      const text = `${msg} ${JSON.stringify(fields)}`;
+      if (
+        level === 'error' &&
+        !/forbidden: User \\?"system:(serviceaccount:kube-system:|kube-|node:)/.test(text)
+      )
+        serverErrors.push(text);
     },
   });
   http = httpClient(env.cp);

@@ -396,7 +396,7 @@ export class Manager {
       for (const d of this.definitions) {
         const own = d.options.client;
         const c = new Controller(d, {
-          client: own ? trackingClient(own, this.tracker) : this.trackedClient,
+          client: own ? trackingClient(monitor.client(own), this.tracker) : this.trackedClient,
           rawClient: raw,
           cache: this.managerCache,
           events: this.recorder,

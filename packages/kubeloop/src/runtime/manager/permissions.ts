@@ -92,7 +92,7 @@ export function forbiddenHint(request: DeniedRequest, permissions: ManagerPermis
     // known to be declared, and the hint says what to declare.
   }
   if (rulesGrant(all, verb, group, resource)) {
-    return `the manager declares "${verb}" on ${resource}${group ? `.${group}` : ''}, but the identity it runs as is not granted it: run it under the ServiceAccount of its generated RBAC (config/rbac), applied and regenerated if its declarations changed`;
+    return `the manager declares "${verb}" on "${resource}" in API group "${group}", but the identity it runs as is not granted it: run it under the ServiceAccount of its generated RBAC (config/rbac), applied and regenerated if its declarations changed`;
   }
   const needs = `.needs({ apiGroups: [${JSON.stringify(group)}], resources: [${JSON.stringify(resource)}], verbs: [${JSON.stringify(verb)}] })`;
   let declare: string;

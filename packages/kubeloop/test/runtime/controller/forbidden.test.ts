@@ -107,7 +107,7 @@ describe('a forbidden informer', () => {
       expect(line?.resource).toBe('configmaps');
       // The controller declares the watch: what is missing is the RBAC that grants it.
       expect(line?.hint).toBe(
-        'the manager declares "watch" on configmaps, but the identity it runs as is not granted it: run it under the ServiceAccount of its generated RBAC (config/rbac), applied and regenerated if its declarations changed',
+        'the manager declares "watch" on "configmaps" in API group "", but the identity it runs as is not granted it: run it under the ServiceAccount of its generated RBAC (config/rbac), applied and regenerated if its declarations changed',
       );
 
       // Access granted: the informer syncs, the manager becomes ready, the gauge drops.
@@ -196,7 +196,7 @@ describe('forbiddenHint', () => {
         permissions,
       ),
     ).toBe(
-      'the manager declares "delete" on deployments.apps, but the identity it runs as is not granted it: run it under the ServiceAccount of its generated RBAC (config/rbac), applied and regenerated if its declarations changed',
+      'the manager declares "delete" on "deployments" in API group "apps", but the identity it runs as is not granted it: run it under the ServiceAccount of its generated RBAC (config/rbac), applied and regenerated if its declarations changed',
     );
     expect(
       forbiddenHint(
@@ -209,7 +209,7 @@ describe('forbiddenHint', () => {
         },
         permissions,
       ),
-    ).toContain('the manager declares "patch" on widgets/status.runtime.kubeloop.dev');
+    ).toContain('the manager declares "patch" on "widgets/status" in API group "runtime.kubeloop.dev"');
   });
 
   it('names .watches or .owns for a kind nothing declares', () => {

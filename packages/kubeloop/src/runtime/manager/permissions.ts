@@ -263,7 +263,8 @@ export class PermissionMonitor {
       group: d.group,
       resource: err.details?.kind ?? d.plural ?? d.kind.toLowerCase(),
       ...(method.subresource && { subresource: method.subresource }),
-      ...(api.namespace && { namespace: api.namespace }),
+      // A cluster-scoped kind's API still carries the client's default namespace: not the request's.
+      ...(api.namespace && d.namespaced !== false && { namespace: api.namespace }),
       ...(name && { name }),
       kind: d.kind,
     };

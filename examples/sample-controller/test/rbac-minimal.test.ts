@@ -1,13 +1,14 @@
 /**
  * The generated RBAC of the sample operator is minimal: run under its own ServiceAccount with
  * exactly the generated roles, the operator does its whole job (a Foo's Deployment created,
- * scaled, its status and events written, leadership taken and released), and every request it
+ * scaled, its status and events written, leadership taken and released; no node runs the pods,
+ * which are the built-in controllers' business, not the operator's), and every request it
  * makes is recorded as the server's audit stage sees it — verb, API group, resource. Every
  * (group, resource) the generated roles grant must be used by one of those requests, and every
  * request must be granted by them.
  */
 import { eventually, startTestEnv, type TestEnv } from '@kubeloop/server/testing';
-import { Client, Deployment } from 'kubeloop/client';
+import { Client, Deployment, EventsV1Event } from 'kubeloop/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Foo } from '../src/api/foo.js';
 import {
@@ -24,7 +25,7 @@ import {
 let env: TestEnv;
 let admin: Client;
 beforeAll(async () => {
-  env = await startTestEnv({ nodes: { count: 1 } });
+  env = await startTestEnv();
   admin = new Client(env.clientConfig);
   await installFooCrd(env);
   await applyAsAdmin(env, generatedRbac());
@@ -77,16 +78,28 @@ describe('the generated RBAC of the sample operator', () => {
       await op.manager.ready();
       await eventually(() => op.manager.isLeader, 10_000, 'the operator to lead');
       await admin.create(foo('minimal', 1));
-      const status = async (n: number) =>
-        (await admin.get(Foo, 'minimal', { namespace: 'default' })).status?.availableReplicas === n;
-      await eventually(() => status(1), 30_000, 'status.availableReplicas = 1');
+      // Reconciled: its Deployment created and its status written (no node runs pods here).
+      await eventually(
+        async () =>
+          (await admin.get(Foo, 'minimal', { namespace: 'default' })).status?.availableReplicas === 0,
+        30_000,
+        'status.availableReplicas written',
+      );
       await admin.patch(foo('minimal', 1), { spec: { replicas: 2 } });
       await eventually(
         async () => (await admin.get(Deployment, 'minimal', { namespace: 'default' })).spec?.replicas === 2,
         30_000,
         'the Deployment scaled to 2',
       );
-      await eventually(() => status(2), 30_000, 'status.availableReplicas = 2');
+      // The Synced event of the second reconcile: its series patched onto the first.
+      await eventually(
+        async () =>
+          (await admin.api(EventsV1Event, 'default').list()).items.some(
+            (e) => e.regarding?.name === 'minimal' && e.reason === 'Synced' && (e.series?.count ?? 0) >= 2,
+          ),
+        30_000,
+        'the repeated Synced event',
+      );
     } finally {
       await op.stop();
       recorder.stop();

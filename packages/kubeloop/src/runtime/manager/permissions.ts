@@ -202,7 +202,12 @@ export class PermissionMonitor {
       this.log.info({ informer: event.resource }, 'informer allowed again');
       return;
     }
-    if (event.type !== 'error' || !(event.error instanceof ApiError) || event.error.code !== 403) return;
+    if (event.type !== 'error') return;
+    if (!(event.error instanceof ApiError) || event.error.code !== 403) {
+      // A 401 needs a human as much as a 403 does (the informer's default listener warned).
+      if (event.auth) this.log.error({ err: event.error, informer: event.resource }, event.message);
+      return;
+    }
     const api = informer?.resourceApi;
     const d = api?.descriptor;
     const request: DeniedRequest = {

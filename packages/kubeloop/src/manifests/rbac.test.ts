@@ -46,9 +46,7 @@ describe('RBAC derived from controllers', () => {
       { apiGroups: [''], resources: ['secrets'], verbs: ['get'], resourceNames: ['token'] },
     ]);
     expect(r.namespaced).toEqual([]);
-    expect(r.leaderElection).toEqual([
-      rule('coordination.k8s.io', ['leases'], ['get', 'create', 'update']),
-    ]);
+    expect(r.leaderElection).toEqual([rule('coordination.k8s.io', ['leases'], ['get', 'create', 'update'])]);
   });
 
   it('merges what several controllers need on the same kinds', () => {

@@ -8,6 +8,7 @@ import { builtinAdmission } from './admission/chain.js';
 import { SYSTEM_NAMESPACES } from './admission/namespace-lifecycle.js';
 import { CrdController } from './apiextensions/crd-controller.js';
 import { manageFields, manageScaleFields } from './apply/hooks.js';
+import { AuditListeners } from './audit/index.js';
 import { Authenticator, type UserInfo } from './auth/authentication/index.js';
 import { issuerDiscovery } from './auth/authentication/issuer-discovery.js';
 import {
@@ -133,6 +134,8 @@ export interface ControlPlane {
   readonly clientConfig: ClientConfig;
   /** Fault injection for reliability tests. */
   readonly faults: Faults;
+  /** The audit stage's listeners: every authenticated request, with its user (for tests). */
+  readonly audit: AuditListeners;
   /** The storage (for white-box checks in tests). */
   readonly store: Store;
   readonly registry: Registry;
@@ -204,6 +207,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       if (op === 'CREATE') crds.admitCreate(t);
     });
     const faults = new Faults();
+    const audit = new AuditListeners();
     let address = `${host}:${options.port ?? 6443}`;
     const discovery = new Discovery(registry, () => address);
     const version = versionInfo();
@@ -279,6 +283,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       discovery,
       openapi,
       faults,
+      audit,
       exemptFromFaults: (req) => componentTokens.has(req.headers.authorization ?? ''),
       authenticator,
       authorizer,
@@ -438,6 +443,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       kubeconfigPath: options.kubeconfigPath,
       clientConfig: { server: url, token, caData: ca.cert },
       faults,
+      audit,
       store,
       registry,
       issueClientCertificate: (user, groups) => issueClientCertificate(ca, user, groups),

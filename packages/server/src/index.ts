@@ -23,4 +23,4 @@ export {
   simulatedPortForwardTarget,
 } from './http/streaming/portforward-target.js';
 // The test environment's own module is `@kubeloop/server/testing`; its entry point stays here too.
-export { startTestEnv, type TestEnvOptions } from './testing/test-env.js';
+export { startTestEnv, type TestEnv, type TestEnvOptions } from './testing/test-env.js';

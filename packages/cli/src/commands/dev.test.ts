@@ -15,7 +15,7 @@ describe('kubeloop dev', () => {
     for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
   });
 
-  it("runs `npm start`'s command: the sample Foo gets reconciled, kubectl sees it, and Ctrl-C exits 0", async () => {
+  it("runs `npm start`'s command: the sample Foo gets reconciled by the operator under its own ServiceAccount, kubectl sees it, and Ctrl-C exits 0", async () => {
     // The command of the root `start` script, as the README tells users to run it (built by `npm test`).
     const start: string = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).scripts.start;
     const [cmd, ...args] = start.split(' ');
@@ -64,6 +64,22 @@ describe('kubeloop dev', () => {
         { encoding: 'utf8', env: { ...process.env, HOME: dir } },
       );
       expect(get.stdout).toBe('1');
+      // The operator ran under the ServiceAccount of its config/rbac, not as the admin.
+      const operator = 'system:serviceaccount:sample-controller-system:sample-controller-controller-manager';
+      expect(out).toContain(`running the operator as ${operator}`);
+      const whoami = spawnSync(
+        'kubectl',
+        [
+          '--kubeconfig',
+          join(dir, 'operator.kubeconfig'),
+          'auth',
+          'whoami',
+          '-o',
+          'jsonpath={.status.userInfo.username}',
+        ],
+        { encoding: 'utf8', env: { ...process.env, HOME: dir } },
+      );
+      expect(whoami.stdout).toBe(operator);
     } finally {
       child.kill('SIGINT');
     }

@@ -1,10 +1,11 @@
 import { type FSWatcher, watch } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { type ControlPlane, startControlPlane } from '@kubeloop/server';
 import type { Command } from 'commander';
 import { Client, type KubeObject } from 'kubeloop/client';
 import { watcher } from 'kubeloop/runtime';
+import { type ProjectRbac, prepareOperatorIdentity, readProjectRbac } from './operator-identity.js';
 import {
   applyObjects,
   buildProject,
@@ -24,6 +25,7 @@ interface DevFlags {
   healthProbeBindAddress: string;
   samples: boolean;
   watch: boolean;
+  asAdmin: boolean;
 }
 
 /** `spec.replicas=1 status.availableReplicas=1`-like summary of an object's state. */
@@ -60,6 +62,11 @@ export function registerDevCommand(program: Command): void {
     )
     .option('--no-samples', 'do not apply config/samples')
     .option('--no-watch', 'do not rebuild and restart the operator when its sources change')
+    .option(
+      '--as-admin',
+      "run the operator as the control plane's admin instead of under the ServiceAccount and RBAC of its config/rbac",
+      false,
+    )
     .action(async (dirArg: string, flags: DevFlags) => {
       const dir = resolve(dirArg);
       const port = Number(flags.port);
@@ -94,9 +101,33 @@ export function registerDevCommand(program: Command): void {
         `--metrics-bind-address=${flags.metricsBindAddress}`,
         `--health-probe-bind-address=${flags.healthProbeBindAddress}`,
       ];
-      const launch = () => {
+      // The operator's own identity (unless --as-admin): its ServiceAccount, with the RBAC its
+      // manifests declare, so that a missing permission shows here and not first in a cluster.
+      let rbac: ProjectRbac | undefined;
+      const operatorKubeconfig = join(dirname(kubeconfigPath), 'operator.kubeconfig');
+      const credentials = async (): Promise<string> => {
+        if (!rbac || !cp) return kubeconfigPath;
+        // Applied again at every (re)start: regenerated manifests take effect with the new build.
+        const fresh = (await readProjectRbac(dir)) ?? rbac;
+        const client = new Client(cp.clientConfig);
+        try {
+          await prepareOperatorIdentity(
+            client,
+            fresh,
+            { server: cp.clientConfig.server, caData: cp.clientConfig.caData },
+            operatorKubeconfig,
+          );
+        } finally {
+          await client.close();
+        }
+        return operatorKubeconfig;
+      };
+      const launch = async (): Promise<OperatorProcess | undefined> => {
+        const kubeconfig = await credentials();
+        // Ctrl-C while the credentials were made: nothing to start (nor to leak).
+        if (stopping) return undefined;
         const op = startOperator(dir, {
-          kubeconfig: kubeconfigPath,
+          kubeconfig,
           args: operatorArgs,
           onLine: (line, stream) =>
             stream === 'stdout'
@@ -132,7 +163,21 @@ export function registerDevCommand(program: Command): void {
         out(`building ${dir}`);
         await buildProject(dir);
         if (stopping) return;
-        operator = launch();
+        if (!flags.asAdmin) {
+          rbac = await readProjectRbac(dir);
+          if (rbac) {
+            const { namespace, name } = rbac.serviceAccount;
+            out(
+              `running the operator as system:serviceaccount:${namespace}:${name}, with the RBAC of config/rbac (--as-admin: as admin)`,
+            );
+            out(`  its kubeconfig: ${operatorKubeconfig}`);
+          } else {
+            out(
+              'no config/rbac in the project: running the operator as admin (generate its manifests first)',
+            );
+          }
+        }
+        operator = await launch();
 
         // The live view of the project's kinds: one line per change of spec or status.
         for (const crd of crds) {
@@ -195,7 +240,11 @@ export function registerDevCommand(program: Command): void {
                 await old?.stop();
                 if (stopping) return;
                 out('restarting the operator');
-                operator = launch();
+                try {
+                  operator = await launch();
+                } catch (err) {
+                  out(`the operator could not start: ${err instanceof Error ? err.message : String(err)}`);
+                }
               });
             }, 200);
           });

@@ -1,6 +1,12 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { Client } from 'kubeloop/client';
+import { Client, loadKubeconfig } from 'kubeloop/client';
+import {
+  isKubeloopControlPlane,
+  prepareOperatorIdentity,
+  readProjectRbac,
+  temporaryKubeconfigPath,
+} from './operator-identity.js';
 import { buildProject, formatLogLine, installCrds, readProjectCrds, startOperator } from './project.js';
 
 interface RunFlags {
@@ -8,46 +14,100 @@ interface RunFlags {
   build: boolean;
   kubeconfig?: string;
   pretty: boolean;
+  asAdmin: boolean;
 }
 
-/** `kubeloop run [dir]`: the operator against the current kubeconfig (a real cluster). */
+/**
+ * `kubeloop run [dir]`: the operator against the current kubeconfig. On a real cluster it runs
+ * with the kubeconfig's credentials (as kubebuilder's `make run`); on a kubeloop control plane it
+ * runs under the ServiceAccount and RBAC of the project's config/rbac (unless `--as-admin`).
+ */
 export function registerRunCommand(program: Command): void {
   program
     .command('run')
-    .description('run an operator against the current kubeconfig (a real cluster)')
+    .description(
+      'run an operator against the current kubeconfig (a real cluster, or a kubeloop control plane)',
+    )
     .argument('[dir]', 'the operator project', '.')
     .argument('[args...]', 'arguments of the operator (after --), e.g. -- --leader-elect')
     .option('--install', "install (server-side apply) the project's CRDs from config/crd first", false)
     .option('--no-build', 'run dist/main.js as it is, without compiling first')
     .option('--kubeconfig <path>', 'the kubeconfig (default: $KUBECONFIG or ~/.kube/config)')
     .option('--no-pretty', 'print the JSON logs as they are')
+    .option(
+      '--as-admin',
+      "on a kubeloop control plane, run the operator with the kubeconfig's credentials instead of under the ServiceAccount and RBAC of its config/rbac",
+      false,
+    )
     .action(async (dirArg: string, args: string[], flags: RunFlags) => {
       const dir = resolve(dirArg);
       const kubeconfig = flags.kubeconfig ? resolve(flags.kubeconfig) : undefined;
-      if (flags.install) {
-        const client = await Client.load(kubeconfig ? { path: kubeconfig } : {});
-        const crds = await readProjectCrds(dir);
-        await installCrds(client, crds);
-        process.stdout.write(`installed ${crds.map((c) => c.metadata?.name).join(', ') || 'no CRD'}\n`);
-      }
-      if (flags.build) await buildProject(dir);
-      const op = startOperator(dir, {
-        ...(kubeconfig && { kubeconfig }),
-        args,
-        onLine: (line, stream) => {
-          if (stream === 'stderr') process.stderr.write(`${line}\n`);
-          else process.stdout.write(`${flags.pretty ? formatLogLine(line) : line}\n`);
+      // Without a readable kubeconfig there is nothing to install nor to detect: the operator
+      // finds its own configuration (or says why it cannot), as before.
+      const connection = await loadKubeconfig(kubeconfig ? { path: kubeconfig } : {}).catch(
+        (err: unknown) => {
+          if (flags.install) throw err;
+          return undefined;
         },
-      });
-      // The operator handles the signal itself (graceful shutdown); pass it on and wait.
-      const forward = (sig: NodeJS.Signals) => () => op.child.kill(sig);
-      const onInt = forward('SIGINT');
-      const onTerm = forward('SIGTERM');
-      process.on('SIGINT', onInt);
-      process.on('SIGTERM', onTerm);
-      const code = await op.exited;
-      process.off('SIGINT', onInt);
-      process.off('SIGTERM', onTerm);
-      process.exitCode = typeof code === 'number' ? code : 0;
+      );
+      let operatorKubeconfig = kubeconfig;
+      let removeKubeconfig: (() => Promise<void>) | undefined;
+      const client = connection && new Client(connection);
+      try {
+        if (flags.install && client) {
+          const crds = await readProjectCrds(dir);
+          await installCrds(client, crds);
+          process.stdout.write(`installed ${crds.map((c) => c.metadata?.name).join(', ') || 'no CRD'}\n`);
+        }
+        if (client && connection && !flags.asAdmin && (await isKubeloopControlPlane(client))) {
+          const rbac = await readProjectRbac(dir);
+          if (rbac) {
+            const file = await temporaryKubeconfigPath();
+            removeKubeconfig = file.remove;
+            const identity = await prepareOperatorIdentity(
+              client,
+              rbac,
+              { server: connection.server, caData: connection.caData },
+              file.path,
+            );
+            operatorKubeconfig = identity.kubeconfig;
+            process.stdout.write(
+              `running the operator as ${identity.username}, with the RBAC of config/rbac (--as-admin: with the kubeconfig's credentials)\n`,
+            );
+          } else {
+            process.stdout.write(
+              "no config/rbac in the project: running the operator with the kubeconfig's credentials\n",
+            );
+          }
+        }
+      } catch (err) {
+        await removeKubeconfig?.();
+        throw err;
+      } finally {
+        await client?.close();
+      }
+      try {
+        if (flags.build) await buildProject(dir);
+        const op = startOperator(dir, {
+          ...(operatorKubeconfig && { kubeconfig: operatorKubeconfig }),
+          args,
+          onLine: (line, stream) => {
+            if (stream === 'stderr') process.stderr.write(`${line}\n`);
+            else process.stdout.write(`${flags.pretty ? formatLogLine(line) : line}\n`);
+          },
+        });
+        // The operator handles the signal itself (graceful shutdown); pass it on and wait.
+        const forward = (sig: NodeJS.Signals) => () => op.child.kill(sig);
+        const onInt = forward('SIGINT');
+        const onTerm = forward('SIGTERM');
+        process.on('SIGINT', onInt);
+        process.on('SIGTERM', onTerm);
+        const code = await op.exited;
+        process.off('SIGINT', onInt);
+        process.off('SIGTERM', onTerm);
+        process.exitCode = typeof code === 'number' ? code : 0;
+      } finally {
+        await removeKubeconfig?.();
+      }
     });
 }

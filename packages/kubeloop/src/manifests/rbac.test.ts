@@ -37,7 +37,6 @@ describe('RBAC derived from controllers', () => {
     });
     expect(r.cluster).toEqual([
       rule('', ['configmaps'], ['get', 'list', 'watch']),
-      rule('', ['events'], ['create', 'patch']),
       rule('', ['services'], ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete']),
       rule('apps', ['deployments'], ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete']),
       rule('events.k8s.io', ['events'], ['create', 'patch']),
@@ -47,14 +46,7 @@ describe('RBAC derived from controllers', () => {
       { apiGroups: [''], resources: ['secrets'], verbs: ['get'], resourceNames: ['token'] },
     ]);
     expect(r.namespaced).toEqual([]);
-    expect(r.leaderElection).toEqual([
-      rule('', ['events'], ['create', 'patch']),
-      rule(
-        'coordination.k8s.io',
-        ['leases'],
-        ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
-      ),
-    ]);
+    expect(r.leaderElection).toEqual([rule('coordination.k8s.io', ['leases'], ['get', 'create', 'update'])]);
   });
 
   it('merges what several controllers need on the same kinds', () => {
@@ -91,7 +83,6 @@ describe('RBAC derived from controllers', () => {
       rule('infra.example.com', ['clusters'], ['get', 'list', 'watch']),
     ]);
     expect(r.namespaced.map((x) => x.resources)).toEqual([
-      ['events'],
       ['deployments'],
       ['events'],
       ['foos'],

@@ -30,7 +30,7 @@ export interface ManagerPermissions {
   readonly controllers: readonly ControllerPermissions[];
   /** Leader election with a Lease in the manager's namespace (default true). */
   readonly leaderElection?: boolean;
-  /** The event recorder: create/patch Events (default true). */
+  /** The event recorder: create/patch `events.k8s.io` Events (default true). */
   readonly events?: boolean;
   /** Rules beyond the controllers', e.g. for a webhook or a metrics endpoint. */
   readonly extraRules?: readonly PolicyRule[];
@@ -57,8 +57,11 @@ export const VERBS = {
   finalizers: ['update'],
   /** Owned children: the full life cycle. */
   owns: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
-  /** Leases for leader election. */
-  leases: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
+  /**
+   * Leases for leader election: what kubeloop's elector does — read its Lease, create it, renew
+   * and release it by update (kubebuilder grants every verb; none of the others is used).
+   */
+  leases: ['get', 'create', 'update'],
   /** Events of the recorder. */
   events: ['create', 'patch'],
 } as const;
@@ -143,7 +146,7 @@ export interface DerivedRules {
   readonly cluster: PolicyRule[];
   /** Rules granted per watched namespace (a namespaced manager only). */
   readonly namespaced: PolicyRule[];
-  /** Rules in the manager's own namespace: leader election leases and their events. */
+  /** Rules in the manager's own namespace: leader election's leases. */
   readonly leaderElection: PolicyRule[];
 }
 
@@ -154,7 +157,7 @@ export interface DerivedRules {
  * - `owns: [Deployment]` → deployments: get/list/watch/create/update/patch/delete
  * - `watches: [ConfigMap]` → configmaps: get/list/watch
  * - leader election → leases (coordination.k8s.io) in the manager's namespace
- * - the event recorder → events (core and events.k8s.io): create/patch
+ * - the event recorder → events (events.k8s.io, the API it writes): create/patch
  * - plus explicit `extraRules`.
  *
  * @example
@@ -180,15 +183,15 @@ export function derivePolicyRules(m: ManagerPermissions): DerivedRules {
   }
   const events = m.events ?? true;
   if (events) {
-    const s = scoped ? namespaced : cluster;
-    s.add('', 'events', VERBS.events);
-    s.add('events.k8s.io', 'events', VERBS.events);
+    // The manager's recorder writes events.k8s.io/v1 Events only: no grant on core events.
+    (scoped ? namespaced : cluster).add('events.k8s.io', 'events', VERBS.events);
   }
   for (const r of m.extraRules ?? []) cluster.addRule(r);
   const leader = new RuleSet();
   if (m.leaderElection ?? true) {
+    // kubeloop's elector records no Events (controller-runtime's does, hence kubebuilder's
+    // events rule in this Role): the Lease is all it touches.
     leader.add('coordination.k8s.io', 'leases', VERBS.leases);
-    leader.add('', 'events', VERBS.events);
   }
   return { cluster: cluster.rules(), namespaced: namespaced.rules(), leaderElection: leader.rules() };
 }

@@ -41,6 +41,7 @@ export {
   type InformerOptions,
   InformerSyncError,
   type SyncFailure,
+  type WaitForSyncOptions,
 } from './cache/informer.js';
 export {
   type IndexFunc,
@@ -142,6 +143,12 @@ export {
   type RunnableContext,
   type RunnableSetup,
 } from './manager/manager.js';
+export {
+  type DeniedRequest,
+  forbiddenHint,
+  PermissionMonitor,
+  rulesGrant,
+} from './manager/permissions.js';
 export { atLeast, WriteTracker } from './manager/read-your-writes.js';
 export { trackingClient } from './manager/tracking-client.js';
 export { Backoff, type BackoffOptions } from './watcher/backoff.js';

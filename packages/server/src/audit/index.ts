@@ -15,5 +15,43 @@ export interface AuditRequest {
   userAgent: string | undefined;
 }
 
-/** Records that a request was received; a no-op until the server has an audit policy and backend. */
-export function auditRequestReceived(_request: AuditRequest): void {}
+/**
+ * Listeners of the audit stage: what a test records of the requests a client made (the identity
+ * and the request's attributes, as the authorizer will see them), before any audit backend
+ * exists.
+ *
+ * @example
+ * ```ts
+ * const seen: string[] = [];
+ * const stop = cp.audit.subscribe(({ user, info }) => seen.push(`${user.username} ${info.verb} ${info.resource}`));
+ * // … run the client under test …
+ * stop();
+ * ```
+ */
+export class AuditListeners {
+  private listeners: readonly ((request: AuditRequest) => void)[] = [];
+
+  /** Calls `listener` with every authenticated request from now on; returns the unsubscribe function. */
+  subscribe(listener: (request: AuditRequest) => void): () => void {
+    this.listeners = [...this.listeners, listener];
+    return () => {
+      this.listeners = this.listeners.filter((l) => l !== listener);
+    };
+  }
+
+  /** @internal The request path calls it once per authenticated request. */
+  notify(request: AuditRequest): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(request);
+      } catch {
+        // A test's listener must not fail the request it observes.
+      }
+    }
+  }
+}
+
+/** Records that a request was received: tells `listeners`; no audit policy nor backend yet. */
+export function auditRequestReceived(request: AuditRequest, listeners?: AuditListeners): void {
+  listeners?.notify(request);
+}

@@ -10,7 +10,7 @@ import { type IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { ApiError } from 'kubeloop/api';
-import { auditRequestReceived } from '../audit/index.js';
+import { type AuditListeners, auditRequestReceived } from '../audit/index.js';
 import { type Authenticator, TOKEN_WITH_SPACE_WARNING } from '../auth/authentication/index.js';
 import { type Authorizer, authorizeRequest } from '../auth/authorization/index.js';
 import { impersonate } from '../auth/impersonation/index.js';
@@ -61,6 +61,8 @@ export interface ApiServerOptions {
   log?: Log;
   /** Connect-style subresources served outside the registry, by `resource/subresource` (`pods/exec`). */
   connect?: Record<string, ConnectHandler>;
+  /** Who hears of every authenticated request (tests recording what a client did). */
+  audit?: AuditListeners;
 }
 
 /** The node:https listeners of the API. */
@@ -172,7 +174,7 @@ export class ApiServer {
       req.resume();
       throw ApiError.unauthorized();
     }
-    auditRequestReceived({ user, info, userAgent: req.headers['user-agent'] });
+    auditRequestReceived({ user, info, userAgent: req.headers['user-agent'] }, this.o.audit);
     const impersonation = impersonate(req, user, this.o.authorizer);
     if ('internalError' in impersonation) {
       req.resume();

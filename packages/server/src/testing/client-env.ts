@@ -7,8 +7,7 @@ import {
   type ResourceDescriptor,
 } from 'kubeloop/client';
 import type { CustomResourceDefinition as DefinedCrd } from 'kubeloop/schema';
-import type { ControlPlane } from '../control-plane.js';
-import { startTestEnv, type TestEnvOptions } from './test-env.js';
+import { startTestEnv, type TestEnv, type TestEnvOptions } from './test-env.js';
 import { eventually } from './wait.js';
 
 /** Options of {@link startClientEnv}: the control plane's, and the clients'. */
@@ -19,7 +18,8 @@ export interface ClientEnvOptions extends TestEnvOptions {
 
 /** A control plane and a `kubeloop/client` of it, for one test file. */
 export interface ClientEnv {
-  env: ControlPlane;
+  /** The control plane (with clients of other identities: `env.clientConfigFor`). */
+  env: TestEnv;
   client: Client;
   /** Another client of the same control plane with other options (closed by `stop()`). */
   newClient(options?: ClientOptions): Client;

@@ -9,6 +9,9 @@
  * - {@link startKubectlEnv}: with a kubectl bound to it; {@link parseTable} and {@link manifest}
  *   read and write what kubectl prints and reads.
  * - {@link kubeconfigFile}: the admin kubeconfig as a file, for any other client.
+ * - `env.clientConfigFor(identity)` / `env.kubeconfigFileFor(identity)` ({@link clientConfigFor}):
+ *   a client acting as a ServiceAccount or a user instead of the admin, to test an operator under
+ *   the RBAC it ships.
  * - {@link httpClient}: raw HTTPS requests, and {@link establish}/{@link waitEstablished} for CRDs;
  *   {@link simpleCrd} builds one.
  * - {@link eventually}: wait for a condition instead of sleeping; {@link rejection}: the error a
@@ -56,6 +59,13 @@ export {
   waitEstablished,
   warnings,
 } from './http.js';
+export {
+  clientConfigFor,
+  type Identity,
+  type IdentityClientConfig,
+  renderIdentityKubeconfig,
+  writeKubeconfig,
+} from './identities.js';
 export { type KubeconfigFile, kubeconfigFile } from './kubeconfig-file.js';
 export {
   type KubectlEnv,
@@ -65,5 +75,5 @@ export {
   parseTable,
   startKubectlEnv,
 } from './kubectl.js';
-export { startTestEnv, type TestEnvOptions } from './test-env.js';
+export { startTestEnv, type TestEnv, type TestEnvOptions } from './test-env.js';
 export { eventually, rejection } from './wait.js';

@@ -1,9 +1,8 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import type { ControlPlane } from '../control-plane.js';
 import { kubeconfigFile } from './kubeconfig-file.js';
-import { startTestEnv, type TestEnvOptions } from './test-env.js';
+import { startTestEnv, type TestEnv, type TestEnvOptions } from './test-env.js';
 
 /** The outcome of one kubectl invocation. */
 export interface KubectlResult {
@@ -17,7 +16,7 @@ export interface KubectlResult {
  * parallel test files never share kubectl state). kubectl must be on the PATH.
  */
 export interface KubectlEnv {
-  cp: ControlPlane;
+  cp: TestEnv;
   /** The admin kubeconfig's path, also usable by other clients (the Python client, …). */
   kubeconfigPath: string;
   /** Runs kubectl; never throws on a non-zero exit. */

@@ -1,7 +1,42 @@
 import { type ControlPlane, type ControlPlaneOptions, startControlPlane } from '../control-plane.js';
+import {
+  clientConfigFor,
+  type Identity,
+  type IdentityClientConfig,
+  renderIdentityKubeconfig,
+  writeKubeconfig,
+} from './identities.js';
+import type { KubeconfigFile } from './kubeconfig-file.js';
 
 /** Options of {@link startTestEnv}. */
 export type TestEnvOptions = Omit<ControlPlaneOptions, 'host' | 'port' | 'dataDir'> & { dataDir?: string };
+
+/** A control plane of a test, with clients for identities other than its admin. */
+export interface TestEnv extends ControlPlane {
+  /**
+   * A client configuration acting as `identity`: a ServiceAccount (`{ serviceAccount: 'ns/name' }`,
+   * created when missing, with a TokenRequest's token) or a user (`{ user, groups }`, with a
+   * client certificate signed by the env's CA). See {@link clientConfigFor}.
+   *
+   * @example
+   * ```ts
+   * const client = new Client(await env.clientConfigFor({ serviceAccount: 'default/default' }));
+   * ```
+   */
+  clientConfigFor(identity: Identity): Promise<IdentityClientConfig>;
+  /**
+   * {@link TestEnv.clientConfigFor} as a kubeconfig file (mode 0600, in its own temporary
+   * directory), for kubectl, the Python client or client-node. `remove()` it when done.
+   *
+   * @example
+   * ```ts
+   * const file = await env.kubeconfigFileFor({ user: 'alice', groups: ['dev'] });
+   * execFileSync('kubectl', ['--kubeconfig', file.path, 'auth', 'whoami']);
+   * file.remove();
+   * ```
+   */
+  kubeconfigFileFor(identity: Identity): Promise<KubeconfigFile>;
+}
 
 /**
  * A fresh, isolated control plane for a test (envtest's role): in memory, on a free loopback
@@ -14,12 +49,13 @@ export type TestEnvOptions = Omit<ControlPlaneOptions, 'host' | 'port' | 'dataDi
  * @example
  * ```ts
  * const env = await startTestEnv();
- * // use env.clientConfig / env.kubeconfig with any Kubernetes client
+ * // use env.clientConfig / env.kubeconfig with any Kubernetes client, or act as someone else:
+ * const robot = await env.clientConfigFor({ serviceAccount: 'default/robot' });
  * await env.stop();
  * ```
  */
-export function startTestEnv(options: TestEnvOptions = {}): Promise<ControlPlane> {
-  return startControlPlane({
+export async function startTestEnv(options: TestEnvOptions = {}): Promise<TestEnv> {
+  const cp = await startControlPlane({
     bookmarkIntervalMs: 1000,
     waitForControllers: true,
     ...options,
@@ -27,5 +63,12 @@ export function startTestEnv(options: TestEnvOptions = {}): Promise<ControlPlane
     port: 0,
     log: options.log ?? (() => undefined),
     nodes: { count: 0, ...options.nodes },
+  });
+  const forIdentity = (identity: Identity) => clientConfigFor(cp, identity);
+  return Object.assign(cp, {
+    clientConfigFor: forIdentity,
+    async kubeconfigFileFor(identity: Identity) {
+      return writeKubeconfig(renderIdentityKubeconfig(await forIdentity(identity)), 'kubeloop-identity-');
+    },
   });
 }

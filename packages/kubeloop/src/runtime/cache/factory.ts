@@ -14,7 +14,7 @@ import {
   labelSelectorString,
 } from '../../client/options.js';
 import type { KubeObject } from '../../client/types.js';
-import { Informer, type InformerOptions, InformerSyncError } from './informer.js';
+import { Informer, type InformerOptions, InformerSyncError, type WaitForSyncOptions } from './informer.js';
 import type { IndexFunc } from './store.js';
 import type { PartialObjectMetadata, Transform } from './transform.js';
 
@@ -141,7 +141,7 @@ export class InformerFactory {
    * Resolves when every informer has synced; otherwise rejects with an
    * {@link InformerSyncError} naming each one that did not, and why.
    */
-  async waitForSync(options: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<void> {
+  async waitForSync(options: WaitForSyncOptions = {}): Promise<void> {
     const informers = this.informers;
     const results = await Promise.allSettled(informers.map((i) => i.waitForSync(options)));
     const failures = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));

@@ -106,6 +106,28 @@ export class InformerSyncError extends Error {
 interface SyncWaiter {
   resolve: () => void;
   reject: (err: InformerSyncError) => void;
+  /** Rejected at a 401/403 (else it waits through them, for access granted later). */
+  failOnAuth: boolean;
+}
+
+/**
+ * Options of {@link Informer.waitForSync}.
+ *
+ * @example
+ * ```ts
+ * await informer.waitForSync({ timeoutMs: 120_000, failOnAuth: false });
+ * ```
+ */
+export interface WaitForSyncOptions {
+  /** Give up after this long (default: no limit). */
+  timeoutMs?: number;
+  signal?: AbortSignal;
+  /**
+   * Reject at once when the server refuses the credentials or permissions (401/403; default
+   * true). With false the wait goes on while the informer retries — a manager whose RBAC is
+   * being fixed syncs as soon as it is — and a timeout's error names the last refusal.
+   */
+  failOnAuth?: boolean;
 }
 
 /**
@@ -243,12 +265,15 @@ export class Informer<T extends KubeObject> {
   /**
    * Resolves once the informer has synced. Rejects with {@link InformerSyncError} when
    * `timeoutMs` passes (default: no limit), when `signal` aborts, when the informer stops, and
-   * at once when the server refuses the informer's credentials or permissions (401/403).
+   * at once when the server refuses the informer's credentials or permissions (401/403) unless
+   * `failOnAuth` is false.
    */
-  waitForSync(options: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<void> {
+  waitForSync(options: WaitForSyncOptions = {}): Promise<void> {
+    const failOnAuth = options.failOnAuth ?? true;
     if (this.synced) return Promise.resolve();
     if (this.stopped) return Promise.reject(this.syncError('stopped'));
-    if (this.authError !== undefined) return Promise.reject(this.syncError('auth', this.authError));
+    if (failOnAuth && this.authError !== undefined)
+      return Promise.reject(this.syncError('auth', this.authError));
     return new Promise<void>((resolve, reject) => {
       let timer: NodeJS.Timeout | undefined;
       const cleanup = () => {
@@ -257,6 +282,7 @@ export class Informer<T extends KubeObject> {
         this.waiters = this.waiters.filter((w) => w !== waiter);
       };
       const waiter: SyncWaiter = {
+        failOnAuth,
         resolve: () => {
           cleanup();
           resolve();
@@ -326,7 +352,7 @@ export class Informer<T extends KubeObject> {
           this.authMessage = `informer of ${this.description} cannot sync: ${event.message}`;
           if (!this.synced) {
             const err = this.syncError('auth', event.error);
-            for (const w of [...this.waiters]) w.reject(err);
+            for (const w of [...this.waiters]) if (w.failOnAuth) w.reject(err);
           }
         }
         break;

@@ -27,6 +27,8 @@ export interface ControllerDeps {
   cache: ManagerCache;
   events: EventRecorder;
   log: Logger;
+  /** What to declare for a 403 the reconcile failed with (see manager/permissions.ts). */
+  hintFor?(err: unknown): string | undefined;
   metrics: ControllerMetrics;
   queueMetrics: WorkQueueMetrics;
   /** The manager's default for controllers that do not set `maxConcurrentReconciles`. */
@@ -281,7 +283,8 @@ export class Controller<T extends KubeObject = KubeObject> {
           metrics.panics.inc({ controller });
           log.error({ err }, 'reconcile threw an exception');
         } else {
-          log.error({ err }, 'reconcile failed');
+          const hint = this.deps.hintFor?.(err);
+          log.error({ err, ...(hint !== undefined && { hint }) }, 'reconcile failed');
         }
         queue.addRateLimited(key);
       }

@@ -23,6 +23,7 @@ import { ManagerCache } from './cache.js';
 import { EventRecorder } from './events.js';
 import { closeServer, type Endpoints, serveEndpoints } from './http.js';
 import { type LeaderElectionOptions, LeaderElector } from './leader-election.js';
+import { PermissionMonitor } from './permissions.js';
 import { WriteTracker } from './read-your-writes.js';
 import { trackingClient } from './tracking-client.js';
 
@@ -156,6 +157,7 @@ export class Manager {
   private readonly controllerMetrics: ControllerMetrics;
   private readonly queueMetrics: WorkQueueMetrics;
   private readonly leaderGauge: Gauge<'name'>;
+  private readonly permissionMonitor: PermissionMonitor;
   private clientMetrics: ClientMetrics | undefined;
   private servers: Server[] = [];
   private urls: { health?: string; metrics?: string } = {};
@@ -188,6 +190,7 @@ export class Manager {
       registers: [this.registry],
     });
     this.clientMetrics = options.clientMetrics;
+    this.permissionMonitor = new PermissionMonitor(this.registry, this.log, () => this.permissions);
   }
 
   /** Adds a controller, or a {@link Runnable} (before `start()`). */
@@ -335,10 +338,16 @@ export class Manager {
       this.rawClient = await Client.load({ onRequest: this.clientMetrics.observe });
       this.ownsClient = true;
     }
-    const raw = this.rawClient;
+    const ownedClient = this.rawClient;
+    // Every request of the manager (reconciles, cache, events, leases) reports a 403 loudly.
+    const monitor = this.permissionMonitor;
+    const raw = monitor.client(ownedClient);
     const name = o.name ?? o.leaderElection?.id ?? 'kubeloop-manager';
     this.trackedClient = trackingClient(raw, this.tracker);
-    this.informers = new InformerFactory(raw);
+    const informers = new InformerFactory(raw, {
+      onLifecycle: (event) => monitor.informerEvent(event, informers.informers),
+    });
+    this.informers = informers;
     this.managerCache = new ManagerCache(this.informers, this.tracker, raw, {
       namespace: o.namespace ?? '',
       readYourWritesTimeoutMs: o.readYourWritesTimeoutMs ?? 10_000,
@@ -387,11 +396,12 @@ export class Manager {
       for (const d of this.definitions) {
         const own = d.options.client;
         const c = new Controller(d, {
-          client: own ? trackingClient(own, this.tracker) : this.trackedClient,
+          client: own ? trackingClient(monitor.client(own), this.tracker) : this.trackedClient,
           rawClient: raw,
           cache: this.managerCache,
           events: this.recorder,
           log: this.log,
+          hintFor: (err) => monitor.hintFor(err),
           metrics: this.controllerMetrics,
           queueMetrics: this.queueMetrics,
           ...(o.maxConcurrentReconciles !== undefined && {
@@ -402,7 +412,13 @@ export class Manager {
         this.controllers.push(c);
       }
       this.informers.start();
-      const sync = this.informers.waitForSync({ timeoutMs: o.cacheSyncTimeoutMs ?? 120_000 });
+      // A forbidden informer does not fail the start at once: it is logged with what to declare,
+      // counted, keeps /readyz failing, and syncs as soon as its RBAC is fixed (controller-runtime
+      // also waits until its cache sync timeout).
+      const sync = this.informers.waitForSync({
+        timeoutMs: o.cacheSyncTimeoutMs ?? 120_000,
+        failOnAuth: false,
+      });
       const outcome = await Promise.race([sync.then(() => undefined), this.stopMode]);
       if (outcome) {
         sync.catch(() => undefined);
@@ -463,7 +479,7 @@ export class Manager {
       await this.informers.stop();
       await Promise.all(this.servers.map(closeServer));
       this.servers = [];
-      if (this.ownsClient) await raw.close();
+      if (this.ownsClient) await ownedClient.close();
       for (const w of this.readyWaiters.splice(0))
         w.reject(new Error('the manager stopped before its caches synced'));
       this.log.info('manager stopped');
@@ -475,7 +491,11 @@ export class Manager {
     const o = this.options;
     const health = o.healthProbeAddress === undefined ? ':8081' : o.healthProbeAddress;
     const metrics = o.metricsAddress === undefined ? ':8080' : o.metricsAddress;
-    const probes: Endpoints = { healthz: () => true, readyz: () => this.synced };
+    // Not ready while an informer the controllers need is refused its list or watch.
+    const probes: Endpoints = {
+      healthz: () => true,
+      readyz: () => this.synced && this.permissionMonitor.informersAllowed,
+    };
     const metricsEndpoint: Endpoints = { metrics: () => this.renderMetrics() };
     if (health !== false && health === metrics) {
       const { server, url } = await serveEndpoints(health, { ...probes, ...metricsEndpoint });

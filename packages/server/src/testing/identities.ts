@@ -7,8 +7,6 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client, isAlreadyExists, isNotFound, Namespace, ServiceAccount } from 'kubeloop/client';
-import { stringify } from 'yaml';
 import type { ControlPlane } from '../control-plane.js';
 import type { KubeconfigFile } from './kubeconfig-file.js';
 
@@ -68,6 +66,7 @@ function parseServiceAccount(ref: string): { namespace: string; name: string } {
 
 /** Creates an object unless it exists already (another test, or a test's own manifests, made it). */
 async function ensure(create: () => Promise<unknown>): Promise<void> {
+  const { isAlreadyExists } = await import('kubeloop/client');
   try {
     await create();
   } catch (err) {
@@ -99,6 +98,8 @@ export async function clientConfigFor(
     return { server, caData, certData: cert, keyData: key, namespace: 'default', username: identity.user };
   }
   const { namespace, name } = parseServiceAccount(identity.serviceAccount);
+  // Loaded on first use: the server (whose index exports the test env) does not load the client.
+  const { Client, isNotFound, Namespace, ServiceAccount } = await import('kubeloop/client');
   const admin = new Client(cp.clientConfig);
   try {
     const createServiceAccount = () =>
@@ -151,17 +152,22 @@ export function renderIdentityKubeconfig(config: IdentityClientConfig, name = 'k
   if (config.token !== undefined) user.token = config.token;
   if (config.certData !== undefined) user['client-certificate-data'] = b64(config.certData);
   if (config.keyData !== undefined) user['client-key-data'] = b64(config.keyData);
-  return stringify({
-    apiVersion: 'v1',
-    kind: 'Config',
-    clusters: [
-      { name, cluster: { server: config.server, 'certificate-authority-data': b64(config.caData) } },
-    ],
-    users: [{ name: config.username, user }],
-    contexts: [{ name, context: { cluster: name, user: config.username, namespace: config.namespace } }],
-    'current-context': name,
-    preferences: {},
-  });
+  // JSON is YAML: every kubeconfig reader takes it.
+  return JSON.stringify(
+    {
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [
+        { name, cluster: { server: config.server, 'certificate-authority-data': b64(config.caData) } },
+      ],
+      users: [{ name: config.username, user }],
+      contexts: [{ name, context: { cluster: name, user: config.username, namespace: config.namespace } }],
+      'current-context': name,
+      preferences: {},
+    },
+    null,
+    2,
+  );
 }
 
 /**

@@ -10,14 +10,21 @@
  * ```
  */
 import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
-import { parse as parseYaml } from 'yaml';
 import type { JsonObject as Obj } from '../../api/object.js';
 import { isDNS1123Label } from '../../api/validation.js';
 import { ConfigError, describeFsError } from './errors.js';
 import { checkCertificates, checkKeyPair, decodeBase64Field } from './pem.js';
 import type { ConnectionConfig, ExecConfig, Impersonation, Origin } from './types.js';
+
+/** The YAML parser, loaded on first use: a client given its configuration never needs it. */
+let yamlParse: ((text: string) => unknown) | undefined;
+function parseYaml(text: string): unknown {
+  yamlParse ??= (createRequire(import.meta.url)('yaml') as typeof import('yaml')).parse;
+  return yamlParse(text);
+}
 
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 

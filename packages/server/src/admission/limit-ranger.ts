@@ -127,6 +127,27 @@ function ratio(
   return undefined;
 }
 
+/** One bound's check: an error message, or undefined when the amounts keep within it. */
+type Bound = (
+  type: string,
+  name: string,
+  enforced: string,
+  request: Resources,
+  limit: Resources,
+) => string | undefined;
+
+/** The bounds of Container and Pod limit items. */
+const POD_BOUNDS = [
+  ['min', min],
+  ['max', max],
+  ['maxLimitRequestRatio', ratio],
+] as const;
+/** The bounds of PersistentVolumeClaim items: a claim states requests only, so `max` bounds the request. */
+const CLAIM_BOUNDS = [
+  ['min', min],
+  ['max', maxRequest],
+] as const;
+
 /** The pod's requests and limits as one container (containers summed, the largest init container, overhead). */
 function podTotals(spec: Obj): { requests: Resources; limits: Resources } {
   const total = (which: 'requests' | 'limits'): Resources => {
@@ -231,12 +252,14 @@ export function limitRanger(store: Store) {
   /** Refuses a new pod or a claim outside the namespace's limits. */
   const validate = (op: 'CREATE' | 'UPDATE' | 'DELETE', t: ResourceType, obj: Obj): void => {
     const errors: string[] = [];
-    const check = (type: string, item: Obj, request: Resources, limit: Resources): void => {
-      for (const [field, fn] of [
-        ['min', min],
-        ['max', max],
-        ['maxLimitRequestRatio', ratio],
-      ] as const) {
+    const check = (
+      type: string,
+      item: Obj,
+      bounds: readonly (readonly [string, Bound])[],
+      request: Resources,
+      limit: Resources,
+    ): void => {
+      for (const [field, fn] of bounds) {
         const bound = resources(item[field]);
         for (const k of Object.keys(bound).sort()) {
           const e = fn(type, k, bound[k]!, request, limit);
@@ -250,29 +273,19 @@ export function limitRanger(store: Store) {
       for (const item of itemsIn(ns, 'Container')) {
         for (const c of [...objs(spec.containers), ...objs(spec.initContainers)]) {
           const r = isObject(c.resources) ? c.resources : {};
-          check('Container', item, resources(r.requests), resources(r.limits));
+          check('Container', item, POD_BOUNDS, resources(r.requests), resources(r.limits));
         }
       }
       const podItems = itemsIn(ns, 'Pod');
       if (podItems.length > 0) {
         const { requests, limits } = podTotals(spec);
-        for (const item of podItems) check('Pod', item, requests, limits);
+        for (const item of podItems) check('Pod', item, POD_BOUNDS, requests, limits);
       }
     } else if (applies(op, t, 'persistentvolumeclaims')) {
       const spec = isObject(obj.spec) ? obj.spec : {};
       const requests = resources(isObject(spec.resources) ? spec.resources.requests : undefined);
-      for (const item of itemsIn(namespaceOf(obj), 'PersistentVolumeClaim')) {
-        const lower = resources(item.min);
-        for (const k of Object.keys(lower).sort()) {
-          const e = min('PersistentVolumeClaim', k, lower[k]!, requests, {});
-          if (e) errors.push(e);
-        }
-        const upper = resources(item.max);
-        for (const k of Object.keys(upper).sort()) {
-          const e = maxRequest('PersistentVolumeClaim', k, upper[k]!, requests);
-          if (e) errors.push(e);
-        }
-      }
+      for (const item of itemsIn(namespaceOf(obj), 'PersistentVolumeClaim'))
+        check('PersistentVolumeClaim', item, CLAIM_BOUNDS, requests, {});
     } else return;
     if (errors.length === 0) return;
     // utilerrors.NewAggregate: one error as it is, several in brackets.

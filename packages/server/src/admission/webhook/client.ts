@@ -1,0 +1,368 @@
+/**
+ * Calls webhooks (admission and CRD conversion) over HTTPS, as kube-apiserver's webhook client
+ * (`k8s.io/apiserver/pkg/util/webhook`) calls them: a POST of JSON with `?timeout=<n>s`, the
+ * server's certificate verified with the configuration's `caBundle` (or the system roots), and
+ * failures worded as Go's `net/http` and client-go word them, so that the texts kube puts after
+ * `failed to call webhook: ` come out the same.
+ *
+ * How `clientConfig.service` reaches a process on this machine: the Service is looked up in the
+ * store, its port (`service.port`, default 443) is matched to the ports of its ready endpoints
+ * (EndpointSlices labelled `kubernetes.io/service-name`, else the Endpoints object of the same
+ * name), and the call connects to the first ready endpoint's address and target port. Endpoint
+ * addresses are loopback-routable here: an operator running on the host is reached through a
+ * selector-less Service with an EndpointSlice (or Endpoints) of `127.0.0.1`, and process-backed
+ * pods get addresses in 127.0.0.0/8. TLS still verifies the name `<name>.<namespace>.svc` (the SNI
+ * and the certificate's names), and errors print the URL kube prints,
+ * `https://<name>.<namespace>.svc:<port><path>?timeout=<n>s`. A Service without ready endpoints
+ * fails as kube's endpoint resolver does (`no endpoints available for service "<name>"`).
+ *
+ * Connections are kept alive (one `https.Agent` per CA bundle), since every admitted request pays
+ * for a handshake otherwise.
+ */
+import { Agent, request } from 'node:https';
+import { isIP } from 'node:net';
+import { collectionPrefix, objectKey, type Store } from '../../storage/store.js';
+import { isObject, type Obj } from '../../util/object.js';
+
+/** Where a webhook is (the API's `WebhookClientConfig`). */
+export interface WebhookClientConfig {
+  url?: string;
+  service?: { namespace: string; name: string; path?: string; port?: number };
+  /** Base64 PEM, as in the API. */
+  caBundle?: string;
+}
+
+/** What went wrong calling a webhook, for callers that treat the cases apart. */
+export type WebhookCallFailure = 'timeout' | 'connection' | 'status' | 'body';
+
+/**
+ * A failed webhook call. `message` is exactly the text kube-apiserver puts after
+ * `failed to call webhook: `, e.g. `Post "https://x.y.svc:443/p?timeout=10s": context deadline exceeded`.
+ */
+export class WebhookCallError extends Error {
+  constructor(
+    message: string,
+    /** timeout: no answer in time; connection: no connection (refused, TLS, no endpoints); status: a non-2xx answer; body: an answer that is not JSON. */
+    readonly failure: WebhookCallFailure,
+    /** The HTTP status of a `status` failure. */
+    readonly statusCode?: number,
+    /** The Status the webhook's non-2xx answer carried, or client-go's generic one for it. */
+    readonly status?: Obj,
+  ) {
+    super(message);
+    this.name = 'WebhookCallError';
+  }
+}
+
+/** Calls webhooks. */
+export interface WebhookCaller {
+  /** POSTs `body` as JSON, returns the parsed JSON response; rejects with WebhookCallError. */
+  post(config: WebhookClientConfig, body: unknown, options: { timeoutSeconds: number }): Promise<unknown>;
+}
+
+/** The largest answer read from a webhook; a larger one is a `body` failure. */
+const MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
+
+/** The webhook caller of a server, resolving Services from `store`. */
+export function createWebhookCaller(store: Store): WebhookCaller {
+  const agents = new Map<string, Agent>();
+  const agentFor = (caBundle: string | undefined): Agent => {
+    const key = caBundle ?? '';
+    let agent = agents.get(key);
+    if (!agent) {
+      const ca = caBundle ? Buffer.from(caBundle, 'base64').toString('utf8') : undefined;
+      agent = new Agent({ keepAlive: true, maxSockets: 64, ...(ca ? { ca } : {}) });
+      agents.set(key, agent);
+    }
+    return agent;
+  };
+  return {
+    post(config, body, options) {
+      const timeout = `${options.timeoutSeconds}s`;
+      let target: Target;
+      try {
+        target = resolve(store, config, timeout);
+      } catch (err) {
+        return Promise.reject(err);
+      }
+      return send(target, agentFor(config.caBundle), JSON.stringify(body), options.timeoutSeconds);
+    },
+  };
+}
+
+/** Where one call goes: the URL printed in errors, and the address actually dialled. */
+interface Target {
+  printed: string;
+  host: string;
+  port: number;
+  path: string;
+  servername: string;
+}
+
+function resolve(store: Store, config: WebhookClientConfig, timeout: string): Target {
+  if (config.url) {
+    let u: URL;
+    try {
+      u = new URL(config.url);
+    } catch {
+      throw new WebhookCallError(`parse "${config.url}": invalid URL`, 'connection');
+    }
+    u.searchParams.set('timeout', timeout);
+    const host = u.hostname.replace(/^\[|\]$/g, '');
+    return {
+      printed: u.toString(),
+      host,
+      port: u.port ? Number(u.port) : 443,
+      path: `${u.pathname}${u.search}`,
+      servername: host,
+    };
+  }
+  const svc = config.service;
+  if (!svc) throw new WebhookCallError('neither service nor url specified', 'connection');
+  const port = svc.port ?? 443;
+  const servername = `${svc.name}.${svc.namespace}.svc`;
+  const path = `${svc.path ?? ''}?timeout=${timeout}`;
+  const printed = `https://${servername}:${port}${path.startsWith('/') || path.startsWith('?') ? '' : '/'}${path}`;
+  const fail = (reason: string): never => {
+    throw new WebhookCallError(`Post "${printed}": ${reason}`, 'connection');
+  };
+  const service = store.get(objectKey('', 'services', svc.namespace, svc.name))?.object as Obj | undefined;
+  if (!service) return fail(`service "${svc.name}" not found`);
+  const spec = isObject(service.spec) ? service.spec : {};
+  if (spec.type === 'ExternalName' && typeof spec.externalName === 'string') {
+    return { printed, host: spec.externalName, port, path, servername };
+  }
+  const ports = Array.isArray(spec.ports) ? (spec.ports as Obj[]) : [];
+  const svcPort = ports.find((p) => p.port === port);
+  if (!svcPort) return fail(`no service port ${port} found for service "${svc.name}"`);
+  const address = readyEndpoint(store, svc.namespace, svc.name, svcPort);
+  if (!address) return fail(`no endpoints available for service "${svc.name}"`);
+  return { printed, host: address.ip, port: address.port, path, servername };
+}
+
+/**
+ * The first ready endpoint of a Service port: EndpointSlices first (what kube-proxy reads), then
+ * the Endpoints object, for users who write only that.
+ */
+function readyEndpoint(
+  store: Store,
+  namespace: string,
+  name: string,
+  svcPort: Obj,
+): { ip: string; port: number } | undefined {
+  const portName = typeof svcPort.name === 'string' ? svcPort.name : '';
+  const numericTarget = typeof svcPort.targetPort === 'number' ? svcPort.targetPort : undefined;
+  const slices = store.list(collectionPrefix('discovery.k8s.io', 'endpointslices', namespace)).items;
+  for (const s of slices) {
+    const slice = s.object as Obj;
+    const labels = isObject(slice.metadata) && isObject(slice.metadata.labels) ? slice.metadata.labels : {};
+    if (labels['kubernetes.io/service-name'] !== name) continue;
+    const ports = Array.isArray(slice.ports) ? (slice.ports as Obj[]) : [];
+    const p = ports.find((x) => (typeof x.name === 'string' ? x.name : '') === portName) ?? ports[0];
+    const port = typeof p?.port === 'number' ? p.port : numericTarget;
+    if (port === undefined) continue;
+    for (const e of Array.isArray(slice.endpoints) ? (slice.endpoints as Obj[]) : []) {
+      const conditions = isObject(e.conditions) ? e.conditions : {};
+      if (conditions.ready === false) continue;
+      const ip = Array.isArray(e.addresses) ? e.addresses[0] : undefined;
+      if (typeof ip === 'string') return { ip, port };
+    }
+  }
+  const endpoints = store.get(objectKey('', 'endpoints', namespace, name))?.object as Obj | undefined;
+  for (const subset of Array.isArray(endpoints?.subsets) ? (endpoints.subsets as Obj[]) : []) {
+    const ports = Array.isArray(subset.ports) ? (subset.ports as Obj[]) : [];
+    const p = ports.find((x) => (typeof x.name === 'string' ? x.name : '') === portName) ?? ports[0];
+    const port = typeof p?.port === 'number' ? p.port : numericTarget;
+    const address = Array.isArray(subset.addresses) ? (subset.addresses[0] as Obj | undefined) : undefined;
+    if (port !== undefined && typeof address?.ip === 'string') return { ip: address.ip, port };
+  }
+  return undefined;
+}
+
+function send(target: Target, agent: Agent, payload: string, timeoutSeconds: number): Promise<unknown> {
+  return new Promise((resolvePromise, reject) => {
+    let settled = false;
+    const done = (err: WebhookCallError | undefined, value?: unknown) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      if (err) reject(err);
+      else resolvePromise(value);
+    };
+    const prefix = `Post "${target.printed}": `;
+    const req = request({
+      agent,
+      method: 'POST',
+      host: target.host,
+      port: target.port,
+      path: target.path,
+      // SNI carries names only; a certificate for an IP address is checked against the host.
+      ...(isIP(target.servername) ? {} : { servername: target.servername }),
+      headers: {
+        'Content-Type': 'application/json',
+        Accept: 'application/json, */*',
+        'Content-Length': Buffer.byteLength(payload),
+      },
+    });
+    // The context deadline of kube's call: the whole exchange, not only the connection.
+    const timer = setTimeout(() => {
+      done(new WebhookCallError(`${prefix}context deadline exceeded`, 'timeout'));
+      req.destroy();
+    }, timeoutSeconds * 1000);
+    req.on('error', (err: NodeJS.ErrnoException) => {
+      done(new WebhookCallError(prefix + goNetError(err, target), failureOf(err)));
+    });
+    req.on('response', (res) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      res.on('data', (c: Buffer) => {
+        size += c.length;
+        if (size > MAX_RESPONSE_BYTES) {
+          done(new WebhookCallError(`${prefix}http: response body too large`, 'body'));
+          res.destroy();
+          return;
+        }
+        chunks.push(c);
+      });
+      res.on('error', (err: NodeJS.ErrnoException) => {
+        done(new WebhookCallError(prefix + goNetError(err, target), failureOf(err)));
+      });
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        const code = res.statusCode ?? 0;
+        if (code < 200 || code > 206) {
+          done(statusFailure(code, text));
+          return;
+        }
+        try {
+          done(undefined, JSON.parse(text));
+        } catch (err) {
+          done(new WebhookCallError(jsonError(text, err), 'body'));
+        }
+      });
+    });
+    req.end(payload);
+  });
+}
+
+function failureOf(err: NodeJS.ErrnoException): WebhookCallFailure {
+  return err.code === 'ETIMEDOUT' ? 'timeout' : 'connection';
+}
+
+/** A Node network or TLS error as Go's net/http and crypto/tls word it. */
+function goNetError(err: NodeJS.ErrnoException, target: Target): string {
+  const addr = `${target.host.includes(':') ? `[${target.host}]` : target.host}:${target.port}`;
+  const verify = (reason: string) => `tls: failed to verify certificate: x509: ${reason}`;
+  switch (err.code) {
+    case 'ECONNREFUSED':
+      return `dial tcp ${addr}: connect: connection refused`;
+    case 'EHOSTUNREACH':
+      return `dial tcp ${addr}: connect: no route to host`;
+    case 'ENETUNREACH':
+      return `dial tcp ${addr}: connect: network is unreachable`;
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return `dial tcp: lookup ${target.host}: no such host`;
+    case 'ECONNRESET':
+      return `read tcp ${addr}: read: connection reset by peer`;
+    case 'UNABLE_TO_VERIFY_LEAF_SIGNATURE':
+    case 'SELF_SIGNED_CERT_IN_CHAIN':
+    case 'DEPTH_ZERO_SELF_SIGNED_CERT':
+    case 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY':
+    case 'UNABLE_TO_GET_ISSUER_CERT':
+      return verify('certificate signed by unknown authority');
+    case 'CERT_HAS_EXPIRED':
+    case 'CERT_NOT_YET_VALID':
+      return verify('certificate has expired or is not yet valid');
+    case 'ERR_TLS_CERT_ALTNAME_INVALID':
+      return verify(hostnameError(err, target.servername));
+    default:
+      if (err.code?.startsWith('ERR_SSL') || err.code?.startsWith('EPROTO'))
+        return 'remote error: tls: handshake failure';
+      return err.message;
+  }
+}
+
+/** Go's x509.HostnameError text, from the certificate's names Node reports. */
+function hostnameError(
+  err: NodeJS.ErrnoException & { cert?: { subjectaltname?: string } },
+  host: string,
+): string {
+  const sans = (err.cert?.subjectaltname ?? '')
+    .split(', ')
+    .filter((s) => s.startsWith('DNS:') || s.startsWith('IP Address:'))
+    .map((s) => s.slice(s.indexOf(':') + 1));
+  if (isIP(host)) {
+    const ips = (err.cert?.subjectaltname ?? '')
+      .split(', ')
+      .filter((s) => s.startsWith('IP Address:'))
+      .map((s) => s.slice('IP Address:'.length));
+    if (ips.length === 0)
+      return `cannot validate certificate for ${host} because it doesn't contain any IP SANs`;
+    return `certificate is valid for ${ips.join(', ')}, not ${host}`;
+  }
+  if (sans.length === 0) return `certificate is not valid for any names, but wanted to match ${host}`;
+  return `certificate is valid for ${sans.join(', ')}, not ${host}`;
+}
+
+/**
+ * A non-2xx answer as client-go reads it: the webhook's own Status when it sent one, else the
+ * generic text of `NewGenericServerResponse` for the code.
+ */
+function statusFailure(code: number, text: string): WebhookCallError {
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (isObject(parsed) && parsed.kind === 'Status' && typeof parsed.message === 'string') {
+      return new WebhookCallError(parsed.message, 'status', code, parsed);
+    }
+  } catch {
+    // Not a Status: client-go's generic answer below.
+  }
+  const body = text.trim();
+  let reason = 'Unknown';
+  let message = `the server responded with the status code ${code} but did not return more information`;
+  const generic: Record<number, [string, string]> = {
+    400: ['BadRequest', 'the server rejected our request for an unknown reason'],
+    401: ['Unauthorized', 'the server has asked for the client to provide credentials'],
+    403: ['Forbidden', body],
+    404: ['NotFound', 'the server could not find the requested resource'],
+    405: ['MethodNotAllowed', 'the server does not allow this method on the requested resource'],
+    409: ['AlreadyExists', 'the server reported a conflict'],
+    422: ['Invalid', 'the server rejected our request due to an error in our request'],
+    429: ['TooManyRequests', 'the server has received too many requests and has asked us to try again later'],
+    503: ['ServiceUnavailable', 'the server is currently unable to handle the request'],
+    504: [
+      'Timeout',
+      'the server was unable to return a response in the time allotted, but may still be processing the request',
+    ],
+  };
+  const known = generic[code];
+  if (known) [reason, message] = known;
+  else if (code >= 500) {
+    reason = 'InternalError';
+    message = `an error on the server (${JSON.stringify(body)}) has prevented the request from succeeding`;
+  }
+  const status = {
+    apiVersion: 'v1',
+    kind: 'Status',
+    metadata: {},
+    status: 'Failure',
+    message,
+    reason,
+    details: { causes: [{ reason: 'UnexpectedServerResponse', message: body }] },
+    code,
+  };
+  return new WebhookCallError(message, 'status', code, status);
+}
+
+/** client-go's decoding error for an answer that is not JSON. */
+function jsonError(text: string, err: unknown): string {
+  const first = text.trimStart()[0];
+  const detail =
+    first === undefined
+      ? 'unexpected end of JSON input'
+      : /[[{"\d\-tfn]/.test(first)
+        ? `${err instanceof Error ? err.message : String(err)}`
+        : `invalid character '${first}' looking for beginning of value`;
+  return `couldn't get version/kind; json parse error: ${detail}`;
+}

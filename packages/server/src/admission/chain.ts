@@ -19,24 +19,17 @@ import { defaultIngressClass } from './default-ingress-class.js';
 import { defaultStorageClass } from './default-storage-class.js';
 import { limitRanger } from './limit-ranger.js';
 import { namespaceLifecycle } from './namespace-lifecycle.js';
+import type { AdmissionOptions } from './options.js';
 import { podSecurityAdmission } from './pod-security/admission.js';
 import { priorityAdmission } from './priority.js';
 import { resourceQuotaAdmission } from './resource-quota.js';
 import { serviceAccountAdmission } from './service-account.js';
 import { storageObjectInUseProtection } from './storage-protection.js';
 
+export type { AdmissionOptions } from './options.js';
+
 /** An admission operation. */
 export type AdmissionOperation = 'CREATE' | 'UPDATE' | 'DELETE';
-
-/** What a plugin may need to know of the request beyond its object. */
-export interface AdmissionOptions {
-  /** A dry run: the plugin decides, but changes nothing (a quota is not charged). */
-  dryRun?: boolean;
-  /** The request's warnings: a plugin that admits with a warning (PodSecurity) adds it here. */
-  warnings?: string[];
-  /** The subresource an update writes through (`status`), if any. */
-  subresource?: string;
-}
 
 /** One admission plugin: mutates `obj`, or throws (or rejects with) an ApiError to refuse. */
 export type AdmissionPlugin = (

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ApiError, type FieldSelector, type StatusCause, validateObjectMeta } from 'kubeloop/api';
+import type { AdmissionOptions } from '../admission/options.js';
 import { presentAs, toStorageVersion } from '../apiextensions/conversion.js';
 import { objectKey, type Store } from '../storage/store.js';
 import type { KubeObject, StoredObject } from '../storage/types.js';
@@ -100,7 +101,13 @@ export class RestStorage {
     // Mutating admission (NamespaceLifecycle is one) runs in the create handler before the
     // registry's BeforeCreate: before the name is generated and before validation, so an
     // invalid object in a missing or terminating namespace gets that namespace's answer.
-    await this.hooks.mutate?.('CREATE', t, obj, undefined, { dryRun: ctx.dryRun, warnings: ctx.warnings });
+    const admission = admissionOptions(
+      ctx,
+      'CreateOptions',
+      namespace,
+      typeof m.name === 'string' ? m.name : '',
+    );
+    await this.hooks.mutate?.('CREATE', t, obj, undefined, admission);
     confirmWrite(t, obj, undefined, namespace, ctx, this.hooks.authorization);
     if ((m.name === undefined || m.name === '') && typeof m.generateName === 'string' && m.generateName) {
       m.name = `${m.generateName}${randomSuffix()}`;
@@ -129,7 +136,7 @@ export class RestStorage {
     if (ctx.fieldManager !== undefined && !ctx.applied)
       this.hooks.manageFields?.(t, undefined, obj, ctx.fieldManager, undefined);
     this.hooks.allocate?.(t, obj, undefined);
-    await this.hooks.admit?.('CREATE', t, obj, undefined, { dryRun: ctx.dryRun, warnings: ctx.warnings });
+    await this.hooks.admit?.('CREATE', t, obj, undefined, admission);
 
     const name = m.name as string;
     const key = this.key(t, namespace, name);
@@ -251,13 +258,25 @@ export class RestStorage {
     // The Scale's managed fields are the parent's replicas owners: moved here, not recomputed.
     // A write through /scale is admitted as the scale, which no plugin warns about.
     const parentCtx = { ...ctx, applied: true, warnings: undefined };
-    const stored = await this.guaranteedUpdate(t, namespace, name, undefined, parentCtx, rv, (current) => {
-      const oldScale = ctx.fieldManager !== undefined ? scaleOf(t, current) : undefined;
-      setPath(current, scaleSpec.specReplicasPath, replicas);
-      if (oldScale && ctx.fieldManager !== undefined)
-        this.hooks.manageScaleFields?.(t, current, oldScale, scale, ctx.fieldManager, ctx.applied === true);
-      return current;
-    });
+    const stored = await this.guaranteedUpdate(
+      t,
+      namespace,
+      name,
+      undefined,
+      parentCtx,
+      rv,
+      (current) => {
+        const oldScale = ctx.fieldManager !== undefined ? scaleOf(t, current) : undefined;
+        setPath(current, scaleSpec.specReplicasPath, replicas);
+        if (oldScale && ctx.fieldManager !== undefined)
+          this.hooks.manageScaleFields?.(t, current, oldScale, scale, ctx.fieldManager, ctx.applied === true);
+        return current;
+      },
+      {
+        of: (parent) => scaleOf(t, parent),
+        apply: (parent, s) => setPath(parent, scaleSpec.specReplicasPath, requestedReplicas(t, name, s)),
+      },
+    );
     return this.scaleOf(t, stored);
   }
 
@@ -294,12 +313,9 @@ export class RestStorage {
         `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${String(cm.resourceVersion)}`,
       );
     }
-    await this.hooks.mutate?.('DELETE', t, current.object as Obj, current.object as Obj, {
-      dryRun: ctx.dryRun,
-    });
-    await this.hooks.admit?.('DELETE', t, current.object as Obj, current.object as Obj, {
-      dryRun: ctx.dryRun,
-    });
+    const admission = admissionOptions(ctx, 'DeleteOptions', namespace, name, deleteOptions(opts));
+    await this.hooks.mutate?.('DELETE', t, current.object as Obj, current.object as Obj, admission);
+    await this.hooks.admit?.('DELETE', t, current.object as Obj, current.object as Obj, admission);
 
     const finalizers = strings(cm.finalizers);
     const extra =
@@ -462,6 +478,7 @@ export class RestStorage {
     ctx: WriteContext,
     expectedRevision: number | undefined,
     desired: (current: Obj) => Obj,
+    scale?: AdmissionOptions['scale'],
   ): Promise<StoredObject> {
     const key = this.key(t, namespace, name);
     for (let attempt = 0; ; attempt++) {
@@ -492,7 +509,11 @@ export class RestStorage {
         throw ApiError.staleObject(gr(t), name);
       }
       const next = prepareUpdate(t, input, old, oldView.json, subresource, namespace);
-      const admission = { dryRun: ctx.dryRun, warnings: ctx.warnings, subresource };
+      const admission: AdmissionOptions = {
+        ...admissionOptions(ctx, 'UpdateOptions', namespace, name),
+        subresource: scale ? 'scale' : subresource,
+        ...(scale && { scale }),
+      };
       await this.hooks.mutate?.('UPDATE', t, next, old, admission);
       confirmWrite(t, next, old, namespace, ctx, this.hooks.authorization);
       const nm = meta(next);
@@ -556,6 +577,38 @@ export class RestStorage {
       }
     }
   }
+}
 
-  /** The strategy's PrepareForUpdate: what a write to the main resource or `/status` may change. */
+/**
+ * What admission sees of a write besides its objects: the request's user, namespace and name,
+ * and its options as kube passes them (`CreateOptions`, `UpdateOptions`, `DeleteOptions`).
+ */
+function admissionOptions(
+  ctx: WriteContext,
+  kind: 'CreateOptions' | 'UpdateOptions' | 'DeleteOptions',
+  namespace: string | undefined,
+  name: string,
+  fields: Obj = {},
+): AdmissionOptions {
+  const operationOptions: Obj = { kind, apiVersion: 'meta.k8s.io/v1', ...fields };
+  if (ctx.dryRun) operationOptions.dryRun = ['All'];
+  if (kind !== 'DeleteOptions' && ctx.fieldManager !== undefined)
+    operationOptions.fieldManager = ctx.fieldManager;
+  return {
+    dryRun: ctx.dryRun,
+    warnings: ctx.warnings,
+    ...(ctx.user && { user: ctx.user }),
+    name,
+    namespace: namespace ?? '',
+    operationOptions,
+  };
+}
+
+/** A delete's options as DeleteOptions fields. */
+function deleteOptions(opts: DeleteParams): Obj {
+  return {
+    ...(opts.gracePeriodSeconds !== undefined && { gracePeriodSeconds: opts.gracePeriodSeconds }),
+    ...(opts.preconditions && { preconditions: opts.preconditions }),
+    ...(opts.propagationPolicy && { propagationPolicy: opts.propagationPolicy }),
+  };
 }

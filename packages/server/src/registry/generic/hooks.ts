@@ -1,4 +1,5 @@
 /** What the generic REST storage calls out to: admission, allocations, the field manager. */
+import type { AdmissionOptions } from '../../admission/options.js';
 import type { Obj } from '../../util/object.js';
 import type { WriteAuthorization } from '../shared/behaviour.js';
 import type { ResourceType, UpdateStrategy } from '../types.js';
@@ -18,7 +19,7 @@ export interface RestHooks {
     t: ResourceType,
     obj: Obj,
     old: Obj | undefined,
-    options?: { dryRun?: boolean; warnings?: string[]; subresource?: string },
+    options?: AdmissionOptions,
   ): void | Promise<void>;
   /** Validating admission: after validation, before the write is persisted; throws ApiError to refuse. */
   admit?(
@@ -26,7 +27,7 @@ export interface RestHooks {
     t: ResourceType,
     obj: Obj,
     old: Obj | undefined,
-    options?: { dryRun?: boolean; warnings?: string[]; subresource?: string },
+    options?: AdmissionOptions,
   ): void | Promise<void>;
   /**
    * Whether a kubelet runs the node a pod is bound to: only then is a pod deleted gracefully

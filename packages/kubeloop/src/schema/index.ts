@@ -18,6 +18,10 @@
  * @module
  */
 
+// The CEL building blocks the server's admission CEL (ValidatingAdmissionPolicy, matchConditions)
+// builds on: kube's libraries, cel-go's error wording, JSON → CEL values, schema-typed objects.
+export { type CelJsError, celGoMessage, formatCompileIssue } from './cel/errors.js';
+export { CelLibraryError, registerKubernetesLibraries } from './cel/library.js';
 export {
   type CelValidateOptions,
   CelValidator,
@@ -28,6 +32,7 @@ export {
   STATIC_ESTIMATED_COST_LIMIT,
   STATIC_ESTIMATED_CRD_COST_LIMIT,
 } from './cel/validator.js';
+export { TypeBuilder, toCelValue } from './cel/values.js';
 export {
   applyDefaults,
   CEL_SKIPPED_CAUSE,

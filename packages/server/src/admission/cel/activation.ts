@@ -1,0 +1,182 @@
+/**
+ * The values admission expressions see (k8s.io/apiserver/pkg/admission/plugin/cel/activation.go):
+ * `object`, `oldObject`, `request` (an AdmissionRequest without its objects), `params`,
+ * `namespaceObject`, `authorizer` and `variables`. Each is converted to CEL values on first use,
+ * once per request, whatever the number of expressions that read it.
+ */
+import { toCelValue } from 'kubeloop/schema';
+import type { Obj } from '../../util/object.js';
+import { AuthorizerValue, type CelAuthorizer, ResourceCheckValue } from './authorizer.js';
+
+/** What is known of one admission request (the contract of `admission/matching.ts`). */
+export interface AdmissionAttributes {
+  operation: 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
+  resource: { group: string; version: string; resource: string };
+  subresource: string;
+  kind: { group: string; version: string; kind: string };
+  name: string;
+  namespace: string;
+  object?: Obj;
+  oldObject?: Obj;
+  userInfo: { username: string; uid?: string; groups?: string[]; extra?: Record<string, string[]> };
+  dryRun: boolean;
+  options?: Obj;
+}
+
+/** Makes `variables` for an activation (an `AdmissionCelEnv`: each environment has its own). */
+export interface VariablesProvider {
+  newVariables(activation: AdmissionActivation): unknown;
+}
+
+/** What an activation needs beyond the request. */
+export interface ActivationExtra {
+  /** The resource and kind the policy matched the request as (matchPolicy Equivalent); default: the request's. */
+  matchedResource?: { group: string; version: string; resource: string };
+  matchedKind?: { group: string; version: string; kind: string };
+  /** The binding's param (null: none). */
+  params?: Obj | null;
+  /** The request's namespace (null for cluster-scoped requests and for Namespaces themselves). */
+  namespace?: Obj | null;
+  /** Answers `authorizer` checks; without it, `authorizer` is unset (an expression using it errors). */
+  authorizer?: CelAuthorizer;
+}
+
+const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
+
+/** `CreateNamespaceObject`: the namespace's metadata kube exposes, spec and status; timestamps as timestamps. */
+function namespaceValue(ns: Obj): unknown {
+  const meta = (ns.metadata ?? {}) as Obj;
+  const pick: Obj = {};
+  for (const k of [
+    'name',
+    'generateName',
+    'namespace',
+    'uid',
+    'resourceVersion',
+    'generation',
+    'creationTimestamp',
+    'deletionTimestamp',
+    'deletionGracePeriodSeconds',
+    'labels',
+    'annotations',
+    'finalizers',
+  ])
+    if (meta[k] !== undefined) pick[k] = meta[k];
+  const v = toCelValue({ metadata: pick, spec: ns.spec ?? {}, status: ns.status ?? {} }, undefined) as Obj;
+  const m = v.metadata as Obj;
+  for (const k of ['creationTimestamp', 'deletionTimestamp'])
+    if (typeof m[k] === 'string' && TIMESTAMP.test(m[k] as string)) m[k] = new Date(m[k] as string);
+  return v;
+}
+
+/** One request's values, shared by every expression evaluated for it (per param). */
+export class AdmissionActivation {
+  private readonly contexts = new Map<VariablesProvider | undefined, Obj>();
+  private cache: Obj = {};
+
+  constructor(
+    readonly attributes: AdmissionAttributes,
+    readonly extra: ActivationExtra = {},
+  ) {}
+
+  /** The activation with another param (one evaluation per param of a selector): values are kept. */
+  withParams(params: Obj | null): AdmissionActivation {
+    const next = new AdmissionActivation(this.attributes, { ...this.extra, params });
+    next.cache = { ...this.cache };
+    delete next.cache.params;
+    return next;
+  }
+
+  private lazy(key: string, make: () => unknown): unknown {
+    if (!(key in this.cache)) this.cache[key] = make();
+    return this.cache[key];
+  }
+
+  /** The request as `request` shows it (`CreateAdmissionRequest`). */
+  request(): unknown {
+    return this.lazy('request', () => {
+      const a = this.attributes;
+      const kind = this.extra.matchedKind ?? a.kind;
+      const resource = this.extra.matchedResource ?? a.resource;
+      return toCelValue(
+        {
+          kind: { group: kind.group, version: kind.version, kind: kind.kind },
+          resource: { group: resource.group, version: resource.version, resource: resource.resource },
+          subResource: a.subresource,
+          requestKind: { ...a.kind },
+          requestResource: { ...a.resource },
+          requestSubResource: a.subresource,
+          name: a.name,
+          namespace: a.namespace,
+          operation: a.operation,
+          userInfo: {
+            username: a.userInfo.username,
+            uid: a.userInfo.uid ?? '',
+            groups: a.userInfo.groups ?? [],
+            extra: a.userInfo.extra ?? {},
+          },
+          dryRun: a.dryRun,
+          options: a.options ?? null,
+        },
+        undefined,
+      );
+    });
+  }
+
+  /** The values of the variables, with `variables` of `env`. */
+  context(env?: VariablesProvider): Obj {
+    let ctx = this.contexts.get(env);
+    if (ctx) return ctx;
+    ctx = {};
+    const a = this.attributes;
+    const getters: Record<string, () => unknown> = {
+      object: () => this.lazy('object', () => (a.object ? toCelValue(a.object, undefined) : null)),
+      oldObject: () =>
+        this.lazy('oldObject', () => (a.oldObject ? toCelValue(a.oldObject, undefined) : null)),
+      params: () =>
+        this.lazy('params', () => (this.extra.params ? toCelValue(this.extra.params, undefined) : null)),
+      namespaceObject: () =>
+        this.lazy('namespaceObject', () =>
+          this.extra.namespace ? namespaceValue(this.extra.namespace) : null,
+        ),
+      request: () => this.request(),
+      authorizer: () => this.lazy('authorizer', () => this.authorizer()),
+    };
+    for (const [k, get] of Object.entries(getters)) Object.defineProperty(ctx, k, { enumerable: true, get });
+    if (env) {
+      let vars: unknown;
+      Object.defineProperty(ctx, 'variables', {
+        enumerable: true,
+        get: () => {
+          vars ??= env.newVariables(this);
+          return vars;
+        },
+      });
+    }
+    this.contexts.set(env, ctx);
+    return ctx;
+  }
+
+  private authorizer(): AuthorizerValue | undefined {
+    const authz = this.extra.authorizer;
+    if (!authz) return undefined;
+    const a = this.attributes;
+    const user = { username: a.userInfo.username, groups: a.userInfo.groups ?? [] };
+    const parent = new AuthorizerValue(authz, user);
+    // `authorizer.requestResource`: the request's group, resource, subresource, namespace and name.
+    const rr = new ResourceCheckValue(
+      parent,
+      a.resource.group,
+      a.resource.resource,
+      a.subresource,
+      a.namespace,
+      a.name,
+    );
+    return new AuthorizerValue(authz, user, rr);
+  }
+}
+
+/** The activation of one request (see {@link AdmissionActivation}). */
+export function activationFor(attrs: AdmissionAttributes, extra?: ActivationExtra): AdmissionActivation {
+  return new AdmissionActivation(attrs, extra);
+}

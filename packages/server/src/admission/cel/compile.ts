@@ -1,0 +1,275 @@
+/**
+ * Compilation of admission CEL expressions (k8s.io/apiserver/pkg/admission/plugin/cel: compile.go,
+ * composition.go): one environment per set of declared variables, expressions type-checked once
+ * with cel-go's error texts, `variables.<name>` compiled in order (each sees the ones before it)
+ * and evaluated lazily, at most once per activation.
+ */
+import { Environment, EvaluationError } from '@marcbachmann/cel-js';
+import {
+  type CelJsError,
+  celGoMessage,
+  formatCompileIssue,
+  registerKubernetesLibraries,
+} from 'kubeloop/schema';
+import type { AdmissionActivation } from './activation.js';
+import { registerAuthorizerLibrary } from './authorizer.js';
+import { registerAdmissionTypes } from './types.js';
+
+/** A named expression: a policy's `variables[i]`. */
+export interface NamedExpression {
+  name: string;
+  expression: string;
+}
+
+/** What an admission environment declares besides `object`, `oldObject`, `request` and `namespaceObject`. */
+export interface AdmissionCelEnvOptions {
+  /** Declare `params` (a policy with `paramKind`). */
+  params?: boolean;
+  /** Declare `authorizer` and `authorizer.requestResource` (validations, matchConditions; not messageExpression). */
+  authorizer?: boolean;
+  /** The policy's `variables`, compiled in order into `variables.<name>`. */
+  variables?: readonly NamedExpression[];
+  /**
+   * Typed `object`/`oldObject`/`params` for type checking only (the policy status controller):
+   * `env` must already have kube's CEL libraries and the types named here registered, and must
+   * not have been cloned yet.
+   */
+  typed?: { env: Environment; object?: string; params?: string };
+}
+
+/** How {@link AdmissionCelEnv.compile} compiles one expression. */
+export interface CompileOptions {
+  /**
+   * The types (cel-go names: `bool`, `string`, `null_type`) the expression may have, as its kind
+   * requires; none: any type.
+   */
+  returnTypes?: readonly string[];
+  /**
+   * Whether `authorizer` is declared (default true, when the environment has it): kube declares
+   * it for validations, matchConditions and variables, not for messageExpression nor auditAnnotations.
+   */
+  authorizer?: boolean;
+}
+
+/** A compiled expression. `error` is the compile error as kube words it (`compilation failed: ERROR: <input>:1:1: …`). */
+export interface CompiledExpression {
+  readonly expression: string;
+  readonly error?: string;
+  /** cel-go's name of the expression's type (`bool`, `list(string)`), when it compiled. */
+  readonly outputType?: string;
+  /**
+   * Evaluates the expression. Throws an Error whose message is kube's detail text:
+   * `compilation error: …` when it did not compile, `expression '…' resulted in error: …` at run time.
+   */
+  evaluate(activation: AdmissionActivation): unknown;
+}
+
+const PRIMITIVES = new Set([
+  'int',
+  'uint',
+  'double',
+  'bool',
+  'string',
+  'bytes',
+  'dyn',
+  'null_type',
+  'google.protobuf.Timestamp',
+  'google.protobuf.Duration',
+  'list',
+  'map',
+]);
+
+/** cel-js type text → cel-go's (`list<string>` → `list(string)`). */
+function goTypeName(t: string): string {
+  return t.replaceAll('<', '(').replaceAll('>', ')');
+}
+
+/** kube's `convertCelTypeToDeclType`: primitives, lists and maps keep their type, the rest is dyn. */
+function compositionType(t: string | undefined): string {
+  if (!t) return 'dyn';
+  return t.replace(/[A-Za-z_][A-Za-z0-9_.]*/g, (id) => (PRIMITIVES.has(id) ? id : 'dyn'));
+}
+
+let baseEnv: Environment | undefined;
+let evalEnv: Environment | undefined;
+let variablesTypes = 0;
+
+function newLibraryEnv(): Environment {
+  return registerKubernetesLibraries(
+    new Environment({ enableOptionalTypes: true, homogeneousAggregateLiterals: false }),
+  );
+}
+
+/** Registers what every admission environment has beyond kube's base libraries. */
+export function registerAdmissionLibrary(env: Environment): Environment {
+  registerAuthorizerLibrary(env);
+  registerAdmissionTypes(env);
+  env.registerType('kubernetes.variables', LazyVariables);
+  return env;
+}
+
+function base(): Environment {
+  baseEnv ??= registerAdmissionLibrary(newLibraryEnv());
+  return baseEnv;
+}
+
+/**
+ * The environment expressions are run in: every variable dyn (values are plain CEL values), the
+ * library's types registered so that functions dispatch on them. Checking is done in typed
+ * environments; running needs no types.
+ */
+function runEnv(): Environment {
+  if (!evalEnv) {
+    evalEnv = base().clone();
+    for (const v of ['object', 'oldObject', 'request', 'namespaceObject', 'params', 'variables'])
+      evalEnv.registerVariable(v, 'dyn');
+    evalEnv.registerVariable('authorizer', 'kubernetes.authorization.Authorizer');
+  }
+  return evalEnv;
+}
+
+/** `variables` of one activation: each a getter that evaluates its expression once. */
+export class LazyVariables {}
+
+/** The environment of one policy (or one webhook's matchConditions). */
+export class AdmissionCelEnv {
+  /** The compiled `variables`, by name, in their order. */
+  readonly variables = new Map<string, CompiledExpression>();
+  private readonly options: AdmissionCelEnvOptions;
+  private checkEnvs = new Map<string, Environment>();
+  private variableFields: Record<string, string> = {};
+  private readonly root: Environment;
+
+  constructor(options: AdmissionCelEnvOptions = {}) {
+    this.options = options;
+    this.root = options.typed ? registerAdmissionLibrary(options.typed.env) : base();
+    for (const v of options.variables ?? []) {
+      const compiled = this.compile(v.expression);
+      this.variables.set(v.name, compiled);
+      this.variableFields = {
+        ...this.variableFields,
+        [v.name]: compositionType(compiled.outputType?.replaceAll('(', '<').replaceAll(')', '>')),
+      };
+    }
+  }
+
+  /** The type-checking environment for the variables compiled so far. */
+  private checkEnv(withAuthorizer: boolean): Environment {
+    const fields = this.variableFields;
+    const key = `${withAuthorizer}|${JSON.stringify(fields)}`;
+    let env = this.checkEnvs.get(key);
+    if (!env) {
+      env = this.root.clone();
+      const typed = this.options.typed;
+      env.registerVariable('object', typed?.object ?? 'dyn');
+      env.registerVariable('oldObject', typed?.object ?? 'dyn');
+      env.registerVariable('request', 'kubernetes.AdmissionRequest');
+      env.registerVariable('namespaceObject', 'kubernetes.Namespace');
+      if (this.options.params) env.registerVariable('params', typed?.params ?? 'dyn');
+      if (withAuthorizer && this.options.authorizer)
+        env.registerVariable('authorizer', 'kubernetes.authorization.Authorizer');
+      const name = `kubernetes.variables${variablesTypes++}`;
+      env.registerType(name, { fields });
+      env.registerVariable('variables', name);
+      this.checkEnvs.set(key, env);
+    }
+    return env;
+  }
+
+  /**
+   * Compiles one expression (see {@link CompileOptions}).
+   */
+  compile(expression: string, options: CompileOptions = {}): CompiledExpression {
+    const { returnTypes, authorizer: withAuthorizer = true } = options;
+    const fail = (error: string): CompiledExpression => ({
+      expression,
+      error,
+      evaluate() {
+        throw new Error(`compilation error: ${error}`);
+      },
+    });
+    let outputType: string;
+    try {
+      const checked = this.checkEnv(withAuthorizer).check(expression);
+      if (!checked.valid)
+        return fail(
+          `compilation failed: ${formatCompileIssue(expression, checked.error as unknown as CelJsError)}`,
+        );
+      outputType = goTypeName(checked.type ?? 'dyn');
+    } catch (e) {
+      return fail(`compilation failed: ${formatCompileIssue(expression, e as CelJsError)}`);
+    }
+    if (returnTypes && returnTypes.length > 0 && !returnTypes.includes(outputType)) {
+      return fail(
+        returnTypes.length === 1
+          ? `must evaluate to ${returnTypes[0]} but got ${outputType}`
+          : `must evaluate to one of [${returnTypes.join(' ')}] but got ${outputType}`,
+      );
+    }
+    const program = runEnv().parse(expression);
+    const env = this;
+    return {
+      expression,
+      outputType,
+      evaluate(activation) {
+        try {
+          return program(activation.context(env));
+        } catch (e) {
+          throw new Error(`expression '${expression}' resulted in error: ${runtimeMessage(e)}`);
+        }
+      },
+    };
+  }
+
+  /** A fresh `variables` value for one activation. */
+  newVariables(activation: AdmissionActivation): LazyVariables {
+    const out = new LazyVariables();
+    for (const [name, compiled] of this.variables) {
+      let done = false;
+      let value: unknown;
+      Object.defineProperty(out, name, {
+        enumerable: true,
+        get() {
+          if (!done) {
+            done = true;
+            try {
+              value = { ok: compiled.evaluate(activation) };
+            } catch (e) {
+              value = { err: variableError(name, compiled, e) };
+            }
+          }
+          const v = value as { ok?: unknown; err?: string };
+          if (v.err !== undefined) throw new EvaluationError(v.err);
+          return v.ok;
+        },
+      });
+    }
+    return out;
+  }
+}
+
+function variableError(name: string, compiled: CompiledExpression, e: unknown): string {
+  if (compiled.error) return `composited variable "${name}" fails to compile: ${compiled.error}`;
+  const msg = (e as Error).message;
+  const prefix = `expression '${compiled.expression}' resulted in error: `;
+  return `composited variable "${name}" fails to evaluate: ${msg.startsWith(prefix) ? msg.slice(prefix.length) : msg}`;
+}
+
+/** cel-go's wording of a runtime error. */
+export function runtimeMessage(e: unknown): string {
+  if (e instanceof EvaluationError && (e as CelJsError).message.startsWith('composited variable '))
+    return (e as CelJsError).message.split('\n')[0] ?? '';
+  return celGoMessage(e as CelJsError, 'eval');
+}
+
+/**
+ * Compiles one admission expression in `env` (see {@link AdmissionCelEnv.compile}): validations
+ * and matchConditions return `bool`, messageExpression `string`.
+ */
+export function compileAdmissionExpression(
+  expression: string,
+  env: AdmissionCelEnv,
+  options: CompileOptions = { returnTypes: ['bool'] },
+): CompiledExpression {
+  return env.compile(expression, options);
+}

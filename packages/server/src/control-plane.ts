@@ -6,6 +6,7 @@ import { dirname } from 'node:path';
 import type { Clock } from 'kubeloop/runtime';
 import { builtinAdmission } from './admission/chain.js';
 import { SYSTEM_NAMESPACES } from './admission/namespace-lifecycle.js';
+import type { PolicyPluginDeps } from './admission/policy/plugin.js';
 import { CrdController } from './apiextensions/crd-controller.js';
 import { manageFields, manageScaleFields } from './apply/hooks.js';
 import { AuditListeners } from './audit/index.js';
@@ -190,8 +191,10 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     // metrics-server's API, where simulated kubelets have usage to report.
     if (options.controllers !== false && (options.nodes?.count ?? 1) > 0)
       registry.register(...metricsKinds(store));
-    const admission = builtinAdmission(store);
+    const policyDeps: PolicyPluginDeps = { registry };
+    const admission = builtinAdmission(store, policyDeps);
     const { authorizer, policy } = createAuthorizer(options.authorizationMode ?? 'RBAC', store);
+    policyDeps.authorizer = authorizer;
     let kubelet: Kubelet | undefined;
     const rest = new RestStorage(store, registry, {
       mutate: admission.mutate,

@@ -21,6 +21,7 @@ import { limitRanger } from './limit-ranger.js';
 import { namespaceLifecycle } from './namespace-lifecycle.js';
 import type { AdmissionOptions } from './options.js';
 import { podSecurityAdmission } from './pod-security/admission.js';
+import { type PolicyPluginDeps, validatingAdmissionPolicy } from './policy/plugin.js';
 import { priorityAdmission } from './priority.js';
 import { resourceQuotaAdmission } from './resource-quota.js';
 import { serviceAccountAdmission } from './service-account.js';
@@ -81,7 +82,7 @@ export class AdmissionChain {
 }
 
 /** The built-in plugins kube-apiserver enables by default that this server has, over `store`. */
-export function builtinAdmission(store: Store): AdmissionChain {
+export function builtinAdmission(store: Store, policyDeps: PolicyPluginDeps = {}): AdmissionChain {
   const limits = limitRanger(store);
   return new AdmissionChain(
     [
@@ -93,9 +94,15 @@ export function builtinAdmission(store: Store): AdmissionChain {
       storageObjectInUseProtection(),
       defaultIngressClass(store),
     ],
-    // Last of the validating plugins, as in kube-apiserver (PodSecurity, LimitRanger, then
-    // ResourceQuota): only a write every other plugin admitted is charged to the quotas.
-    [podSecurityAdmission(store), limits.validate, resourceQuotaAdmission(store)],
+    // Last of the validating plugins, as in kube-apiserver (PodSecurity, LimitRanger,
+    // ValidatingAdmissionPolicy, then ResourceQuota): only a write every other plugin admitted is
+    // charged to the quotas.
+    [
+      podSecurityAdmission(store),
+      limits.validate,
+      validatingAdmissionPolicy(store, policyDeps),
+      resourceQuotaAdmission(store),
+    ],
   );
 }
 

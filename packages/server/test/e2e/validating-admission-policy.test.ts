@@ -1,0 +1,225 @@
+/**
+ * ValidatingAdmissionPolicy through kubectl 1.32: a policy and its binding deny, warn (kubectl
+ * prints `Warning: …`) or let through as kube-apiserver does, with kube's messages and codes;
+ * params come from ConfigMaps named or selected by the binding; messageExpression, variables,
+ * matchConditions and failurePolicy behave as kube's. Each test works in its own namespace,
+ * which its policy selects by label.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type KubectlEnv, startKubectlEnv } from '../kubectl.js';
+
+let env: KubectlEnv;
+beforeAll(async () => {
+  env = await startKubectlEnv({ controllers: false });
+});
+afterAll(async () => {
+  await env?.stop();
+});
+
+const apply = (...objs: object[]) =>
+  env.ok(['create', '-f', '-'], { input: objs.map((o) => JSON.stringify(o)).join('\n') });
+
+/** A namespace labelled for the test's policy. */
+const namespace = (name: string) => ({
+  apiVersion: 'v1',
+  kind: 'Namespace',
+  metadata: { name, labels: { 'vap-test': name } },
+});
+
+/** A policy on deployments of namespace `ns`, with `spec` merged in. */
+const policy = (name: string, ns: string, spec: Record<string, unknown>) => ({
+  apiVersion: 'admissionregistration.k8s.io/v1',
+  kind: 'ValidatingAdmissionPolicy',
+  metadata: { name },
+  spec: {
+    matchConstraints: {
+      namespaceSelector: { matchLabels: { 'vap-test': ns } },
+      resourceRules: [
+        {
+          apiGroups: ['apps'],
+          apiVersions: ['v1'],
+          operations: ['CREATE', 'UPDATE'],
+          resources: ['deployments'],
+        },
+      ],
+    },
+    ...spec,
+  },
+});
+
+const binding = (
+  name: string,
+  policyName: string,
+  actions: string[],
+  extra: Record<string, unknown> = {},
+) => ({
+  apiVersion: 'admissionregistration.k8s.io/v1',
+  kind: 'ValidatingAdmissionPolicyBinding',
+  metadata: { name },
+  spec: { policyName, validationActions: actions, ...extra },
+});
+
+const deployment = (name: string, ns: string, replicas: number, labels: Record<string, string> = {}) => ({
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  metadata: { name, namespace: ns, labels: { app: name, ...labels } },
+  spec: {
+    replicas,
+    selector: { matchLabels: { app: name } },
+    template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } },
+  },
+});
+
+const create = (obj: object) => env.run(['create', '-f', '-'], { input: JSON.stringify(obj) });
+
+describe('ValidatingAdmissionPolicy', () => {
+  it('denies with the failed expression, its message or messageExpression, and the reason as status code', async () => {
+    await apply(
+      namespace('vap-deny'),
+      policy('max-replicas', 'vap-deny', {
+        validations: [
+          { expression: 'object.spec.replicas <= 5' },
+          { expression: "object.metadata.name != 'forbidden'", message: 'the name forbidden is forbidden' },
+          {
+            expression: "!has(object.metadata.labels.tier) || object.metadata.labels.tier != 'gold'",
+            messageExpression: "'tier ' + object.metadata.labels.tier + ' is reserved'",
+            reason: 'Forbidden',
+          },
+        ],
+      }),
+      binding('max-replicas-binding', 'max-replicas', ['Deny']),
+    );
+    expect(await create(deployment('small', 'vap-deny', 2))).toMatchObject({ code: 0 });
+    const r = await create(deployment('big', 'vap-deny', 6));
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim()).toBe(
+      // kubectl prints a 422 with causes as kube's docs show: the cause has no field.
+      `The deployments "big" is invalid: : ValidatingAdmissionPolicy 'max-replicas' with binding 'max-replicas-binding' denied request: failed expression: object.spec.replicas <= 5`,
+    );
+    expect((await create(deployment('forbidden', 'vap-deny', 1))).stderr).toContain(
+      `denied request: the name forbidden is forbidden`,
+    );
+    const gold = await create(deployment('gold', 'vap-deny', 1, { tier: 'gold' }));
+    expect(gold.stderr.trim()).toBe(
+      `Error from server (Forbidden): error when creating "STDIN": deployments.apps "gold" is forbidden: ValidatingAdmissionPolicy 'max-replicas' with binding 'max-replicas-binding' denied request: tier gold is reserved`,
+    );
+    // Updates are checked too; the object is left as it was.
+    const scaled = await env.run(['scale', 'deployment', 'small', '-n', 'vap-deny', '--replicas=9']);
+    expect(scaled.code).toBe(1);
+    expect(scaled.stderr).toContain('failed expression: object.spec.replicas <= 5');
+    expect(
+      await env.ok(['get', 'deployment', 'small', '-n', 'vap-deny', '-o', 'jsonpath={.spec.replicas}']),
+    ).toBe('2');
+    // Other namespaces are not selected.
+    await env.ok(['create', 'namespace', 'vap-other']);
+    expect(await create(deployment('big', 'vap-other', 6))).toMatchObject({ code: 0 });
+  });
+
+  it('warns with kube text, which kubectl prints, and admits', async () => {
+    await apply(
+      namespace('vap-warn'),
+      policy('warn-replicas', 'vap-warn', {
+        variables: [{ name: 'replicas', expression: 'object.spec.replicas' }],
+        validations: [
+          {
+            expression: 'variables.replicas <= 3',
+            messageExpression: "'replicas ' + string(variables.replicas) + ' above 3'",
+          },
+        ],
+      }),
+      binding('warn-replicas-binding', 'warn-replicas', ['Warn', 'Audit']),
+    );
+    const r = await create(deployment('many', 'vap-warn', 4));
+    expect(r).toMatchObject({ code: 0, stdout: 'deployment.apps/many created\n' });
+    expect(r.stderr.trim()).toBe(
+      `Warning: Validation failed for ValidatingAdmissionPolicy 'warn-replicas' with binding 'warn-replicas-binding': replicas 4 above 3`,
+    );
+    const quiet = await create(deployment('few', 'vap-warn', 1));
+    expect(quiet).toMatchObject({ code: 0, stderr: '' });
+  });
+
+  it('reads params from a ConfigMap by name or by selector, with parameterNotFoundAction', async () => {
+    await apply(namespace('vap-params'));
+    await apply(
+      policy('param-replicas', 'vap-params', {
+        paramKind: { apiVersion: 'v1', kind: 'ConfigMap' },
+        validations: [
+          {
+            expression: 'object.spec.replicas <= int(params.data.maxReplicas)',
+            messageExpression:
+              "'at most ' + params.data.maxReplicas + ' replicas (' + params.metadata.name + ')'",
+          },
+        ],
+      }),
+      binding('by-name', 'param-replicas', ['Deny'], {
+        paramRef: { name: 'limits', namespace: 'vap-params', parameterNotFoundAction: 'Deny' },
+      }),
+    );
+    // No param yet: the binding denies, as its parameterNotFoundAction says.
+    // Policies and bindings are in force from the response that created them on.
+    const missing = (await create(deployment('a', 'vap-params', 1))).stderr.trim();
+    expect(missing).toBe(
+      `The deployments "a" is invalid: : ValidatingAdmissionPolicy 'param-replicas' with binding 'by-name' denied request: failed to configure binding: no params found for policy binding with \`Deny\` parameterNotFoundAction`,
+    );
+    await env.ok(['create', 'configmap', 'limits', '-n', 'vap-params', '--from-literal=maxReplicas=3']);
+    expect(await create(deployment('a', 'vap-params', 3))).toMatchObject({ code: 0 });
+    expect((await create(deployment('b', 'vap-params', 4))).stderr).toContain(
+      `with binding 'by-name' denied request: at most 3 replicas (limits)`,
+    );
+    // A binding selecting params by label: each selected ConfigMap is checked; none selected → Allow.
+    await env.ok(['delete', 'validatingadmissionpolicybinding', 'by-name']);
+    await apply(
+      binding('by-selector', 'param-replicas', ['Deny'], {
+        paramRef: { selector: { matchLabels: { limits: 'yes' } }, parameterNotFoundAction: 'Allow' },
+      }),
+    );
+    expect(await create(deployment('c', 'vap-params', 8))).toMatchObject({ code: 0 });
+    await env.ok(['create', 'configmap', 'strict', '-n', 'vap-params', '--from-literal=maxReplicas=2']);
+    await env.ok(['label', 'configmap', 'strict', '-n', 'vap-params', 'limits=yes']);
+    expect((await create(deployment('d', 'vap-params', 3))).stderr).toContain(
+      `with binding 'by-selector' denied request: at most 2 replicas (strict)`,
+    );
+  });
+
+  it('skips requests its matchConditions exclude', async () => {
+    await apply(
+      namespace('vap-conditions'),
+      policy('labelled-only', 'vap-conditions', {
+        matchConditions: [
+          {
+            name: 'checked',
+            expression: "has(object.metadata.labels.checked) && object.metadata.labels.checked == 'true'",
+          },
+        ],
+        validations: [
+          { expression: 'object.spec.replicas == 1', message: 'checked deployments run one replica' },
+        ],
+      }),
+      binding('labelled-only-binding', 'labelled-only', ['Deny']),
+    );
+    expect((await create(deployment('checked', 'vap-conditions', 2, { checked: 'true' }))).stderr).toContain(
+      'denied request: checked deployments run one replica',
+    );
+    expect(await create(deployment('unchecked', 'vap-conditions', 2))).toMatchObject({ code: 0 });
+  });
+
+  it('applies failurePolicy to runtime errors: Fail denies with the error, Ignore admits', async () => {
+    const spec = (failurePolicy: string) => ({
+      failurePolicy,
+      validations: [{ expression: "object.metadata.annotations['owner'] != ''" }],
+    });
+    await apply(
+      namespace('vap-fail'),
+      namespace('vap-ignore'),
+      policy('needs-owner-fail', 'vap-fail', spec('Fail')),
+      policy('needs-owner-ignore', 'vap-ignore', spec('Ignore')),
+      binding('needs-owner-fail', 'needs-owner-fail', ['Deny']),
+      binding('needs-owner-ignore', 'needs-owner-ignore', ['Deny']),
+    );
+    const r = await create(deployment('x', 'vap-fail', 1));
+    expect(r.stderr.trim()).toBe(
+      `The deployments "x" is invalid: : ValidatingAdmissionPolicy 'needs-owner-fail' with binding 'needs-owner-fail' denied request: expression 'object.metadata.annotations['owner'] != ''' resulted in error: no such key: annotations`,
+    );
+    expect(await create(deployment('x', 'vap-ignore', 1))).toMatchObject({ code: 0 });
+  });
+});

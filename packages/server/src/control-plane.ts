@@ -7,6 +7,7 @@ import type { Clock } from 'kubeloop/runtime';
 import { builtinAdmission } from './admission/chain.js';
 import { SYSTEM_NAMESPACES } from './admission/namespace-lifecycle.js';
 import type { PolicyPluginDeps } from './admission/policy/plugin.js';
+import { PolicyStatusController } from './admission/policy/status-controller.js';
 import { CrdController } from './apiextensions/crd-controller.js';
 import { manageFields, manageScaleFields } from './apply/hooks.js';
 import { AuditListeners } from './audit/index.js';
@@ -325,6 +326,8 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     const namespaces = new NamespaceController(rest, { caCert: ca.cert, log });
     namespaces.start();
     crds.start();
+    const policyStatus = new PolicyStatusController(rest, registry, log);
+    policyStatus.start();
 
     const serving = await issueServingCertificate(ca, ['localhost', '127.0.0.1', '::1', host]);
     // Client certificates are asked for but not required: they are checked per request, and a
@@ -411,6 +414,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
         await controllers?.stop();
         await loopback?.close();
         namespaces.stop();
+        policyStatus.stop();
         policy.close();
         crds.stop();
         faults.dropWatches();

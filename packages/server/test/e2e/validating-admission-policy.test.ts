@@ -6,7 +6,7 @@
  * which its policy selects by label.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type KubectlEnv, startKubectlEnv } from '../kubectl.js';
+import { eventually, type KubectlEnv, startKubectlEnv } from '../kubectl.js';
 
 let env: KubectlEnv;
 beforeAll(async () => {
@@ -221,5 +221,59 @@ describe('ValidatingAdmissionPolicy', () => {
       `The deployments "x" is invalid: : ValidatingAdmissionPolicy 'needs-owner-fail' with binding 'needs-owner-fail' denied request: expression 'object.metadata.annotations['owner'] != ''' resulted in error: no such key: annotations`,
     );
     expect(await create(deployment('x', 'vap-ignore', 1))).toMatchObject({ code: 0 });
+  });
+
+  it('reports type errors against the matched kinds in the policy status', async () => {
+    await apply(
+      policy('typo', 'vap-typo', {
+        paramKind: { apiVersion: 'v1', kind: 'ConfigMap' },
+        validations: [
+          { expression: 'object.spec.replicass > 1' },
+          {
+            expression: 'object.spec.replicas <= int(params.data.max)',
+            messageExpression: "'max ' + params.dataa.max",
+          },
+          { expression: "object.metadata.labels['app'] != ''" },
+        ],
+      }),
+    );
+    const status = await eventually(async () => {
+      const p = JSON.parse(await env.ok(['get', 'validatingadmissionpolicy', 'typo', '-o', 'json']));
+      return p.status?.observedGeneration === 1 ? p.status : undefined;
+    });
+    expect(status).toEqual({
+      observedGeneration: 1,
+      typeChecking: {
+        expressionWarnings: [
+          {
+            fieldRef: 'spec.validations[0].expression',
+            warning:
+              "apps/v1, Kind=Deployment: ERROR: <input>:1:12: undefined field 'replicass'\n | object.spec.replicass > 1\n | ...........^\n",
+          },
+          {
+            fieldRef: 'spec.validations[1].messageExpression',
+            warning:
+              "apps/v1, Kind=Deployment: ERROR: <input>:1:16: undefined field 'dataa'\n | 'max ' + params.dataa.max\n | ...............^\n",
+          },
+        ],
+      },
+    });
+  });
+
+  it('refuses a policy whose expressions do not compile, as kube validates it', async () => {
+    const r = await env.run(['create', '-f', '-'], {
+      input: JSON.stringify(
+        policy('broken', 'vap-broken', {
+          validations: [{ expression: 'object.spec.replicas >' }, { expression: "'not a bool'" }],
+        }),
+      ),
+    });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(
+      `The ValidatingAdmissionPolicy "broken" is invalid: \n* spec.validations[0].expression: Invalid value: "object.spec.replicas >": compilation failed: ERROR: <input>:1:`,
+    );
+    expect(r.stderr).toContain(
+      `* spec.validations[1].expression: Invalid value: "'not a bool'": must evaluate to bool but got string`,
+    );
   });
 });

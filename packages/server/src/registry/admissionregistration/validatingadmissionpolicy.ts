@@ -3,13 +3,85 @@
  * defaults, validation, printer columns.
  */
 import type { StatusCause } from 'kubeloop/api';
+import { AdmissionCelEnv } from '../../admission/cel/index.js';
 import { ageColumn, col, fieldDoc, type KindBehaviour, nameColumn } from '../shared/behaviour.js';
 import { defineKind } from '../shared/define.js';
-import { def, dig, ensureObj, isObj, notSupported, objs, required, str } from '../shared/util.js';
+import { def, dig, ensureObj, invalid, isObj, notSupported, objs, required, str } from '../shared/util.js';
 import type { ResourceType } from '../types.js';
 import { AR, ageOf, defaultMatchResources, nameOf } from './shared.js';
 
 const FAILURE_POLICIES = ['Fail', 'Ignore'];
+const CEL_IDENTIFIER = /^[_a-zA-Z][_a-zA-Z0-9]*$/;
+const CEL_RESERVED = new Set(
+  'true false null in as break const continue else for function if import let loop package namespace return var void while'.split(
+    ' ',
+  ),
+);
+
+/**
+ * The expressions' errors (`validateVariable`, `validateValidation`, `validateMatchCondition`,
+ * `validateAuditAnnotation`): each compiled in the policy's environment, a compile error or a
+ * wrong type as an Invalid value of the expression.
+ */
+function compileErrors(spec: Record<string, unknown>): StatusCause[] {
+  const out: StatusCause[] = [];
+  const hasParams = isObj(spec.paramKind);
+  const variables = objs(spec.variables);
+  variables.forEach((v, i) => {
+    const name = str(v.name);
+    if (!name.trim()) out.push(required(`spec.variables[${i}].name`, 'name is not specified'));
+    else if (!CEL_IDENTIFIER.test(name) || CEL_RESERVED.has(name))
+      out.push(invalid(`spec.variables[${i}].name`, name, 'name is not a valid CEL identifier'));
+    if (!str(v.expression).trim())
+      out.push(required(`spec.variables[${i}].expression`, 'expression is not specified'));
+  });
+  const env = new AdmissionCelEnv({
+    params: hasParams,
+    authorizer: true,
+    variables: variables.map((v) => ({ name: str(v.name), expression: str(v.expression) })),
+  });
+  variables.forEach((v, i) => {
+    const error = str(v.expression).trim() ? env.variables.get(str(v.name))?.error : undefined;
+    if (error) out.push(invalid(`spec.variables[${i}].expression`, str(v.expression), error));
+  });
+  const check = (field: string, expression: string, returnTypes: string[], authorizer = true) => {
+    const error = env.compile(expression, { returnTypes, authorizer }).error;
+    if (error) out.push(invalid(field, expression, error));
+  };
+  objs(spec.matchConditions).forEach((c, i) => {
+    const e = str(c.expression).trim();
+    if (!e) out.push(required(`spec.matchConditions[${i}].expression`));
+    else check(`spec.matchConditions[${i}].expression`, e, ['bool']);
+    if (!str(c.name)) out.push(required(`spec.matchConditions[${i}].name`));
+  });
+  objs(spec.validations).forEach((v, i) => {
+    const f = `spec.validations[${i}]`;
+    if (!str(v.expression).trim()) out.push(required(`${f}.expression`, 'expression is not specified'));
+    else check(`${f}.expression`, str(v.expression), ['bool']);
+    const me = str(v.messageExpression);
+    if (me && !me.trim()) out.push(invalid(`${f}.messageExpression`, me, 'must be non-empty if specified'));
+    else if (me.trim()) check(`${f}.messageExpression`, me, ['string'], false);
+    const msg = str(v.message);
+    if (msg && !msg.trim()) out.push(invalid(`${f}.message`, msg, 'message must be non-empty if specified'));
+    else if (/[\n\r]/.test(msg.trim()))
+      out.push(invalid(`${f}.message`, msg, 'message must not contain line breaks'));
+    if (v.reason !== undefined && !REASONS.includes(str(v.reason)))
+      out.push(notSupported(`${f}.reason`, v.reason, REASONS));
+  });
+  objs(spec.auditAnnotations).forEach((a, i) => {
+    const e = str(a.valueExpression).trim();
+    if (!e)
+      out.push(required(`spec.auditAnnotations[${i}].valueExpression`, 'valueExpression is not specified'));
+    else {
+      const error = env.compile(e, { returnTypes: ['string', 'null_type'] }).error;
+      if (error)
+        out.push(invalid(`spec.auditAnnotations[${i}].valueExpression`, str(a.valueExpression), error));
+    }
+  });
+  return out;
+}
+
+const REASONS = ['Forbidden', 'Invalid', 'RequestEntityTooLarge', 'Unauthorized'];
 const validatingadmissionpolicies: KindBehaviour = {
   /** `SetDefaults_ValidatingAdmissionPolicySpec`. */
   defaults(obj) {
@@ -17,7 +89,7 @@ const validatingadmissionpolicies: KindBehaviour = {
     def(spec, 'failurePolicy', 'Fail');
     if (isObj(spec.matchConstraints)) defaultMatchResources(spec.matchConstraints);
   },
-  /** `validateValidatingAdmissionPolicySpec`'s structural rules (CEL is not compiled here). */
+  /** `validateValidatingAdmissionPolicySpec`: structure, and its expressions compiled as kube compiles them. */
   validate(obj) {
     const spec = isObj(obj.spec) ? obj.spec : {};
     const out: StatusCause[] = [];
@@ -29,9 +101,7 @@ const validatingadmissionpolicies: KindBehaviour = {
       out.push(
         required('spec.validations', 'validations or auditAnnotations must contain at least one item'),
       );
-    validations.forEach((v, i) => {
-      if (!str(v.expression).trim()) out.push(required(`spec.validations[${i}].expression`));
-    });
+    out.push(...compileErrors(spec));
     if (!isObj(spec.matchConstraints)) out.push(required('spec.matchConstraints'));
     else if (objs(spec.matchConstraints.resourceRules).length === 0)
       out.push(required('spec.matchConstraints.resourceRules'));

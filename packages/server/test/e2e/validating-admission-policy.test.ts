@@ -103,10 +103,21 @@ describe('ValidatingAdmissionPolicy', () => {
     expect(gold.stderr.trim()).toBe(
       `Error from server (Forbidden): error when creating "STDIN": deployments.apps "gold" is forbidden: ValidatingAdmissionPolicy 'max-replicas' with binding 'max-replicas-binding' denied request: tier gold is reserved`,
     );
-    // Updates are checked too; the object is left as it was.
-    const scaled = await env.run(['scale', 'deployment', 'small', '-n', 'vap-deny', '--replicas=9']);
+    // Updates are checked too; the object is left as it was. (A `kubectl scale` would not be:
+    // it writes `deployments/scale`, which the rule's `deployments` does not name.)
+    const scaled = await env.run([
+      'patch',
+      'deployment',
+      'small',
+      '-n',
+      'vap-deny',
+      '--type=merge',
+      '-p',
+      '{"spec":{"replicas":9}}',
+    ]);
     expect(scaled.code).toBe(1);
     expect(scaled.stderr).toContain('failed expression: object.spec.replicas <= 5');
+    expect((await env.run(['scale', 'deployment', 'small', '-n', 'vap-deny', '--replicas=2'])).code).toBe(0);
     expect(
       await env.ok(['get', 'deployment', 'small', '-n', 'vap-deny', '-o', 'jsonpath={.spec.replicas}']),
     ).toBe('2');

@@ -6,22 +6,8 @@
  */
 import { toCelValue } from 'kubeloop/schema';
 import type { Obj } from '../../util/object.js';
+import type { AdmissionAttributes } from '../matching.js';
 import { AuthorizerValue, type CelAuthorizer, ResourceCheckValue } from './authorizer.js';
-
-/** What is known of one admission request (the contract of `admission/matching.ts`). */
-export interface AdmissionAttributes {
-  operation: 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
-  resource: { group: string; version: string; resource: string };
-  subresource: string;
-  kind: { group: string; version: string; kind: string };
-  name: string;
-  namespace: string;
-  object?: Obj;
-  oldObject?: Obj;
-  userInfo: { username: string; uid?: string; groups?: string[]; extra?: Record<string, string[]> };
-  dryRun: boolean;
-  options?: Obj;
-}
 
 /** Makes `variables` for an activation (an `AdmissionCelEnv`: each environment has its own). */
 export interface VariablesProvider {

@@ -11,9 +11,17 @@ import {
   formatCompileIssue,
   registerKubernetesLibraries,
 } from 'kubeloop/schema';
-import type { AdmissionActivation } from './activation.js';
 import { registerAuthorizerLibrary } from './authorizer.js';
 import { registerAdmissionTypes } from './types.js';
+
+/**
+ * What expressions are evaluated against: an `AdmissionActivation` (kept structural here so that
+ * this module, which the registry's validation imports, does not import the request's types).
+ */
+export interface CelActivation {
+  /** The variables' values, with `variables` of `env`. */
+  context(env: AdmissionCelEnv): object;
+}
 
 /** A named expression: a policy's `variables[i]`. */
 export interface NamedExpression {
@@ -61,7 +69,7 @@ export interface CompiledExpression {
    * Evaluates the expression. Throws an Error whose message is kube's detail text:
    * `compilation error: …` when it did not compile, `expression '…' resulted in error: …` at run time.
    */
-  evaluate(activation: AdmissionActivation): unknown;
+  evaluate(activation: CelActivation): unknown;
 }
 
 const PRIMITIVES = new Set([
@@ -222,7 +230,7 @@ export class AdmissionCelEnv {
   }
 
   /** A fresh `variables` value for one activation. */
-  newVariables(activation: AdmissionActivation): LazyVariables {
+  newVariables(activation: CelActivation): LazyVariables {
     const out = new LazyVariables();
     for (const [name, compiled] of this.variables) {
       let done = false;

@@ -14,16 +14,18 @@
  *
  * @module
  */
+
+export type { AdmissionAttributes } from '../matching.js';
 export {
   type ActivationExtra,
   AdmissionActivation,
-  type AdmissionAttributes,
   activationFor,
 } from './activation.js';
 export type { CelAuthorizer } from './authorizer.js';
 export {
   AdmissionCelEnv,
   type AdmissionCelEnvOptions,
+  type CelActivation,
   type CompiledExpression,
   type CompileOptions,
   compileAdmissionExpression,

@@ -15,9 +15,7 @@ import { collectionPrefix, objectKey, type Store } from '../../storage/store.js'
 import type { StoredObject } from '../../storage/types.js';
 import type { Obj } from '../../util/object.js';
 import { AdmissionActivation, type AdmissionAttributes, type CelAuthorizer } from '../cel/index.js';
-import { type CompiledPolicy, compilePolicy } from './compile.js';
 import {
-  type AdmissionOptions,
   admissionAttributes,
   type EquivalentResources,
   isExemptAdmissionConfigurationResource,
@@ -28,7 +26,9 @@ import {
   namespaceObject,
   type RuleMatch,
   registryEquivalents,
-} from './matching-standin.js';
+} from '../matching.js';
+import type { AdmissionOptions } from '../options.js';
+import { type CompiledPolicy, compilePolicy } from './compile.js';
 import { collectParams } from './params.js';
 
 const GROUP = 'admissionregistration.k8s.io';

@@ -3,7 +3,7 @@
  * defaults, validation, printer columns.
  */
 import type { StatusCause } from 'kubeloop/api';
-import { AdmissionCelEnv } from '../../admission/cel/index.js';
+import { AdmissionCelEnv } from '../../admission/cel/compile.js';
 import { ageColumn, col, fieldDoc, type KindBehaviour, nameColumn } from '../shared/behaviour.js';
 import { defineKind } from '../shared/define.js';
 import { def, dig, ensureObj, invalid, isObj, notSupported, objs, required, str } from '../shared/util.js';

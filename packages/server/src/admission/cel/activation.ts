@@ -55,10 +55,49 @@ function namespaceValue(ns: Obj): unknown {
   return v;
 }
 
+const UNSET: unique symbol = Symbol('unset');
+
+/**
+ * The variables of one environment in one activation: getters on the prototype (cel-js reads
+ * `context[name]`), each value made on first read and kept in the activation.
+ */
+class ActivationContext {
+  private vars: unknown = UNSET;
+  constructor(
+    private readonly a: AdmissionActivation,
+    private readonly env: VariablesProvider | undefined,
+  ) {}
+  get object(): unknown {
+    return this.a.value('object');
+  }
+  get oldObject(): unknown {
+    return this.a.value('oldObject');
+  }
+  get params(): unknown {
+    return this.a.value('params');
+  }
+  get namespaceObject(): unknown {
+    return this.a.value('namespaceObject');
+  }
+  get request(): unknown {
+    return this.a.value('request');
+  }
+  get authorizer(): unknown {
+    return this.a.value('authorizer');
+  }
+  get variables(): unknown {
+    if (!this.env) return undefined;
+    if (this.vars === UNSET) this.vars = this.env.newVariables(this.a);
+    return this.vars;
+  }
+}
+
+type ValueName = 'object' | 'oldObject' | 'params' | 'namespaceObject' | 'request' | 'authorizer';
+
 /** One request's values, shared by every expression evaluated for it (per param). */
 export class AdmissionActivation {
-  private readonly contexts = new Map<VariablesProvider | undefined, Obj>();
-  private cache: Obj = {};
+  private contexts: Map<VariablesProvider | undefined, ActivationContext> | undefined;
+  private cache: Partial<Record<ValueName, unknown>> = {};
 
   constructor(
     readonly attributes: AdmissionAttributes,
@@ -73,73 +112,72 @@ export class AdmissionActivation {
     return next;
   }
 
-  private lazy(key: string, make: () => unknown): unknown {
-    if (!(key in this.cache)) this.cache[key] = make();
-    return this.cache[key];
+  /** One variable's CEL value, made on first use. */
+  value(name: ValueName): unknown {
+    if (name in this.cache) return this.cache[name];
+    const a = this.attributes;
+    let v: unknown;
+    switch (name) {
+      case 'object':
+        v = a.object ? toCelValue(a.object, undefined) : null;
+        break;
+      case 'oldObject':
+        v = a.oldObject ? toCelValue(a.oldObject, undefined) : null;
+        break;
+      case 'params':
+        v = this.extra.params ? toCelValue(this.extra.params, undefined) : null;
+        break;
+      case 'namespaceObject':
+        v = this.extra.namespace ? namespaceValue(this.extra.namespace) : null;
+        break;
+      case 'request':
+        v = this.request();
+        break;
+      case 'authorizer':
+        v = this.authorizer();
+        break;
+    }
+    this.cache[name] = v;
+    return v;
   }
 
   /** The request as `request` shows it (`CreateAdmissionRequest`). */
-  request(): unknown {
-    return this.lazy('request', () => {
-      const a = this.attributes;
-      const kind = this.extra.matchedKind ?? a.kind;
-      const resource = this.extra.matchedResource ?? a.resource;
-      return toCelValue(
-        {
-          kind: { group: kind.group, version: kind.version, kind: kind.kind },
-          resource: { group: resource.group, version: resource.version, resource: resource.resource },
-          subResource: a.subresource,
-          requestKind: { ...a.kind },
-          requestResource: { ...a.resource },
-          requestSubResource: a.subresource,
-          name: a.name,
-          namespace: a.namespace,
-          operation: a.operation,
-          userInfo: {
-            username: a.userInfo.username,
-            uid: a.userInfo.uid ?? '',
-            groups: a.userInfo.groups ?? [],
-            extra: a.userInfo.extra ?? {},
-          },
-          dryRun: a.dryRun,
-          options: a.options ?? null,
+  private request(): unknown {
+    const a = this.attributes;
+    const kind = this.extra.matchedKind ?? a.kind;
+    const resource = this.extra.matchedResource ?? a.resource;
+    return toCelValue(
+      {
+        kind: { group: kind.group, version: kind.version, kind: kind.kind },
+        resource: { group: resource.group, version: resource.version, resource: resource.resource },
+        subResource: a.subresource,
+        requestKind: { ...a.kind },
+        requestResource: { ...a.resource },
+        requestSubResource: a.subresource,
+        name: a.name,
+        namespace: a.namespace,
+        operation: a.operation,
+        userInfo: {
+          username: a.userInfo.username,
+          uid: a.userInfo.uid ?? '',
+          groups: a.userInfo.groups ?? [],
+          extra: a.userInfo.extra ?? {},
         },
-        undefined,
-      );
-    });
+        dryRun: a.dryRun,
+        options: a.options ?? null,
+      },
+      undefined,
+    );
   }
 
   /** The values of the variables, with `variables` of `env`. */
-  context(env?: VariablesProvider): Obj {
+  context(env?: VariablesProvider): object {
+    this.contexts ??= new Map();
     let ctx = this.contexts.get(env);
-    if (ctx) return ctx;
-    ctx = {};
-    const a = this.attributes;
-    const getters: Record<string, () => unknown> = {
-      object: () => this.lazy('object', () => (a.object ? toCelValue(a.object, undefined) : null)),
-      oldObject: () =>
-        this.lazy('oldObject', () => (a.oldObject ? toCelValue(a.oldObject, undefined) : null)),
-      params: () =>
-        this.lazy('params', () => (this.extra.params ? toCelValue(this.extra.params, undefined) : null)),
-      namespaceObject: () =>
-        this.lazy('namespaceObject', () =>
-          this.extra.namespace ? namespaceValue(this.extra.namespace) : null,
-        ),
-      request: () => this.request(),
-      authorizer: () => this.lazy('authorizer', () => this.authorizer()),
-    };
-    for (const [k, get] of Object.entries(getters)) Object.defineProperty(ctx, k, { enumerable: true, get });
-    if (env) {
-      let vars: unknown;
-      Object.defineProperty(ctx, 'variables', {
-        enumerable: true,
-        get: () => {
-          vars ??= env.newVariables(this);
-          return vars;
-        },
-      });
+    if (!ctx) {
+      ctx = new ActivationContext(this, env);
+      this.contexts.set(env, ctx);
     }
-    this.contexts.set(env, ctx);
     return ctx;
   }
 

@@ -136,8 +136,49 @@ function runEnv(): Environment {
   return evalEnv;
 }
 
-/** `variables` of one activation: each a getter that evaluates its expression once. */
-export class LazyVariables {}
+const EVALUATE = Symbol('evaluate');
+
+/**
+ * `variables` of one activation: each variable a getter (on the prototype of a class made per
+ * environment) that evaluates its expression once, on first read.
+ */
+export class LazyVariables {
+  private readonly results = new Map<string, { ok?: unknown; err?: string }>();
+  constructor(private readonly activation: CelActivation) {}
+  [EVALUATE](name: string, compiled: CompiledExpression): unknown {
+    let r = this.results.get(name);
+    if (!r) {
+      try {
+        r = { ok: compiled.evaluate(this.activation) };
+      } catch (e) {
+        r = { err: variableError(name, compiled, e) };
+      }
+      this.results.set(name, r);
+    }
+    if (r.err !== undefined) throw new EvaluationError(r.err);
+    return r.ok;
+  }
+}
+
+/** A class of `variables` with one getter per variable. */
+function variablesClass(
+  variables: ReadonlyMap<string, CompiledExpression>,
+): new (
+  a: CelActivation,
+) => LazyVariables {
+  class Variables extends LazyVariables {}
+  // cel-js finds a value's type by its constructor: these are `kubernetes.variables`.
+  Object.defineProperty(Variables.prototype, 'constructor', { value: LazyVariables });
+  for (const [name, compiled] of variables) {
+    Object.defineProperty(Variables.prototype, name, {
+      enumerable: true,
+      get(this: LazyVariables) {
+        return this[EVALUATE](name, compiled);
+      },
+    });
+  }
+  return Variables;
+}
 
 /** The environment of one policy (or one webhook's matchConditions). */
 export class AdmissionCelEnv {
@@ -147,6 +188,7 @@ export class AdmissionCelEnv {
   private checkEnvs = new Map<string, Environment>();
   private variableFields: Record<string, string> = {};
   private readonly root: Environment;
+  private variablesClass: (new (a: CelActivation) => LazyVariables) | undefined;
 
   constructor(options: AdmissionCelEnvOptions = {}) {
     this.options = options;
@@ -231,28 +273,8 @@ export class AdmissionCelEnv {
 
   /** A fresh `variables` value for one activation. */
   newVariables(activation: CelActivation): LazyVariables {
-    const out = new LazyVariables();
-    for (const [name, compiled] of this.variables) {
-      let done = false;
-      let value: unknown;
-      Object.defineProperty(out, name, {
-        enumerable: true,
-        get() {
-          if (!done) {
-            done = true;
-            try {
-              value = { ok: compiled.evaluate(activation) };
-            } catch (e) {
-              value = { err: variableError(name, compiled, e) };
-            }
-          }
-          const v = value as { ok?: unknown; err?: string };
-          if (v.err !== undefined) throw new EvaluationError(v.err);
-          return v.ok;
-        },
-      });
-    }
-    return out;
+    this.variablesClass ??= variablesClass(this.variables);
+    return new this.variablesClass(activation);
   }
 }
 

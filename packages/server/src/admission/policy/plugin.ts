@@ -216,14 +216,20 @@ function dispatch(
         if (!ns) throw ApiError.notFound({ group: '', resource: 'namespaces' }, attrs.namespace);
         namespace = ns;
       }
-      let activation = new AdmissionActivation(attrs, {
+      const base = new AdmissionActivation(attrs, {
         matchedResource: match.resource,
         matchedKind: match.kind,
         namespace,
+        params: params[0] === null || params[0] === undefined ? null : withTypeMeta(params[0], policy),
         ...(deps.authorizer && { authorizer: deps.authorizer }),
       });
-      for (const param of params) {
-        activation = activation.withParams(param === null ? null : withTypeMeta(param, policy));
+      for (let p = 0; p < params.length; p++) {
+        // One activation per param, sharing the values that do not depend on it.
+        const param = params[p];
+        const activation =
+          p === 0
+            ? base
+            : base.withParams(param === null || param === undefined ? null : withTypeMeta(param, policy));
         const result = validate(policy, activation);
         result.decisions.forEach((d, i) => {
           if (d.action !== 'Deny') return;

@@ -5,6 +5,8 @@
  * matchConditions and failurePolicy behave as kube's. Each test works in its own namespace,
  * which its policy selects by label.
  */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, type KubectlEnv, startKubectlEnv } from '../kubectl.js';
 
@@ -286,5 +288,51 @@ describe('ValidatingAdmissionPolicy', () => {
     expect(r.stderr).toContain(
       `* spec.validations[1].expression: Invalid value: "'not a bool'": must evaluate to bool but got string`,
     );
+  });
+
+  it('gives the Python client the 422 Status it parses', async () => {
+    await apply(
+      namespace('vap-python'),
+      policy('py-replicas', 'vap-python', {
+        validations: [{ expression: 'object.spec.replicas <= 2', message: 'two replicas at most' }],
+      }),
+      binding('py-replicas', 'py-replicas', ['Deny']),
+    );
+    const script = `
+import json, sys
+from kubernetes import client, config
+from kubernetes.client.rest import ApiException
+config.load_kube_config(config_file=sys.argv[1])
+body = json.loads(sys.argv[2])
+try:
+    client.AppsV1Api().create_namespaced_deployment("vap-python", body)
+    print(json.dumps({"error": "no exception"}))
+except ApiException as e:
+    print(json.dumps({"status": e.status, "reason": e.reason, "body": json.loads(e.body)}))
+`;
+    const pyEnv: NodeJS.ProcessEnv = { ...process.env };
+    delete pyEnv.PYTHONPATH;
+    delete pyEnv.PYTHONHOME;
+    const { stdout } = await promisify(execFile)(
+      '/usr/bin/python3',
+      ['-c', script, env.kubeconfigPath, JSON.stringify(deployment('py', 'vap-python', 3))],
+      { env: pyEnv, timeout: 30_000 },
+    );
+    const message =
+      "ValidatingAdmissionPolicy 'py-replicas' with binding 'py-replicas' denied request: two replicas at most";
+    expect(JSON.parse(stdout)).toEqual({
+      status: 422,
+      reason: 'Unprocessable Entity',
+      body: {
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
+        message: `deployments.apps "py" is forbidden: ${message}`,
+        reason: 'Invalid',
+        details: { name: 'py', group: 'apps', kind: 'deployments', causes: [{ message }] },
+        code: 422,
+      },
+    });
   });
 });

@@ -6,6 +6,7 @@ import { dirname } from 'node:path';
 import type { Clock } from 'kubeloop/runtime';
 import { builtinAdmission } from './admission/chain.js';
 import { SYSTEM_NAMESPACES } from './admission/namespace-lifecycle.js';
+import { policyMetrics } from './admission/policy/metrics.js';
 import type { PolicyPluginDeps } from './admission/policy/plugin.js';
 import { PolicyStatusController } from './admission/policy/status-controller.js';
 import { CrdController } from './apiextensions/crd-controller.js';
@@ -192,7 +193,8 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     // metrics-server's API, where simulated kubelets have usage to report.
     if (options.controllers !== false && (options.nodes?.count ?? 1) > 0)
       registry.register(...metricsKinds(store));
-    const policyDeps: PolicyPluginDeps = { registry };
+    const metrics = new ApiMetrics(store, registry);
+    const policyDeps: PolicyPluginDeps = { registry, metrics: policyMetrics(metrics.registry) };
     const admission = builtinAdmission(store, policyDeps);
     const { authorizer, policy } = createAuthorizer(options.authorizationMode ?? 'RBAC', store);
     policyDeps.authorizer = authorizer;
@@ -300,7 +302,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       version,
       bookmarkIntervalMs: options.bookmarkIntervalMs ?? 15_000,
       ready: () => ready,
-      metrics: new ApiMetrics(store, registry),
+      metrics,
       log,
       connect: podStreamingHandlers({
         rest,

@@ -123,6 +123,11 @@ describe('ValidatingAdmissionPolicy', () => {
     expect(
       await env.ok(['get', 'deployment', 'small', '-n', 'vap-deny', '-o', 'jsonpath={.spec.replicas}']),
     ).toBe('2');
+    // Each denial is counted as kube counts it.
+    const metrics = await env.ok(['get', '--raw', '/metrics']);
+    expect(metrics).toContain(
+      'apiserver_validating_admission_policy_check_total{policy="max-replicas",policy_binding="max-replicas-binding",error_type="no_error",enforcement_action="deny"} 4',
+    );
     // Other namespaces are not selected.
     await env.ok(['create', 'namespace', 'vap-other']);
     expect(await create(deployment('big', 'vap-other', 6))).toMatchObject({ code: 0 });

@@ -29,6 +29,7 @@ import {
 } from '../matching.js';
 import type { AdmissionOptions } from '../options.js';
 import { type CompiledPolicy, compilePolicy } from './compile.js';
+import { errorType, type PolicyMetrics } from './metrics.js';
 import { collectParams } from './params.js';
 
 const GROUP = 'admissionregistration.k8s.io';
@@ -43,10 +44,14 @@ export interface PolicyPluginDeps {
   /** Answers `authorizer` in expressions. */
   authorizer?: CelAuthorizer;
   equivalents?: EquivalentResources;
+  /** Where decisions are counted (`apiserver_validating_admission_policy_*`). */
+  metrics?: PolicyMetrics;
 }
 
 interface Decision {
   action: 'Admit' | 'Deny';
+  /** Seconds the expression took. */
+  elapsed?: number;
   message?: string;
   reason?: string;
   /** An evaluation error (not a failed validation). */
@@ -232,8 +237,20 @@ function dispatch(
             : base.withParams(param === null || param === undefined ? null : withTypeMeta(param, policy));
         const result = validate(policy, activation);
         result.decisions.forEach((d, i) => {
-          if (d.action !== 'Deny') return;
+          const metrics = deps.metrics;
+          if (d.action !== 'Deny') {
+            if (d.error)
+              metrics?.observe(policy.name, bname, errorType(true, d.message ?? ''), 'allow', d.elapsed ?? 0);
+            return;
+          }
           for (const action of actions) {
+            metrics?.observe(
+              policy.name,
+              bname,
+              errorType(d.error === true, d.message ?? ''),
+              action === 'Deny' ? 'deny' : action === 'Audit' ? 'audit' : 'warn',
+              d.elapsed ?? 0,
+            );
             if (action === 'Deny')
               denied.push({
                 policy: policy.name,
@@ -356,12 +373,19 @@ function validate(
   }
   const decisions = policy.validations.map((v): Decision => {
     let result: unknown;
+    const start = performance.now();
     try {
       result = v.expression.evaluate(activation);
     } catch (e) {
-      return { action: onError, message: (e as Error).message, error: true };
+      return {
+        action: onError,
+        message: (e as Error).message,
+        error: true,
+        elapsed: (performance.now() - start) / 1000,
+      };
     }
-    if (result === true) return { action: 'Admit' };
+    const elapsed = (performance.now() - start) / 1000;
+    if (result === true) return { action: 'Admit', elapsed };
     let message = '';
     if (v.messageExpression) {
       try {
@@ -377,7 +401,7 @@ function validate(
     }
     if (message === '' && v.message) message = v.message.trim();
     if (message === '') message = `failed expression: ${v.expression.expression.trim()}`;
-    return { action: 'Deny', message, reason: v.reason ?? 'Invalid' };
+    return { action: 'Deny', message, reason: v.reason ?? 'Invalid', elapsed };
   });
   const annotations: AnnotationResult[] = [];
   for (const a of policy.auditAnnotations) {

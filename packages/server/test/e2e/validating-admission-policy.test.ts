@@ -293,6 +293,16 @@ describe('ValidatingAdmissionPolicy', () => {
     expect(r.stderr).toContain(
       `* spec.validations[1].expression: Invalid value: "'not a bool'": must evaluate to bool but got string`,
     );
+    const b = await env.run(['create', '-f', '-'], {
+      input: JSON.stringify(
+        binding('bad-binding', 'broken', ['Deny', 'Warn'], {
+          paramRef: { name: 'x', selector: {}, parameterNotFoundAction: 'Deny' },
+        }),
+      ),
+    });
+    expect(b.stderr).toBe(
+      `The ValidatingAdmissionPolicyBinding "bad-binding" is invalid: \n* spec.paramRef.name: Forbidden: name and selector are mutually exclusive\n* spec.paramRef.selector: Forbidden: name and selector are mutually exclusive\n* spec.validationActions: Invalid value: []admissionregistration.ValidationAction{"Deny", "Warn"}: must not contain both Deny and Warn (repeating the same validation failure information in the API response and headers serves no purpose)\n`,
+    );
   });
 
   it('gives the Python client the 422 Status it parses', async () => {

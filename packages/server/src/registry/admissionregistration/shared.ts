@@ -49,7 +49,8 @@ function fullyQualified(field: string, name: string): StatusCause[] {
   return [];
 }
 
-function validateRule(rule: Obj, p: string): StatusCause[] {
+/** `validateRuleWithOperations`. */
+export function validateRule(rule: Obj, p: string): StatusCause[] {
   const out: StatusCause[] = [];
   const ops = strs(rule.operations);
   if (ops.length === 0) out.push(required(`${p}.operations`));

@@ -6,9 +6,22 @@ import type { StatusCause } from 'kubeloop/api';
 import { AdmissionCelEnv } from '../../admission/cel/compile.js';
 import { ageColumn, col, fieldDoc, type KindBehaviour, nameColumn } from '../shared/behaviour.js';
 import { defineKind } from '../shared/define.js';
-import { def, dig, ensureObj, invalid, isObj, notSupported, objs, required, str } from '../shared/util.js';
+import {
+  def,
+  dig,
+  duplicate,
+  ensureObj,
+  invalid,
+  isObj,
+  isQualifiedName,
+  notSupported,
+  objs,
+  required,
+  str,
+} from '../shared/util.js';
 import type { ResourceType } from '../types.js';
 import { AR, ageOf, defaultMatchResources, nameOf } from './shared.js';
+import { validateMatchResources, validateParamKind } from './validatingadmissionpolicy-match.js';
 
 const FAILURE_POLICIES = ['Fail', 'Ignore'];
 const CEL_IDENTIFIER = /^[_a-zA-Z][_a-zA-Z0-9]*$/;
@@ -23,15 +36,40 @@ const CEL_RESERVED = new Set(
  * `validateAuditAnnotation`): each compiled in the policy's environment, a compile error or a
  * wrong type as an Invalid value of the expression.
  */
-function compileErrors(spec: Record<string, unknown>): StatusCause[] {
+function compileErrors(spec: Record<string, unknown>, name: string): StatusCause[] {
   const out: StatusCause[] = [];
   const hasParams = isObj(spec.paramKind);
+  // matchConditions are checked without the variables, as kube's stateless compiler does.
+  const plain = new AdmissionCelEnv({ params: hasParams, authorizer: true });
+  const conditions = objs(spec.matchConditions);
+  if (conditions.length > 64)
+    out.push({
+      reason: 'FieldValueTooMany',
+      field: 'spec.matchConditions',
+      message: `Too many: ${conditions.length}: must have at most 64 items`,
+    });
+  const conditionNames = new Set<string>();
+  conditions.forEach((c, i) => {
+    const e = str(c.expression).trim();
+    if (!e) out.push(required(`spec.matchConditions[${i}].expression`));
+    else {
+      const error = plain.compile(e, { returnTypes: ['bool'] }).error;
+      if (error) out.push(invalid(`spec.matchConditions[${i}].expression`, e, error));
+    }
+    const cname = str(c.name);
+    if (!cname) out.push(required(`spec.matchConditions[${i}].name`));
+    else {
+      for (const m of isQualifiedName(cname)) out.push(invalid(`spec.matchConditions[${i}].name`, cname, m));
+      if (conditionNames.has(cname)) out.push(duplicate(`spec.matchConditions[${i}].name`, cname));
+      conditionNames.add(cname);
+    }
+  });
   const variables = objs(spec.variables);
   variables.forEach((v, i) => {
-    const name = str(v.name);
-    if (!name.trim()) out.push(required(`spec.variables[${i}].name`, 'name is not specified'));
-    else if (!CEL_IDENTIFIER.test(name) || CEL_RESERVED.has(name))
-      out.push(invalid(`spec.variables[${i}].name`, name, 'name is not a valid CEL identifier'));
+    const vname = str(v.name);
+    if (!vname.trim()) out.push(required(`spec.variables[${i}].name`, 'name is not specified'));
+    else if (!CEL_IDENTIFIER.test(vname) || CEL_RESERVED.has(vname))
+      out.push(invalid(`spec.variables[${i}].name`, vname, 'name is not a valid CEL identifier'));
     if (!str(v.expression).trim())
       out.push(required(`spec.variables[${i}].expression`, 'expression is not specified'));
   });
@@ -48,12 +86,12 @@ function compileErrors(spec: Record<string, unknown>): StatusCause[] {
     const error = env.compile(expression, { returnTypes, authorizer }).error;
     if (error) out.push(invalid(field, expression, error));
   };
-  objs(spec.matchConditions).forEach((c, i) => {
-    const e = str(c.expression).trim();
-    if (!e) out.push(required(`spec.matchConditions[${i}].expression`));
-    else check(`spec.matchConditions[${i}].expression`, e, ['bool']);
-    if (!str(c.name)) out.push(required(`spec.matchConditions[${i}].name`));
-  });
+  if (objs(spec.validations).length === 0 && objs(spec.auditAnnotations).length === 0) {
+    out.push(required('spec.validations', 'validations or auditAnnotations must contain at least one item'));
+    out.push(
+      required('spec.auditAnnotations', 'validations or auditAnnotations must contain at least one item'),
+    );
+  }
   objs(spec.validations).forEach((v, i) => {
     const f = `spec.validations[${i}]`;
     if (!str(v.expression).trim()) out.push(required(`${f}.expression`, 'expression is not specified'));
@@ -68,7 +106,15 @@ function compileErrors(spec: Record<string, unknown>): StatusCause[] {
     if (v.reason !== undefined && !REASONS.includes(str(v.reason)))
       out.push(notSupported(`${f}.reason`, v.reason, REASONS));
   });
+  const keys = new Set<string>();
   objs(spec.auditAnnotations).forEach((a, i) => {
+    const key = str(a.key);
+    if (name)
+      for (const m of isQualifiedName(`${name}/${key}`))
+        out.push(invalid(`spec.auditAnnotations[${i}].key`, `${name}/${key}`, m));
+    else out.push(invalid(`spec.auditAnnotations[${i}].key`, key, 'requires metadata.name be non-empty'));
+    if (keys.has(key)) out.push(duplicate(`spec.auditAnnotations[${i}].key`, key));
+    keys.add(key);
     const e = str(a.valueExpression).trim();
     if (!e)
       out.push(required(`spec.auditAnnotations[${i}].valueExpression`, 'valueExpression is not specified'));
@@ -96,19 +142,15 @@ const validatingadmissionpolicies: KindBehaviour = {
     const policy = spec.failurePolicy;
     if (typeof policy === 'string' && !FAILURE_POLICIES.includes(policy))
       out.push(notSupported('spec.failurePolicy', policy, FAILURE_POLICIES));
-    const validations = objs(spec.validations);
-    if (validations.length === 0 && objs(spec.auditAnnotations).length === 0)
-      out.push(
-        required('spec.validations', 'validations or auditAnnotations must contain at least one item'),
-      );
-    out.push(...compileErrors(spec));
+    if (isObj(spec.paramKind)) out.push(...validateParamKind(spec.paramKind, 'spec.paramKind'));
     if (!isObj(spec.matchConstraints)) out.push(required('spec.matchConstraints'));
-    else if (objs(spec.matchConstraints.resourceRules).length === 0)
-      out.push(required('spec.matchConstraints.resourceRules'));
-    if (isObj(spec.paramKind)) {
-      if (!str(spec.paramKind.apiVersion)) out.push(required('spec.paramKind.apiVersion'));
-      if (!str(spec.paramKind.kind)) out.push(required('spec.paramKind.kind'));
+    else {
+      out.push(...validateMatchResources(spec.matchConstraints, 'spec.matchConstraints'));
+      // At least one resourceRule, to give the type checking its types.
+      if (objs(spec.matchConstraints.resourceRules).length === 0)
+        out.push(required('spec.matchConstraints.resourceRules'));
     }
+    out.push(...compileErrors(spec, str(dig(obj, 'metadata', 'name'))));
     return out;
   },
   columns: [

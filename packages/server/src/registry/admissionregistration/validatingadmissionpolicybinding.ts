@@ -9,16 +9,21 @@ import {
   dig,
   ensureObj,
   formatLabelSelector,
+  invalid,
+  isDNS1123Subdomain,
   isObj,
-  notSupported,
   required,
   str,
   strs,
 } from '../shared/util.js';
 import type { ResourceType } from '../types.js';
 import { AR, ageOf, defaultMatchResources, nameOf } from './shared.js';
+import {
+  validateMatchResources,
+  validateParamRef,
+  validateValidationActions,
+} from './validatingadmissionpolicy-match.js';
 
-const VALIDATION_ACTIONS = ['Audit', 'Deny', 'Warn'];
 const validatingadmissionpolicybindings: KindBehaviour = {
   defaults(obj) {
     const spec = ensureObj(obj, 'spec');
@@ -28,28 +33,12 @@ const validatingadmissionpolicybindings: KindBehaviour = {
   validate(obj) {
     const spec = isObj(obj.spec) ? obj.spec : {};
     const out: StatusCause[] = [];
-    if (!str(spec.policyName)) out.push(required('spec.policyName'));
-    const actions = strs(spec.validationActions);
-    if (actions.length === 0) out.push(required('spec.validationActions'));
-    actions.forEach((a, i) => {
-      if (!VALIDATION_ACTIONS.includes(a))
-        out.push(notSupported(`spec.validationActions[${i}]`, a, VALIDATION_ACTIONS));
-    });
-    if (actions.includes('Deny') && actions.includes('Warn'))
-      out.push({
-        reason: 'FieldValueInvalid',
-        field: 'spec.validationActions',
-        message:
-          'Invalid value: ["Deny","Warn"]: must not contain both Deny and Warn (repeating the same validation failure information in the API response and headers serves no purpose)',
-      });
-    const ref = spec.paramRef;
-    if (isObj(ref)) {
-      const action = ref.parameterNotFoundAction;
-      if (action === undefined || action === null)
-        out.push(required('spec.paramRef.parameterNotFoundAction'));
-      else if (action !== 'Allow' && action !== 'Deny')
-        out.push(notSupported('spec.paramRef.parameterNotFoundAction', action, ['Allow', 'Deny']));
-    }
+    const policyName = str(spec.policyName);
+    if (!policyName) out.push(required('spec.policyName'));
+    else for (const m of isDNS1123Subdomain(policyName)) out.push(invalid('spec.policyName', policyName, m));
+    out.push(...validateParamRef(spec.paramRef, 'spec.paramRef'));
+    out.push(...validateMatchResources(spec.matchResources, 'spec.matchResources'));
+    out.push(...validateValidationActions(strs(spec.validationActions), 'spec.validationActions'));
     return out;
   },
   columns: [

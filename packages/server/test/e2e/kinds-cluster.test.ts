@@ -326,7 +326,9 @@ describe('admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy', () => {
         metadata: { name: 'bad' },
         spec: { policyName: 'replicas' },
       }),
-    ).toBe('The ValidatingAdmissionPolicyBinding "bad" is invalid: spec.validationActions: Required value');
+    ).toBe(
+      'The ValidatingAdmissionPolicyBinding "bad" is invalid: spec.validationActions: Required value: at least one validation action is required',
+    );
   });
 });
 

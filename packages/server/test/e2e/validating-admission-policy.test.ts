@@ -278,6 +278,66 @@ describe('ValidatingAdmissionPolicy', () => {
     });
   });
 
+  it('type-checks against a custom resource kind by its CRD schema', async () => {
+    await apply({
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'widgets.vap.example.com' },
+      spec: {
+        group: 'vap.example.com',
+        scope: 'Namespaced',
+        names: { plural: 'widgets', singular: 'widget', kind: 'Widget' },
+        versions: [
+          {
+            name: 'v1',
+            served: true,
+            storage: true,
+            schema: {
+              openAPIV3Schema: {
+                type: 'object',
+                properties: { spec: { type: 'object', properties: { size: { type: 'integer' } } } },
+              },
+            },
+          },
+        ],
+      },
+    });
+    await env.ok(['wait', '--for=condition=Established', 'crd/widgets.vap.example.com']);
+    await apply({
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicy',
+      metadata: { name: 'widget-size' },
+      spec: {
+        matchConstraints: {
+          resourceRules: [
+            {
+              apiGroups: ['vap.example.com'],
+              apiVersions: ['v1'],
+              operations: ['CREATE'],
+              resources: ['widgets'],
+            },
+          ],
+        },
+        variables: [{ name: 'size', expression: 'object.spec.size' }],
+        validations: [
+          { expression: 'variables.size <= 10 && object.metadata.name != ""' },
+          { expression: "object.spec.size == 'big'" },
+        ],
+      },
+    });
+    const status = await eventually(async () => {
+      const p = JSON.parse(await env.ok(['get', 'validatingadmissionpolicy', 'widget-size', '-o', 'json']));
+      return p.status?.observedGeneration === 1 ? p.status : undefined;
+    });
+    expect(status.typeChecking.expressionWarnings).toEqual([
+      {
+        fieldRef: 'spec.validations[1].expression',
+        warning:
+          "vap.example.com/v1, Kind=Widget: ERROR: <input>:1:18: found no matching overload for '_==_' applied to '(int, string)'\n | object.spec.size == 'big'\n | .................^\n",
+      },
+    ]);
+  });
+
   it('refuses a policy whose expressions do not compile, as kube validates it', async () => {
     const r = await env.run(['create', '-f', '-'], {
       input: JSON.stringify(

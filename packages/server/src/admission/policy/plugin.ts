@@ -415,7 +415,7 @@ function validate(
     if (value === null || value === undefined) continue;
     if (typeof value !== 'string') {
       annotations.push({
-        error: `valueExpression '${a.valueExpression}' resulted in unsupported return type: ${typeof value}. Return type must be either string or null.`,
+        error: `valueExpression '${a.valueExpression}' resulted in unsupported return type: ${celTypeName(value)}. Return type must be either string or null.`,
       });
       continue;
     }
@@ -427,4 +427,15 @@ function validate(
       });
   }
   return { decisions, annotations };
+}
+
+/** cel-go's name of a value's type. */
+function celTypeName(v: unknown): string {
+  if (typeof v === 'bigint') return 'int';
+  if (typeof v === 'number') return 'double';
+  if (typeof v === 'boolean') return 'bool';
+  if (Array.isArray(v)) return 'list';
+  if (v instanceof Uint8Array) return 'bytes';
+  if (v instanceof Date) return 'google.protobuf.Timestamp';
+  return typeof v === 'object' ? 'map' : typeof v;
 }

@@ -77,6 +77,9 @@ async function setPolicy(target: Target, on: boolean): Promise<void> {
       JSON.stringify(BENCH_BINDING),
       201,
     );
+    // The policy is in force: a name it refuses is refused (so the B blocks do measure it).
+    const probe = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'probe' } });
+    await check(target, 'POST', '/api/v1/namespaces/bench-policy/configmaps', probe, 422);
   } else {
     await check(target, 'DELETE', `${AR}/validatingadmissionpolicybindings/bench-configmaps`, undefined, 200);
     await check(target, 'DELETE', `${AR}/validatingadmissionpolicies/bench-configmaps`, undefined, 200);

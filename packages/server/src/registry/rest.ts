@@ -5,6 +5,7 @@ import { presentAs, toStorageVersion } from '../apiextensions/conversion.js';
 import { objectKey, type Store } from '../storage/store.js';
 import type { KubeObject, StoredObject } from '../storage/types.js';
 import { clone, deepEqual, getPath, isObject, meta, type Obj, setPath, timestamp } from '../util/object.js';
+import { admissionOptions, deleteOptions } from './generic/admission-options.js';
 import { confirmWrite } from './generic/confirm-write.js';
 import {
   dropManagedFieldsIfTooLarge,
@@ -577,38 +578,4 @@ export class RestStorage {
       }
     }
   }
-}
-
-/**
- * What admission sees of a write besides its objects: the request's user, namespace and name,
- * and its options as kube passes them (`CreateOptions`, `UpdateOptions`, `DeleteOptions`).
- */
-function admissionOptions(
-  ctx: WriteContext,
-  kind: 'CreateOptions' | 'UpdateOptions' | 'DeleteOptions',
-  namespace: string | undefined,
-  name: string,
-  fields: Obj = {},
-): AdmissionOptions {
-  const operationOptions: Obj = { kind, apiVersion: 'meta.k8s.io/v1', ...fields };
-  if (ctx.dryRun) operationOptions.dryRun = ['All'];
-  if (kind !== 'DeleteOptions' && ctx.fieldManager !== undefined)
-    operationOptions.fieldManager = ctx.fieldManager;
-  return {
-    dryRun: ctx.dryRun,
-    warnings: ctx.warnings,
-    ...(ctx.user && { user: ctx.user }),
-    name,
-    namespace: namespace ?? '',
-    operationOptions,
-  };
-}
-
-/** A delete's options as DeleteOptions fields. */
-function deleteOptions(opts: DeleteParams): Obj {
-  return {
-    ...(opts.gracePeriodSeconds !== undefined && { gracePeriodSeconds: opts.gracePeriodSeconds }),
-    ...(opts.preconditions && { preconditions: opts.preconditions }),
-    ...(opts.propagationPolicy && { propagationPolicy: opts.propagationPolicy }),
-  };
 }

@@ -1,0 +1,42 @@
+/** What the generic REST storage tells admission about a request besides its objects. */
+import type { AdmissionOptions } from '../../admission/options.js';
+import type { Obj } from '../../util/object.js';
+import type { WriteContext } from './errors.js';
+
+/**
+ * What admission sees of a write besides its objects: the request's user, namespace and name,
+ * and its options as kube passes them (`CreateOptions`, `UpdateOptions`, `DeleteOptions`).
+ */
+export function admissionOptions(
+  ctx: WriteContext,
+  kind: 'CreateOptions' | 'UpdateOptions' | 'DeleteOptions',
+  namespace: string | undefined,
+  name: string,
+  fields: Obj = {},
+): AdmissionOptions {
+  const operationOptions: Obj = { kind, apiVersion: 'meta.k8s.io/v1', ...fields };
+  if (ctx.dryRun) operationOptions.dryRun = ['All'];
+  if (kind !== 'DeleteOptions' && ctx.fieldManager !== undefined)
+    operationOptions.fieldManager = ctx.fieldManager;
+  return {
+    dryRun: ctx.dryRun,
+    warnings: ctx.warnings,
+    ...(ctx.user && { user: ctx.user }),
+    name,
+    namespace: namespace ?? '',
+    operationOptions,
+  };
+}
+
+/** A delete's options as DeleteOptions fields. */
+export function deleteOptions(opts: {
+  gracePeriodSeconds?: number;
+  preconditions?: { uid?: string; resourceVersion?: string };
+  propagationPolicy?: string;
+}): Obj {
+  return {
+    ...(opts.gracePeriodSeconds !== undefined && { gracePeriodSeconds: opts.gracePeriodSeconds }),
+    ...(opts.preconditions && { preconditions: opts.preconditions }),
+    ...(opts.propagationPolicy && { propagationPolicy: opts.propagationPolicy }),
+  };
+}

@@ -45,6 +45,7 @@ export {
 } from './client.js';
 export { ConfigError } from './config/errors.js';
 export {
+  CONTAINER_ROOT_ENV,
   type InClusterOptions,
   inClusterConfig,
   isInCluster,

@@ -2,6 +2,11 @@
  * In-cluster configuration: a process running in a pod reaches the API server through the
  * `kubernetes` Service (`KUBERNETES_SERVICE_HOST`/`PORT`) with the pod's service-account token,
  * CA and namespace, mounted under `/var/run/secrets/kubernetes.io/serviceaccount`.
+ *
+ * A pod that kubeloop's local control plane runs as a process on this machine has no mount
+ * namespace: its kubelet writes the pod's volumes under a directory of its own, the container's
+ * root, and names it in `KUBELOOP_ROOT`. A path `/p` of the container is then `$KUBELOOP_ROOT/p`,
+ * which is where the token, CA and namespace are read from.
  */
 import { readFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
@@ -13,11 +18,20 @@ import type { ConnectionConfig } from './types.js';
 /** Where the kubelet mounts the service account's token, CA and namespace. */
 export const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
 
+/**
+ * The environment variable naming the container's root directory of a process-backed pod of
+ * kubeloop's local control plane: its volumes are mounted under it (`$KUBELOOP_ROOT/var/run/...`).
+ */
+export const CONTAINER_ROOT_ENV = 'KUBELOOP_ROOT';
+
 /** Options of {@link inClusterConfig}; the defaults are what a pod sees. */
 export interface InClusterOptions {
   /** Environment to read `KUBERNETES_SERVICE_HOST`, `KUBERNETES_SERVICE_PORT` and `POD_NAMESPACE` from (default `process.env`). */
   env?: Readonly<Record<string, string | undefined>>;
-  /** Directory of `token`, `ca.crt` and `namespace` (default {@link SERVICE_ACCOUNT_DIR}). */
+  /**
+   * Directory of `token`, `ca.crt` and `namespace` (default {@link SERVICE_ACCOUNT_DIR}, under
+   * `$KUBELOOP_ROOT` when that is set: see {@link CONTAINER_ROOT_ENV}).
+   */
   serviceAccountDir?: string;
 }
 
@@ -38,7 +52,8 @@ export function isInCluster(env: Readonly<Record<string, string | undefined>> = 
  */
 export async function inClusterConfig(options: InClusterOptions = {}): Promise<ConnectionConfig> {
   const env = options.env ?? process.env;
-  const dir = options.serviceAccountDir ?? SERVICE_ACCOUNT_DIR;
+  const root = env[CONTAINER_ROOT_ENV];
+  const dir = options.serviceAccountDir ?? (root ? join(root, SERVICE_ACCOUNT_DIR) : SERVICE_ACCOUNT_DIR);
   const host = env.KUBERNETES_SERVICE_HOST;
   const port = env.KUBERNETES_SERVICE_PORT;
   if (!host || !port) {

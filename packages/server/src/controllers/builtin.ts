@@ -139,6 +139,7 @@ export function startBuiltinControllers(o: BuiltinControllersOptions): BuiltinCo
       ...o.nodes,
       log: o.log,
       ...(o.runtime && { runtime: o.runtime }),
+      apiServer: o.server,
     });
     const scheduler = clientFor(SCHEDULER);
     const [placement, schedulerEvents] = schedulerController(scheduler, { log: o.log });
@@ -184,6 +185,8 @@ export function startBuiltinControllers(o: BuiltinControllersOptions): BuiltinCo
       kubelet?.stop();
       await manager.stop();
       await running.catch(() => undefined);
+      // Process-backed pods end before the client their final writes would use.
+      await kubelet?.stopProcesses();
       await Promise.all([...clients.values()].map((c) => c.close()));
     },
   };

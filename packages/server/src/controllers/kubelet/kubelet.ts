@@ -17,9 +17,11 @@ import {
 import type { ControllerLog } from '../log.js';
 import { SIMULATE_ANNOTATION } from '../simulate.js';
 import { hash, nodeHeartbeat, nodeNames, type SimulatedNodesOptions } from './nodes.js';
+import { ProcessPods } from './process-pods.js';
 import type { ObservedContainerStatus, SimulatedRuntime } from './runtime.js';
 
 export { type NodeTaint, nodeNames, type SimulatedNodesOptions } from './nodes.js';
+export type { ProcessPodsOptions } from './process-pods.js';
 export { SIMULATE_ANNOTATION };
 
 type Obj = Record<string, unknown>;
@@ -46,12 +48,16 @@ export class Kubelet {
   private readonly log: ControllerLog;
   private readonly scale: number;
   private readonly heartbeat: ReturnType<typeof nodeHeartbeat>;
+  /** The pods whose images this machine runs as processes (./process-pods.ts). */
+  readonly processes: ProcessPods | undefined;
 
   constructor(
     client: Client,
     private readonly options: SimulatedNodesOptions & {
       log?: ControllerLog;
       runtime?: SimulatedRuntime;
+      /** The API server's URL, for the in-cluster config of process-backed pods (without it, every pod is simulated). */
+      apiServer?: string;
     } = {},
   ) {
     this.nodes = nodeNames(options);
@@ -61,6 +67,16 @@ export class Kubelet {
     this.log = options.log ?? (() => undefined);
     this.scale = options.timeScale ?? 0.001;
     this.heartbeat = nodeHeartbeat(client, options, this.log);
+    if (options.runtime && options.apiServer && options.processes?.enabled !== false) {
+      this.processes = new ProcessPods({
+        client,
+        runtime: options.runtime,
+        apiServer: options.apiServer,
+        options: options.processes ?? {},
+        log: this.log,
+      });
+      options.runtime.backing = this.processes;
+    }
   }
 
   /** Whether this kubelet runs the node. */
@@ -76,6 +92,11 @@ export class Kubelet {
   /** Stops registering and renewing the nodes (at once: no request starts after it). */
   stop(): void {
     this.heartbeat.stop();
+  }
+
+  /** Ends the processes of process-backed pods (after {@link stop}, once no reconcile runs). */
+  async stopProcesses(): Promise<void> {
+    await this.processes?.stop();
   }
 
   /** The kubelet's pod controller and its node runnable, for the manager. */
@@ -105,6 +126,7 @@ export class Kubelet {
     this.ips.delete(uid);
     this.deletionSeen.delete(uid);
     this.crashes.delete(uid);
+    this.processes?.forget(uid);
     this.options.runtime?.forget(uid);
   }
 
@@ -121,6 +143,11 @@ export class Kubelet {
     if (previous !== undefined && previous !== uid) this.forgetPod(previous);
     this.uids.set(key, uid);
     const pods = client.api(Pod, namespace);
+    if (this.processes?.backs(pod)) {
+      // Its processes drive its status, termination and removal.
+      this.processes.sync(pod, this.hostIP(node));
+      return undefined;
+    }
 
     if (pod.metadata?.deletionTimestamp) {
       this.options.runtime?.stop(uid);
@@ -147,6 +174,10 @@ export class Kubelet {
     return after;
   }
 
+  private hostIP(node: string): string {
+    return `172.18.0.${(this.nodeIndex.get(node) ?? 0) + 2}`;
+  }
+
   private podIp(pod: PodObj, node: string): string {
     const uid = pod.metadata?.uid ?? '';
     const known = pod.status?.podIP ?? this.ips.get(uid);
@@ -162,7 +193,7 @@ export class Kubelet {
     const mode = pod.metadata?.annotations?.[SIMULATE_ANNOTATION];
     const t = now();
     const startTime = pod.status?.startTime ?? t;
-    const hostIP = `172.18.0.${(this.nodeIndex.get(node) ?? 0) + 2}`;
+    const hostIP = this.hostIP(node);
     const podIP = this.podIp(pod, node);
     const containers = pod.spec?.containers ?? [];
     const uid = pod.metadata?.uid ?? '';

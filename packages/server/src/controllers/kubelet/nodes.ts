@@ -8,6 +8,7 @@ import type { Client } from 'kubeloop/client';
 import { isAlreadyExists, isNotFound, Lease, Node } from 'kubeloop/client';
 import { type Runnable, untilAborted } from 'kubeloop/runtime';
 import type { ControllerLog } from '../log.js';
+import type { ProcessPodsOptions } from './process-pods.js';
 
 /** A taint of a simulated node. */
 export interface NodeTaint {
@@ -44,6 +45,11 @@ export interface SimulatedNodesOptions {
   timeScale?: number;
   /** Interval of the node Lease renewals (default 10 s, as the kubelet's). */
   heartbeatIntervalMs?: number;
+  /**
+   * Pods whose images this machine can run (`kubeloop.local/<name>` of the local image store,
+   * or the images mapped here) run as local processes (see `process-pods.ts`); others are simulated.
+   */
+  processes?: ProcessPodsOptions;
 }
 
 type Obj = Record<string, unknown>;

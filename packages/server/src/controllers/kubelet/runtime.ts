@@ -124,6 +124,10 @@ const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/b
 export class SimulatedRuntime {
   /** By pod UID, then container name. */
   private readonly pods = new Map<string, Map<string, SimulatedContainer>>();
+  /** The process-backed pods, whose execs run on this machine (./process-pods.ts). */
+  backing:
+    | { exec(pod: Obj, container: string, req: ExecRequest): Promise<ExecOutcome> | undefined }
+    | undefined;
 
   constructor(private readonly objects: ObjectReader) {}
 
@@ -221,6 +225,8 @@ export class SimulatedRuntime {
    * volumes mounted as they are now, and its environment.
    */
   async exec(pod: Obj, containerName: string, req: ExecRequest): Promise<ExecOutcome> {
+    const real = this.backing?.exec(pod, containerName, req);
+    if (real) return real;
     const spec = (pod.spec?.containers ?? []).find((c: Obj) => c.name === containerName) ?? {
       name: containerName,
     };
@@ -376,7 +382,7 @@ function hostnameOf(pod: Obj): string {
 }
 
 /** `$(VAR)` references to earlier variables, as the kubelet expands them (`$$` escapes). */
-function expandRefs(value: string, env: Map<string, string>): string {
+export function expandRefs(value: string, env: Map<string, string>): string {
   return value.replace(/\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)/g, (m, name: string | undefined) => {
     if (m === '$$') return '$';
     return env.get(name!) ?? m;

@@ -192,7 +192,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     const registry = new Registry();
     // metrics-server's API, where simulated kubelets have usage to report.
     if (options.controllers !== false && (options.nodes?.count ?? 1) > 0)
-      registry.register(...metricsKinds(store));
+      registry.register(...metricsKinds(store, (p) => kubelet?.processes?.usage(p.metadata?.uid ?? '')));
     const metrics = new ApiMetrics(store, registry);
     const policyDeps: PolicyPluginDeps = { registry, metrics: policyMetrics(metrics.registry) };
     const admission = builtinAdmission(store, policyDeps);
@@ -310,7 +310,8 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
         runtime: () => (kubelet ? runtime : undefined),
         hasKubelet: (node) => kubelet?.runs(node) ?? false,
         log,
-        ...(options.portForward && { portForward: options.portForward }),
+        // A process-backed pod's ports are its processes'; every other pod refuses, as before.
+        portForward: options.portForward ?? (async (c) => kubelet?.processes?.connect(c.uid, c.port)),
       }),
     });
 

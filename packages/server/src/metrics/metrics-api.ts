@@ -13,6 +13,7 @@ import { collectionPrefix, type Store } from '../storage/store.js';
 
 interface PodLike {
   metadata?: {
+    uid?: string;
     name?: string;
     namespace?: string;
     labels?: Record<string, string>;
@@ -51,8 +52,19 @@ const IDLE = { cpu: 0.002, memory: 8 * 1024 ** 2 } as const;
 /** What a simulated node uses beside its pods (the kubelet, the runtime, the system). */
 const NODE_OVERHEAD = { cpu: 0.1, memory: 512 * 1024 ** 2 } as const;
 
+/** Per-container usage in cores and bytes. */
+export type ContainerUsage = { name: string; cpu: number; memory: number };
+
+/**
+ * Where real usage comes from: the kubelet's reading of a process-backed pod's processes
+ * (undefined for a simulated pod, whose usage is made up as below).
+ */
+export type UsageSource = (pod: { metadata?: { uid?: string } }) => ContainerUsage[] | undefined;
+
 /** Per-container usage of a running pod, in cores and bytes. */
-export function podUsage(pod: PodLike): { name: string; cpu: number; memory: number }[] {
+export function podUsage(pod: PodLike, real?: UsageSource): ContainerUsage[] {
+  const measured = real?.(pod);
+  if (measured) return measured;
   const containers = pod.spec?.containers ?? [];
   const ann = pod.metadata?.annotations ?? {};
   const share = (key: string) => {
@@ -91,7 +103,7 @@ function selected(ctx: VirtualContext, labels: Record<string, string> | undefine
   return matchesLabels(parseLabelSelector(s), labels ?? {});
 }
 
-function podMetrics(store: Store): VirtualResource {
+function podMetrics(store: Store, real?: UsageSource): VirtualResource {
   return {
     list: (ctx) =>
       runningPods(store, ctx.namespace)
@@ -109,7 +121,7 @@ function podMetrics(store: Store): VirtualResource {
             },
             timestamp: t,
             window: '15s',
-            containers: podUsage(p).map((c) => ({
+            containers: podUsage(p, real).map((c) => ({
               name: c.name,
               usage: { cpu: cpuText(c.cpu), memory: memoryText(c.memory) },
             })),
@@ -118,7 +130,7 @@ function podMetrics(store: Store): VirtualResource {
   };
 }
 
-function nodeMetrics(store: Store): VirtualResource {
+function nodeMetrics(store: Store, real?: UsageSource): VirtualResource {
   return {
     list: (ctx) => {
       const pods = runningPods(store);
@@ -131,7 +143,7 @@ function nodeMetrics(store: Store): VirtualResource {
           let memory = NODE_OVERHEAD.memory;
           for (const p of pods)
             if (p.spec?.nodeName === n.metadata?.name)
-              for (const c of podUsage(p)) {
+              for (const c of podUsage(p, real)) {
                 cpu += c.cpu;
                 memory += c.memory;
               }
@@ -181,9 +193,9 @@ function metricsKind(
 }
 
 /** The resources of `metrics.k8s.io/v1beta1`, answered from `store`. */
-export function metricsKinds(store: Store): ResourceType[] {
+export function metricsKinds(store: Store, real?: UsageSource): ResourceType[] {
   return [
-    metricsKind('nodes', 'NodeMetrics', false, nodeMetrics(store)),
-    metricsKind('pods', 'PodMetrics', true, podMetrics(store)),
+    metricsKind('nodes', 'NodeMetrics', false, nodeMetrics(store, real)),
+    metricsKind('pods', 'PodMetrics', true, podMetrics(store, real)),
   ];
 }

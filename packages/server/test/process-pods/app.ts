@@ -15,6 +15,11 @@ if (process.env.PID_FILE) fs.writeFileSync(process.env.PID_FILE + '.' + process.
 console.log('started ' + mode + ' as ' + process.pid);
 if (mode === 'exit') { console.error('exiting with ' + process.argv[3]); process.exit(Number(process.argv[3])); }
 let ready = mode !== 'unready';
+if (mode === 'with-child') {
+  // A process of the container that its main process does not wait for: it must go with the container.
+  const child = require('node:child_process').spawn('sleep', ['600'], { stdio: 'ignore' });
+  if (process.env.PID_FILE) fs.writeFileSync(process.env.PID_FILE + '.' + child.pid, String(child.pid));
+}
 process.on('SIGTERM', () => {
   console.log('got SIGTERM');
   if (process.env.TERM_FILE) fs.writeFileSync(process.env.TERM_FILE, 'SIGTERM');

@@ -161,6 +161,8 @@ export function startBuiltinControllers(o: BuiltinControllersOptions): BuiltinCo
     const [podSync, nodeRunnable] = kubelet.parts();
     manager.add({ ...podSync, options: { ...podSync.options, client: kubeletClient } });
     manager.add(nodeRunnable);
+    for (const p of kubelet.proxyParts())
+      manager.add({ ...p, options: { ...p.options, client: kubeletClient } });
     manager.add({ ...placement, options: { ...placement.options, client: scheduler } });
     manager.add(schedulerEvents);
   }

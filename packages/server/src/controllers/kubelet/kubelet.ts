@@ -19,6 +19,7 @@ import { SIMULATE_ANNOTATION } from '../simulate.js';
 import { hash, nodeHeartbeat, nodeNames, type SimulatedNodesOptions } from './nodes.js';
 import { ProcessPods } from './process-pods.js';
 import type { ObservedContainerStatus, SimulatedRuntime } from './runtime.js';
+import { serviceProxy } from './service-proxy.js';
 
 export { type NodeTaint, nodeNames, type SimulatedNodesOptions } from './nodes.js';
 export type { ProcessPodsOptions } from './process-pods.js';
@@ -50,6 +51,8 @@ export class Kubelet {
   private readonly heartbeat: ReturnType<typeof nodeHeartbeat>;
   /** The pods whose images this machine runs as processes (./process-pods.ts). */
   readonly processes: ProcessPods | undefined;
+  /** The loopback addresses of Services, for process-backed pods (./service-proxy.ts). */
+  private readonly proxy: ReturnType<typeof serviceProxy> | undefined;
 
   constructor(
     client: Client,
@@ -76,6 +79,7 @@ export class Kubelet {
         log: this.log,
       });
       options.runtime.backing = this.processes;
+      this.proxy = serviceProxy(client, this.log);
     }
   }
 
@@ -96,7 +100,13 @@ export class Kubelet {
 
   /** Ends the processes of process-backed pods (after {@link stop}, once no reconcile runs). */
   async stopProcesses(): Promise<void> {
+    await this.proxy?.stop();
     await this.processes?.stop();
+  }
+
+  /** The service proxy's controller, when pods may be process-backed (for the manager). */
+  proxyParts(): ControllerDefinition<never>[] {
+    return this.proxy ? [this.proxy.controller as unknown as ControllerDefinition<never>] : [];
   }
 
   /** The kubelet's pod controller and its node runnable, for the manager. */

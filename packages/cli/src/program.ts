@@ -16,6 +16,7 @@ export async function createProgram(argv: readonly string[] = process.argv): Pro
     const [dev, run] = await Promise.all([import('./commands/dev.js'), import('./commands/run.js')]);
     dev.registerDevCommand(program);
     run.registerRunCommand(program);
+    (await import('./commands/build.js')).registerBuildCommand(program);
   }
   return program;
 }

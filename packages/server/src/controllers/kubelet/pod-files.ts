@@ -185,12 +185,19 @@ export function commandLine(spec: Obj, image: LocalImage, env: Record<string, st
 }
 
 /**
- * The preload of Node.js processes: a pod has its own network namespace, so an unaddressed
- * `listen(port)` binds all of the pod's addresses, not the host's; here it binds the pod's
- * loopback IP, and two pods can listen on the same port.
+ * The preload of Node.js processes, for what a pod's namespaces would do: its own network
+ * namespace, so an unaddressed `listen(port)` binds all of the pod's addresses, not the host's
+ * (here the pod's loopback IP: two pods can listen on the same port); its own UTS namespace, so
+ * `os.hostname()` is the pod's hostname (leader election identities name the pod).
  */
 export const LISTEN_SHIM = `'use strict';
 const net = require('node:net');
+const os = require('node:os');
+if (process.env.HOSTNAME) {
+  const name = process.env.HOSTNAME;
+  os.hostname = () => name;
+  require('node:module').syncBuiltinESMExports();
+}
 const ip = process.env.${POD_IP_ENV};
 const any = (h) => h === undefined || h === null || h === '' || h === '0.0.0.0' || h === '::' || h === '[::]';
 if (ip && !net.Server.prototype.__kubeloopPodIp) {

@@ -23,20 +23,18 @@ let env: KubectlEnv;
 let client: Client;
 let store: string;
 let applyToReadyMs = 0;
+/** The content tag of the build (`kubeloop.local/sample-controller:sha-…`). */
+let built = '';
 
 beforeAll(async () => {
   store = mkdtempSync(join(tmpdir(), 'kubeloop-images-'));
   // dist/ is the workspace build's: store it as it is.
-  execFileSync(process.execPath, [
-    CLI,
-    'build',
-    PROJECT,
-    '--no-compile',
-    '--store',
-    store,
-    '--name',
-    'sample-controller',
-  ]);
+  const out = execFileSync(
+    process.execPath,
+    [CLI, 'build', PROJECT, '--no-compile', '--store', store, '--name', 'sample-controller'],
+    { encoding: 'utf8' },
+  );
+  built = out.split('\n')[0] ?? '';
   env = await startKubectlEnv({ nodes: { count: 1, processes: { imageStore: store } } });
   client = new Client(env.cp.clientConfig);
   const manifests = (await env.ok(['kustomize', join(PROJECT, 'config/default')]))
@@ -126,4 +124,42 @@ describe('the sample operator deployed as process-backed pods', () => {
       'the Foo reconciled by the new leader',
     );
   });
+
+  it('rolls out a new build through the Deployment controller', async () => {
+    expect(built).toMatch(/^kubeloop\.local\/sample-controller:sha-[0-9a-f]{12}$/);
+    await env.ok([
+      'set',
+      'image',
+      '-n',
+      NS,
+      'deployment/sample-controller-controller-manager',
+      `manager=${built}`,
+    ]);
+    await env.ok(
+      ['rollout', 'status', '-n', NS, 'deployment/sample-controller-controller-manager', '--timeout=90s'],
+      {
+        timeoutMs: 100_000,
+      },
+    );
+    const pods = await eventually(
+      async () => {
+        const list = await client.api(Pod, NS).list();
+        const live = list.items.filter((p) => !p.metadata?.deletionTimestamp);
+        return live.length === 2 && live.every((p) => p.spec?.containers[0]?.image === built)
+          ? live
+          : undefined;
+      },
+      30_000,
+      'the new pods alone',
+    );
+    const holder = await eventually(
+      async () => {
+        const h = await leader().catch(() => '');
+        return pods.some((p) => p.metadata?.name === h) ? h : undefined;
+      },
+      30_000,
+      'a leader among the new pods',
+    );
+    expect(holder).toBeTruthy();
+  }, 120_000);
 });

@@ -1,0 +1,160 @@
+/**
+ * Process-backed pods (`packages/server/src/controllers/kubelet/process-pods.ts`): the default
+ * server (`kubeloop server`, one simulated node) with a local image store holding the sample
+ * operator (`kubeloop build`) and a minimal image (`sleep`).
+ *
+ * - apply to ready: the sample operator's generated manifests (`kubectl kustomize
+ *   examples/sample-controller/config/default`, image `kubeloop.local/sample-controller`, one
+ *   replica) applied with kubectl, timed until its pod is Ready; once as generated (its readiness
+ *   probe waits `initialDelaySeconds: 5`, then probes every 10 s), once with the probe at
+ *   `initialDelaySeconds: 0, periodSeconds: 1` (what the local plane itself costs).
+ * - control-plane memory per pod: the server's RSS after a full GC with N `sleep` pods running,
+ *   minus its RSS before them, over N (the processes' own memory is theirs, not the server's).
+ *
+ *   npm run build && node bench/dist/benchmarks/process-pods.js [--pods=20 --runs=3]
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { HttpClient } from '../lib/http.js';
+import { gcHooks, memoryAfterGc } from '../lib/memory.js';
+import { idle } from '../lib/proc.js';
+import { startKubeloop } from '../lib/servers.js';
+import { median } from '../lib/stats.js';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+const NS = 'sample-controller-system';
+
+// biome-ignore lint/suspicious/noExplicitAny: API objects are read loosely, as the JSON they are
+type Obj = Record<string, any>;
+
+/** One run's figures. */
+export interface ProcessPodsResult {
+  /** kubectl apply of the generated manifests to the operator pod Ready. */
+  applyToReadyMs: number;
+  /** The same with the readiness probe at once and every second. */
+  applyToReadyFastProbeMs: number;
+  /** Server RSS after GC, per running `sleep` pod. */
+  serverRssPerPodMb: number;
+  pods: number;
+}
+
+async function runOnce(pods: number): Promise<ProcessPodsResult> {
+  const dir = mkdtempSync(join(tmpdir(), 'kubeloop-bench-procs-'));
+  const store = join(dir, 'images');
+  try {
+    execFileSync(process.execPath, [
+      join(ROOT, 'packages/cli/dist/bin.js'),
+      'build',
+      join(ROOT, 'examples/sample-controller'),
+      '--no-compile',
+      '--store',
+      store,
+      '--name',
+      'sample-controller',
+    ]);
+    mkdirSync(join(store, 'sleeper', 'latest', 'app'), { recursive: true });
+    writeFileSync(
+      join(store, 'sleeper', 'latest', 'image.json'),
+      JSON.stringify({ entrypoint: ['sleep', '3600'] }),
+    );
+    const gcFile = join(dir, 'gc.json');
+    const hooks = gcHooks(gcFile);
+    const kubeconfigPath = join(dir, 'kubeconfig');
+    const server = await startKubeloop({
+      root: ROOT,
+      kubeconfigPath,
+      nodeArgs: hooks.nodeArgs,
+      env: { ...hooks.env, KUBELOOP_IMAGE_STORE: store },
+    });
+    const http = new HttpClient(server.endpoint, 4);
+    const getJson = async (path: string): Promise<Obj> =>
+      JSON.parse((await http.request('GET', path)).body.toString('utf8')) as Obj;
+    const kubectl = (args: string[], input?: string) =>
+      execFileSync('kubectl', ['--kubeconfig', kubeconfigPath, ...args], {
+        encoding: 'utf8',
+        ...(input !== undefined && { input }),
+      });
+    const readyPods = async (ns: string, selector: string) =>
+      (
+        (await getJson(`/api/v1/namespaces/${ns}/pods?labelSelector=${encodeURIComponent(selector)}`))
+          .items as Obj[]
+      ).filter((p) => p.status?.conditions?.some((c: Obj) => c.type === 'Ready' && c.status === 'True'));
+    try {
+      const generated = kubectl([
+        'kustomize',
+        join(ROOT, 'examples/sample-controller/config/default'),
+      ]).replace('image: sample-controller:latest', 'image: kubeloop.local/sample-controller:latest');
+      const applyToReady = async (manifests: string): Promise<number> => {
+        const start = performance.now();
+        kubectl(['apply', '-f', '-'], manifests);
+        while ((await readyPods(NS, 'control-plane=controller-manager')).length === 0) await idle(20);
+        const ms = performance.now() - start;
+        kubectl(['delete', 'deployment', '-n', NS, '--all', '--wait=true']);
+        while (((await getJson(`/api/v1/namespaces/${NS}/pods`)).items as Obj[]).length > 0) await idle(50);
+        return ms;
+      };
+      const applyToReadyMs = await applyToReady(generated);
+      const applyToReadyFastProbeMs = await applyToReady(
+        generated.replace(
+          /initialDelaySeconds: 5\n(\s+)periodSeconds: 10/,
+          'initialDelaySeconds: 0\n$1periodSeconds: 1',
+        ),
+      );
+
+      await idle(2000);
+      const before = await memoryAfterGc(server.pid, gcFile);
+      for (let i = 0; i < pods; i++) {
+        const pod = {
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name: `sleeper-${i}`, labels: { app: 'sleeper' } },
+          spec: {
+            terminationGracePeriodSeconds: 1,
+            containers: [{ name: 'sleep', image: 'kubeloop.local/sleeper' }],
+          },
+        };
+        await http.request('POST', '/api/v1/namespaces/default/pods', JSON.stringify(pod), {
+          'content-type': 'application/json',
+        });
+      }
+      while ((await readyPods('default', 'app=sleeper')).length < pods) await idle(50);
+      await idle(2000);
+      const after = await memoryAfterGc(server.pid, gcFile);
+      return {
+        applyToReadyMs,
+        applyToReadyFastProbeMs,
+        serverRssPerPodMb: (after.rssMb - before.rssMb) / pods,
+        pods,
+      };
+    } finally {
+      await server.stop();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Runs the benchmark `runs` times; medians. */
+export async function runProcessPods(o: { pods: number; runs: number }): Promise<ProcessPodsResult[]> {
+  const results: ProcessPodsResult[] = [];
+  for (let i = 0; i < o.runs; i++) results.push(await runOnce(o.pods));
+  return results;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const { values } = parseArgs({
+    options: { pods: { type: 'string', default: '20' }, runs: { type: 'string', default: '3' } },
+  });
+  const results = await runProcessPods({ pods: Number(values.pods), runs: Number(values.runs) });
+  const m = (f: (r: ProcessPodsResult) => number) => median(results.map(f));
+  process.stdout.write(
+    `${JSON.stringify(results)}\n` +
+      `apply to ready (generated manifests, probe after 5 s): ${m((r) => r.applyToReadyMs).toFixed(0)} ms\n` +
+      `apply to ready (probe at once, every 1 s):            ${m((r) => r.applyToReadyFastProbeMs).toFixed(0)} ms (target < 3000)\n` +
+      `control-plane RSS per process-backed pod:             ${m((r) => r.serverRssPerPodMb).toFixed(2)} MB (target < 5)\n`,
+  );
+}

@@ -105,7 +105,10 @@ export class ProcessContainer {
   start(): void {
     const [cmd, ...args] = this.context.argv;
     const run = new ContainerInstance();
-    this.host.record.instances.push(run);
+    const runs = this.host.record.instances;
+    runs.push(run);
+    // The runtime keeps the current run and the previous one (`logs --previous`), as a kubelet does.
+    if (runs.length > 2) runs.splice(0, runs.length - 2);
     this.run = run;
     const startedAt = Date.now();
     this.ready = false;

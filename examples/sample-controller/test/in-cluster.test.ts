@@ -112,6 +112,8 @@ describe('the sample operator deployed as process-backed pods', () => {
     expect(after).not.toBe(before);
     // The new leader reconciles: a Foo made now gets its Deployment.
     await client.api(Foo, 'default').create({
+      apiVersion: 'samplecontroller.k8s.io/v1alpha1',
+      kind: 'Foo',
       metadata: { name: 'after-handover' },
       spec: { deploymentName: 'after-handover', replicas: 1 },
     });

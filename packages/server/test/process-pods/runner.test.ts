@@ -22,6 +22,7 @@ beforeAll(async () => {
       processes: {
         images: { [IMAGE]: { dir: imageDir, entrypoint: ['node', 'server.js'] } },
         backoffScale: 0.01,
+        syncIntervalMs: 200,
       },
     },
   });
@@ -150,6 +151,16 @@ describe('process-backed pods', () => {
     expect(review.status.userInfo.extra['authentication.kubernetes.io/pod-name']).toEqual(['env']);
   });
 
+  it('bring ConfigMap volumes up to date when the ConfigMap changes', async () => {
+    const p = await ready('env');
+    await client.api(ConfigMap, 'default').patch('app-config', { data: { 'app.conf': 'listen 9090\n' } });
+    await eventually(
+      async () => (await get(p.status?.podIP ?? '', '/file?path=/etc/app/app.conf')).body === 'listen 9090\n',
+      10_000,
+      'the new content in the volume',
+    );
+  });
+
   it('give each pod its own loopback address, so two pods listen on the same port', async () => {
     await client.api(Pod, 'default').create(pod('twin-a'));
     await client.api(Pod, 'default').create(pod('twin-b'));
@@ -245,5 +256,49 @@ describe('process-backed pods', () => {
     // It was asked to stop, ignored it, and was killed.
     expect(readFileSync(termFile, 'utf8')).toBe('SIGTERM');
     expect(existsSync(`/proc/${pid}`)).toBe(false);
+  });
+
+  it('run init containers one at a time to completion before the containers; a failed one fails the pod under Never', async () => {
+    const init = (name: string, code: string) => ({ name, image: IMAGE, args: ['exit', code] });
+    await client
+      .api(Pod, 'default')
+      .create(pod('inits', {}, { initContainers: [init('first', '0'), init('second', '0')] }));
+    const p = await ready('inits');
+    expect(
+      p.status?.initContainerStatuses?.map((s) => [
+        s.name,
+        s.state?.terminated?.exitCode,
+        s.state?.terminated?.reason,
+      ]),
+    ).toEqual([
+      ['first', 0, 'Completed'],
+      ['second', 0, 'Completed'],
+    ]);
+    expect(p.status?.conditions?.find((c) => c.type === 'Initialized')?.status).toBe('True');
+
+    await client
+      .api(Pod, 'default')
+      .create(
+        pod(
+          'init-fails',
+          {},
+          { restartPolicy: 'Never', initContainers: [init('broken', '2'), init('never-run', '0')] },
+        ),
+      );
+    const failed = await eventually(
+      async () => {
+        const got = await client.api(Pod, 'default').get('init-fails');
+        return got.status?.phase === 'Failed' ? got : undefined;
+      },
+      15_000,
+      'the pod failed',
+    );
+    expect(failed.status?.initContainerStatuses?.[0]?.state?.terminated?.exitCode).toBe(2);
+    expect(failed.status?.initContainerStatuses?.[1]?.state?.waiting?.reason).toBe('PodInitializing');
+    expect(failed.status?.containerStatuses?.[0]?.state?.waiting?.reason).toBe('PodInitializing');
+    expect(failed.status?.conditions?.find((c) => c.type === 'Initialized')).toMatchObject({
+      status: 'False',
+      reason: 'ContainersNotInitialized',
+    });
   });
 });

@@ -42,6 +42,8 @@ export interface ContainerHost {
   changed(): void;
   /** Whether the pod is being deleted (nothing restarts then). */
   terminating(): boolean;
+  /** The container's restart policy (the pod's; an init container's: on failure, or always for a sidecar). */
+  restartPolicy(): string;
 }
 
 /** Writes a stream's output to a run's log, a line at a time. */
@@ -186,7 +188,7 @@ export class ProcessContainer {
 
   /** The run ended: restart it per the pod's restartPolicy, after the back-off. */
   private afterExit(finishedAt: number, exitCode: number): void {
-    const policy = this.host.pod().spec?.restartPolicy ?? 'Always';
+    const policy = this.host.restartPolicy();
     if (this.host.terminating() || policy === 'Never' || (policy === 'OnFailure' && exitCode === 0)) return;
     const wait = this.backoff.delay(finishedAt, Date.now());
     if (wait === 0) {
@@ -387,6 +389,11 @@ export class ProcessContainer {
       state: this.state,
       lastState: this.lastState,
     };
+  }
+
+  /** Whether the container was ever started. */
+  get everStarted(): boolean {
+    return this.run !== undefined;
   }
 
   /** Whether the container will not run again (exited under a policy that does not restart it). */

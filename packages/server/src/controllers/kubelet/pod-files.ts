@@ -6,7 +6,16 @@
  * hostPath as a link to the host's path), the image's files linked into its `WORKDIR`, and the
  * environment of its pod spec with the in-cluster variables pointing at this control plane.
  */
-import { mkdirSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Client } from 'kubeloop/client';
 import type { LocalImage } from './images.js';
@@ -33,6 +42,30 @@ function writeAtomic(file: string, data: Buffer | string, mode?: number): void {
   renameSync(tmp, file);
 }
 
+/**
+ * Writes the files of the container's ConfigMap, Secret, downward API and projected volumes as
+ * the objects are now (also what a periodic sync calls, so that their changes reach the process;
+ * a `subPath` mount, as in Kubernetes, keeps its first content).
+ */
+export function writeMountedFiles(
+  runtime: SimulatedRuntime,
+  pod: Obj,
+  spec: Obj,
+  root: string,
+  refresh = false,
+): void {
+  for (const m of runtime.mounts(pod, spec)) {
+    const at = inRoot(root, m.path);
+    for (const [rel, data] of m.files) {
+      if (refresh && rel === '') continue;
+      const file = rel === '' ? at : join(at, rel);
+      if (refresh && existsSync(file) && readFileSync(file).equals(data)) continue;
+      writeAtomic(file, data, m.mode ?? 0o644);
+    }
+    if (!m.files.has('')) mkdirSync(at, { recursive: true });
+  }
+}
+
 /** A token the kubelet got for a projected volume, and when to get the next one. */
 export interface ProjectedToken {
   file: string;
@@ -52,11 +85,7 @@ export function writeVolumes(
   root: string,
   podDir: string,
 ): { file: string; source: Obj }[] {
-  for (const m of runtime.mounts(pod, spec)) {
-    const at = inRoot(root, m.path);
-    for (const [rel, data] of m.files) writeAtomic(rel === '' ? at : join(at, rel), data, m.mode ?? 0o644);
-    mkdirSync(at, { recursive: true });
-  }
+  writeMountedFiles(runtime, pod, spec, root);
   const volumes = new Map<string, Obj>((pod.spec?.volumes ?? []).map((v: Obj) => [v.name, v]));
   const tokens: { file: string; source: Obj }[] = [];
   for (const m of spec.volumeMounts ?? []) {

@@ -14,6 +14,7 @@ import {
   linkImage,
   processEnvironment,
   workingDirectory,
+  writeMountedFiles,
   writeToken,
   writeVolumes,
 } from './pod-files.js';
@@ -42,6 +43,8 @@ export interface ProcessPodsOptions extends ImageSource {
   stateDir?: string;
   /** Factor of the crash-loop back-off durations (default 1: 10 s doubling to 5 min). */
   backoffScale?: number;
+  /** How often ConfigMap and Secret volumes are brought up to date (default 60 s, the kubelet's sync frequency). */
+  syncIntervalMs?: number;
 }
 
 /** What process-backed pods need from the kubelet. */
@@ -68,6 +71,11 @@ export interface ProcessPodDeps extends ProcessPodsDeps {
 /** A pod whose containers run as processes. */
 export class ProcessPod {
   readonly containers = new Map<string, ProcessContainer>();
+  /** The init containers, in order (those whose image is simulated complete at once). */
+  private readonly inits = new Map<string, ProcessContainer>();
+  /** The first init container not done yet; the main containers start once all are. */
+  private initIndex = 0;
+  private mainStarted = false;
   private terminating = false;
   private disposed = false;
   private prepared: Promise<void> = Promise.resolve();
@@ -103,7 +111,11 @@ export class ProcessPod {
   private async prepare(): Promise<void> {
     const { runtime, client } = this.deps;
     try {
-      for (const spec of this.pod.spec?.containers ?? []) {
+      const all: [Obj, boolean][] = [
+        ...(this.pod.spec?.initContainers ?? []).map((c: Obj): [Obj, boolean] => [c, true]),
+        ...(this.pod.spec?.containers ?? []).map((c: Obj): [Obj, boolean] => [c, false]),
+      ];
+      for (const [spec, init] of all) {
         const image = resolveImage(spec.image, this.deps.options);
         if (!image) continue;
         const root = join(this.deps.dir, spec.name);
@@ -127,7 +139,8 @@ export class ProcessPod {
           argv: commandLine(spec, image, env),
           cwd: workingDirectory(spec, image, root),
         };
-        this.containers.set(spec.name, new ProcessContainer(spec, image, context, this.host(spec.name)));
+        const c = new ProcessContainer(spec, image, context, this.host(spec.name, init ? spec : undefined));
+        (init ? this.inits : this.containers).set(spec.name, c);
       }
     } catch (err) {
       // As a kubelet whose volume setup failed (FailedMount): the containers wait, and it tries again.
@@ -136,24 +149,68 @@ export class ProcessPod {
         message: err instanceof Error ? err.message : String(err),
       };
       this.containers.clear();
+      this.inits.clear();
       this.changed();
       if (!this.terminating) this.later(1000, () => this.start());
       return;
     }
     this.preparing = undefined;
-    if (this.terminating) return;
+    this.syncVolumes();
+    this.advance();
+  }
+
+  /** Every sync period, the ConfigMap and Secret volumes follow their objects, as the kubelet's pod sync. */
+  private syncVolumes(): void {
+    this.later(this.deps.options.syncIntervalMs ?? 60_000, () => {
+      for (const c of [...this.inits.values(), ...this.containers.values()]) {
+        try {
+          writeMountedFiles(this.deps.runtime, this.pod, c.spec, join(this.deps.dir, c.name), true);
+        } catch (err) {
+          this.deps.log('warn', 'updating the volumes of a process-backed pod failed', { err: String(err) });
+        }
+      }
+      this.syncVolumes();
+    });
+  }
+
+  /**
+   * Starts what may start: the init containers one at a time, each once the previous one
+   * completed (a sidecar, `restartPolicy: Always`, once started), then the containers.
+   */
+  private advance(): void {
+    if (this.terminating || this.preparing || this.mainStarted) return;
+    const inits = [...this.inits.values()];
+    while (this.initIndex < inits.length) {
+      const c = inits[this.initIndex]!;
+      if (!c.everStarted) {
+        c.start();
+        if (c.spec.restartPolicy !== 'Always') return;
+      }
+      if (c.spec.restartPolicy !== 'Always' && !(c.done && c.state.terminated?.exitCode === 0)) return;
+      this.initIndex += 1;
+    }
+    this.mainStarted = true;
     for (const c of this.containers.values()) c.start();
   }
 
-  private host(name: string): ContainerHost {
+  private host(name: string, init?: Obj): ContainerHost {
     return {
       pod: () => this.pod,
       podIP: this.ip,
       watchdog: this.deps.watchdog,
       record: this.deps.runtime.container(this.pod, name),
       backoffScale: this.deps.options.backoffScale ?? 1,
-      changed: () => this.changed(),
+      changed: () => {
+        this.advance();
+        this.changed();
+      },
       terminating: () => this.terminating,
+      restartPolicy: () => {
+        const pod = this.pod.spec?.restartPolicy ?? 'Always';
+        if (!init) return pod;
+        if (init.restartPolicy === 'Always') return 'Always';
+        return pod === 'Never' ? 'Never' : 'OnFailure';
+      },
     };
   }
 
@@ -183,7 +240,7 @@ export class ProcessPod {
     await this.prepared;
     const grace =
       this.pod.metadata?.deletionGracePeriodSeconds ?? this.pod.spec?.terminationGracePeriodSeconds ?? 30;
-    await Promise.all([...this.containers.values()].map((c) => c.kill(grace * 1000)));
+    await Promise.all([...this.containers.values(), ...this.inits.values()].map((c) => c.kill(grace * 1000)));
     if (this.disposed) return;
     const { name, namespace, uid } = this.pod.metadata ?? {};
     try {
@@ -206,7 +263,7 @@ export class ProcessPod {
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
     await this.prepared;
-    await Promise.all([...this.containers.values()].map((c) => c.kill(graceMs)));
+    await Promise.all([...this.containers.values(), ...this.inits.values()].map((c) => c.kill(graceMs)));
     rmSync(this.deps.dir, { recursive: true, force: true });
   }
 
@@ -241,44 +298,63 @@ export class ProcessPod {
   status(): Obj {
     const t = rfc3339(Date.now());
     const specs: Obj[] = this.pod.spec?.containers ?? [];
-    const statuses = specs.map((spec) => {
-      const c = this.containers.get(spec.name);
-      if (c) return c.status();
-      if (this.preparing && resolveImage(spec.image, this.deps.options))
-        return {
-          name: spec.name,
-          image: spec.image ?? '',
-          imageID: '',
-          ready: false,
-          started: false,
-          restartCount: 0,
-          state: { waiting: this.preparing },
-          lastState: {},
-        };
-      // A container whose image this machine cannot run is simulated: running and ready.
+    const initSpecs: Obj[] = this.pod.spec?.initContainers ?? [];
+    const waiting = (spec: Obj, state: Obj) => ({
+      name: spec.name,
+      image: spec.image ?? '',
+      imageID: '',
+      ready: false,
+      started: false,
+      restartCount: 0,
+      state: { waiting: state },
+      lastState: {},
+    });
+    const statusOf = (spec: Obj, init: boolean): Obj => {
+      const c = (init ? this.inits : this.containers).get(spec.name);
+      if (c?.everStarted) return c.status();
+      const local = resolveImage(spec.image, this.deps.options) !== undefined;
+      if (local || (init && !this.mainStarted))
+        return waiting(spec, this.preparing && !init ? this.preparing : { reason: 'PodInitializing' });
+      if (!init && !this.mainStarted) return waiting(spec, { reason: 'PodInitializing' });
+      // A container whose image this machine cannot run is simulated: running and ready (an init container: completed).
+      const state = init
+        ? {
+            terminated: {
+              exitCode: 0,
+              reason: 'Completed',
+              startedAt: this.startTime,
+              finishedAt: this.startTime,
+            },
+          }
+        : { running: { startedAt: this.startTime } };
       return {
         name: spec.name,
         image: spec.image ?? '',
         imageID: `kubeloop://${spec.image ?? ''}`,
         containerID: `kubeloop://${this.pod.metadata?.uid}/${spec.name}`,
-        ready: true,
-        started: true,
+        ready: !init,
+        started: !init,
         restartCount: 0,
-        state: { running: { startedAt: this.startTime } },
+        state,
         lastState: {},
       };
-    });
+    };
+    const statuses = specs.map((spec) => statusOf(spec, false));
+    const initStatuses = initSpecs.map((spec) => statusOf(spec, true));
     const processes = [...this.containers.values()];
+    const initFailed = [...this.inits.values()].some((c) => c.done && c.state.terminated?.exitCode !== 0);
     const allDone =
       processes.length > 0 && processes.length === specs.length && processes.every((c) => c.done);
     const ran = statuses.some((s) => s.state.running || s.state.terminated || s.restartCount > 0);
-    const phase = allDone
-      ? processes.every((c) => c.state.terminated?.exitCode === 0)
-        ? 'Succeeded'
-        : 'Failed'
-      : ran
-        ? 'Running'
-        : 'Pending';
+    const phase = initFailed
+      ? 'Failed'
+      : allDone
+        ? processes.every((c) => c.state.terminated?.exitCode === 0)
+          ? 'Succeeded'
+          : 'Failed'
+        : ran && this.mainStarted
+          ? 'Running'
+          : 'Pending';
     const ready = phase === 'Running' && statuses.every((s) => s.ready);
     const previous = new Map<string, Obj>((this.pod.status?.conditions ?? []).map((c: Obj) => [c.type, c]));
     const condition = (type: string, ok: boolean, reason?: string, message?: string): Obj => {
@@ -301,7 +377,17 @@ export class ProcessPod {
       phase,
       conditions: [
         condition('PodReadyToStartContainers', !this.preparing && !allDone),
-        condition('Initialized', true),
+        this.mainStarted
+          ? condition('Initialized', true)
+          : condition(
+              'Initialized',
+              false,
+              'ContainersNotInitialized',
+              `containers with incomplete status: [${initStatuses
+                .filter((x) => x.state.terminated?.exitCode !== 0)
+                .map((x) => x.name)
+                .join(' ')}]`,
+            ),
         ready ? condition('Ready', true) : condition('Ready', false, why.reason, why.message),
         ready
           ? condition('ContainersReady', true)
@@ -313,6 +399,7 @@ export class ProcessPod {
       podIP: this.ip,
       podIPs: [{ ip: this.ip }],
       startTime: this.pod.status?.startTime ?? this.startTime,
+      ...(initStatuses.length > 0 && { initContainerStatuses: initStatuses }),
       containerStatuses: statuses,
     };
   }

@@ -13,6 +13,11 @@ const fs = require('node:fs');
 const mode = process.argv[2] || 'serve';
 if (process.env.PID_FILE) fs.writeFileSync(process.env.PID_FILE + '.' + process.pid, String(process.pid));
 console.log('started ' + mode + ' as ' + process.pid);
+if (mode === 'cat') {
+  process.stdin.on('data', (d) => process.stdout.write('got ' + d));
+  process.stdin.on('end', () => process.exit(0));
+  return;
+}
 if (mode === 'exit') { console.error('exiting with ' + process.argv[3]); process.exit(Number(process.argv[3])); }
 let ready = mode !== 'unready';
 if (mode === 'with-child') {

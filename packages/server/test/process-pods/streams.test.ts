@@ -114,4 +114,28 @@ describe('kubectl and process-backed pods', () => {
     const top = await k.ok(['top', 'pod', 'web', '--no-headers']);
     expect(top).toMatch(/^web\s+\d+m\s+\d+Mi/);
   });
+
+  it('attach -i: what the client types reaches the process stdin, and its output comes back', async () => {
+    await client.api(Pod, 'default').create({
+      metadata: { name: 'cat' },
+      spec: {
+        nodeName: 'kubeloop-node-1',
+        restartPolicy: 'Never',
+        containers: [{ name: 'app', image: IMAGE, args: ['cat'], stdin: true, stdinOnce: true }],
+      },
+    });
+    await eventually(async () => {
+      const p = await client.api(Pod, 'default').get('cat');
+      return p.status?.containerStatuses?.[0]?.state?.running;
+    });
+    const r = await k.run(['attach', '-i', 'cat'], { input: 'typed line\n', timeoutMs: 30_000 });
+    expect(r.stdout).toContain('got typed line');
+    // stdinOnce: the end of the client's input ended the process's, and so the container.
+    expect(r.code).toBe(0);
+    const p = await eventually(async () => {
+      const got = await client.api(Pod, 'default').get('cat');
+      return got.status?.phase === 'Succeeded' ? got : undefined;
+    });
+    expect(p.status?.containerStatuses?.[0]?.state?.terminated?.exitCode).toBe(0);
+  });
 });

@@ -130,6 +130,11 @@ export class ProcessContainer {
       stdio: [this.spec.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
     });
     this.proc = proc;
+    if (proc.stdin) {
+      proc.stdin.on('error', () => undefined);
+      run.input = (chunk) => proc.stdin?.write(chunk);
+      if (this.spec.stdinOnce) run.closeInput = () => proc.stdin?.end();
+    }
     const out = lineWriter(run, 'stdout');
     const err = lineWriter(run, 'stderr');
     proc.stdout?.on('data', (b: Buffer) => out.push(b));

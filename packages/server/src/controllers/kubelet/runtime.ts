@@ -35,6 +35,10 @@ export class ContainerInstance {
   readonly startedAt = new Date();
   finished = false;
   readyLogged = false;
+  /** Where `attach -i` input goes: the standard input of a process-backed container's run (`stdin: true`). */
+  input: ((chunk: Buffer) => void) | undefined;
+  /** The attached client closed its input: with `stdinOnce`, the process's standard input ends too. */
+  closeInput: (() => void) | undefined;
   private readonly listeners = new Set<(line: LogLine | undefined) => void>();
 
   /** Appends output (split into lines) and hands it to the followers. */

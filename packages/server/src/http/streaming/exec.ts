@@ -166,10 +166,10 @@ function attach(
     else session.finish({ exitCode: 0 });
   });
   session.signal.addEventListener('abort', stop, { once: true });
-  // What the client types goes to the container's stdin, which the simulated process never reads.
+  // What the client types goes to the container's stdin: a process-backed container's, or
+  // nowhere (a simulated process never reads it).
   void (async () => {
-    for await (const _ of session.stdin.chunks()) {
-      // discarded
-    }
+    for await (const chunk of session.stdin.chunks()) instance.input?.(chunk);
+    instance.closeInput?.();
   })();
 }

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { eventually } from '../kubectl.js';
 import { writeTestImage } from './app.js';
@@ -65,10 +65,20 @@ async function start(): Promise<number[]> {
   return pids;
 }
 
+/** The pods' state directory: the parent of a container root's pod directory (`$KUBELOOP_ROOT` of its environment). */
+function stateDir(pids: number[]): string {
+  for (const pid of pids) {
+    const env = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+    const root = env.find((e) => e.startsWith('KUBELOOP_ROOT='))?.slice('KUBELOOP_ROOT='.length);
+    if (root) return dirname(dirname(root));
+  }
+  throw new Error('no container environment names KUBELOOP_ROOT');
+}
+
 const alive = (pids: number[]) => pids.filter((pid) => existsSync(`/proc/${pid}`) && !isZombie(pid));
 function isZombie(pid: number): boolean {
   try {
-    return /\) Z /.test(require('node:fs').readFileSync(`/proc/${pid}/stat`, 'utf8'));
+    return /\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
   } catch {
     return true;
   }
@@ -77,15 +87,21 @@ function isZombie(pid: number): boolean {
 describe('process hygiene of process-backed pods', () => {
   it('a stopped control plane (SIGTERM) leaves no process behind', async () => {
     const pids = await start();
+    const state = stateDir(pids);
     plane?.kill('SIGTERM');
     await new Promise((r) => plane?.once('exit', r));
     await eventually(() => alive(pids).length === 0, 5000, 'no container process left');
+    expect(existsSync(state)).toBe(false);
   });
 
   it('a control plane killed with SIGKILL (kill -9) leaves no process behind for more than a few seconds', async () => {
     const pids = await start();
+    const state = stateDir(pids);
+    expect(existsSync(state)).toBe(true);
     plane?.kill('SIGKILL');
     await new Promise((r) => plane?.once('exit', r));
     await eventually(() => alive(pids).length === 0, 5000, 'no container process left');
+    // Nor the pods' files.
+    await eventually(() => !existsSync(state), 5000, 'the state directory removed');
   });
 });

@@ -160,6 +160,8 @@ export class ProcessPods {
       const base = this.deps.options.stateDir;
       if (base) mkdirSync(base, { recursive: true });
       this.dir = base ?? mkdtempSync(join(tmpdir(), 'kubeloop-pods-'));
+      // A temporary directory goes with the control plane, even one killed with kill -9.
+      if (!base) this.watchdog.cleanup = this.dir;
       writeFileSync(join(this.dir, 'listen-shim.cjs'), LISTEN_SHIM);
     }
     return this.dir;

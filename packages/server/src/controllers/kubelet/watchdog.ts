@@ -6,7 +6,7 @@
  * every group still listed, so that no container outlives it by more than a moment.
  *
  * A graceful stop ends the containers itself, then closes the pipe (the watchdog then has nothing
- * left to kill and exits).
+ * left to kill and exits). Given a directory, the watchdog removes it last (the pods' files).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 
@@ -19,6 +19,7 @@ while IFS= read -r line; do
   esac
 done
 for g in $groups; do kill -s KILL -- "-$g" 2>/dev/null; done
+if [ -n "$1" ]; then rm -rf -- "$1"; fi
 `;
 
 /**
@@ -34,6 +35,8 @@ for g in $groups; do kill -s KILL -- "-$g" 2>/dev/null; done
  */
 export class Watchdog {
   private child: ChildProcess | undefined;
+  /** A directory the watchdog removes once it killed what was left (set before the first watch). */
+  cleanup: string | undefined;
 
   /** The watchdog's pid (for tests), once started. */
   get pid(): number | undefined {
@@ -59,7 +62,10 @@ export class Watchdog {
   private send(line: string): void {
     if (!this.child) {
       // Its own session: a terminal's Ctrl-C to the control plane's group does not reach it first.
-      this.child = spawn('/bin/sh', ['-c', SCRIPT], { detached: true, stdio: ['pipe', 'ignore', 'ignore'] });
+      this.child = spawn('/bin/sh', ['-c', SCRIPT, 'kubeloop-watchdog', this.cleanup ?? ''], {
+        detached: true,
+        stdio: ['pipe', 'ignore', 'ignore'],
+      });
       this.child.on('error', () => undefined);
       this.child.stdin?.on('error', () => undefined);
       // Neither the watchdog nor its pipe keeps the control plane's event loop alive.

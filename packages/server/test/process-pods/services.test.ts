@@ -74,6 +74,20 @@ describe('Services of process-backed pods', () => {
     );
     for (const a of ep.subsets?.[0]?.addresses ?? []) expect(a.ip).toMatch(/^127\.244\./);
     expect(ep.subsets?.[0]?.ports?.[0]?.port).toBe(8080);
+    // EndpointSlices too (where kube-apiserver's webhook client looks for a Service's endpoints).
+    const want = (ep.subsets?.[0]?.addresses ?? []).map((a) => a.ip).sort();
+    await eventually(
+      async () => {
+        const slices = await client.request<{ items: { endpoints: { addresses: string[] }[] }[] }>(
+          'GET',
+          '/apis/discovery.k8s.io/v1/namespaces/default/endpointslices?labelSelector=kubernetes.io%2Fservice-name%3Dweb',
+        );
+        const got = slices.items.flatMap((sl) => sl.endpoints.flatMap((e) => e.addresses)).sort();
+        return JSON.stringify(got) === JSON.stringify(want);
+      },
+      10_000,
+      'the EndpointSlice addresses',
+    );
 
     const address = `127.${svc.spec?.clusterIP?.split('.').slice(1).join('.')}`;
     // Round robin over both pods.

@@ -7,7 +7,8 @@
  *
  * So another process on this machine reaches a Service of process-backed pods at the mapped
  * address (e.g. 10.96.12.34:80 at 127.96.12.34:80). Ports below 1024 need the privilege to bind
- * them; where it is missing the Service is skipped (with a warning) and only its endpoints serve.
+ * them; where it is missing that port is skipped (silently: the `kubernetes` Service's 443 is one)
+ * and only the endpoints serve it.
  */
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import type { Client } from 'kubeloop/client';
@@ -99,12 +100,14 @@ export function serviceProxy(
           Number(addr.slice(addr.lastIndexOf(':') + 1)),
         ];
         const bound = await new Promise<boolean>((resolve) => {
-          server.once('error', (err) => {
-            log('warn', 'the service proxy cannot listen for a Service', {
-              service: key,
-              address: addr,
-              err: String(err),
-            });
+          server.once('error', (err: NodeJS.ErrnoException) => {
+            // A port below 1024 without the privilege is expected (the `kubernetes` Service's 443): not worth a warning.
+            if (err.code !== 'EACCES')
+              log('warn', 'the service proxy cannot listen for a Service', {
+                service: key,
+                address: addr,
+                err: String(err),
+              });
             resolve(false);
           });
           server.listen(port, host, () => resolve(true));

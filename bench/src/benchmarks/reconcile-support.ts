@@ -167,10 +167,11 @@ export async function startOperator(
       '--leader-elect',
       `--metrics-bind-address=${address}`,
       `--health-probe-bind-address=${address}`,
+      `--max-concurrent-reconciles=${o.workers}`,
     ],
     {
       cwd: join(o.root, EXAMPLE),
-      env: { ...process.env, KUBECONFIG: kubeconfigPath, MAX_CONCURRENT_RECONCILES: String(o.workers) },
+      env: { ...process.env, KUBECONFIG: kubeconfigPath },
       stdio: ['ignore', out, out],
     },
   );

@@ -9,7 +9,7 @@ export interface ReconcileOptions {
   foos: number;
   /** Concurrent clients creating the Foos. */
   clients: number;
-  /** Workers of the operator (`MAX_CONCURRENT_RECONCILES`). */
+  /** Workers of the operator (`--max-concurrent-reconciles`). */
   workers: number;
   /** `spec.replicas` of every Foo (1–10, the Foo's schema). */
   replicas: number;

@@ -6,7 +6,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { generateManifests, writeGeneratedFiles } from 'kubeloop/manifests';
 import { Foo } from './api/foo.js';
-import { createManager } from './operator.js';
+import { createManager, LEADER_ELECTION_ID } from './operator.js';
 
 /** The sample applied by `kubeloop dev`. */
 export const sampleFoo: Foo = {
@@ -21,7 +21,7 @@ const files = generateManifests({
   name: 'sample-controller',
   image: 'sample-controller:latest',
   resources: [Foo],
-  ...createManager({ leaderElection: { id: 'sample-controller.samplecontroller.k8s.io' } }).permissions,
+  ...createManager({ leaderElection: { id: LEADER_ELECTION_ID } }).permissions,
   samples: [sampleFoo],
 });
 await writeGeneratedFiles(

@@ -11,7 +11,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Foo } from '../src/api/foo.js';
 import { ERR_RESOURCE_EXISTS } from '../src/controller/foo.js';
-import { createManager, parseFlags } from '../src/operator.js';
+import { createManager } from '../src/operator.js';
 
 let env: KubectlEnv;
 let client: Client;
@@ -175,23 +175,5 @@ describe('sample-controller', () => {
       'The Foo "too-many" is invalid: spec.replicas: Invalid value: 11: spec.replicas in body should be less than or equal to 10',
     );
     expect((await env.run(['get', 'deployment', 'too-many'])).stderr).toContain('NotFound');
-  });
-});
-
-describe('parseFlags', () => {
-  it("reads kubebuilder's manager flags", () => {
-    expect(
-      parseFlags(['--leader-elect', '--metrics-bind-address=:9090', '--health-probe-bind-address', '0']),
-    ).toEqual({
-      leaderElect: true,
-      metricsBindAddress: ':9090',
-      healthProbeBindAddress: false,
-    });
-    expect(parseFlags([])).toEqual({
-      leaderElect: false,
-      metricsBindAddress: ':8080',
-      healthProbeBindAddress: ':8081',
-    });
-    expect(() => parseFlags(['--nope'])).toThrow('unknown flag "--nope"');
   });
 });

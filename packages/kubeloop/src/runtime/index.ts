@@ -134,6 +134,15 @@ export { writeStatus } from './helpers/status.js';
 export { objectKey, splitKey } from './keys.js';
 export { ManagerCache } from './manager/cache.js';
 export { EventRecorder, type EventRecorderOptions, type EventType, microTime } from './manager/events.js';
+export {
+  MANAGER_FLAGS_USAGE,
+  type ManagerFlags,
+  ManagerFlagsError,
+  type ManagerFlagsOptions,
+  managerFlags,
+  managerOptionsFromFlags,
+  parseManagerFlags,
+} from './manager/flags.js';
 export { type LeaderElectionOptions, LeaderElector } from './manager/leader-election.js';
 export {
   LeaderElectionLostError,

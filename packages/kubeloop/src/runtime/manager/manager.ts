@@ -313,7 +313,12 @@ export class Manager {
 
   private async run(): Promise<void> {
     const o = this.options;
+    let signalled = false;
     const onSignal = () => {
+      // Ctrl-C reaches every process of the terminal's group: a supervisor (kubeloop dev, a
+      // shell script) often passes on a SIGTERM of its own right after. One shutdown, logged once.
+      if (signalled) return;
+      signalled = true;
       this.log.info('signal received, shutting down');
       this.stopRequested?.({ release: true, graceful: true });
     };

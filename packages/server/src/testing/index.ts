@@ -4,7 +4,9 @@
  * around it. The SDK's own integration tests, the server's tests and users' operator tests all
  * use these.
  *
- * - {@link startTestEnv}: the control plane alone (also exported by `@kubeloop/server`).
+ * - {@link startTestEnv}: the control plane alone (also exported by `@kubeloop/server`); no
+ *   simulated node unless `nodes: { count: N }`, and envtest's `crdDirectoryPaths`
+ *   ({@link installCrdDirectories} for an env already running).
  * - {@link startClientEnv}: with a `kubeloop/client` and {@link installCrd}.
  * - {@link startKubectlEnv}: with a kubectl bound to it; {@link parseTable} and {@link manifest}
  *   read and write what kubectl prints and reads.
@@ -46,6 +48,7 @@ export {
   startClientEnv,
 } from './client-env.js';
 export { simpleCrd } from './crd.js';
+export { installCrdDirectories, readCrdDirectories } from './crd-directories.js';
 export {
   CRDS,
   condition,

@@ -1,10 +1,11 @@
-import { type FSWatcher, watch } from 'node:fs';
+import { existsSync, type FSWatcher, watch } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { type ControlPlane, startControlPlane } from '@kubeloop/server';
 import type { Command } from 'commander';
-import { Client, type KubeObject } from 'kubeloop/client';
+import { Client, type CustomResourceDefinition, type KubeObject } from 'kubeloop/client';
 import { watcher } from 'kubeloop/runtime';
+import { generate, requireProjectCrds } from './manifests.js';
 import { type ProjectRbac, prepareOperatorIdentity, readProjectRbac } from './operator-identity.js';
 import {
   applyObjects,
@@ -12,7 +13,6 @@ import {
   formatLogLine,
   installCrds,
   type OperatorProcess,
-  readProjectCrds,
   readSamples,
   startOperator,
 } from './project.js';
@@ -37,6 +37,17 @@ export function describeState(obj: KubeObject & { spec?: unknown; status?: unkno
     return out;
   };
   return [...flat('spec', obj.spec, []), ...flat('status', obj.status, [])].join(' ');
+}
+
+/** What `kubectl` to try on the project's own kinds, printed once everything runs. */
+export function kubectlHints(crds: readonly CustomResourceDefinition[]): string[] {
+  if (crds.length === 0) return ['kubectl get all -A'];
+  const plurals = crds.map((c) => c.spec.names.plural);
+  const first = crds[0];
+  return [
+    `kubectl get ${plurals.join(',')}${crds.some((c) => c.spec.scope === 'Namespaced') ? ' -A' : ''}`,
+    ...(first ? [`kubectl explain ${first.spec.names.plural}.spec`] : []),
+  ];
 }
 
 /**
@@ -155,13 +166,21 @@ export function registerDevCommand(program: Command): void {
         out(`  export KUBECONFIG=${kubeconfigPath}`);
         const client = new Client(cp.clientConfig);
 
-        const crds = await readProjectCrds(dir);
-        await installCrds(client, crds);
-        out(`installed ${crds.length} CRD(s): ${crds.map((c) => c.metadata?.name).join(', ') || '(none)'}`);
+        // The manifests follow the code: config/ is regenerated (when the project generates it,
+        // as `kubeloop init` scaffolds it) before anything is installed, and after every change.
+        const generates = existsSync(join(dir, 'src/manifests.ts'));
+        out(`building ${dir}${generates ? ' and generating config/' : ''}`);
+        if (generates) await generate(dir);
+        else await buildProject(dir);
         if (stopping) return;
-
-        out(`building ${dir}`);
-        await buildProject(dir);
+        let crds = await requireProjectCrds(dir);
+        await installCrds(client, crds);
+        if (crds.length === 0)
+          out(
+            'no CRD in config/crd: `kubeloop create api` declares a kind of your own (then it is installed here)',
+          );
+        else out(`installed ${crds.length} CRD(s): ${crds.map((c) => c.metadata?.name).join(', ')}`);
+        const installed = new Map(crds.map((c) => [c.metadata?.name ?? '', JSON.stringify(c.spec)]));
         if (stopping) return;
         if (!flags.asAdmin) {
           rbac = await readProjectRbac(dir);
@@ -180,9 +199,12 @@ export function registerDevCommand(program: Command): void {
         operator = await launch();
 
         // The live view of the project's kinds: one line per change of spec or status.
-        for (const crd of crds) {
+        const viewed = new Set<string>();
+        const view = (crd: CustomResourceDefinition) => {
+          if (viewed.has(crd.metadata?.name ?? '')) return;
+          viewed.add(crd.metadata?.name ?? '');
           const version = crd.spec.versions.find((v) => v.storage) ?? crd.spec.versions[0];
-          if (!version) continue;
+          if (!version) return;
           const kind = crd.spec.names.kind;
           const api = client.api<KubeObject>({
             group: crd.spec.group,
@@ -210,7 +232,23 @@ export function registerDevCommand(program: Command): void {
           })().catch((err: unknown) => {
             if (!ac.signal.aborted) process.stderr.write(`watch of ${kind} failed: ${String(err)}\n`);
           });
-        }
+        };
+        for (const crd of crds) view(crd);
+
+        /** Applies the CRDs that changed since they were installed (new fields are not pruned). */
+        const reinstall = async () => {
+          crds = await requireProjectCrds(dir);
+          const changed = crds.filter(
+            (c) => installed.get(c.metadata?.name ?? '') !== JSON.stringify(c.spec),
+          );
+          if (changed.length === 0) return;
+          await installCrds(client, changed);
+          for (const c of changed) {
+            installed.set(c.metadata?.name ?? '', JSON.stringify(c.spec));
+            view(c);
+          }
+          out(`applied the changed CRD(s): ${changed.map((c) => c.metadata?.name).join(', ')}`);
+        };
 
         if (flags.samples) {
           const applied = await applyObjects(client, await readSamples(dir));
@@ -227,9 +265,11 @@ export function registerDevCommand(program: Command): void {
             timer = setTimeout(() => {
               rebuilding = rebuilding.then(async () => {
                 if (stopping) return;
-                out('sources changed: rebuilding');
+                out(`sources changed: rebuilding${generates ? ' and regenerating config/' : ''}`);
                 try {
-                  await buildProject(dir);
+                  if (generates) await generate(dir);
+                  else await buildProject(dir);
+                  await reinstall();
                 } catch (err) {
                   out(err instanceof Error ? err.message : String(err));
                   return;
@@ -251,7 +291,7 @@ export function registerDevCommand(program: Command): void {
         }
         out('watching (Ctrl-C to stop); in another terminal:');
         out(`  export KUBECONFIG=${kubeconfigPath}`);
-        out('  kubectl get foos,deployments,pods');
+        for (const hint of kubectlHints(crds)) out(`  ${hint}`);
       };
 
       let failure: unknown;

@@ -1,0 +1,182 @@
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { Command } from 'commander';
+import {
+  type ApiOptions,
+  apiTs,
+  controllerTestTs,
+  controllerTs,
+  importPath,
+} from '../scaffold/api-templates.js';
+import { camelKind, checkKind, checkLabel, checkVersion, lowerKind, pluralFor } from '../scaffold/names.js';
+import {
+  fullGroup,
+  PROJECT_FILE,
+  type ProjectResource,
+  readProjectFile,
+  writeProjectFile,
+} from '../scaffold/project-file.js';
+import { insertAtMarker, writeNewFiles } from '../scaffold/write.js';
+import { confirm, required } from './prompt.js';
+
+interface CreateApiFlags {
+  group?: string;
+  version?: string;
+  kind?: string;
+  plural?: string;
+  namespaced: boolean;
+  resource?: boolean;
+  controller?: boolean;
+  force: boolean;
+}
+
+/** `--flag`, `--flag=true|false`, `--no-flag`: commander's optional value as a boolean. */
+function bool(flag: string) {
+  return (value: string | undefined): boolean => {
+    if (value === undefined || value === 'true') return true;
+    if (value === 'false') return false;
+    throw new Error(`${flag} takes true or false, got ${JSON.stringify(value)}`);
+  };
+}
+
+/** Scaffolds a kind in the project at `dir`; returns the files written. */
+export async function createApi(dir: string, flags: CreateApiFlags): Promise<string[]> {
+  const project = await readProjectFile(dir);
+  if (!project)
+    throw new Error(
+      `${dir} is not a kubeloop project (no ${PROJECT_FILE}): start one with \`kubeloop init --domain example.com\``,
+    );
+  const group = checkLabel(
+    '--group',
+    await required(flags.group, '--group', 'The group of the API (without the domain)', {
+      placeholder: 'cache',
+      validate: (v) => checkLabel('--group', v),
+    }),
+  );
+  const version = checkVersion(
+    await required(flags.version, '--version', 'The version of the API', {
+      initial: 'v1',
+      validate: checkVersion,
+    }),
+  );
+  const kind = checkKind(
+    await required(flags.kind, '--kind', 'The kind (CamelCase)', {
+      placeholder: 'Memcached',
+      validate: checkKind,
+    }),
+  );
+  const withResource = await confirm(flags.resource, `Create the ${kind} resource (its CRD)?`, true);
+  const withController = await confirm(flags.controller, `Create a controller for ${kind}?`, true);
+  if (!withResource && !withController)
+    throw new Error('nothing to create: both --resource and --controller are false');
+
+  const resources = project.resources ?? [];
+  const same = (r: ProjectResource) => r.group === group && r.kind === kind && r.domain === project.domain;
+  const existing = resources.find((r) => same(r) && r.version === version);
+  if (withResource && existing?.api && !flags.force)
+    throw new Error(
+      `${kind} ${group}.${project.domain}/${version} already exists in ${PROJECT_FILE} (--force to scaffold it again)`,
+    );
+  if (withController && resources.some((r) => same(r) && r.controller) && !flags.force)
+    throw new Error(`${kind} already has a controller (--force to scaffold it again)`);
+
+  const apiModule = withResource
+    ? `api/${group}/${version}/${lowerKind(kind)}`
+    : resources
+        .find((r) => same(r) && r.path)
+        ?.path?.replace(/^src\//, '')
+        .replace(/\.ts$/, '');
+  if (!apiModule)
+    throw new Error(
+      `${kind} is not a resource of this project: create it with --resource (or leave --resource out)`,
+    );
+  const namespaced = withResource
+    ? flags.namespaced
+    : (resources.find((r) => same(r) && r.api)?.api?.namespaced ?? true);
+  const o: ApiOptions = {
+    group: fullGroup({ group, domain: project.domain }),
+    version,
+    kind,
+    plural: flags.plural ?? pluralFor(kind),
+    namespaced,
+    apiModule,
+    controllerModule: `controller/${lowerKind(kind)}`,
+  };
+  const files: Record<string, string> = {};
+  if (withResource) files[`src/${apiModule}.ts`] = apiTs(o);
+  if (withController) {
+    files[`src/${o.controllerModule}.ts`] = controllerTs(o);
+    files[`src/${o.controllerModule}.test.ts`] = controllerTestTs(o);
+  }
+  const written = await writeNewFiles(dir, files, flags.force);
+
+  const value = camelKind(kind);
+  if (withResource) {
+    const file = join(dir, 'src/resources.ts');
+    await insertAtMarker(
+      file,
+      'imports',
+      `import { ${kind}, ${value}Sample } from '${importPath('resources', apiModule)}';`,
+    );
+    await insertAtMarker(file, 'resources', `{ resource: ${kind}, sample: ${value}Sample },`);
+  }
+  if (withController) {
+    const file = join(dir, 'src/manager.ts');
+    await insertAtMarker(
+      file,
+      'imports',
+      `import { ${value}Controller } from '${importPath('manager', o.controllerModule)}';`,
+    );
+    await insertAtMarker(file, 'controllers', `manager.add(${value}Controller);`);
+  }
+
+  const entry: ProjectResource = {
+    ...(existing ?? {}),
+    group,
+    version,
+    kind,
+    domain: project.domain,
+    plural: o.plural,
+    ...(withResource && { path: `src/${apiModule}.ts`, api: { crdVersion: 'v1' as const, namespaced } }),
+    ...(withController && { controller: true }),
+  };
+  project.resources = [...resources.filter((r) => r !== existing), entry];
+  await writeProjectFile(dir, project);
+  return [
+    ...written,
+    ...(withResource ? ['src/resources.ts'] : []),
+    ...(withController ? ['src/manager.ts'] : []),
+    PROJECT_FILE,
+  ];
+}
+
+/** `kubeloop create api --group G --version V --kind K`: a new kind with its controller. */
+export function registerCreateCommand(program: Command): void {
+  const create = program.command('create').description('scaffold a new API (kubebuilder create)');
+  create
+    .command('api')
+    .description('scaffold a kind: its defineResource declaration, a controller with its test, its sample')
+    .option('--group <group>', 'the group, without the domain (the API group is <group>.<domain>)')
+    .option('--version <version>', 'the version: v1, v1alpha1, …')
+    .option('--kind <Kind>', 'the kind, CamelCase')
+    .option('--plural <plural>', 'the plural of the resource (default: derived from the kind)')
+    .option(
+      '--namespaced [bool]',
+      'whether objects live in namespaces (default true)',
+      bool('--namespaced'),
+      true,
+    )
+    .option('--resource [bool]', 'scaffold the resource (its declaration and CRD)', bool('--resource'))
+    .option('--controller [bool]', 'scaffold a controller', bool('--controller'))
+    .option('--force', 'write over existing files', false)
+    .option('-C, --dir <dir>', 'the project (default: the current folder)', '.')
+    .action(async (flags: CreateApiFlags & { dir: string }) => {
+      const dir = resolve(flags.dir);
+      const written = await createApi(dir, flags);
+      for (const f of written)
+        process.stdout.write(`${existsSync(join(dir, f)) ? 'wrote' : 'updated'} ${f}\n`);
+      process.stdout.write(
+        'Next: edit the spec and the reconcile, then `kubeloop generate` (or `kubeloop dev`).\n',
+      );
+    });
+}

@@ -1,0 +1,202 @@
+/**
+ * kubebuilder's `make manifests`, `make install`/`uninstall` and `make deploy`/`undeploy`:
+ * `config/` regenerated from the code, the CRDs into the current kubeconfig's cluster, and the
+ * whole operator (the kustomize layout, rendered by kubeloop as `dist/install.yaml`).
+ */
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import type { Command } from 'commander';
+import {
+  Client,
+  type CustomResourceDefinition,
+  isNotFound,
+  type KubeObject,
+  loadKubeconfig,
+} from 'kubeloop/client';
+import { parseAllDocuments } from 'yaml';
+import { applyObjects, buildProject, installCrds, readProjectCrds } from './project.js';
+
+/** Runs the project's generator (`dist/manifests.js`); rejects with its output when it fails. */
+function runGenerator(dir: string, image: string | undefined): Promise<string> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(process.execPath, [join(dir, 'dist/manifests.js')], {
+      cwd: dir,
+      env: { ...process.env, ...(image && { IMG: image }) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (d: Buffer) => {
+      output += d.toString();
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      output += d.toString();
+    });
+    child.on('error', reject);
+    child.on('close', (code) =>
+      code === 0
+        ? resolvePromise(output)
+        : reject(new Error(`the generator failed (node dist/manifests.js):\n${output.trimEnd()}`)),
+    );
+  });
+}
+
+/**
+ * Builds the project and regenerates `config/` (and `dist/install.yaml`, the Dockerfile) from its
+ * declarations: the project's `src/manifests.ts`, which `kubeloop init` scaffolds.
+ */
+export async function generate(dir: string, options: { image?: string } = {}): Promise<string[]> {
+  if (!existsSync(join(dir, 'src/manifests.ts')))
+    throw new Error(
+      `${dir} has no src/manifests.ts to generate config/ from (kubeloop init scaffolds it; see kubeloop/manifests' generateManifests)`,
+    );
+  await buildProject(dir);
+  const output = await runGenerator(dir, options.image);
+  return output
+    .split('\n')
+    .filter((l) => l.startsWith('wrote '))
+    .map((l) => l.slice('wrote '.length));
+}
+
+/** The CRDs of `config/crd`, or an error that says how to get them. */
+export async function requireProjectCrds(dir: string): Promise<CustomResourceDefinition[]> {
+  if (!existsSync(join(dir, 'config/crd')))
+    throw new Error(
+      `${dir} has no config/crd: generate it with \`kubeloop generate\` (npm run manifests), after \`kubeloop create api\` for a kind of your own`,
+    );
+  return readProjectCrds(dir);
+}
+
+/** A client of the current kubeconfig (or `path`). */
+async function currentClient(path: string | undefined): Promise<Client> {
+  return new Client(await loadKubeconfig(path ? { path: resolve(path) } : {}));
+}
+
+/** The objects of a rendered YAML file. */
+async function readObjects(file: string): Promise<KubeObject[]> {
+  const objects: KubeObject[] = [];
+  for (const doc of parseAllDocuments(await readFile(file, 'utf8'))) {
+    const v: unknown = doc.toJS();
+    if (v && typeof v === 'object' && 'kind' in v) objects.push(v as KubeObject);
+  }
+  return objects;
+}
+
+/** Deletes objects, last first; those already gone are skipped. Returns what was deleted. */
+async function deleteObjects(client: Client, objects: readonly KubeObject[]): Promise<KubeObject[]> {
+  const deleted: KubeObject[] = [];
+  for (const obj of [...objects].reverse()) {
+    try {
+      await client.delete(obj);
+      deleted.push(obj);
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  }
+  return deleted;
+}
+
+const describe = (o: KubeObject) =>
+  `${o.kind} ${o.metadata?.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata?.name ?? ''}`;
+
+/** Registers `generate`, `install`, `uninstall`, `deploy` and `undeploy`. */
+export function registerManifestCommands(program: Command): void {
+  program
+    .command('generate')
+    .alias('manifests')
+    .description(
+      'build the project and regenerate config/ (CRDs, RBAC, manager, samples) from its code (make manifests)',
+    )
+    .argument('[dir]', 'the operator project', '.')
+    .action(async (dirArg: string) => {
+      for (const f of await generate(resolve(dirArg))) process.stdout.write(`wrote ${f}\n`);
+    });
+
+  program
+    .command('install')
+    .description(
+      "install the project's CRDs into the current kubeconfig's cluster, waiting until each is Established (make install)",
+    )
+    .argument('[dir]', 'the operator project', '.')
+    .option('--kubeconfig <path>', 'the kubeconfig (default: $KUBECONFIG or ~/.kube/config)')
+    .action(async (dirArg: string, flags: { kubeconfig?: string }) => {
+      const crds = await requireProjectCrds(resolve(dirArg));
+      if (crds.length === 0)
+        throw new Error(
+          'config/crd has no CRD: `kubeloop create api` declares a kind, `kubeloop generate` writes its CRD',
+        );
+      const client = await currentClient(flags.kubeconfig);
+      try {
+        await installCrds(client, crds);
+      } finally {
+        await client.close();
+      }
+      for (const c of crds)
+        process.stdout.write(`customresourcedefinition ${c.metadata?.name} established\n`);
+    });
+
+  program
+    .command('uninstall')
+    .description(
+      "remove the project's CRDs (and so every object of their kinds) from the current kubeconfig's cluster (make uninstall)",
+    )
+    .argument('[dir]', 'the operator project', '.')
+    .option('--kubeconfig <path>', 'the kubeconfig (default: $KUBECONFIG or ~/.kube/config)')
+    .action(async (dirArg: string, flags: { kubeconfig?: string }) => {
+      const crds = await requireProjectCrds(resolve(dirArg));
+      const client = await currentClient(flags.kubeconfig);
+      try {
+        for (const c of await deleteObjects(client, crds))
+          process.stdout.write(`customresourcedefinition ${c.metadata?.name} deleted\n`);
+      } finally {
+        await client.close();
+      }
+    });
+
+  program
+    .command('deploy')
+    .description(
+      "deploy the operator (CRDs, RBAC, manager) to the current kubeconfig's cluster (make deploy); the same as kubectl apply -k config/default",
+    )
+    .argument('[dir]', 'the operator project', '.')
+    .option('--image <image>', "the manager's image (make deploy IMG=…); written into config/manager")
+    .option('--kubeconfig <path>', 'the kubeconfig (default: $KUBECONFIG or ~/.kube/config)')
+    .action(async (dirArg: string, flags: { image?: string; kubeconfig?: string }) => {
+      const dir = resolve(dirArg);
+      await generate(dir, flags.image ? { image: flags.image } : {});
+      const objects = await readObjects(join(dir, 'dist/install.yaml'));
+      const client = await currentClient(flags.kubeconfig);
+      try {
+        const crds = objects.filter(
+          (o) => o.kind === 'CustomResourceDefinition',
+        ) as CustomResourceDefinition[];
+        await installCrds(client, crds);
+        for (const o of await applyObjects(
+          client,
+          objects.filter((o) => o.kind !== 'CustomResourceDefinition'),
+        ))
+          process.stdout.write(`${describe(o)} applied\n`);
+      } finally {
+        await client.close();
+      }
+    });
+
+  program
+    .command('undeploy')
+    .description('remove the operator deployed by kubeloop deploy (make undeploy)')
+    .argument('[dir]', 'the operator project', '.')
+    .option('--kubeconfig <path>', 'the kubeconfig (default: $KUBECONFIG or ~/.kube/config)')
+    .action(async (dirArg: string, flags: { kubeconfig?: string }) => {
+      const file = join(resolve(dirArg), 'dist/install.yaml');
+      if (!existsSync(file))
+        throw new Error(`no ${file}: nothing deployed from here (kubeloop deploy renders it)`);
+      const client = await currentClient(flags.kubeconfig);
+      try {
+        for (const o of await deleteObjects(client, await readObjects(file)))
+          process.stdout.write(`${describe(o)} deleted\n`);
+      } finally {
+        await client.close();
+      }
+    });
+}

@@ -1,0 +1,78 @@
+/** Running the built `kubeloop` command as a user does, on scratch projects. */
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The repository's root. */
+export const root = fileURLToPath(new URL('../../../', import.meta.url));
+/** The committed bin (npm test builds dist/ first). */
+export const bin = join(root, 'packages/cli/bin/kubeloop.js');
+
+/**
+ * A scratch folder inside the repository (`.kubeloop/` is ignored by git): a project there
+ * resolves kubeloop, its TypeScript and the `kubeloop` command from the workspace's
+ * node_modules, with no install.
+ */
+export function scratchDir(prefix: string): string {
+  const base = join(root, '.kubeloop/test-projects');
+  mkdirSync(base, { recursive: true });
+  return mkdtempSync(join(base, prefix));
+}
+
+/** Runs `kubeloop …` to its end. */
+export function kubeloop(args: readonly string[], cwd: string, env: NodeJS.ProcessEnv = {}) {
+  const r = spawnSync(process.execPath, [bin, ...args], {
+    cwd,
+    encoding: 'utf8',
+    env: { ...process.env, CI: 'true', ...env },
+  });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** A long-running `kubeloop …` (dev, run) with its output collected. */
+export function kubeloopProcess(args: readonly string[], cwd: string) {
+  const child: ChildProcess = spawn(process.execPath, [bin, ...args], {
+    cwd,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, CI: 'true' },
+  });
+  let output = '';
+  const waiters: Array<{ re: RegExp; resolve: () => void }> = [];
+  const onData = (d: Buffer) => {
+    output += d.toString();
+    for (const w of waiters.splice(0)) {
+      if (w.re.test(output)) w.resolve();
+      else waiters.push(w);
+    }
+  };
+  child.stdout?.on('data', onData);
+  child.stderr?.on('data', onData);
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return {
+    child,
+    exited,
+    output: () => output,
+    /** Resolves once the output matches `re`; rejects if the process exits first. */
+    waitFor(re: RegExp): Promise<void> {
+      if (re.test(output)) return Promise.resolve();
+      return new Promise<void>((resolve, reject) => {
+        waiters.push({ re, resolve });
+        exited.then((code) => reject(new Error(`kubeloop exited (${code}) before ${re}:\n${output}`)));
+      });
+    },
+    async stop(): Promise<number | null> {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGINT');
+      return exited;
+    },
+  };
+}
+
+/** kubectl with a kubeconfig, to its end. */
+export function kubectl(kubeconfig: string, args: readonly string[], input?: string) {
+  const r = spawnSync('kubectl', ['--kubeconfig', kubeconfig, ...args], {
+    encoding: 'utf8',
+    ...(input !== undefined && { input }),
+  });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}

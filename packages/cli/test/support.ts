@@ -76,3 +76,34 @@ export function kubectl(kubeconfig: string, args: readonly string[], input?: str
   });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
+
+/** A command to its end, without blocking this process (a control plane of the test runs in it). */
+function runAsync(cmd: string, args: readonly string[], options: { cwd?: string; input?: string } = {}) {
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+    const child = spawn(cmd, args, {
+      cwd: options.cwd,
+      env: { ...process.env, CI: 'true' },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+    });
+    child.stdin.end(options.input ?? '');
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** `kubeloop …` to its end, asynchronously. */
+export function kubeloopAsync(args: readonly string[], cwd: string) {
+  return runAsync(process.execPath, [bin, ...args], { cwd });
+}
+
+/** kubectl with a kubeconfig to its end, asynchronously. */
+export function kubectlAsync(kubeconfig: string, args: readonly string[], input?: string) {
+  return runAsync('kubectl', ['--kubeconfig', kubeconfig, ...args], input === undefined ? {} : { input });
+}

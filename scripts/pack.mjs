@@ -20,10 +20,11 @@ for (const p of packages) {
 }
 mkdirSync(out, { recursive: true });
 const result = JSON.parse(
-  execFileSync(
-    'npm',
-    ['pack', '--json', '--pack-destination', out, ...packages.flatMap((p) => ['-w', p])],
-    { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] },
-  ),
+  execFileSync('npm', ['pack', '--json', '--pack-destination', out, ...packages.flatMap((p) => ['-w', p])], {
+    cwd: root,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  }),
 );
-for (const r of result) process.stdout.write(`${join(out, r.filename)}  (${r.entryCount} files, ${r.size} bytes)\n`);
+for (const r of result)
+  process.stdout.write(`${join(out, r.filename)}  (${r.entryCount} files, ${r.size} bytes)\n`);

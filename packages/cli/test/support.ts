@@ -1,6 +1,7 @@
 /** Running the built `kubeloop` command as a user does, on scratch projects. */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync } from 'node:fs';
+import { mkdtempSync, realpathSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -10,14 +11,14 @@ export const root = fileURLToPath(new URL('../../../', import.meta.url));
 export const bin = join(root, 'packages/cli/bin/kubeloop.js');
 
 /**
- * A scratch folder inside the repository (`.kubeloop/` is ignored by git): a project there
- * resolves kubeloop, its TypeScript and the `kubeloop` command from the workspace's
- * node_modules, with no install.
+ * A scratch folder outside the repository whose `node_modules` is the workspace's (a link): a
+ * project there resolves kubeloop, its TypeScript and the `kubeloop` command from the workspace,
+ * with no install, and leaves nothing in the repository for the linter to find.
  */
 export function scratchDir(prefix: string): string {
-  const base = join(root, '.kubeloop/test-projects');
-  mkdirSync(base, { recursive: true });
-  return mkdtempSync(join(base, prefix));
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), `kubeloop-${prefix}`)));
+  symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'), 'dir');
+  return dir;
 }
 
 /** Runs `kubeloop …` to its end. */

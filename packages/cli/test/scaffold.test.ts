@@ -155,3 +155,13 @@ describe('kubeloop create api', () => {
     ).toContain('is not a kubeloop project (no PROJECT)');
   });
 });
+
+describe('kubeloop run', () => {
+  it("passes the flags after -- to the operator, whose manager reads them (--help: kubebuilder's flags)", () => {
+    const r = kubeloop(['run', '--', '--help'], project, { KUBECONFIG: join(dir, 'no-such-kubeconfig') });
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('--metrics-bind-address <addr>');
+    expect(r.stdout).toContain('--leader-elect[=true|false]');
+  });
+});

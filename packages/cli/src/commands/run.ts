@@ -39,8 +39,11 @@ export function registerRunCommand(program: Command): void {
       "on a kubeloop control plane, run the operator with the kubeconfig's credentials instead of under the ServiceAccount and RBAC of its config/rbac",
       false,
     )
-    .action(async (dirArg: string, args: string[], flags: RunFlags) => {
-      const dir = resolve(dirArg);
+    .action(async (dirArg: string, operands: string[], flags: RunFlags) => {
+      // `kubeloop run -- --leader-elect`: commander hands the first word after `--` to [dir];
+      // a flag is the operator's, and the project is the current folder.
+      const args = dirArg.startsWith('-') ? [dirArg, ...operands] : operands;
+      const dir = resolve(dirArg.startsWith('-') ? '.' : dirArg);
       const kubeconfig = flags.kubeconfig ? resolve(flags.kubeconfig) : undefined;
       // Without a readable kubeconfig there is nothing to install nor to detect: the operator
       // finds its own configuration (or says why it cannot), as before.

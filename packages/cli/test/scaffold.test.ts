@@ -44,7 +44,17 @@ describe('kubeloop init', () => {
     );
     const file = parse(readFileSync(join(project, 'PROJECT'), 'utf8'));
     expect(file).toMatchObject({ domain: 'example.com', projectName: 'memcached-operator', resources: [] });
-    for (const f of ['.gitignore', 'README.md', 'src/manager.ts', 'src/manifests.ts', 'src/testing/env.ts'])
+    for (const f of [
+      '.gitignore',
+      'README.md',
+      'src/manager.ts',
+      'src/manifests.ts',
+      'src/testing/env.ts',
+      'Dockerfile',
+      'config/default/kustomization.yaml',
+      'config/rbac/role.yaml',
+      'config/manager/manager.yaml',
+    ])
       expect(existsSync(join(project, f)), f).toBe(true);
   });
 

@@ -1,8 +1,9 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
-import { basename, join, relative, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import type { Command } from 'commander';
+import { generateManifests, writeGeneratedFiles } from 'kubeloop/manifests';
 import {
   gitignore,
   type KubeloopSource,
@@ -135,9 +136,21 @@ export function registerInitCommand(program: Command): void {
         projectName: name,
         resources: [],
       });
-      for (const f of [...written, PROJECT_FILE]) process.stdout.write(`wrote ${f}\n`);
+      // config/ (kustomize) and the Dockerfile as `kubeloop generate` writes them for a project
+      // with no kind yet (what src/manifests.ts gives before `create api`), with no build needed.
+      const generated = generateManifests({
+        name,
+        image: `${name}:latest`,
+        resources: [],
+        controllers: [],
+        leaderElection: true,
+        events: true,
+      });
+      await writeGeneratedFiles(dir, generated);
+      for (const f of [...written, PROJECT_FILE, ...generated.map((g) => g.path)])
+        process.stdout.write(`wrote ${f}\n`);
       if (flags.install) await npmInstall(dir);
-      const cd = relative(process.cwd(), dir);
+      const cd = dirArg === '.' ? '' : dirArg;
       process.stdout.write(
         `\n${name} is ready. Next:\n${cd ? `  cd ${cd}\n` : ''}${flags.install ? '' : '  npm install\n'}  npx kubeloop create api --group <group> --version v1 --kind <Kind>\n  npx kubeloop dev\n`,
       );

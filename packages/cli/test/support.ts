@@ -32,12 +32,25 @@ export function kubeloop(args: readonly string[], cwd: string, env: NodeJS.Proce
 }
 
 /** A long-running `kubeloop …` (dev, run) with its output collected. */
-export function kubeloopProcess(args: readonly string[], cwd: string) {
-  const child: ChildProcess = spawn(process.execPath, [bin, ...args], {
-    cwd,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, CI: 'true' },
-  });
+export function kubeloopProcess(args: readonly string[], cwd: string, options: { terminal?: boolean } = {}) {
+  const quote = (a: string) => `'${a.replace(/'/g, "'\\''")}'`;
+  // In a terminal: a pseudo-terminal of util-linux's `script`, where Ctrl-C (\x03) is what a
+  // user's is — SIGINT to every process of the foreground group, kubeloop and what it runs.
+  const child: ChildProcess = options.terminal
+    ? spawn(
+        'script',
+        ['-qec', `stty cols 200; exec ${[process.execPath, bin, ...args].map(quote).join(' ')}`, '/dev/null'],
+        {
+          cwd,
+          stdio: ['pipe', 'pipe', 'pipe'],
+          env: { ...process.env, CI: 'true' },
+        },
+      )
+    : spawn(process.execPath, [bin, ...args], {
+        cwd,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, CI: 'true' },
+      });
   let output = '';
   const waiters: Array<{ re: RegExp; resolve: () => void }> = [];
   const onData = (d: Buffer) => {
@@ -62,8 +75,12 @@ export function kubeloopProcess(args: readonly string[], cwd: string) {
         exited.then((code) => reject(new Error(`kubeloop exited (${code}) before ${re}:\n${output}`)));
       });
     },
+    /** Ctrl-C: typed in the terminal, else SIGINT to the process. */
     async stop(): Promise<number | null> {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGINT');
+      if (child.exitCode === null && child.signalCode === null) {
+        if (options.terminal) child.stdin?.write('\x03');
+        else child.kill('SIGINT');
+      }
       return exited;
     },
   };

@@ -29,10 +29,12 @@ afterAll(async () => {
 });
 
 describe('kubeloop install / uninstall', () => {
-  it('says what to run when config/crd is missing', async () => {
+  it('says what to run when config/crd has no CRD yet', async () => {
     const r = await kubeloopAsync(['install', '--kubeconfig', kubeconfig.path], project);
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain('has no config/crd: generate it with `kubeloop generate`');
+    expect(r.stderr).toContain(
+      'config/crd has no CRD: `kubeloop create api` declares a kind, `kubeloop generate` writes its CRD',
+    );
   });
 
   it('installs the generated CRDs, Established when it returns, and removes them', async () => {

@@ -36,7 +36,9 @@ export function kubeloopProcess(args: readonly string[], cwd: string, options: {
   const quote = (a: string) => `'${a.replace(/'/g, "'\\''")}'`;
   // In a terminal: a pseudo-terminal of util-linux's `script`, where Ctrl-C (\x03) is what a
   // user's is — SIGINT to every process of the foreground group, kubeloop and what it runs.
-  const child: ChildProcess = options.terminal
+  // Without util-linux's script (not a Linux machine), signals go to the process alone.
+  const terminal = options.terminal === true && spawnSync('script', ['--version']).status === 0;
+  const child: ChildProcess = terminal
     ? spawn(
         'script',
         ['-qec', `stty cols 200; exec ${[process.execPath, bin, ...args].map(quote).join(' ')}`, '/dev/null'],
@@ -78,7 +80,7 @@ export function kubeloopProcess(args: readonly string[], cwd: string, options: {
     /** Ctrl-C: typed in the terminal, else SIGINT to the process. */
     async stop(): Promise<number | null> {
       if (child.exitCode === null && child.signalCode === null) {
-        if (options.terminal) child.stdin?.write('\x03');
+        if (terminal) child.stdin?.write('\x03');
         else child.kill('SIGINT');
       }
       return exited;

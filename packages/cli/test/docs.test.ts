@@ -39,6 +39,15 @@ const samples = pages().flatMap((page) =>
   })),
 );
 
+/** The packages' READMEs: their samples are compiled too (not run: they start operators). */
+const readmeSamples = ['packages/kubeloop', 'packages/server', 'packages/cli'].flatMap((p) =>
+  blocks(join(root, p, 'README.md'), 'ts').map((code, i) => ({
+    name: `readme-${p.split('/')[1]}-${i + 1}`,
+    page: `${p}/README.md`,
+    code,
+  })),
+);
+
 const dir = scratchDir('docs-');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -67,16 +76,19 @@ function runNode(file: string): Promise<{ code: number | null; out: string }> {
 describe('the TypeScript samples of docs/', () => {
   it('are there, one page at least each', () => {
     expect(samples.length).toBeGreaterThanOrEqual(6);
+    expect(new Set(readmeSamples.map((s) => s.page))).toEqual(
+      new Set(['packages/kubeloop/README.md', 'packages/server/README.md']),
+    );
   });
 
-  it("compile under a scaffolded project's strict tsconfig", async () => {
+  it("compile under a scaffolded project's strict tsconfig, with the packages' README samples", async () => {
     await mkdir(join(dir, 'src'), { recursive: true });
     writeFileSync(
       join(dir, 'package.json'),
       JSON.stringify({ name: 'docs-samples', type: 'module', private: true }),
     );
     writeFileSync(join(dir, 'tsconfig.json'), tsconfigJson());
-    for (const s of samples) writeFileSync(join(dir, 'src', `${s.name}.ts`), s.code);
+    for (const s of [...samples, ...readmeSamples]) writeFileSync(join(dir, 'src', `${s.name}.ts`), s.code);
     const tsc = spawnSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', dir], {
       encoding: 'utf8',
     });

@@ -33,7 +33,9 @@ describe.each(['packages/kubeloop', 'packages/server', 'packages/cli'])('%s', (d
     ) as PackResult[];
     const files = new Set(packed?.files.map((f) => f.path));
     expect(files.has('README.md')).toBe(true);
-    const named = [...targets(pkg.exports), ...targets(pkg.bin ?? {})].map((p) => p.replace(/^\.\//, ''));
+    const named = [pkg.main, pkg.types, ...targets(pkg.exports), ...targets(pkg.bin ?? {})].map((p: string) =>
+      p.replace(/^\.\//, ''),
+    );
     expect(named.length).toBeGreaterThan(0);
     expect(named.filter((p) => !files.has(p))).toEqual([]);
     expect([...files].filter((f) => f.startsWith('..') || /tsbuildinfo|\.test\.(ts|js)$/.test(f))).toEqual(

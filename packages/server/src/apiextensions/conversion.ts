@@ -2,6 +2,7 @@ import { ApiError } from 'kubeloop/api';
 import { apiVersionOf, type ResourceType, type StoredAs } from '../registry/types.js';
 import type { StoredObject } from '../storage/types.js';
 import type { Obj } from '../util/object.js';
+import { ConversionError, convertThroughWebhook } from './conversion-webhook.js';
 
 /**
  * Reading and writing custom resources across versions, as apiextensions' storage codec does.
@@ -9,7 +10,13 @@ import type { Obj } from '../util/object.js';
  * the version it was stored at does not know and applies that schema's defaults (so that an
  * object stored before a default was added shows it), then converts it to the requested
  * version and prunes it with that version's schema: strategy `None` only rewrites `apiVersion`;
- * `Webhook` conversion is not available yet and fails clearly (500).
+ * strategy `Webhook` calls the CRD's conversion webhook ({@link convertThroughWebhook}).
+ *
+ * Only webhook conversion is asynchronous: {@link present}, {@link presentAll} and
+ * {@link toStorageVersion} answer synchronously (no promise, no extra tick) for every other type
+ * and for objects already at the wanted version, so reads of built-in kinds and of `None` CRDs
+ * cost what they always did. Webhook results are not cached: as kube-apiserver decodes every
+ * object read from storage, every read calls the webhook again.
  */
 
 /**
@@ -23,10 +30,19 @@ const COERCED_WITH = Symbol('kubeloop.coercedWith');
 /** Views of stored objects: per stored state, per served type (a CRD change makes new types). */
 const views = new WeakMap<StoredObject, WeakMap<ResourceType, StoredObject>>();
 
-function webhookUnavailable(t: ResourceType, from: unknown): ApiError {
+/**
+ * A synchronous conversion of an object that needs the webhook: a caller that should have used
+ * {@link present}, {@link presentAll} or {@link toStorageVersion}'s promise.
+ */
+function webhookNeedsAwait(t: ResourceType, from: unknown): ApiError {
   return ApiError.internal(
-    `conversion webhook for ${String(from)}, Kind=${t.kind} failed: conversion strategy Webhook is not supported by this server yet`,
+    `conversion webhook for ${String(from)}, Kind=${t.kind} failed: converted synchronously`,
   );
+}
+
+/** kube-apiserver answers a conversion failure, an error that is not a Status, as a 500 without a reason. */
+function conversionFailed(err: unknown): unknown {
+  return err instanceof ConversionError ? new ApiError({ code: 500, message: err.message }) : err;
 }
 
 /** The compiled schema of the version an object is at (its apiVersion), if the CRD has that version. */
@@ -55,7 +71,7 @@ function coerce(t: ResourceType, obj: Obj): boolean {
 function convert(t: ResourceType, obj: Obj): boolean {
   const target = apiVersionOf(t);
   if (obj.apiVersion === target) return false;
-  if (t.custom?.conversion === 'Webhook') throw webhookUnavailable(t, obj.apiVersion);
+  if (t.custom?.conversion === 'Webhook') throw webhookNeedsAwait(t, obj.apiVersion);
   obj.apiVersion = target;
   return (t.custom?.compiled.prune(obj, { isResourceRoot: true }).length ?? 0) > 0;
 }
@@ -88,7 +104,7 @@ export function presentAs(t: ResourceType, stored: StoredObject): StoredObject {
   let byType = views.get(stored);
   const cached = byType?.get(t);
   if (cached) return cached;
-  if (from !== apiVersionOf(t) && t.custom.conversion === 'Webhook') throw webhookUnavailable(t, from);
+  if (from !== apiVersionOf(t) && t.custom.conversion === 'Webhook') throw webhookNeedsAwait(t, from);
   // A parse of the cached encoding is the cheapest deep copy, and re-encoding it shows
   // whether defaulting added anything (keys it adds come last, so equal text means no change).
   const object = JSON.parse(stored.json) as Obj;
@@ -106,10 +122,11 @@ export function presentAs(t: ResourceType, stored: StoredObject): StoredObject {
 }
 
 /**
- * Converts an object written through `t`'s version to the storage version, in place. With
- * strategy `None` the fields the storage version's schema does not know are pruned, as kube does.
+ * Converts an object written through `t`'s version to the storage version, in place; the
+ * result is pruned with the storage version's schema, as kube's storage codec does. Returns a
+ * promise only when the CRD's conversion webhook must be called (await it before storing).
  */
-export function toStorageVersion(t: ResourceType, obj: Obj): void {
+export function toStorageVersion(t: ResourceType, obj: Obj): void | Promise<void> {
   if (t.storedAs) {
     replaceContent(obj, t.storedAs.toStored(obj));
     return;
@@ -120,9 +137,94 @@ export function toStorageVersion(t: ResourceType, obj: Obj): void {
     (obj as Record<symbol, unknown>)[COERCED_WITH] = schemaAt(t, obj.apiVersion);
     return;
   }
-  if (custom.conversion === 'Webhook') throw webhookUnavailable(t, obj.apiVersion);
-  obj.apiVersion = `${t.group}/${custom.storageVersion}`;
-  schemaAt(t, obj.apiVersion)?.prune(obj, { isResourceRoot: true });
+  const storage = `${t.group}/${custom.storageVersion}`;
+  if (custom.conversion === 'Webhook') {
+    if (obj.apiVersion !== storage) return webhookToStorage(t, obj, storage);
+  } else obj.apiVersion = storage;
+  schemaAt(t, storage)?.prune(obj, { isResourceRoot: true });
+}
+
+async function webhookToStorage(t: ResourceType, obj: Obj, storage: string): Promise<void> {
+  let converted: Obj;
+  try {
+    [converted] = (await convertThroughWebhook(t, [structuredClone(obj)], storage, false)) as [Obj];
+  } catch (err) {
+    throw conversionFailed(err);
+  }
+  // The object keeps its own metadata object (the registry holds on to it) with the labels and
+  // annotations the webhook answered, which is all restoreObjectMeta lets a webhook change.
+  const m = obj.metadata as Obj;
+  replaceContent(obj, converted);
+  const answered = obj.metadata as Obj;
+  for (const f of ['labels', 'annotations']) {
+    if (answered[f] === undefined) delete m[f];
+    else m[f] = answered[f];
+  }
+  obj.metadata = m;
+  schemaAt(t, storage)?.prune(obj, { isResourceRoot: true });
+}
+
+/**
+ * The stored object as a client of `t`'s version sees it, as {@link presentAs}; a promise only
+ * when the CRD's conversion webhook must convert it.
+ */
+export function present(t: ResourceType, stored: StoredObject): StoredObject | Promise<StoredObject> {
+  if (t.custom?.conversion !== 'Webhook' || stored.object.apiVersion === servedBy(t).apiVersion)
+    return presentAs(t, stored);
+  return webhookPresent(t, [stored], false).then((views) => views[0]!);
+}
+
+/**
+ * The stored objects of one list page as clients of `t`'s version see them: the objects the
+ * webhook must convert go in one ConversionReview, as kube converts a list. A promise only when
+ * the webhook is called.
+ */
+export function presentAll(
+  t: ResourceType,
+  items: readonly StoredObject[],
+): StoredObject[] | Promise<StoredObject[]> {
+  if (t.custom?.conversion === 'Webhook') {
+    const target = servedBy(t).apiVersion;
+    if (items.some((i) => i.object.apiVersion !== target)) return webhookPresent(t, items, true);
+  }
+  return items.map((i) => presentAs(t, i));
+}
+
+async function webhookPresent(
+  t: ResourceType,
+  items: readonly StoredObject[],
+  asList: boolean,
+): Promise<StoredObject[]> {
+  const s = servedBy(t);
+  const send: Obj[] = [];
+  for (const i of items) {
+    if (i.object.apiVersion === s.apiVersion) continue;
+    const object = JSON.parse(i.json) as Obj;
+    coerce(t, object);
+    send.push(object);
+  }
+  let converted: Obj[];
+  try {
+    converted = await convertThroughWebhook(t, send, s.apiVersion, asList);
+  } catch (err) {
+    throw conversionFailed(err);
+  }
+  let k = 0;
+  return items.map((i) => {
+    if (i.object.apiVersion === s.apiVersion) return presentAs(t, i);
+    const object = converted[k++]!;
+    // What kube's storage codec does to a converted object: prune it with the schema of the
+    // version it is now at and apply that schema's defaults.
+    coerce(t, object);
+    // Marked as read through this version, so presentAs hands the view on unchanged.
+    (object as Record<symbol, unknown>)[COERCED_WITH] = s.schema;
+    return {
+      key: i.key,
+      object: object as StoredObject['object'],
+      revision: i.revision,
+      json: JSON.stringify(object),
+    };
+  });
 }
 
 /**

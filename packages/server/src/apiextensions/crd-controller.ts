@@ -7,11 +7,17 @@ import {
   isProtectedCommunityGroup,
   type JSONSchemaProps,
 } from 'kubeloop/schema';
+import {
+  createWebhookCaller,
+  type WebhookCaller,
+  type WebhookClientConfig,
+} from '../admission/webhook/client.js';
 import type { RestStorage } from '../registry/rest.js';
 import type { ResourceType } from '../registry/types.js';
 import { collectionPrefix } from '../storage/store.js';
 import type { StoreEvent, Unsubscribe } from '../storage/types.js';
 import { clone, deepEqual, isObject, type Obj, timestamp } from '../util/object.js';
+import { attachConversionWebhook } from './conversion-webhook.js';
 import { customResourceTypes } from './custom-resource-type.js';
 
 /** The finalizer that makes a CRD wait until all its custom resources are deleted. */
@@ -63,6 +69,8 @@ export class CrdController {
   private running = false;
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
+  /** Calls conversion webhooks (created with the first CRD that has one). */
+  private caller: WebhookCaller | undefined;
 
   constructor(
     private readonly rest: RestStorage,
@@ -284,6 +292,16 @@ export class CrdController {
     } catch (err) {
       this.log?.('error', 'CRD cannot be served', { crd: name, err: String(err) });
       return;
+    }
+    const webhook = crd.spec.conversion?.strategy === 'Webhook' ? crd.spec.conversion.webhook : undefined;
+    if (webhook) {
+      this.caller ??= createWebhookCaller(this.rest.store);
+      for (const t of types)
+        attachConversionWebhook(t, {
+          clientConfig: (webhook.clientConfig ?? {}) as WebhookClientConfig,
+          conversionReviewVersions: webhook.conversionReviewVersions ?? [],
+          caller: this.caller,
+        });
     }
     const reg = this.rest.registry;
     // Registered afresh in kube-aware version order: discovery lists a group's versions in

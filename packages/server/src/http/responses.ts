@@ -4,7 +4,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import { ApiError } from 'kubeloop/api';
-import { presentAs } from '../apiextensions/conversion.js';
+import { present } from '../apiextensions/conversion.js';
 import { encodeProtobufObject, PROTOBUF_CONTENT_TYPE, supportsProtobuf } from '../protobuf/index.js';
 import { apiVersionOf, type ResourceType } from '../registry/types.js';
 import type { StoredObject } from '../storage/types.js';
@@ -39,17 +39,31 @@ export class Responder {
     this.withoutProtobuf.add(res);
   }
 
-  /** Answers one object of `t` in the representation negotiated for the request. */
+  /**
+   * Answers one object of `t` in the representation negotiated for the request. Returns a
+   * promise only when the object goes through a conversion webhook first.
+   */
   object(
     ctx: RequestContext & { media: Negotiated },
     code: number,
     t: ResourceType,
     stored: StoredObject,
     warnings: string[] = [],
+  ): void | Promise<void> {
+    if (warnings.length > 0) ctx.res.appendHeader('Warning', warningHeaders(warnings));
+    const view = present(t, stored);
+    if (view instanceof Promise) return view.then((v) => this.presented(ctx, code, t, v));
+    this.presented(ctx, code, t, view);
+  }
+
+  /** Writes an object already read through `t`'s version. */
+  private presented(
+    ctx: RequestContext & { media: Negotiated },
+    code: number,
+    t: ResourceType,
+    stored: StoredObject,
   ): void {
     const { res } = ctx;
-    if (warnings.length > 0) res.appendHeader('Warning', warningHeaders(warnings));
-    stored = presentAs(t, stored);
     switch (ctx.media.representation.as) {
       case 'Table':
         this.json(

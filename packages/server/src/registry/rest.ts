@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ApiError, type FieldSelector, type StatusCause, validateObjectMeta } from 'kubeloop/api';
 import type { AdmissionOptions } from '../admission/options.js';
-import { presentAs, toStorageVersion } from '../apiextensions/conversion.js';
+import { present, presentAs, toStorageVersion } from '../apiextensions/conversion.js';
 import { objectKey, type Store } from '../storage/store.js';
 import type { KubeObject, StoredObject } from '../storage/types.js';
 import { clone, deepEqual, getPath, isObject, meta, type Obj, setPath, timestamp } from '../util/object.js';
@@ -143,6 +143,12 @@ export class RestStorage {
     const key = this.key(t, namespace, name);
     if (ctx.dryRun) {
       if (this.store.get(key)) throw ApiError.alreadyExists(gr(t), name);
+      // A dry run encodes the object for storage and decodes it back (DryRunnableStorage's
+      // copyInto): through a conversion webhook, both ways.
+      if (t.custom?.conversion === 'Webhook') {
+        const converting = toStorageVersion(t, obj);
+        if (converting) await converting;
+      }
       return dryRunResult(key, obj);
     }
     if (hasResourceVersion(m.resourceVersion)) {
@@ -153,7 +159,8 @@ export class RestStorage {
         message: 'resourceVersion should not be set on objects to be created',
       });
     }
-    toStorageVersion(t, obj);
+    const converting = toStorageVersion(t, obj);
+    if (converting) await converting;
     try {
       return await this.store.create(key, obj).catch((err: unknown) => {
         if (!dropManagedFieldsIfTooLarge(err, obj, ctx)) throw err;
@@ -229,8 +236,20 @@ export class RestStorage {
    * replicas has no Scale to read (ScaleREST.Get: a 500); `forUpdate` (the base of a patch) marks
    * the replicas as absent instead, as ScaleREST.Update does.
    */
-  getScale(t: ResourceType, namespace: string | undefined, name: string, forUpdate = false): Obj {
+  getScale(
+    t: ResourceType,
+    namespace: string | undefined,
+    name: string,
+    forUpdate = false,
+  ): Obj | Promise<Obj> {
     const stored = this.get(t, namespace, name);
+    // The Scale of a custom resource is read from the object at the request's version.
+    const view = t.custom ? present(t, stored) : stored;
+    if (view instanceof Promise) return view.then((v) => this.scaleFrom(t, v, forUpdate));
+    return this.scaleFrom(t, view, forUpdate);
+  }
+
+  private scaleFrom(t: ResourceType, stored: StoredObject, forUpdate: boolean): Obj {
     const scale = this.scaleOf(t, stored);
     const path = t.subresources.scale!.specReplicasPath;
     if (t.custom && getPath(stored.object as Obj, path) === undefined) {
@@ -278,7 +297,8 @@ export class RestStorage {
         apply: (parent, s) => setPath(parent, scaleSpec.specReplicasPath, requestedReplicas(t, name, s)),
       },
     );
-    return this.scaleOf(t, stored);
+    const view = t.custom ? present(t, stored) : stored;
+    return this.scaleOf(t, view instanceof Promise ? await view : view);
   }
 
   scaleOf(t: ResourceType, stored: StoredObject): Obj {
@@ -315,8 +335,10 @@ export class RestStorage {
       );
     }
     const admission = admissionOptions(ctx, 'DeleteOptions', namespace, name, deleteOptions(opts));
-    await this.hooks.mutate?.('DELETE', t, current.object as Obj, current.object as Obj, admission);
-    await this.hooks.admit?.('DELETE', t, current.object as Obj, current.object as Obj, admission);
+    // Through a conversion webhook, read at the request's version (a webhook down fails it, as in kube).
+    const seen = (t.custom?.conversion === 'Webhook' ? (await present(t, current)).object : current.object) as Obj;
+    await this.hooks.mutate?.('DELETE', t, seen, seen, admission);
+    await this.hooks.admit?.('DELETE', t, seen, seen, admission);
 
     const finalizers = strings(cm.finalizers);
     const extra =
@@ -491,11 +513,18 @@ export class RestStorage {
       // `stored` is what is in storage; `old` is it as the request's kind sees it (they differ
       // only for kinds stored as another, such as events.k8s.io Events).
       const stored = current.object as Obj;
-      const oldView = t.storedAs ? presentAs(t, current) : current;
+      // A custom resource's presented view is the stored object read through t's version; through
+      // a conversion webhook it is also the old object admission and validation see.
+      let presented = t.custom ? present(t, current) : undefined;
+      if (presented instanceof Promise) presented = await presented;
+      const oldView = t.storedAs
+        ? presentAs(t, current)
+        : t.custom?.conversion === 'Webhook'
+          ? presented!
+          : current;
       const old = oldView.object as Obj;
-      // A parse of the cached encoding is the cheapest deep copy; a custom resource's presented
-      // view is the stored object already read through t's version (as fromStorageVersion reads it).
-      const base = JSON.parse((t.custom ? presentAs(t, current) : oldView).json) as Obj;
+      // A parse of the cached encoding is the cheapest deep copy.
+      const base = JSON.parse((presented ?? oldView).json) as Obj;
       const input = desired(base);
       // The optimistic lock of the registry's update (`Store.Update`): a patched or updated object
       // that names a resourceVersion other than the current one conflicts, so a merge patch
@@ -535,7 +564,8 @@ export class RestStorage {
       this.hooks.allocate?.(t, next, old);
       await this.hooks.admit?.('UPDATE', t, next, old, admission);
 
-      toStorageVersion(t, next);
+      const converting = toStorageVersion(t, next);
+      if (converting) await converting;
       if (t.generation && !deepEqual(specOf(t, next), specOf(t, stored))) {
         nm.generation = ((om.generation as number | undefined) ?? 0) + 1;
       }

@@ -30,7 +30,7 @@ export async function apply(s: HandlerScope, r: ResourceRequest): Promise<void> 
   };
   if (r.subresource === 'scale') {
     const parent = s.rest.get(t, ns, name);
-    const current = scaleWithManagedFields(t, parent.object as Obj, s.rest.getScale(t, ns, name, true));
+    const current = scaleWithManagedFields(t, parent.object as Obj, await s.rest.getScale(t, ns, name, true));
     const next = applyConfiguration(t, current, structuredClone(config), {
       manager,
       force,
@@ -46,7 +46,7 @@ export async function apply(s: HandlerScope, r: ResourceRequest): Promise<void> 
       const stored = await s.rest.patch(t, ns, name, subresource, ctx, (current) =>
         normalise(applyConfiguration(t, current, structuredClone(config), { manager, force, subresource })),
       );
-      s.out.object(r, 200, t, stored, warnings);
+      await s.out.object(r, 200, t, stored, warnings);
       return;
     } catch (err) {
       // Apply creates a missing object, except through a subresource.
@@ -85,7 +85,7 @@ export async function apply(s: HandlerScope, r: ResourceRequest): Promise<void> 
     }
     try {
       const stored = await s.rest.create(t, ns, created, ctx);
-      s.out.object(r, 201, t, stored, warnings);
+      await s.out.object(r, 201, t, stored, warnings);
       return;
     } catch (err) {
       // Created concurrently: apply to it instead.

@@ -24,7 +24,7 @@ export async function create(s: HandlerScope, r: ResourceRequest): Promise<void>
     warnings,
     user: r.user,
   });
-  s.out.object(r, 201, t, stored, warnings);
+  await s.out.object(r, 201, t, stored, warnings);
 }
 
 /** A subresource's own create: a ServiceAccount's TokenRequest, or a kind's `postSubresources` (`pods/binding`). */

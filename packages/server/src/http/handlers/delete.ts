@@ -28,7 +28,7 @@ export async function deleteObject(s: HandlerScope, r: ResourceRequest): Promise
     return;
   }
   // kube-apiserver answers 202 for a deletion left pending when orphanDependents=false was asked.
-  s.out.object(r, !deleted && opts.orphanDependents === false ? 202 : 200, t, stored);
+  await s.out.object(r, !deleted && opts.orphanDependents === false ? 202 : 200, t, stored);
 }
 
 export async function deleteCollection(s: HandlerScope, r: ResourceRequest): Promise<void> {

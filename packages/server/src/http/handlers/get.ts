@@ -1,10 +1,13 @@
 /** GET of one object (`get`), or of its scale subresource. */
 import type { HandlerScope, ResourceRequest } from './scope.js';
 
-export function get(s: HandlerScope, r: ResourceRequest): void {
+/** Synchronous unless the object goes through a conversion webhook. */
+export function get(s: HandlerScope, r: ResourceRequest): void | Promise<void> {
   if (r.subresource === 'scale') {
-    s.out.json(r, 200, s.rest.getScale(r.t, r.namespace, r.name));
+    const scale = s.rest.getScale(r.t, r.namespace, r.name);
+    if (scale instanceof Promise) return scale.then((v) => s.out.json(r, 200, v));
+    s.out.json(r, 200, scale);
     return;
   }
-  s.out.object(r, 200, r.t, s.rest.get(r.t, r.namespace, r.name));
+  return s.out.object(r, 200, r.t, s.rest.get(r.t, r.namespace, r.name));
 }

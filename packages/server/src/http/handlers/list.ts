@@ -1,17 +1,35 @@
 /** GET of a collection (`list`): objects, a Table or metadata, items written from their cached JSON. */
 import type { ServerResponse } from 'node:http';
-import { presentAs } from '../../apiextensions/conversion.js';
+import { presentAll } from '../../apiextensions/conversion.js';
 import { listItemJson, listItemObject } from '../../registry/list-item.js';
+import type { ListOutcome } from '../../registry/rest.js';
 import { apiVersionOf } from '../../registry/types.js';
 import type { Obj } from '../../util/object.js';
 import { includeObject, listParams } from '../params.js';
 import { partialObjectMetadata, table } from '../table.js';
 import type { HandlerScope, ResourceRequest } from './scope.js';
 
-export function list(s: HandlerScope, r: ResourceRequest): void {
-  const { t, res, query } = r;
+/**
+ * Synchronous unless the page goes through a conversion webhook, which converts the page's
+ * objects in one ConversionReview.
+ */
+export function list(s: HandlerScope, r: ResourceRequest): void | Promise<void> {
+  const { t, query } = r;
   const out = s.rest.list(t, r.namespace, listParams(query));
-  if (t.custom || t.storedAs) out.items = out.items.map((i) => presentAs(t, i));
+  if (t.custom || t.storedAs) {
+    const items = presentAll(t, out.items);
+    if (items instanceof Promise)
+      return items.then((i) => {
+        out.items = i;
+        writeList(s, r, out);
+      });
+    out.items = items;
+  }
+  writeList(s, r, out);
+}
+
+function writeList(s: HandlerScope, r: ResourceRequest, out: ListOutcome): void {
+  const { t, res, query } = r;
   const listMeta: Obj = { resourceVersion: out.resourceVersion };
   if (out.continue !== undefined) listMeta.continue = out.continue;
   if (out.remainingItemCount !== undefined) listMeta.remainingItemCount = out.remainingItemCount;

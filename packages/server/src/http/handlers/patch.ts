@@ -62,7 +62,7 @@ export async function patch(s: HandlerScope, r: ResourceRequest): Promise<void> 
   };
   const warnings: string[] = [];
   if (r.subresource === 'scale') {
-    const current = s.rest.getScale(t, ns, name, true);
+    const current = await s.rest.getScale(t, ns, name, true);
     const scale = await s.rest.updateScale(t, ns, name, applyPatch(current), { dryRun, fieldManager });
     s.out.json(r, 200, scale);
     return;
@@ -91,5 +91,5 @@ export async function patch(s: HandlerScope, r: ResourceRequest): Promise<void> 
       return next;
     },
   );
-  s.out.object(r, 200, t, stored, warnings);
+  await s.out.object(r, 200, t, stored, warnings);
 }

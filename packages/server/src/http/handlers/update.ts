@@ -24,5 +24,5 @@ export async function update(s: HandlerScope, r: ResourceRequest): Promise<void>
     warnings,
     user: r.user,
   });
-  s.out.object(r, 200, t, stored, warnings);
+  await s.out.object(r, 200, t, stored, warnings);
 }

@@ -46,7 +46,7 @@ export async function serveVirtual(s: HandlerScope, r: ResourceRequest): Promise
   if (r.verb === 'get') {
     const found = items.find((i) => (i.object.metadata as Obj).name === r.name);
     if (!found) throw ApiError.notFound({ group: t.group, resource: t.resource }, r.name);
-    s.out.object(r, 200, t, found);
+    await s.out.object(r, 200, t, found);
     return;
   }
   if (r.media.representation.as === 'Table') {

@@ -4,7 +4,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import { ApiError } from 'kubeloop/api';
-import { presentAs } from '../../apiextensions/conversion.js';
+import { present, presentAll, presentAs } from '../../apiextensions/conversion.js';
 import type { ListParams, RestStorage } from '../../registry/rest.js';
 import { parseResourceVersion } from '../../registry/rest.js';
 import { apiVersionOf, type ResourceType, storageOf } from '../../registry/types.js';
@@ -181,6 +181,42 @@ export function serveWatch(
   const untrack = opts.track(end);
   res.on('close', end);
 
+  // Through a conversion webhook, each event waits for its object's conversion and events leave
+  // in order (as do the bookmarks between them); a conversion that fails ends the watch with an
+  // ERROR event, as kube's watch of storage does when it cannot decode an object.
+  const webhook = t.custom?.conversion === 'Webhook';
+  let tail: Promise<void> | undefined;
+  const fail = (err: unknown) => {
+    if (ended) return;
+    const message = err instanceof Error ? err.message : String(err);
+    write(render('ERROR', undefined, ApiError.internal(message).status));
+    end();
+  };
+  const ordered = (chunk: () => string, pending?: Promise<unknown>) => {
+    if (!tail && !pending) return write(chunk());
+    pending?.catch(() => undefined);
+    const mine: Promise<void> = (tail ?? Promise.resolve())
+      .then(() => pending)
+      .then(() => write(chunk()), fail)
+      .then(() => {
+        if (tail === mine) tail = undefined;
+      });
+    tail = mine;
+  };
+  const emit = (type: EventType, obj: StoredObject) => {
+    if (!webhook) return write(render(type, obj));
+    const view = present(t, obj);
+    if (view instanceof Promise) {
+      let converted: StoredObject;
+      ordered(
+        () => render(type, converted),
+        view.then((v) => {
+          converted = v;
+        }),
+      );
+    } else ordered(() => render(type, view));
+  };
+
   const onEvent = (ev: StoreEvent) => {
     const now = matches(ev.object);
     const before = ev.prev ? matches(ev.prev) : false;
@@ -194,12 +230,7 @@ export function serveWatch(
     if (!type) return;
     // An object leaving the selector is reported as deleted with its previous state (the one the
     // watcher saw match) at the event's revision, as the cacher does.
-    write(
-      render(
-        type,
-        type === 'DELETED' && ev.type === 'MODIFIED' ? atRevision(ev.prev!, ev.revision) : ev.object,
-      ),
-    );
+    emit(type, type === 'DELETED' && ev.type === 'MODIFIED' ? atRevision(ev.prev!, ev.revision) : ev.object);
   };
 
   if (!initial) {
@@ -237,19 +268,28 @@ export function serveWatch(
       later = undefined;
       for (const ev of held) onEvent(ev);
     };
-    sendSnapshot(snapshot.items, objectJson, res, () => ended).then(
-      () => {
-        if (ended) return;
-        if (p.sendInitialEvents) write(bookmark(from, true));
-        flush();
-      },
-      () => end(),
-    );
+    const send = (items: readonly StoredObject[]) =>
+      sendSnapshot(items, objectJson, res, () => ended).then(
+        () => {
+          if (ended) return;
+          if (p.sendInitialEvents) write(bookmark(from, true));
+          flush();
+        },
+        () => end(),
+      );
+    // The initial objects go through a conversion webhook together, as a list's do.
+    const items = webhook ? presentAll(t, snapshot.items) : snapshot.items;
+    if (items instanceof Promise) items.then(send, fail);
+    else send(items);
   }
 
   if (p.allowWatchBookmarks && opts.bookmarkIntervalMs > 0) {
     const tick = () => {
-      if (!later) write(bookmark(Math.max(lastRevision, store.committedRevision)));
+      if (!later) {
+        // Taken now: events arriving later may pass this bookmark's place in the queue.
+        const rv = Math.max(lastRevision, store.committedRevision);
+        ordered(() => bookmark(rv));
+      }
       timers[0] = setTimeout(tick, opts.bookmarkIntervalMs);
     };
     timers[0] = setTimeout(tick, opts.bookmarkIntervalMs);

@@ -132,7 +132,8 @@ function restoreObjectMeta(original: Obj, converted: Obj): string | undefined {
   const answered = converted.metadata;
   if (answered === undefined) return 'missing metadata in converted object';
   if (!isObject(answered)) return `invalid metadata of type ${goType(answered)} in converted object`;
-  const restored: Obj = isObject(original.metadata) ? structuredClone(original.metadata) : {};
+  // The original is the caller's own copy: its metadata is handed over, not copied again.
+  const restored: Obj = isObject(original.metadata) ? { ...original.metadata } : {};
   for (const field of ['labels', 'annotations'] as const) {
     const value = answered[field];
     if (value === undefined || value === null) {
@@ -172,7 +173,7 @@ function goType(v: unknown): string {
 }
 
 /**
- * Converts `objects` (each a copy the caller owns, at some version of `t`'s CRD) to `t`'s version
+ * Converts `objects` (each a copy the caller owns and gives up, at some version of `t`'s CRD) to `t`'s version
  * through the webhook, in one review; objects already at that version are not sent. Returns the
  * converted objects in order; rejects with a {@link ConversionError} worded as kube's. `asList`
  * words failures as kube's converter does for a list (`… at index N`).

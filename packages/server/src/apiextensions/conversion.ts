@@ -15,8 +15,9 @@ import { ConversionError, convertThroughWebhook } from './conversion-webhook.js'
  * Only webhook conversion is asynchronous: {@link present}, {@link presentAll} and
  * {@link toStorageVersion} answer synchronously (no promise, no extra tick) for every other type
  * and for objects already at the wanted version, so reads of built-in kinds and of `None` CRDs
- * cost what they always did. Webhook results are not cached: as kube-apiserver decodes every
- * object read from storage, every read calls the webhook again.
+ * cost what they always did. A get or a write calls the webhook each time, as kube-apiserver
+ * converts every object it reads from storage; lists and watches reuse the conversion of a stored
+ * state, as kube-apiserver's watch cache does.
  */
 
 /**
@@ -166,31 +167,81 @@ async function webhookToStorage(t: ResourceType, obj: Obj, storage: string): Pro
 
 /**
  * The stored object as a client of `t`'s version sees it, as {@link presentAs}; a promise only
- * when the CRD's conversion webhook must convert it.
+ * when the CRD's conversion webhook must convert it. Each call converts again, as kube-apiserver
+ * converts every object a get or a write reads from storage.
  */
 export function present(t: ResourceType, stored: StoredObject): StoredObject | Promise<StoredObject> {
   if (t.custom?.conversion !== 'Webhook' || stored.object.apiVersion === servedBy(t).apiVersion)
     return presentAs(t, stored);
-  return webhookPresent(t, [stored], false).then((views) => views[0]!);
+  return convertViews(t, [stored], false).then((views) => views[0]!);
 }
 
 /**
- * The stored objects of one list page as clients of `t`'s version see them: the objects the
- * webhook must convert go in one ConversionReview, as kube converts a list. A promise only when
- * the webhook is called.
+ * Conversions through a webhook for lists and watches, per stored state and served type (a
+ * pending one too, so that watchers of one change share its call). kube-apiserver serves lists
+ * and watches from its watch cache, which holds every object decoded, that is converted, once
+ * per change and per version; a failed conversion is not kept.
+ */
+const webhookViews = new WeakMap<StoredObject, WeakMap<ResourceType, StoredObject | Promise<StoredObject>>>();
+
+/**
+ * The stored objects of a list page (`asList`) or of one watch event as clients of `t`'s
+ * version see them. Objects the webhook must convert and that were not converted before go in
+ * one ConversionReview. A promise only when something waits for the webhook.
  */
 export function presentAll(
   t: ResourceType,
   items: readonly StoredObject[],
+  asList = true,
 ): StoredObject[] | Promise<StoredObject[]> {
-  if (t.custom?.conversion === 'Webhook') {
-    const target = servedBy(t).apiVersion;
-    if (items.some((i) => i.object.apiVersion !== target)) return webhookPresent(t, items, true);
+  if (t.custom?.conversion !== 'Webhook') return items.map((i) => presentAs(t, i));
+  const target = servedBy(t).apiVersion;
+  const out: (StoredObject | Promise<StoredObject>)[] = new Array(items.length);
+  const send: StoredObject[] = [];
+  let waits = false;
+  for (let n = 0; n < items.length; n++) {
+    const i = items[n]!;
+    if (i.object.apiVersion === target) {
+      out[n] = presentAs(t, i);
+      continue;
+    }
+    const known = webhookViews.get(i)?.get(t);
+    if (known) {
+      out[n] = known;
+      if (known instanceof Promise) waits = true;
+    } else send.push(i);
   }
-  return items.map((i) => presentAs(t, i));
+  if (send.length > 0) {
+    const batch = convertViews(t, send, asList);
+    batch.catch(() => undefined);
+    send.forEach((i, k) => {
+      let byType = webhookViews.get(i);
+      if (!byType) {
+        byType = new WeakMap();
+        webhookViews.set(i, byType);
+      }
+      const one = batch.then(
+        (views) => {
+          byType.set(t, views[k]!);
+          return views[k]!;
+        },
+        (err: unknown) => {
+          byType.delete(t);
+          throw err;
+        },
+      );
+      byType.set(t, one);
+    });
+    waits = true;
+    let k = 0;
+    for (let n = 0; n < items.length; n++)
+      if (out[n] === undefined) out[n] = webhookViews.get(send[k++]!)!.get(t)!;
+  }
+  return waits ? Promise.all(out) : (out as StoredObject[]);
 }
 
-async function webhookPresent(
+/** Converts stored objects through `t`'s CRD's webhook (one review) into views of `t`'s version. */
+async function convertViews(
   t: ResourceType,
   items: readonly StoredObject[],
   asList: boolean,
@@ -200,7 +251,9 @@ async function webhookPresent(
   for (const i of items) {
     if (i.object.apiVersion === s.apiVersion) continue;
     const object = JSON.parse(i.json) as Obj;
-    coerce(t, object);
+    // An object written through its storage version was pruned and defaulted with that schema then.
+    if ((i.object as Record<symbol, unknown>)[COERCED_WITH] !== schemaAt(t, i.object.apiVersion))
+      coerce(t, object);
     send.push(object);
   }
   let converted: Obj[];

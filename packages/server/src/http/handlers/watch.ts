@@ -4,7 +4,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import { ApiError } from 'kubeloop/api';
-import { present, presentAll, presentAs } from '../../apiextensions/conversion.js';
+import { presentAll, presentAs } from '../../apiextensions/conversion.js';
 import type { ListParams, RestStorage } from '../../registry/rest.js';
 import { parseResourceVersion } from '../../registry/rest.js';
 import { apiVersionOf, type ResourceType, storageOf } from '../../registry/types.js';
@@ -205,16 +205,16 @@ export function serveWatch(
   };
   const emit = (type: EventType, obj: StoredObject) => {
     if (!webhook) return write(render(type, obj));
-    const view = present(t, obj);
-    if (view instanceof Promise) {
+    const views = presentAll(t, [obj], false);
+    if (views instanceof Promise) {
       let converted: StoredObject;
       ordered(
         () => render(type, converted),
-        view.then((v) => {
-          converted = v;
+        views.then((v) => {
+          converted = v[0]!;
         }),
       );
-    } else ordered(() => render(type, view));
+    } else ordered(() => render(type, views[0]!));
   };
 
   const onEvent = (ev: StoreEvent) => {

@@ -1,0 +1,309 @@
+/**
+ * Listing 10,000 custom resources through a CRD conversion webhook against listing them at their
+ * storage version, on the same kubeloop server in the same run. The CRD stores `v1` and also
+ * serves `v2`; its webhook (an HTTPS server in this process, with a CA made here) moves two
+ * fields. A `v1` list reads the stored objects as they are; a `v2` list sends the page's 10,000
+ * objects to the webhook in one ConversionReview, checks the answer and writes the converted
+ * objects; later `v2` lists reuse those conversions until an object changes, as kube-apiserver's
+ * watch cache holds every object converted once per change and version. The first `v2` list
+ * (all objects converted) is timed alone; then the two lists alternate (ABBA) and each figure is
+ * the median, from sending the request to the last byte, plus the client's JSON.parse of the
+ * body. Target: the `v2` list takes at most 2× the `v1` list. The server runs without its controllers, so that nothing but the
+ * lists calls the webhook.
+ *
+ *   npm run build && node bench/dist/benchmarks/conversion-list.js
+ *   node bench/dist/benchmarks/conversion-list.js --objects=10000 --runs=10 --cpu-prof=/tmp/prof
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { createCertificateAuthority, issueServingCertificate } from '@kubeloop/server/testing';
+import { HttpClient } from '../lib/http.js';
+import { startKubeloop } from '../lib/servers.js';
+import { median } from '../lib/stats.js';
+
+const GROUP = 'conversion.bench.kubeloop.dev';
+const NS = 'conversion-bench';
+
+// biome-ignore lint/suspicious/noExplicitAny: JSON objects of the API and the webhook, read field by field.
+type Json = Record<string, any>;
+
+/** The figures of one list variant. */
+export interface ListFigures {
+  /** Median request-to-last-byte time. */
+  totalMs: number;
+  /** Median of the client's JSON.parse of the body. */
+  parseMs: number;
+  bytes: number;
+  items: number;
+}
+
+/** What the benchmark measures. */
+export interface ConversionListResult {
+  storage: ListFigures;
+  webhook: ListFigures;
+  /** (webhook total + parse) / (storage total + parse), lists after the first. */
+  ratio: number;
+  /** The first v2 list, which sends all objects to the webhook in one review. */
+  cold: ListFigures;
+  /** The first v2 list against the v1 list just before it. */
+  coldRatio: number;
+  /** Time the webhook spent on the first list's review (parse, convert, stringify). */
+  coldReviewMs: number;
+  /** Reviews during the measured runs (the conversions of a stored state are reused, as kube's watch cache does). */
+  reviews: number;
+}
+
+/** The webhook's conversion: v1 `spec.endpoint: "host:port"` ⇄ v2 `spec.host` + `spec.port`. */
+function convert(obj: Json, desired: string): Json {
+  const spec = obj.spec;
+  if (desired.endsWith('/v2') && typeof spec?.endpoint === 'string') {
+    const at = spec.endpoint.lastIndexOf(':');
+    spec.host = spec.endpoint.slice(0, at);
+    spec.port = Number(spec.endpoint.slice(at + 1));
+    delete spec.endpoint;
+  } else if (desired.endsWith('/v1') && spec && 'host' in spec) {
+    spec.endpoint = `${spec.host}:${spec.port}`;
+    delete spec.host;
+    delete spec.port;
+  }
+  obj.apiVersion = desired;
+  return obj;
+}
+
+/** Starts the conversion webhook; returns its URL, CA bundle, and the time it spends per review. */
+async function startWebhook() {
+  const ca = await createCertificateAuthority('conversion-bench-ca');
+  const cert = await issueServingCertificate(ca, ['127.0.0.1'], 'conversion-bench-webhook');
+  const spent: number[] = [];
+  const server = createServer({ cert: cert.cert, key: cert.key }, (req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const t0 = process.hrtime.bigint();
+      const review = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      const { uid, desiredAPIVersion, objects } = review.request;
+      const body = JSON.stringify({
+        apiVersion: review.apiVersion,
+        kind: 'ConversionReview',
+        response: {
+          uid,
+          convertedObjects: (objects as Json[]).map((o) => convert(o, desiredAPIVersion)),
+          result: { status: 'Success' },
+        },
+      });
+      spent.push(Number(process.hrtime.bigint() - t0) / 1e6);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(body);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `https://127.0.0.1:${(server.address() as AddressInfo).port}/convert`,
+    caBundle: Buffer.from(ca.cert).toString('base64'),
+    spent,
+    close: () => {
+      server.closeAllConnections();
+      server.close();
+    },
+  };
+}
+
+function crd(url: string, caBundle: string): Json {
+  const spec = (props: Json) => ({
+    openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: props } } },
+  });
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `services.${GROUP}` },
+    spec: {
+      group: GROUP,
+      scope: 'Namespaced',
+      names: { plural: 'services', kind: 'Service' },
+      conversion: {
+        strategy: 'Webhook',
+        webhook: { conversionReviewVersions: ['v1'], clientConfig: { url, caBundle } },
+      },
+      versions: [
+        {
+          name: 'v1',
+          served: true,
+          storage: true,
+          schema: spec({
+            endpoint: { type: 'string' },
+            replicas: { type: 'integer' },
+            image: { type: 'string' },
+            tier: { type: 'string' },
+          }),
+        },
+        {
+          name: 'v2',
+          served: true,
+          storage: false,
+          schema: spec({
+            host: { type: 'string' },
+            port: { type: 'integer' },
+            replicas: { type: 'integer' },
+            image: { type: 'string' },
+            tier: { type: 'string' },
+          }),
+        },
+      ],
+    },
+  };
+}
+
+/** Lists the collection at `version` once: request-to-last-byte and the client's parse. */
+async function listOnce(http: HttpClient, version: string) {
+  const res = await http.request('GET', `/apis/${GROUP}/${version}/namespaces/${NS}/services`);
+  if (res.status !== 200)
+    throw new Error(`list ${version}: ${res.status} ${res.body.toString().slice(0, 500)}`);
+  const t0 = process.hrtime.bigint();
+  const list = JSON.parse(res.body.toString('utf8')) as { items: Json[] };
+  const parseMs = Number(process.hrtime.bigint() - t0) / 1e6;
+  return { totalMs: res.totalMs, parseMs, bytes: res.body.length, items: list.items.length, list };
+}
+
+/** Runs the benchmark against a started kubeloop server. */
+export async function runConversionList(
+  http: HttpClient,
+  opts: { objects: number; runs: number; clients: number; log: (s: string) => void },
+): Promise<ConversionListResult> {
+  const hook = await startWebhook();
+  try {
+    const post = async (path: string, body: Json) => {
+      const res = await http.request('POST', path, JSON.stringify(body));
+      if (res.status !== 201)
+        throw new Error(`POST ${path}: ${res.status} ${res.body.toString().slice(0, 500)}`);
+    };
+    await post('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
+    await post('/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd(hook.url, hook.caBundle));
+    for (;;) {
+      const r = await http.request('GET', `/apis/${GROUP}/v1/namespaces/${NS}/services?limit=1`);
+      if (r.status === 200) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    opts.log(`creating ${opts.objects.toLocaleString('en-US')} objects at the storage version (v1)`);
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: opts.clients }, async () => {
+        for (let i = next++; i < opts.objects; i = next++) {
+          await post(`/apis/${GROUP}/v1/namespaces/${NS}/services`, {
+            apiVersion: `${GROUP}/v1`,
+            kind: 'Service',
+            metadata: {
+              name: `svc-${String(i).padStart(6, '0')}`,
+              labels: { app: 'bench', shard: String(i % 16) },
+            },
+            spec: {
+              endpoint: `svc-${i}.example.com:${8000 + (i % 1000)}`,
+              replicas: i % 5,
+              image: 'registry.example.com/app:1.2.3',
+              tier: 'backend',
+            },
+          });
+        }
+      }),
+    );
+    // The first v2 list converts every object (one review); it is checked, and timed alone.
+    const v1First = await listOnce(http, 'v1');
+    const cold = await listOnce(http, 'v2');
+    if (
+      cold.items !== opts.objects ||
+      cold.list.items.some((i) => i.apiVersion !== `${GROUP}/v2` || !('host' in i.spec))
+    )
+      throw new Error('the v2 list is not converted');
+    const coldReviewMs = hook.spent.at(-1) ?? 0;
+    const runs = {
+      v1: [] as Awaited<ReturnType<typeof listOnce>>[],
+      v2: [] as Awaited<ReturnType<typeof listOnce>>[],
+    };
+    const reviewsBefore = hook.spent.length;
+    for (let i = 0; i < opts.runs; i++) {
+      const order = i % 2 === 0 ? (['v1', 'v2'] as const) : (['v2', 'v1'] as const);
+      for (const v of order) {
+        const r = await listOnce(http, v);
+        runs[v].push({ ...r, list: { items: [] } });
+      }
+    }
+    const figures = (rs: Awaited<ReturnType<typeof listOnce>>[]): ListFigures => ({
+      totalMs: median(rs.map((r) => r.totalMs)),
+      parseMs: median(rs.map((r) => r.parseMs)),
+      bytes: rs[0]!.bytes,
+      items: rs[0]!.items,
+    });
+    const storage = figures(runs.v1);
+    const webhook = figures(runs.v2);
+    const spent = hook.spent.slice(reviewsBefore);
+    return {
+      storage,
+      webhook,
+      ratio: (webhook.totalMs + webhook.parseMs) / (storage.totalMs + storage.parseMs),
+      cold: { totalMs: cold.totalMs, parseMs: cold.parseMs, bytes: cold.bytes, items: cold.items },
+      coldRatio: (cold.totalMs + cold.parseMs) / (v1First.totalMs + v1First.parseMs),
+      coldReviewMs,
+      reviews: spent.length,
+    };
+  } finally {
+    hook.close();
+  }
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      objects: { type: 'string', default: '10000' },
+      runs: { type: 'string', default: '10' },
+      clients: { type: 'string', default: '16' },
+      'cpu-prof': { type: 'string' },
+    },
+  });
+  const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+  const work = mkdtempSync(join(tmpdir(), 'kubeloop-conversion-list-'));
+  const server = await startKubeloop({
+    root,
+    kubeconfigPath: join(work, 'kubeconfig'),
+    args: ['--no-controllers'],
+    ...(values['cpu-prof'] && { cpuProfDir: values['cpu-prof'] }),
+  });
+  const http = new HttpClient(server.endpoint, Number(values.clients));
+  const log = (s: string) => process.stdout.write(`${s}\n`);
+  try {
+    const r = await runConversionList(http, {
+      objects: Number(values.objects),
+      runs: Number(values.runs),
+      clients: Number(values.clients),
+      log,
+    });
+    const row = (name: string, f: ListFigures) =>
+      `  ${name.padEnd(40)} ${f.totalMs.toFixed(1).padStart(7)} ms to last byte + ${f.parseMs.toFixed(1).padStart(6)} ms parse   ${(f.bytes / 1e6).toFixed(2)} MB, ${f.items} items`;
+    log(
+      `list of ${r.storage.items.toLocaleString('en-US')} custom resources, median of ${values.runs} runs each (ABBA), ${server.name}`,
+    );
+    log(row('v1, the storage version', r.storage));
+    log(row('v2, first list: one review of all', r.cold));
+    log(`    of which the webhook itself: ${r.coldReviewMs.toFixed(1)} ms (parse, convert, stringify)`);
+    log(row('v2, next lists (conversions reused)', r.webhook));
+    log(`  ${r.reviews} reviews during the ${values.runs} measured v2 lists`);
+    log(`  first v2 list / v1 list: ${r.coldRatio.toFixed(2)}×`);
+    log(`  v2 / v1: ${r.ratio.toFixed(2)}× (target ≤ 2×) ${r.ratio <= 2 ? 'PASS' : 'MISS'}`);
+  } finally {
+    http.close();
+    await server.stop();
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main().catch((err: unknown) => {
+    process.stderr.write(
+      `conversion-list failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+    );
+    process.exit(1);
+  });
+}

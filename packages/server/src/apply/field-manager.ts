@@ -28,7 +28,13 @@ import { type Path, pathString } from './path.js';
 import { type Atom, builtinAtom, customResourceAtom, DEDUCED } from './schema.js';
 import { FieldSet } from './set.js';
 import { compareTyped, TypedError, toFieldSet, validateTyped } from './typed.js';
-import { Conflicts, type ManagedFieldSets, Updater } from './updater.js';
+import {
+  Conflicts,
+  ConversionPending,
+  type ManagedFieldSets,
+  Updater,
+  type VersionConverter,
+} from './updater.js';
 import { goJson, isObj, type Obj } from './value.js';
 
 /** The annotation of kubectl's client-side apply. */
@@ -70,10 +76,12 @@ export interface ManageOptions {
   subresource?: Subresource;
   /** The time recorded for the change (RFC 3339, seconds); now by default. */
   now?: string;
+  /** Converts to other managers' versions (a CRD's webhook); else all read as the request's. */
+  convert?: VersionConverter;
 }
 
 /** The type the field manager of a resource works with (a Scale for `/scale`). */
-function atomOf(t: ResourceType, subresource: Subresource): Atom {
+export function atomOf(t: ResourceType, subresource: Subresource): Atom {
   if (subresource === 'scale') return builtinAtom(SCALE_DEFINITION) ?? DEDUCED;
   if (t.custom) return customResourceAtom(t.custom.schema);
   return (t.definition ? builtinAtom(t.definition) : undefined) ?? DEDUCED;
@@ -230,6 +238,7 @@ function updateCore(t: ResourceType, live: Obj, next: Obj, managed: Managed, o: 
     version,
     managed.fields,
     self,
+    o.convert,
   );
   strip(managers, self);
   const out: Managed = { fields: managers, times: new Map(managed.times) };
@@ -327,7 +336,9 @@ export function updateManagedFields(
       if (!o.subresource && recordCreate(t, next, o)) return;
     }
     encodeInto(next, updateCore(t, live ?? zeroObject(t, o.subresource), next, managed, o));
-  } catch {
+  } catch (err) {
+    // The caller converts what the field manager asked for and runs it again.
+    if (err instanceof ConversionPending) throw err;
     if (liveEntries !== undefined) m.managedFields = structuredClone(liveEntries);
     else delete m.managedFields;
   }
@@ -427,7 +438,7 @@ function applyCore(
     throw err;
   }
   const liveObj = withoutManagedFields(live);
-  const { object, managers } = updater.apply(liveObj, config, version, current.fields, id, force);
+  const { object, managers } = updater.apply(liveObj, config, version, current.fields, id, force, o.convert);
   strip(managers, id);
   const times = new Map(current.times);
   for (const k of [...times.keys()]) if (!managers.has(k)) times.delete(k);

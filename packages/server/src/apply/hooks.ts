@@ -7,6 +7,7 @@ import type { ResourceType, UpdateStrategy } from '../registry/types.js';
 import { apiVersionOf } from '../registry/types.js';
 import { updateManagedFields } from './field-manager.js';
 import { parentEntriesFromScale, type ReplicasPaths, replicasPath, scaleEntriesFromParent } from './scale.js';
+import type { VersionConverter } from './updater.js';
 import { isObj, type Obj } from './value.js';
 
 function groupOf(apiVersion: string): string {
@@ -30,8 +31,9 @@ export function manageFields(
   next: Obj,
   manager: string,
   subresource: UpdateStrategy,
+  convert?: VersionConverter,
 ): void {
-  updateManagedFields(t, old, next, { manager, subresource });
+  updateManagedFields(t, old, next, { manager, subresource, ...(convert && { convert }) });
 }
 
 /**

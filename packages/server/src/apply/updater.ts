@@ -3,8 +3,11 @@
  * ownership of the fields it changed to its manager, and how an apply merges a configuration,
  * removes the fields its manager stopped applying, and detects conflicts with other managers.
  *
- * Every API version of a kind is treated as the same schema: built-in kinds are served at one
- * version, and custom resources convert between versions without changing fields (`None`).
+ * Every API version of a kind is treated as the same schema (built-in kinds are served at one
+ * version, and custom resources of strategy `None` convert between versions without changing
+ * fields), unless a {@link VersionConverter} is given: then, as structured-merge-diff does,
+ * each manager's fields are compared in the manager's own version, and an apply prunes in the
+ * version the manager applied at last time.
  */
 import { type Path, pathString } from './path.js';
 import type { Atom } from './schema.js';
@@ -24,6 +27,26 @@ export interface VersionedSet {
   readonly set: FieldSet;
   readonly apiVersion: string;
   readonly applied: boolean;
+}
+
+/**
+ * Converts an object to another version of its kind, with that version's type; `undefined` when
+ * the kind has no such version (its managers are dropped, as structured-merge-diff drops them).
+ */
+export type VersionConverter = (
+  value: unknown,
+  version: string,
+) => { value: unknown; atom: Atom } | undefined;
+
+/**
+ * Thrown by a {@link VersionConverter} that cannot answer synchronously yet (the conversion goes
+ * through a webhook): the caller converts what it asks for and runs the field manager again.
+ */
+export class ConversionPending extends Error {
+  constructor() {
+    super('conversion pending');
+    this.name = 'ConversionPending';
+  }
 }
 
 /** Field sets by manager identifier. */
@@ -81,14 +104,36 @@ export class Updater {
     managers: ManagedFieldSets,
     workflow: string,
     force: boolean,
+    version: string,
+    convert?: VersionConverter,
   ): Comparison {
     const compare = exclude(compareTyped(oldObject, newObject, this.atom), this.ignored);
-    const changed = compare.modified.union(compare.added);
+    // The comparison in each other version managers use (converted objects), computed once.
+    const versions = new Map<string, Comparison>();
+    const compareAt = (v: string): Comparison | undefined => {
+      if (!convert || v === version) return compare;
+      let c = versions.get(v);
+      if (!c) {
+        const o = convert(oldObject, v);
+        const n = convert(newObject, v);
+        if (!o || !n) return undefined;
+        c = exclude(compareTyped(o.value, n.value, o.atom), this.ignored);
+        versions.set(v, c);
+      }
+      return c;
+    };
     const conflicts = new Map<string, FieldSet>();
-    for (const [manager, vs] of managers) {
+    const removed = new Map<string, FieldSet>();
+    for (const [manager, vs] of [...managers]) {
       if (manager === workflow) continue;
-      const conflictSet = vs.set.intersection(changed);
+      const c = compareAt(vs.apiVersion);
+      if (!c) {
+        managers.delete(manager);
+        continue;
+      }
+      const conflictSet = vs.set.intersection(c.modified.union(c.added));
       if (!conflictSet.empty()) conflicts.set(manager, conflictSet);
+      if (!c.removed.empty()) removed.set(manager, c.removed);
     }
     if (!force && conflicts.size > 0) {
       const list: Conflict[] = [];
@@ -102,7 +147,8 @@ export class Updater {
       let set = vs.set;
       const taken = conflicts.get(manager);
       if (taken) set = set.difference(taken);
-      if (!compare.removed.empty()) set = set.difference(compare.removed);
+      const gone = removed.get(manager);
+      if (gone) set = set.difference(gone);
       if (set !== vs.set) managers.set(manager, { ...vs, set });
     }
     for (const [manager, vs] of [...managers]) if (vs.set.empty()) managers.delete(manager);
@@ -119,9 +165,10 @@ export class Updater {
     version: string,
     managers: ManagedFieldSets,
     manager: string,
+    convert?: VersionConverter,
   ): { managers: ManagedFieldSets } {
     const next = new Map(managers);
-    const compare = this.updateOwners(liveObject, newObject, next, manager, true);
+    const compare = this.updateOwners(liveObject, newObject, next, manager, true, version, convert);
     let set = (next.get(manager)?.set ?? new FieldSet())
       .union(compare.modified)
       .union(compare.added)
@@ -147,6 +194,7 @@ export class Updater {
     managers: ManagedFieldSets,
     manager: string,
     force: boolean,
+    convert?: VersionConverter,
   ): { object: unknown; managers: ManagedFieldSets } {
     const next = new Map(managers);
     let newObject = mergeTyped(liveObject, config, this.atom);
@@ -154,9 +202,67 @@ export class Updater {
     let set = toFieldSet(config, this.atom);
     if (this.ignored) set = set.recursiveDifference(this.ignored);
     next.set(manager, { set, apiVersion: version, applied: true });
-    newObject = this.prune(newObject, next, lastSet);
-    this.updateOwners(liveObject, newObject, next, manager, force);
+    newObject =
+      convert && lastSet && lastSet.apiVersion !== version
+        ? this.pruneAcrossVersions(newObject, next, lastSet, version, convert)
+        : this.prune(newObject, next, lastSet);
+    this.updateOwners(liveObject, newObject, next, manager, force, version, convert);
     return { object: valueEquals(liveObject, newObject) ? undefined : newObject, managers: next };
+  }
+
+  /**
+   * `prune` when the manager applied at another version last time: the merged object is pruned
+   * in that version (converted there and back), and owned items are added back in each
+   * managers' version, as structured-merge-diff does.
+   */
+  private pruneAcrossVersions(
+    merged: unknown,
+    managers: ManagedFieldSets,
+    lastSet: VersionedSet,
+    version: string,
+    convert: VersionConverter,
+  ): unknown {
+    if (lastSet.set.empty()) return merged;
+    const at = convert(merged, lastSet.apiVersion);
+    if (!at) return merged;
+    const ensure = (set: FieldSet, atom: Atom) => ensureNamedFieldsAreMembers(set, atom);
+    let mergedAt = at.value;
+    let pruned = removeItems(mergedAt, ensure(lastSet.set, at.atom), at.atom);
+    // addBackOwnedItems: the version pruned at first, then every other managers' version.
+    const byVersion = new Map<string, FieldSet>();
+    for (const vs of managers.values())
+      byVersion.set(vs.apiVersion, (byVersion.get(vs.apiVersion) ?? new FieldSet()).union(vs.set));
+    const order = [
+      ...(byVersion.has(lastSet.apiVersion) ? [lastSet.apiVersion] : []),
+      ...[...byVersion.keys()].filter((v) => v !== lastSet.apiVersion),
+    ];
+    let atom = at.atom;
+    for (const v of order) {
+      const m = convert(mergedAt, v);
+      const p = convert(pruned, v);
+      if (!m || !p) continue;
+      atom = m.atom;
+      mergedAt = m.value;
+      const mergedSet = ensure(toFieldSet(m.value, atom), atom);
+      const prunedSet = ensure(toFieldSet(p.value, atom), atom);
+      pruned = removeItems(
+        m.value,
+        mergedSet.difference(prunedSet.union(ensure(byVersion.get(v)!, atom))),
+        atom,
+      );
+    }
+    // addBackDanglingItems, against the merged object in the last set's version.
+    const p = convert(pruned, lastSet.apiVersion);
+    if (p) {
+      const prunedSet = ensure(toFieldSet(p.value, at.atom), at.atom);
+      const mergedSet = ensure(toFieldSet(at.value, at.atom), at.atom);
+      pruned = removeItems(
+        at.value,
+        mergedSet.difference(prunedSet).intersection(ensure(lastSet.set, at.atom)),
+        at.atom,
+      );
+    }
+    return convert(pruned, version)?.value ?? pruned;
   }
 
   private ensure(set: FieldSet): FieldSet {

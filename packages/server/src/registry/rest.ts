@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { ApiError, type FieldSelector, type StatusCause, validateObjectMeta } from 'kubeloop/api';
 import type { AdmissionOptions } from '../admission/options.js';
 import { present, presentAs, toStorageVersion } from '../apiextensions/conversion.js';
+import { manageFields } from '../apiextensions/managed-fields-conversion.js';
 import { objectKey, type Store } from '../storage/store.js';
 import type { KubeObject, StoredObject } from '../storage/types.js';
 import { clone, deepEqual, getPath, isObject, meta, type Obj, setPath, timestamp } from '../util/object.js';
@@ -134,8 +135,10 @@ export class RestStorage {
       undefined,
       validateObjectMeta(m, { namespaced: t.namespaced, nameValidation: t.nameValidation, create: true }),
     );
-    if (ctx.fieldManager !== undefined && !ctx.applied)
-      this.hooks.manageFields?.(t, undefined, obj, ctx.fieldManager, undefined);
+    if (ctx.fieldManager !== undefined && !ctx.applied) {
+      const managing = manageFields(this.hooks, this.registry, t, undefined, obj, ctx.fieldManager);
+      if (managing) await managing;
+    }
     this.hooks.allocate?.(t, obj, undefined);
     await this.hooks.admit?.('CREATE', t, obj, undefined, admission);
 
@@ -143,8 +146,7 @@ export class RestStorage {
     const key = this.key(t, namespace, name);
     if (ctx.dryRun) {
       if (this.store.get(key)) throw ApiError.alreadyExists(gr(t), name);
-      // A dry run encodes the object for storage and decodes it back (DryRunnableStorage's
-      // copyInto): through a conversion webhook, both ways.
+      // A dry run encodes the object for storage and decodes it back (through a webhook too).
       if (t.custom?.conversion === 'Webhook') {
         const converting = toStorageVersion(t, obj);
         if (converting) await converting;
@@ -212,14 +214,13 @@ export class RestStorage {
     name: string,
     subresource: UpdateStrategy,
     ctx: WriteContext,
-    apply: (current: Obj) => Obj,
+    apply: (current: Obj) => Obj | Promise<Obj>,
   ): Promise<StoredObject> {
-    return this.guaranteedUpdate(t, namespace, name, subresource, ctx, undefined, (current) => {
-      const next = apply(current);
+    // The patch handler's namespace and name checks (`applyPatch`/`checkName`): a patched
+    // object that moved or was renamed is a bad request, not a validation error.
+    const check = (next: Obj): Obj => {
       if (!isObject(next)) throw ApiError.badRequest('the patch did not produce an object');
       const m = meta(next);
-      // The patch handler's namespace and name checks (`applyPatch`/`checkName`): a patched
-      // object that moved or was renamed is a bad request, not a validation error.
       checkNamespace(t, m, namespace);
       const patchedName = typeof m.name === 'string' ? m.name : '';
       if (patchedName !== name) {
@@ -228,6 +229,10 @@ export class RestStorage {
         );
       }
       return next;
+    };
+    return this.guaranteedUpdate(t, namespace, name, subresource, ctx, undefined, (current) => {
+      const next = apply(current);
+      return next instanceof Promise ? next.then(check) : check(next);
     });
   }
 
@@ -236,13 +241,8 @@ export class RestStorage {
    * replicas has no Scale to read (ScaleREST.Get: a 500); `forUpdate` (the base of a patch) marks
    * the replicas as absent instead, as ScaleREST.Update does.
    */
-  getScale(
-    t: ResourceType,
-    namespace: string | undefined,
-    name: string,
-    forUpdate = false,
-  ): Obj | Promise<Obj> {
-    const stored = this.get(t, namespace, name);
+  getScale(t: ResourceType, ns: string | undefined, name: string, forUpdate = false): Obj | Promise<Obj> {
+    const stored = this.get(t, ns, name);
     // The Scale of a custom resource is read from the object at the request's version.
     const view = t.custom ? present(t, stored) : stored;
     if (view instanceof Promise) return view.then((v) => this.scaleFrom(t, v, forUpdate));
@@ -500,7 +500,7 @@ export class RestStorage {
     subresource: UpdateStrategy,
     ctx: WriteContext,
     expectedRevision: number | undefined,
-    desired: (current: Obj) => Obj,
+    desired: (current: Obj) => Obj | Promise<Obj>,
     scale?: AdmissionOptions['scale'],
   ): Promise<StoredObject> {
     const key = this.key(t, namespace, name);
@@ -525,7 +525,8 @@ export class RestStorage {
       const old = oldView.object as Obj;
       // A parse of the cached encoding is the cheapest deep copy.
       const base = JSON.parse((presented ?? oldView).json) as Obj;
-      const input = desired(base);
+      let input = desired(base);
+      if (input instanceof Promise) input = await input;
       // The optimistic lock of the registry's update (`Store.Update`): a patched or updated object
       // that names a resourceVersion other than the current one conflicts, so a merge patch
       // carrying a stale `metadata.resourceVersion` (controller-runtime's
@@ -559,8 +560,10 @@ export class RestStorage {
       });
       causes.push(...metaUpdateCauses(nm, om));
       this.validate(t, next, old, causes, subresource);
-      if (ctx.fieldManager !== undefined && !ctx.applied)
-        this.hooks.manageFields?.(t, old, next, ctx.fieldManager, subresource);
+      if (ctx.fieldManager !== undefined && !ctx.applied) {
+        const managing = manageFields(this.hooks, this.registry, t, old, next, ctx.fieldManager, subresource);
+        if (managing) await managing;
+      }
       this.hooks.allocate?.(t, next, old);
       await this.hooks.admit?.('UPDATE', t, next, old, admission);
 

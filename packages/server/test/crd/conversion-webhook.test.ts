@@ -304,6 +304,47 @@ describe('writes through the webhook', () => {
   });
 });
 
+describe('managed fields across versions', () => {
+  const applyAt = (version: string, manager: string, spec: Json, force = false) =>
+    http.patch(
+      `${P(version, 'mf')}?fieldManager=${manager}${force ? '&force=true' : ''}`,
+      { apiVersion: `${G}/${version}`, kind: 'Foo', metadata: { name: 'mf' }, spec },
+      'application/apply-patch+yaml',
+    );
+  const managers = (obj: Json) =>
+    obj.metadata.managedFields.map((e: Json) => [e.manager, e.operation, e.apiVersion, e.fieldsV1]);
+
+  test("a manager's fields are compared in the version it wrote: conflicts and ownership move", async () => {
+    expect((await applyAt('v1', 'mgr-a', { hostPort: 'x:1' })).status).toBe(201);
+    // In v2 only spec.port changes; in v1, mgr-a's version, that is spec.hostPort.
+    const conflict = await applyAt('v2', 'mgr-b', { port: 2 });
+    expect(conflict.status, conflict.text).toBe(409);
+    expect(conflict.json.message).toBe('Apply failed with 1 conflict: conflict with "mgr-a": .spec.hostPort');
+    const k = await env.run(['apply', '--server-side', '--field-manager=mgr-b', '-f', '-'], {
+      input: JSON.stringify(foo('v2', 'mf', { port: 2 })),
+    });
+    expect(k.code).toBe(1);
+    expect(k.stderr).toContain('conflict with "mgr-a": .spec.hostPort');
+    expect(stored('mf').spec).toEqual({ hostPort: 'x:1' });
+
+    const forced = await applyAt('v2', 'mgr-b', { port: 2 }, true);
+    expect(forced.status, forced.text).toBe(200);
+    expect(stored('mf').spec).toEqual({ hostPort: 'x:2' });
+    expect(managers(forced.json)).toEqual([
+      ['mgr-b', 'Apply', `${G}/v2`, { 'f:spec': { 'f:port': {} } }],
+    ]);
+
+    // An update through v1 changing spec.hostPort takes spec.port from mgr-b (compared in v2).
+    const upd = await http.patch(
+      `${P('v1', 'mf')}?fieldManager=editor`,
+      { spec: { hostPort: 'x:3' } },
+      'application/merge-patch+json',
+    );
+    expect(upd.status, upd.text).toBe(200);
+    expect(managers(upd.json)).toEqual([['editor', 'Update', `${G}/v1`, { 'f:spec': { 'f:hostPort': {} } }]]);
+  });
+});
+
 describe('failures, worded as kube words them', () => {
   const snapshot = () => env.cp.store.list(`/registry/${G}/foos/`).items.map((i) => i.json);
 

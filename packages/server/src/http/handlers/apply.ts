@@ -4,6 +4,7 @@
  * managers.
  */
 import { ApiError } from 'kubeloop/api';
+import { withVersionConversions } from '../../apiextensions/managed-fields-conversion.js';
 import { scaleWithManagedFields } from '../../apply/hooks.js';
 import { applyConfiguration } from '../../apply/index.js';
 import { isObject, type Obj } from '../../util/object.js';
@@ -43,8 +44,19 @@ export async function apply(s: HandlerScope, r: ResourceRequest): Promise<void> 
   const subresource = updateStrategy(r.subresource);
   for (let attempt = 0; ; attempt++) {
     try {
+      // Through a conversion webhook, managers of other versions are compared in their versions:
+      // the apply may run again on fresh copies once the conversions it asked for are made.
       const stored = await s.rest.patch(t, ns, name, subresource, ctx, (current) =>
-        normalise(applyConfiguration(t, current, structuredClone(config), { manager, force, subresource })),
+        withVersionConversions(t, s.rest.registry, subresource, (convert) =>
+          normalise(
+            applyConfiguration(t, convert ? structuredClone(current) : current, structuredClone(config), {
+              manager,
+              force,
+              subresource,
+              ...(convert && { convert }),
+            }),
+          ),
+        ),
       );
       await s.out.object(r, 200, t, stored, warnings);
       return;

@@ -49,6 +49,8 @@ export interface RestHooks {
     next: Obj,
     manager: string,
     subresource: UpdateStrategy,
+    /** Converts to the versions other managers used (the field manager's `VersionConverter`). */
+    convert?: (value: unknown, version: string) => { value: unknown; atom: unknown } | undefined,
   ): void;
   /** The same for a write to `/scale`: moves ownership of the replicas on `parent`. */
   manageScaleFields?(

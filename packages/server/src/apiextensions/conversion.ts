@@ -177,6 +177,30 @@ export function present(t: ResourceType, stored: StoredObject): StoredObject | P
 }
 
 /**
+ * A stored object read for an update through `t`: the old object admission and validation see
+ * (`oldView`: the stored one, except for kinds stored as another and through a conversion
+ * webhook) and a copy to change (`base`), read through `t`'s version. A promise only through a
+ * conversion webhook.
+ */
+export function readForUpdate(
+  t: ResourceType,
+  current: StoredObject,
+): { oldView: StoredObject; base: Obj } | Promise<{ oldView: StoredObject; base: Obj }> {
+  if (t.storedAs) {
+    const oldView = presentAs(t, current);
+    // A parse of the cached encoding is the cheapest deep copy.
+    return { oldView, base: JSON.parse(oldView.json) as Obj };
+  }
+  if (!t.custom) return { oldView: current, base: JSON.parse(current.json) as Obj };
+  const view = present(t, current);
+  const read = (v: StoredObject) => ({
+    oldView: t.custom?.conversion === 'Webhook' ? v : current,
+    base: JSON.parse(v.json) as Obj,
+  });
+  return view instanceof Promise ? view.then(read) : read(view);
+}
+
+/**
  * Conversions through a webhook for lists and watches, per stored state and served type (a
  * pending one too, so that watchers of one change share its call). kube-apiserver serves lists
  * and watches from its watch cache, which holds every object decoded, that is converted, once

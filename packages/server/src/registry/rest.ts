@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ApiError, type FieldSelector, type StatusCause, validateObjectMeta } from 'kubeloop/api';
 import type { AdmissionOptions } from '../admission/options.js';
-import { present, presentAs, toStorageVersion } from '../apiextensions/conversion.js';
+import { present, readForUpdate, toStorageVersion } from '../apiextensions/conversion.js';
 import { manageFields } from '../apiextensions/managed-fields-conversion.js';
 import { objectKey, type Store } from '../storage/store.js';
 import type { KubeObject, StoredObject } from '../storage/types.js';
@@ -336,7 +336,9 @@ export class RestStorage {
     }
     const admission = admissionOptions(ctx, 'DeleteOptions', namespace, name, deleteOptions(opts));
     // Through a conversion webhook, read at the request's version (a webhook down fails it, as in kube).
-    const seen = (t.custom?.conversion === 'Webhook' ? (await present(t, current)).object : current.object) as Obj;
+    const seen = (
+      t.custom?.conversion === 'Webhook' ? (await present(t, current)).object : current.object
+    ) as Obj;
     await this.hooks.mutate?.('DELETE', t, seen, seen, admission);
     await this.hooks.admit?.('DELETE', t, seen, seen, admission);
 
@@ -513,18 +515,10 @@ export class RestStorage {
       // `stored` is what is in storage; `old` is it as the request's kind sees it (they differ
       // only for kinds stored as another, such as events.k8s.io Events).
       const stored = current.object as Obj;
-      // A custom resource's presented view is the stored object read through t's version; through
-      // a conversion webhook it is also the old object admission and validation see.
-      let presented = t.custom ? present(t, current) : undefined;
-      if (presented instanceof Promise) presented = await presented;
-      const oldView = t.storedAs
-        ? presentAs(t, current)
-        : t.custom?.conversion === 'Webhook'
-          ? presented!
-          : current;
+      let read = readForUpdate(t, current);
+      if (read instanceof Promise) read = await read;
+      const { oldView, base } = read;
       const old = oldView.object as Obj;
-      // A parse of the cached encoding is the cheapest deep copy.
-      const base = JSON.parse((presented ?? oldView).json) as Obj;
       let input = desired(base);
       if (input instanceof Promise) input = await input;
       // The optimistic lock of the registry's update (`Store.Update`): a patched or updated object

@@ -330,9 +330,7 @@ describe('managed fields across versions', () => {
     const forced = await applyAt('v2', 'mgr-b', { port: 2 }, true);
     expect(forced.status, forced.text).toBe(200);
     expect(stored('mf').spec).toEqual({ hostPort: 'x:2' });
-    expect(managers(forced.json)).toEqual([
-      ['mgr-b', 'Apply', `${G}/v2`, { 'f:spec': { 'f:port': {} } }],
-    ]);
+    expect(managers(forced.json)).toEqual([['mgr-b', 'Apply', `${G}/v2`, { 'f:spec': { 'f:port': {} } }]]);
 
     // An update through v1 changing spec.hostPort takes spec.port from mgr-b (compared in v2).
     const upd = await http.patch(

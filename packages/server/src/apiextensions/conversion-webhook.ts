@@ -17,6 +17,7 @@ import {
 } from '../admission/webhook/client.js';
 import type { ResourceType } from '../registry/types.js';
 import { isObject, type Obj } from '../util/object.js';
+import type { ConversionFailure, ConversionObservation } from './conversion-metrics.js';
 
 /** kube's conversion webhooks are called with a 30 s timeout (the `?timeout=30s` of their URLs). */
 const TIMEOUT_SECONDS = 30;
@@ -26,6 +27,10 @@ export interface ConversionWebhook {
   clientConfig: WebhookClientConfig;
   conversionReviewVersions: readonly string[];
   caller: WebhookCaller;
+  /** The CRD's name, for the metrics. */
+  crdName?: string;
+  /** Records each call (the control plane's metrics). */
+  observe?: (o: ConversionObservation) => void;
 }
 
 const webhooks = new WeakMap<ResourceType, ConversionWebhook>();
@@ -194,6 +199,23 @@ export async function convertThroughWebhook(
   const uid = randomUUID();
   const review = reviewFor(webhook.conversionReviewVersions, toSend, desired, uid);
   if (!review) throw fail('no supported conversion review versions');
+  const start = performance.now();
+  const versionOf = (apiVersion: unknown) => String(apiVersion ?? '').replace(/^.*\//, '');
+  /** Records the call in the metrics (a failure when `failure` is given). */
+  const record = (failure?: ConversionFailure) =>
+    webhook.observe?.({
+      crdName: webhook.crdName ?? '',
+      fromVersion: versionOf(first.apiVersion),
+      toVersion: versionOf(desired),
+      seconds: (performance.now() - start) / 1000,
+      ...(failure && { failure }),
+    });
+  const failed = (failure: ConversionFailure, msg: string) => {
+    record(failure);
+    return fail(msg);
+  };
+  // Refusals of a converted object (the metrics' invalid converted object failures).
+  const invalid = (msg: string) => failed('conversion_webhook_invalid_converted_object_failure', msg);
   let answer: unknown;
   try {
     answer = await webhook.caller.post(webhook.clientConfig, review.body, {
@@ -201,12 +223,17 @@ export async function convertThroughWebhook(
     });
   } catch (err) {
     const msg = err instanceof WebhookCallError || err instanceof Error ? err.message : String(err);
-    throw fail(`conversion webhook for ${gvk} failed: ${msg}`);
+    throw failed('conversion_webhook_call_failure', `conversion webhook for ${gvk} failed: ${msg}`);
   }
   const converted = convertedObjects(review.version, uid, answer);
-  if (typeof converted === 'string') throw fail(`conversion webhook for ${gvk} failed: ${converted}`);
+  if (typeof converted === 'string')
+    throw failed(
+      'conversion_webhook_malformed_response_failure',
+      `conversion webhook for ${gvk} failed: ${converted}`,
+    );
   if (converted.length !== toSend.length)
-    throw fail(
+    throw failed(
+      'conversion_webhook_partial_response_failure',
       `conversion webhook for ${gvk} returned ${converted.length} objects, expected ${toSend.length}`,
     );
   const desiredGv = desired;
@@ -219,43 +246,43 @@ export async function convertThroughWebhook(
     }
     const raw = rawObject(converted[index]);
     if (asList) {
-      if (typeof raw === 'string')
-        throw fail(
-          `conversion webhook for ${gvk} returned invalid converted object at index ${index}: ${raw}`,
-        );
-      // kube counts the object before checking its version and kind: those messages name the next index.
-      index++;
       const at = `conversion webhook for ${gvk} returned invalid converted object at index ${index}`;
+      if (typeof raw === 'string') throw invalid(`${at}: ${raw}`);
       const gv = typeof raw.apiVersion === 'string' ? raw.apiVersion : '';
-      if (gv !== desiredGv) throw fail(`${at}: invalid groupVersion (expected ${desiredGv}, received ${gv})`);
+      if (gv !== desiredGv)
+        throw invalid(`${at}: invalid groupVersion (expected ${desiredGv}, received ${gv})`);
       if (raw.kind !== original.kind)
-        throw fail(`${at}: invalid kind (expected ${String(original.kind)}, received ${String(raw.kind)})`);
+        throw invalid(
+          `${at}: invalid kind (expected ${String(original.kind)}, received ${String(raw.kind)})`,
+        );
       const bad = sameObject(original, raw);
-      if (bad) throw fail(`${at}: ${bad}`);
+      if (bad) throw invalid(`${at}: ${bad}`);
       const badMeta = restoreObjectMeta(original, raw);
       if (badMeta)
-        throw fail(
+        throw invalid(
           `conversion webhook for ${gvk} returned invalid metadata in object at index ${index}: ${badMeta}`,
         );
+      index++;
       out.push(raw);
       continue;
     }
-    if (typeof raw === 'string') throw fail(raw);
+    if (typeof raw === 'string') throw invalid(raw);
     index++;
     const gv = typeof raw.apiVersion === 'string' ? raw.apiVersion : '';
     if (gv !== desiredGv)
-      throw fail(
+      throw invalid(
         `conversion webhook for ${gvk} returned invalid object at index 0: invalid groupVersion (expected ${desiredGv}, received ${gv})`,
       );
     if (raw.kind !== original.kind)
-      throw fail(
+      throw invalid(
         `conversion webhook for ${gvk} returned invalid object at index 0: invalid kind (expected ${String(original.kind)}, received ${String(raw.kind)})`,
       );
     const bad = sameObject(original, raw);
-    if (bad) throw fail(`conversion webhook for ${gvk} returned invalid object: ${bad}`);
+    if (bad) throw invalid(`conversion webhook for ${gvk} returned invalid object: ${bad}`);
     const badMeta = restoreObjectMeta(original, raw);
-    if (badMeta) throw fail(`conversion webhook for ${gvk} returned invalid metadata: ${badMeta}`);
+    if (badMeta) throw invalid(`conversion webhook for ${gvk} returned invalid metadata: ${badMeta}`);
     out.push(raw);
   }
+  record();
   return out;
 }

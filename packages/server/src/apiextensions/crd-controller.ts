@@ -7,6 +7,7 @@ import {
   isProtectedCommunityGroup,
   type JSONSchemaProps,
 } from 'kubeloop/schema';
+import type { Registry as PromRegistry } from 'prom-client';
 import {
   createWebhookCaller,
   type WebhookCaller,
@@ -17,6 +18,7 @@ import type { ResourceType } from '../registry/types.js';
 import { collectionPrefix } from '../storage/store.js';
 import type { StoreEvent, Unsubscribe } from '../storage/types.js';
 import { clone, deepEqual, isObject, type Obj, timestamp } from '../util/object.js';
+import { ConversionMetrics } from './conversion-metrics.js';
 import { attachConversionWebhook } from './conversion-webhook.js';
 import { customResourceTypes } from './custom-resource-type.js';
 
@@ -71,6 +73,7 @@ export class CrdController {
   private stopped = false;
   /** Calls conversion webhooks (created with the first CRD that has one). */
   private caller: WebhookCaller | undefined;
+  private conversionMetrics: ConversionMetrics | undefined;
 
   constructor(
     private readonly rest: RestStorage,
@@ -79,6 +82,11 @@ export class CrdController {
 
   private get crdType(): ResourceType {
     return this.rest.registry.lookup('apiextensions.k8s.io', 'v1', 'customresourcedefinitions')!;
+  }
+
+  /** Records conversion webhook calls in the control plane's metrics (`/metrics`). */
+  recordConversionsIn(registry: PromRegistry): void {
+    this.conversionMetrics = new ConversionMetrics(registry);
   }
 
   /** Serves every stored CRD at once (a restart must not lose custom resources), then follows changes. */
@@ -301,6 +309,8 @@ export class CrdController {
           clientConfig: (webhook.clientConfig ?? {}) as WebhookClientConfig,
           conversionReviewVersions: webhook.conversionReviewVersions ?? [],
           caller: this.caller,
+          crdName: name,
+          observe: (o) => this.conversionMetrics?.observe(o),
         });
     }
     const reg = this.rest.registry;

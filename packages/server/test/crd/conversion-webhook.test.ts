@@ -290,6 +290,20 @@ describe('writes through the webhook', () => {
     await http.patch(P('v1', 'fin'), { metadata: { finalizers: null } }, 'application/merge-patch+json');
   });
 
+  test('a delete of a collection through v2 answers the deleted objects in v2', async () => {
+    for (const n of ['dc1', 'dc2'])
+      await http.post(P('v1'), {
+        ...foo('v1', n, { hostPort: `${n}:1` }),
+        metadata: { name: n, labels: { dc: 'yes' } },
+      });
+    const del = await http.delete(`${P('v2')}?labelSelector=dc%3Dyes`);
+    expect(del.status, del.text).toBe(200);
+    expect(del.json.items.map((i: Json) => [i.apiVersion, i.metadata.name, i.spec])).toEqual([
+      [`${G}/v2`, 'dc1', { host: 'dc1', port: 1 }],
+      [`${G}/v2`, 'dc2', { host: 'dc2', port: 1 }],
+    ]);
+  });
+
   test('labels the webhook sets are kept; other metadata it changes is not', async () => {
     await http.post(P('v1'), foo('v1', 'lab', { hostPort: 'l:1' }));
     hook.mode = 'labels';
@@ -391,6 +405,41 @@ describe('failures, worded as kube words them', () => {
       hook.mode = 'ok';
     }
     expect(snapshot()).toEqual(before);
+  });
+
+  test('the conversion webhook metrics count successes and failures by type', async () => {
+    const metrics = (await http.get('/metrics')).text;
+    const value = (line: string) =>
+      Number(
+        metrics
+          .split('\n')
+          .find((l) => l.startsWith(line))
+          ?.split(' ')
+          .pop(),
+      );
+    expect(
+      value('apiserver_conversion_webhook_request_total{result="success",failure_type=""}'),
+    ).toBeGreaterThan(0);
+    expect(
+      value(
+        'apiserver_conversion_webhook_request_total{result="failure",failure_type="conversion_webhook_malformed_response_failure"}',
+      ),
+    ).toBeGreaterThan(0);
+    expect(
+      value(
+        'apiserver_conversion_webhook_request_total{result="failure",failure_type="conversion_webhook_partial_response_failure"}',
+      ),
+    ).toBeGreaterThan(0);
+    expect(
+      value(
+        'apiserver_conversion_webhook_request_total{result="failure",failure_type="conversion_webhook_invalid_converted_object_failure"}',
+      ),
+    ).toBeGreaterThan(0);
+    expect(
+      value(
+        `apiserver_crd_conversion_webhook_duration_seconds_count{crd_name="${R}",from_version="v1",to_version="v2",succeeded="true"}`,
+      ),
+    ).toBeGreaterThan(0);
   });
 
   test('a watch whose conversion fails ends with an ERROR event', async () => {

@@ -1,6 +1,7 @@
 /** DELETE of an object (`delete`) or of a collection (`deletecollection`), with `DeleteOptions`. */
 import type { IncomingMessage } from 'node:http';
 import { ApiError, fieldError } from 'kubeloop/api';
+import { presentAll } from '../../apiextensions/conversion.js';
 import { decodeProtobufObject, PROTOBUF_CONTENT_TYPE } from '../../protobuf/index.js';
 import { listItemObject } from '../../registry/list-item.js';
 import type { DeleteParams } from '../../registry/rest.js';
@@ -34,9 +35,11 @@ export async function deleteObject(s: HandlerScope, r: ResourceRequest): Promise
 export async function deleteCollection(s: HandlerScope, r: ResourceRequest): Promise<void> {
   const { t } = r;
   const opts = await deleteOptions(r.req, r.query);
-  const items = await s.rest.deleteCollection(t, r.namespace, listParams(r.query), opts, {
+  const deleted = await s.rest.deleteCollection(t, r.namespace, listParams(r.query), opts, {
     dryRun: opts.dryRun ?? r.dryRun,
   });
+  // The deleted objects are answered at the request's version, as a list's are.
+  const items = t.custom ? await presentAll(t, deleted) : deleted;
   s.out.json(r, 200, {
     kind: t.listKind,
     apiVersion: apiVersionOf(t),

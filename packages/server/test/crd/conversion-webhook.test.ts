@@ -5,6 +5,8 @@
  * a webhook that is down, and answers kube refuses — each worded as kube words it, with nothing
  * stored changed.
  */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { objectKey } from '../../src/storage/store.js';
 import { type KubectlEnv, startKubectlEnv } from '../kubectl.js';
@@ -180,6 +182,36 @@ describe('reads through the webhook', () => {
       ['DELETED', `${G}/v2`, 5],
     ]);
     w.close();
+  });
+
+  test('the Python client watches v2 while objects change through v1', async () => {
+    await http.post(P('v1'), foo('v1', 'py', { hostPort: 'py:1' }));
+    // The script changes the object through v1 once it saw it, then waits for the change in v2.
+    const script = `
+import json, sys
+from kubernetes import client, config, watch
+config.load_kube_config(config_file=sys.argv[1])
+api = client.CustomObjectsApi()
+seen = []
+w = watch.Watch()
+for ev in w.stream(api.list_namespaced_custom_object, '${G}', 'v2', 'default', 'foos',
+                   field_selector='metadata.name=py', timeout_seconds=20):
+    o = ev['object']
+    seen.append([ev['type'], o['apiVersion'], o['spec']])
+    if len(seen) == 1:
+        api.patch_namespaced_custom_object('${G}', 'v1', 'default', 'foos', 'py',
+            {'spec': {'hostPort': 'py:2'}})
+    if len(seen) == 2:
+        w.stop()
+print(json.dumps(seen))
+`;
+    const { stdout } = await promisify(execFile)('/usr/bin/python3', ['-c', script, env.kubeconfigPath], {
+      timeout: 30_000,
+    });
+    expect(JSON.parse(stdout)).toEqual([
+      ['ADDED', `${G}/v2`, { host: 'py', port: 1 }],
+      ['MODIFIED', `${G}/v2`, { host: 'py', port: 2 }],
+    ]);
   });
 
   test('kubectl get -w in v2 prints the initial objects converted', async () => {

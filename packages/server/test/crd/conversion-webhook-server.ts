@@ -62,7 +62,12 @@ export interface ConversionWebhookServer {
 
 export async function startConversionWebhook(): Promise<ConversionWebhookServer> {
   const ca = await createCertificateAuthority('conversion-webhook-test-ca');
-  const serving = await issueServingCertificate(ca, ['127.0.0.1', 'localhost'], 'conversion-webhook');
+  // Also the name a Service `conv-hook` in `default` is called by.
+  const serving = await issueServingCertificate(
+    ca,
+    ['127.0.0.1', 'localhost', 'conv-hook.default.svc'],
+    'conversion-webhook',
+  );
   const state = { mode: 'ok' as WebhookMode };
   const reviews: Json[] = [];
   const server: Server = createServer({ cert: serving.cert, key: serving.key }, (req, res) => {

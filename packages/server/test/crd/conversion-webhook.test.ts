@@ -500,6 +500,64 @@ describe('failures, worded as kube words them', () => {
   });
 });
 
+describe('clientConfig.service and review versions', () => {
+  const barsCrd = (clientConfig: Json, conversionReviewVersions: string[]): Json => {
+    const crd = fooCrd(hook);
+    crd.metadata.name = `bars.${G}`;
+    crd.spec.names = { plural: 'bars', kind: 'Bar' };
+    crd.spec.conversion.webhook = { clientConfig, conversionReviewVersions };
+    return crd;
+  };
+  const B = (version: string, name?: string) => crPath(G, version, 'bars', name);
+
+  test('a Service reaches the webhook through its ready EndpointSlice; v1beta1 reviews when asked first', async () => {
+    await http.post('/api/v1/namespaces/default/services', {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'conv-hook' },
+      spec: { ports: [{ name: 'https', port: 443, targetPort: hook.port }] },
+    });
+    await establish(
+      http,
+      barsCrd(
+        { service: { namespace: 'default', name: 'conv-hook', path: '/convert' }, caBundle: hook.caBundle },
+        ['v1beta1', 'v1'],
+      ),
+    );
+    await http.post(B('v1'), { ...foo('v1', 'svc', { hostPort: 's:1' }), kind: 'Bar' });
+    // No endpoints yet: kube's endpoint resolver's answer.
+    const none = await http.get(B('v2', 'svc'));
+    expect(none.status).toBe(500);
+    expect(none.json.message).toBe(
+      `conversion webhook for ${G}/v1, Kind=Bar failed: Post "https://conv-hook.default.svc:443/convert?timeout=30s": no endpoints available for service "conv-hook"`,
+    );
+    const slice = await http.post('/apis/discovery.k8s.io/v1/namespaces/default/endpointslices', {
+      apiVersion: 'discovery.k8s.io/v1',
+      kind: 'EndpointSlice',
+      metadata: { name: 'conv-hook-1', labels: { 'kubernetes.io/service-name': 'conv-hook' } },
+      addressType: 'IPv4',
+      ports: [{ name: 'https', port: hook.port, protocol: 'TCP' }],
+      endpoints: [{ addresses: ['127.0.0.1'], conditions: { ready: true } }],
+    });
+    expect(slice.status, slice.text).toBe(201);
+    const before = hook.reviews.length;
+    const got = await http.get(B('v2', 'svc'));
+    expect(got.status, got.text).toBe(200);
+    expect(got.json).toMatchObject({ apiVersion: `${G}/v2`, kind: 'Bar', spec: { host: 's', port: 1 } });
+    expect(hook.reviews[before]).toMatchObject({
+      apiVersion: 'apiextensions.k8s.io/v1beta1',
+      request: { desiredAPIVersion: `${G}/v2` },
+    });
+    // v1beta1 answers were never checked for their uid.
+    hook.mode = 'wrong-uid';
+    try {
+      expect((await http.get(B('v2', 'svc'))).status).toBe(200);
+    } finally {
+      hook.mode = 'ok';
+    }
+  });
+});
+
 describe('storage version and storedVersions', () => {
   test('switching the storage version to v2: new writes are stored at v2, old objects still read', async () => {
     await http.post(P('v1'), foo('v1', 'old', { hostPort: 'o:1' }));

@@ -209,7 +209,6 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       authorization: { authorizer, policy },
     });
     const crds = new CrdController(rest, log);
-    const metrics = new ApiMetrics(store, registry);
     crds.recordConversionsIn(metrics.registry);
     admission.addValidating((op, t) => {
       if (op === 'CREATE') crds.admitCreate(t);

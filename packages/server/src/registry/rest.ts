@@ -5,7 +5,7 @@ import { present, readForUpdate, toStorageVersion } from '../apiextensions/conve
 import { manageFields } from '../apiextensions/managed-fields-conversion.js';
 import { objectKey, type Store } from '../storage/store.js';
 import type { KubeObject, StoredObject } from '../storage/types.js';
-import { clone, deepEqual, getPath, isObject, meta, type Obj, setPath, timestamp } from '../util/object.js';
+import { clone, deepEqual, isObject, meta, type Obj, setPath, timestamp } from '../util/object.js';
 import { admissionOptions, deleteOptions } from './generic/admission-options.js';
 import { confirmWrite } from './generic/confirm-write.js';
 import {
@@ -28,7 +28,7 @@ import {
   specOf,
   strings,
 } from './generic/object-meta.js';
-import { ABSENT_SPEC_REPLICAS, requestedReplicas, scaleOf } from './generic/scale.js';
+import { readScale, requestedReplicas, scaleOf } from './generic/scale.js';
 import { checkFieldSelector, fieldValue, selectorMatcher } from './generic/selectors.js';
 import type { Registry } from './registry.js';
 import { type ResourceType, storageOf, type UpdateStrategy } from './types.js';
@@ -147,10 +147,7 @@ export class RestStorage {
     if (ctx.dryRun) {
       if (this.store.get(key)) throw ApiError.alreadyExists(gr(t), name);
       // A dry run encodes the object for storage and decodes it back (through a webhook too).
-      if (t.custom?.conversion === 'Webhook') {
-        const converting = toStorageVersion(t, obj);
-        if (converting) await converting;
-      }
+      if (t.custom?.conversion === 'Webhook') await toStorageVersion(t, obj);
       return dryRunResult(key, obj);
     }
     if (hasResourceVersion(m.resourceVersion)) {
@@ -245,19 +242,8 @@ export class RestStorage {
     const stored = this.get(t, ns, name);
     // The Scale of a custom resource is read from the object at the request's version.
     const view = t.custom ? present(t, stored) : stored;
-    if (view instanceof Promise) return view.then((v) => this.scaleFrom(t, v, forUpdate));
-    return this.scaleFrom(t, view, forUpdate);
-  }
-
-  private scaleFrom(t: ResourceType, stored: StoredObject, forUpdate: boolean): Obj {
-    const scale = this.scaleOf(t, stored);
-    const path = t.subresources.scale!.specReplicasPath;
-    if (t.custom && getPath(stored.object as Obj, path) === undefined) {
-      if (!forUpdate)
-        throw ApiError.internal(`the spec replicas field ${JSON.stringify(path)} does not exist`);
-      (scale.spec as Obj).replicas = ABSENT_SPEC_REPLICAS;
-    }
-    return scale;
+    if (view instanceof Promise) return view.then((v) => readScale(t, v.object as Obj, forUpdate));
+    return readScale(t, view.object as Obj, forUpdate);
   }
 
   /** Writes the replicas of a Scale to the object. */

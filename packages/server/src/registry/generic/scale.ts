@@ -61,3 +61,18 @@ export function requestedReplicas(t: ResourceType, name: string, scale: Obj): nu
   }
   return replicas;
 }
+
+/**
+ * The Scale of an object as `GET …/scale` reads it. A custom resource without spec replicas has
+ * no Scale to read (ScaleREST.Get: a 500); `forUpdate` (the base of a patch) marks the replicas
+ * as absent instead, as ScaleREST.Update does.
+ */
+export function readScale(t: ResourceType, o: Obj, forUpdate: boolean): Obj {
+  const scale = scaleOf(t, o);
+  const path = t.subresources.scale!.specReplicasPath;
+  if (t.custom && getPath(o, path) === undefined) {
+    if (!forUpdate) throw ApiError.internal(`the spec replicas field ${JSON.stringify(path)} does not exist`);
+    (scale.spec as Obj).replicas = ABSENT_SPEC_REPLICAS;
+  }
+  return scale;
+}

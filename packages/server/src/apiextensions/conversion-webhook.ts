@@ -178,21 +178,21 @@ function goType(v: unknown): string {
 }
 
 /**
- * Converts `objects` (each a copy the caller owns and gives up, at some version of `t`'s CRD) to `t`'s version
- * through the webhook, in one review; objects already at that version are not sent. Returns the
- * converted objects in order; rejects with a {@link ConversionError} worded as kube's. `asList`
- * words failures as kube's converter does for a list (`… at index N`).
+ * Converts `objects` (copies the caller owns and gives up, at versions of `t`'s CRD) to
+ * `desired` through the webhook, in one review; objects already at that version are not sent.
+ * Returns the converted objects in order; rejects with a {@link ConversionError} worded as kube
+ * 1.32's. kube-apiserver 1.32 decodes (so converts) the objects of a list one by one, so
+ * failures are worded as its converter words them for one object, for the first object that fails.
  */
 export async function convertThroughWebhook(
   t: ResourceType,
   objects: Obj[],
   desired: string,
-  asList: boolean,
 ): Promise<Obj[]> {
   const toSend = objects.filter((o) => o.apiVersion !== desired);
   if (toSend.length === 0) return objects;
   const first = toSend[0]!;
-  const gvk = gvkText(String(first.apiVersion ?? ''), asList ? String(first.kind ?? t.kind) : t.kind);
+  const gvk = gvkText(String(first.apiVersion ?? ''), t.kind);
   const fail = (msg: string) => new ConversionError(msg);
   const webhook = webhooks.get(t);
   if (!webhook) throw fail(`conversion webhook for ${gvk} failed: no conversion webhook is configured`);
@@ -245,27 +245,6 @@ export async function convertThroughWebhook(
       continue;
     }
     const raw = rawObject(converted[index]);
-    if (asList) {
-      const at = `conversion webhook for ${gvk} returned invalid converted object at index ${index}`;
-      if (typeof raw === 'string') throw invalid(`${at}: ${raw}`);
-      const gv = typeof raw.apiVersion === 'string' ? raw.apiVersion : '';
-      if (gv !== desiredGv)
-        throw invalid(`${at}: invalid groupVersion (expected ${desiredGv}, received ${gv})`);
-      if (raw.kind !== original.kind)
-        throw invalid(
-          `${at}: invalid kind (expected ${String(original.kind)}, received ${String(raw.kind)})`,
-        );
-      const bad = sameObject(original, raw);
-      if (bad) throw invalid(`${at}: ${bad}`);
-      const badMeta = restoreObjectMeta(original, raw);
-      if (badMeta)
-        throw invalid(
-          `conversion webhook for ${gvk} returned invalid metadata in object at index ${index}: ${badMeta}`,
-        );
-      index++;
-      out.push(raw);
-      continue;
-    }
     if (typeof raw === 'string') throw invalid(raw);
     index++;
     const gv = typeof raw.apiVersion === 'string' ? raw.apiVersion : '';

@@ -148,7 +148,7 @@ export function toStorageVersion(t: ResourceType, obj: Obj): void | Promise<void
 async function webhookToStorage(t: ResourceType, obj: Obj, storage: string): Promise<void> {
   let converted: Obj;
   try {
-    [converted] = (await convertThroughWebhook(t, [structuredClone(obj)], storage, false)) as [Obj];
+    [converted] = (await convertThroughWebhook(t, [structuredClone(obj)], storage)) as [Obj];
   } catch (err) {
     throw conversionFailed(err);
   }
@@ -173,7 +173,7 @@ async function webhookToStorage(t: ResourceType, obj: Obj, storage: string): Pro
 export function present(t: ResourceType, stored: StoredObject): StoredObject | Promise<StoredObject> {
   if (t.custom?.conversion !== 'Webhook' || stored.object.apiVersion === servedBy(t).apiVersion)
     return presentAs(t, stored);
-  return convertViews(t, [stored], false).then((views) => views[0]!);
+  return convertViews(t, [stored]).then((views) => views[0]!);
 }
 
 /**
@@ -209,14 +209,13 @@ export function readForUpdate(
 const webhookViews = new WeakMap<StoredObject, WeakMap<ResourceType, StoredObject | Promise<StoredObject>>>();
 
 /**
- * The stored objects of a list page (`asList`) or of one watch event as clients of `t`'s
+ * The stored objects of a list page or of one watch event as clients of `t`'s
  * version see them. Objects the webhook must convert and that were not converted before go in
  * one ConversionReview. A promise only when something waits for the webhook.
  */
 export function presentAll(
   t: ResourceType,
   items: readonly StoredObject[],
-  asList = true,
 ): StoredObject[] | Promise<StoredObject[]> {
   if (t.custom?.conversion !== 'Webhook') return items.map((i) => presentAs(t, i));
   const target = servedBy(t).apiVersion;
@@ -236,7 +235,7 @@ export function presentAll(
     } else send.push(i);
   }
   if (send.length > 0) {
-    const batch = convertViews(t, send, asList);
+    const batch = convertViews(t, send);
     batch.catch(() => undefined);
     send.forEach((i, k) => {
       let byType = webhookViews.get(i);
@@ -265,11 +264,7 @@ export function presentAll(
 }
 
 /** Converts stored objects through `t`'s CRD's webhook (one review) into views of `t`'s version. */
-async function convertViews(
-  t: ResourceType,
-  items: readonly StoredObject[],
-  asList: boolean,
-): Promise<StoredObject[]> {
+async function convertViews(t: ResourceType, items: readonly StoredObject[]): Promise<StoredObject[]> {
   const s = servedBy(t);
   const send: Obj[] = [];
   for (const i of items) {
@@ -282,7 +277,7 @@ async function convertViews(
   }
   let converted: Obj[];
   try {
-    converted = await convertThroughWebhook(t, send, s.apiVersion, asList);
+    converted = await convertThroughWebhook(t, send, s.apiVersion);
   } catch (err) {
     throw conversionFailed(err);
   }

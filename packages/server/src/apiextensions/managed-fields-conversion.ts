@@ -61,7 +61,7 @@ export function withVersionConversions<T>(
     pending.clear();
     for (const [key, { value, version }] of asked) {
       try {
-        const [converted] = await convertThroughWebhook(t, [structuredClone(value)], version, false);
+        const [converted] = await convertThroughWebhook(t, [structuredClone(value)], version);
         done.set(key, { value: converted });
       } catch (err) {
         done.set(key, {

@@ -205,7 +205,7 @@ export function serveWatch(
   };
   const emit = (type: EventType, obj: StoredObject) => {
     if (!webhook) return write(render(type, obj));
-    const views = presentAll(t, [obj], false);
+    const views = presentAll(t, [obj]);
     if (views instanceof Promise) {
       let converted: StoredObject;
       ordered(

@@ -209,6 +209,31 @@ export function readForUpdate(
 const webhookViews = new WeakMap<StoredObject, WeakMap<ResourceType, StoredObject | Promise<StoredObject>>>();
 
 /**
+ * The conversion of `stored` through `t`'s webhook made for a list or watch, if it is done:
+ * field selectors of such a type select on it (its selectable fields are `t`'s version's).
+ */
+export function convertedView(t: ResourceType, stored: StoredObject): StoredObject | undefined {
+  if (t.custom?.conversion !== 'Webhook') return undefined;
+  const known = webhookViews.get(stored)?.get(t);
+  return known instanceof Promise ? undefined : known;
+}
+
+/**
+ * Converts every object of a collection through `t`'s webhook ahead of a list that selects on
+ * fields of the object (`spec.host=…`): those are fields of `t`'s version, read from the
+ * conversions. A promise only when something waits for the webhook.
+ */
+export function convertForFieldSelector(
+  t: ResourceType,
+  items: () => readonly StoredObject[],
+  fields: readonly string[],
+): undefined | Promise<unknown> {
+  if (t.custom?.conversion !== 'Webhook' || fields.every((f) => f.startsWith('metadata.'))) return undefined;
+  const views = presentAll(t, items());
+  return views instanceof Promise ? views : undefined;
+}
+
+/**
  * The stored objects of a list page or of one watch event as clients of `t`'s
  * version see them. Objects the webhook must convert and that were not converted before go in
  * one ConversionReview. A promise only when something waits for the webhook.

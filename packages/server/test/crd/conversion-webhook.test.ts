@@ -78,6 +78,7 @@ const fooCrd = (hook: ConversionWebhookServer, storage = 'v1'): Json => ({
           status: {},
           scale: { specReplicasPath: '.spec.size', statusReplicasPath: '.status.replicas' },
         },
+        selectableFields: [{ jsonPath: '.spec.host' }],
       },
     ],
   },
@@ -182,6 +183,12 @@ describe('reads through the webhook', () => {
       ['DELETED', `${G}/v2`, 5],
     ]);
     w.close();
+  });
+
+  test("a field selector on v2's selectable field selects on the converted objects", async () => {
+    await http.post(P('v1'), foo('v1', 'sel', { hostPort: 'selected:9' }));
+    const out = await env.ok(['get', `foos.v2.${G}`, '--field-selector', 'spec.host=selected', '-o', 'name']);
+    expect(out.trim()).toBe(`foo.${G}/sel`);
   });
 
   test('the Python client watches v2 while objects change through v1', async () => {

@@ -1,9 +1,10 @@
 /** GET of a collection (`list`): objects, a Table or metadata, items written from their cached JSON. */
 import type { ServerResponse } from 'node:http';
-import { presentAll } from '../../apiextensions/conversion.js';
+import { convertForFieldSelector, presentAll } from '../../apiextensions/conversion.js';
 import { listItemJson, listItemObject } from '../../registry/list-item.js';
-import type { ListOutcome } from '../../registry/rest.js';
-import { apiVersionOf } from '../../registry/types.js';
+import type { ListOutcome, ListParams } from '../../registry/rest.js';
+import { apiVersionOf, storageOf } from '../../registry/types.js';
+import { collectionPrefix } from '../../storage/store.js';
 import type { Obj } from '../../util/object.js';
 import { includeObject, listParams } from '../params.js';
 import { partialObjectMetadata, table } from '../table.js';
@@ -15,7 +16,24 @@ import type { HandlerScope, ResourceRequest } from './scope.js';
  */
 export function list(s: HandlerScope, r: ResourceRequest): void | Promise<void> {
   const { t, query } = r;
-  const out = s.rest.list(t, r.namespace, listParams(query));
+  const params = listParams(query);
+  if (t.custom?.conversion === 'Webhook') {
+    s.rest.checkFieldSelector(t, params.fieldSelector);
+    const { group, resource } = storageOf(t);
+    const converting = convertForFieldSelector(
+      t,
+      () =>
+        s.rest.store.list(collectionPrefix(group, resource, t.namespaced ? r.namespace : undefined)).items,
+      (params.fieldSelector ?? []).map((f) => f.field),
+    );
+    if (converting) return converting.then(() => listPage(s, r, params));
+  }
+  return listPage(s, r, params);
+}
+
+function listPage(s: HandlerScope, r: ResourceRequest, params: ListParams): void | Promise<void> {
+  const { t } = r;
+  const out = s.rest.list(t, r.namespace, params);
   if (t.custom || t.storedAs) {
     const items = presentAll(t, out.items);
     if (items instanceof Promise)

@@ -1,6 +1,6 @@
 /** Label and field selectors of lists and watches, as the generic registry applies them. */
 import { ApiError, type FieldSelector, matchesFields, matchesLabels } from 'kubeloop/api';
-import { presentAs } from '../../apiextensions/conversion.js';
+import { convertedView, presentAs } from '../../apiextensions/conversion.js';
 import type { KubeObject, StoredObject } from '../../storage/types.js';
 import type { Obj } from '../../util/object.js';
 import type { ResourceType } from '../types.js';
@@ -39,7 +39,8 @@ export function selectorMatcher(
     if (labelSelector?.length && !matchesLabels(labelSelector, labels)) return false;
     if (fieldSelector?.length) {
       // Fields are selected as the request's kind spells them (regarding.name, not involvedObject.name).
-      const view = t.storedAs ? presentAs(t, o).object : o.object;
+      // Through a conversion webhook, the view a list converted first (see `convertedView`).
+      const view = t.storedAs ? presentAs(t, o).object : (convertedView(t, o) ?? o).object;
       if (!matchesFields(fieldSelector, (f) => fieldValue(t, view, f))) return false;
     }
     return true;

@@ -196,6 +196,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     const metrics = new ApiMetrics(store, registry);
     const policyDeps: PolicyPluginDeps = { registry, metrics: policyMetrics(metrics.registry) };
     const admission = builtinAdmission(store, policyDeps);
+    admission.webhooks?.metrics.register(metrics.registry);
     const { authorizer, policy } = createAuthorizer(options.authorizationMode ?? 'RBAC', store);
     policyDeps.authorizer = authorizer;
     let kubelet: Kubelet | undefined;

@@ -26,6 +26,7 @@ import { priorityAdmission } from './priority.js';
 import { resourceQuotaAdmission } from './resource-quota.js';
 import { serviceAccountAdmission } from './service-account.js';
 import { storageObjectInUseProtection } from './storage-protection.js';
+import { type WebhookAdmission, webhookAdmission } from './webhook/index.js';
 
 export type { AdmissionOptions } from './options.js';
 
@@ -62,14 +63,29 @@ export class AdmissionChain {
     this.validating.splice(this.validating.length - this.last, 0, plugin);
   }
 
-  /** Runs the mutating plugins on one request's object (before the registry validates it). */
+  /** The admission webhooks' plugins, when the chain has them (for their metrics). */
+  webhooks?: WebhookAdmission;
+
+  /**
+   * Runs the mutating plugins on one request's object (before the registry validates it); once
+   * more when a plugin changed the object and asked for it (kube's reinvocation).
+   */
   readonly mutate = (
     op: AdmissionOperation,
     t: ResourceType,
     obj: Obj,
     old: Obj | undefined,
     options?: AdmissionOptions,
-  ): Promise<void> | undefined => run(this.mutating, op, t, obj, old, options);
+  ): Promise<void> | undefined => {
+    const again = (): Promise<void> | undefined => {
+      const r = options?.reinvocation;
+      if (!r?.shouldReinvoke || r.isReinvoke) return undefined;
+      r.isReinvoke = true;
+      return run(this.mutating, op, t, obj, old, options);
+    };
+    const first = run(this.mutating, op, t, obj, old, options);
+    return first ? first.then(again) : again();
+  };
 
   /** Runs the validating plugins on one request's object (once the registry validated it). */
   readonly validate = (
@@ -81,10 +97,16 @@ export class AdmissionChain {
   ): Promise<void> | undefined => run(this.validating, op, t, obj, old, options);
 }
 
-/** The built-in plugins kube-apiserver enables by default that this server has, over `store`. */
+/**
+ * The built-in plugins kube-apiserver enables by default that this server has, over `store`;
+ * with `policyDeps.registry`, the admission webhooks too (MutatingAdmissionWebhook last of the
+ * mutating plugins, ValidatingAdmissionWebhook after ValidatingAdmissionPolicy, before
+ * ResourceQuota).
+ */
 export function builtinAdmission(store: Store, policyDeps: PolicyPluginDeps = {}): AdmissionChain {
   const limits = limitRanger(store);
-  return new AdmissionChain(
+  const webhooks = policyDeps.registry ? webhookAdmission(store, policyDeps.registry) : undefined;
+  const chain = new AdmissionChain(
     [
       namespaceLifecycle(store),
       limits.mutate,
@@ -93,17 +115,21 @@ export function builtinAdmission(store: Store, policyDeps: PolicyPluginDeps = {}
       defaultStorageClass(store),
       storageObjectInUseProtection(),
       defaultIngressClass(store),
+      ...(webhooks ? [webhooks.mutate] : []),
     ],
     // Last of the validating plugins, as in kube-apiserver (PodSecurity, LimitRanger,
-    // ValidatingAdmissionPolicy, then ResourceQuota): only a write every other plugin admitted is
-    // charged to the quotas.
+    // ValidatingAdmissionPolicy, ValidatingAdmissionWebhook, then ResourceQuota): only a write
+    // every other plugin admitted is charged to the quotas.
     [
       podSecurityAdmission(store),
       limits.validate,
       validatingAdmissionPolicy(store, policyDeps),
+      ...(webhooks ? [webhooks.validate] : []),
       resourceQuotaAdmission(store),
     ],
   );
+  if (webhooks) chain.webhooks = webhooks;
+  return chain;
 }
 
 /**

@@ -36,4 +36,10 @@ export interface AdmissionOptions {
    * to the parent. Webhooks see (and may patch) the Scale; built-in plugins see the parent.
    */
   scale?: { of(parent: Obj): Obj; apply(parent: Obj, scale: Obj): void };
+  /**
+   * Kube's reinvocation context: a mutating plugin that changed the object sets
+   * `shouldReinvoke`, and the chain then runs its mutating plugins once more with `isReinvoke`
+   * (webhooks with `reinvocationPolicy: IfNeeded` are called again). `values` is per-plugin state.
+   */
+  reinvocation?: { shouldReinvoke: boolean; isReinvoke: boolean; values: Map<string, unknown> };
 }

@@ -1,0 +1,42 @@
+/**
+ * The admission webhook plugins of a server: MutatingAdmissionWebhook and
+ * ValidatingAdmissionWebhook over the configurations in the store, one webhook client (kept-alive
+ * connections) and the `apiserver_admission_webhook_*` metrics.
+ */
+import type { Registry } from '../../registry/registry.js';
+import type { Store } from '../../storage/store.js';
+import { registryEquivalents } from '../matching.js';
+import { createWebhookCaller, type WebhookCaller } from './client.js';
+import { WebhookConfigurations } from './configurations.js';
+import type { DispatcherDeps, MatchConditionsEvaluator } from './dispatcher.js';
+import { WebhookMetrics } from './metrics.js';
+import { mutatingWebhooks } from './mutating.js';
+import { validatingWebhooks } from './validating.js';
+
+/** The two webhook plugins and their metrics. */
+export interface WebhookAdmission {
+  mutate: ReturnType<typeof mutatingWebhooks>;
+  validate: ReturnType<typeof validatingWebhooks>;
+  metrics: WebhookMetrics;
+}
+
+/** Builds the webhook plugins of a server over `store` and `registry`. */
+export function webhookAdmission(
+  store: Store,
+  registry: Registry,
+  options: { caller?: WebhookCaller; matchConditions?: MatchConditionsEvaluator } = {},
+): WebhookAdmission {
+  const metrics = new WebhookMetrics();
+  const deps: DispatcherDeps = {
+    store,
+    equivalents: registryEquivalents(registry),
+    caller: options.caller ?? createWebhookCaller(store),
+    metrics,
+    ...(options.matchConditions && { matchConditions: options.matchConditions }),
+  };
+  return {
+    mutate: mutatingWebhooks(deps, new WebhookConfigurations(store, 'mutatingwebhookconfigurations')),
+    validate: validatingWebhooks(deps, new WebhookConfigurations(store, 'validatingwebhookconfigurations')),
+    metrics,
+  };
+}

@@ -1,0 +1,374 @@
+/**
+ * Admission webhooks end to end: kubectl 1.32 against the server, with a real HTTPS webhook
+ * server (its own CA) answering. Each test works in a namespace of its own, which its webhooks
+ * select, so that tests do not see each other's webhooks.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type KubectlEnv, startKubectlEnv } from './kubectl.js';
+import { allow, deny, patch, startWebhookServer, type WebhookServer } from './webhook-server.js';
+
+let env: KubectlEnv;
+let hooks: WebhookServer;
+beforeAll(async () => {
+  [env, hooks] = await Promise.all([startKubectlEnv({ controllers: false }), startWebhookServer()]);
+});
+afterAll(async () => {
+  await Promise.all([env?.stop(), hooks?.close()]);
+});
+
+const apply = (obj: object) => env.ok(['apply', '-f', '-'], { input: JSON.stringify(obj) });
+const create = (obj: object, args: string[] = []) =>
+  env.run(['create', '-f', '-', ...args], { input: JSON.stringify(obj) });
+const getJson = async (...args: string[]) => JSON.parse(await env.ok(['get', ...args, '-o', 'json']));
+
+/** A webhook of `path` on the test server, selecting namespace `ns`. */
+function webhook(name: string, path: string, ns: string, extra: Record<string, unknown> = {}) {
+  return {
+    name,
+    clientConfig: { url: hooks.url(path), caBundle: hooks.caBundle },
+    rules: [
+      { operations: ['CREATE', 'UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'] },
+    ],
+    namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } },
+    sideEffects: 'None',
+    admissionReviewVersions: ['v1'],
+    ...extra,
+  };
+}
+const config = (kind: 'Mutating' | 'Validating', name: string, webhooks: object[]) => ({
+  apiVersion: 'admissionregistration.k8s.io/v1',
+  kind: `${kind}WebhookConfiguration`,
+  metadata: { name },
+  webhooks,
+});
+const configMap = (name: string, ns: string, extra: Record<string, unknown> = {}) => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name, namespace: ns, ...extra },
+  data: { a: 'b' },
+});
+async function namespace(ns: string, labels: Record<string, string> = {}) {
+  await apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels } });
+}
+
+describe('mutating admission webhooks', () => {
+  it('default an object through a JSONPatch, and see every field of the AdmissionReview', async () => {
+    await namespace('mut');
+    hooks.handle('/default', patch([{ op: 'add', path: '/data/injected', value: 'yes' }]));
+    await apply(config('Mutating', 'defaulter', [webhook('default.example.com', '/default', 'mut')]));
+    expect((await create(configMap('cm', 'mut'))).code).toBe(0);
+    expect((await getJson('configmap', 'cm', '-n', 'mut')).data).toEqual({ a: 'b', injected: 'yes' });
+
+    const [review] = hooks.received('/default');
+    expect(review.query).toBe('timeout=10s');
+    expect(review.apiVersion).toBe('admission.k8s.io/v1');
+    const r = review.request;
+    expect(r.uid).toMatch(/^[0-9a-f-]{36}$/);
+    expect(r).toMatchObject({
+      kind: { group: '', version: 'v1', kind: 'ConfigMap' },
+      resource: { group: '', version: 'v1', resource: 'configmaps' },
+      requestKind: { group: '', version: 'v1', kind: 'ConfigMap' },
+      requestResource: { group: '', version: 'v1', resource: 'configmaps' },
+      name: 'cm',
+      namespace: 'mut',
+      operation: 'CREATE',
+      userInfo: { username: expect.any(String) },
+      object: { kind: 'ConfigMap', metadata: { name: 'cm', namespace: 'mut' }, data: { a: 'b' } },
+      oldObject: null,
+      dryRun: false,
+      options: { kind: 'CreateOptions', apiVersion: 'meta.k8s.io/v1' },
+    });
+    expect(r.subResource).toBeUndefined();
+
+    // An update carries the old object.
+    await env.ok(['label', 'configmap', 'cm', '-n', 'mut', 'x=y']);
+    const update = hooks.received('/default').at(-1).request;
+    expect(update.operation).toBe('UPDATE');
+    expect(update.oldObject.metadata.labels).toBeUndefined();
+    expect(update.object.metadata.labels).toEqual({ x: 'y' });
+    expect(update.options.kind).toBe('UpdateOptions');
+    await env.ok(['delete', 'mutatingwebhookconfiguration', 'defaulter']);
+  });
+
+  it('reinvoke a webhook with reinvocationPolicy IfNeeded when a later webhook changed the object', async () => {
+    await namespace('reinvoke');
+    hooks.handle('/first', allow());
+    hooks.handle('/second', patch([{ op: 'add', path: '/metadata/labels', value: { second: 'yes' } }]));
+    await apply(
+      config('Mutating', 'reinvoke', [
+        webhook('first.example.com', '/first', 'reinvoke', { reinvocationPolicy: 'IfNeeded' }),
+        webhook('second.example.com', '/second', 'reinvoke', { reinvocationPolicy: 'Never' }),
+      ]),
+    );
+    expect((await create(configMap('cm', 'reinvoke'))).code).toBe(0);
+    const first = hooks.received('/first');
+    expect(first).toHaveLength(2);
+    expect(first[0].request.object.metadata.labels).toBeUndefined();
+    expect(first[1].request.object.metadata.labels).toEqual({ second: 'yes' });
+    // A webhook with reinvocationPolicy Never is called once.
+    expect(hooks.received('/second')).toHaveLength(1);
+    await env.ok(['delete', 'mutatingwebhookconfiguration', 'reinvoke']);
+  });
+});
+
+describe('validating admission webhooks', () => {
+  it('deny with the webhook’s code and message, and pass the warnings on to kubectl', async () => {
+    await namespace('val');
+    hooks.handle('/deny', (rv) =>
+      rv.request.object.data?.field === 'wrong'
+        ? deny({ code: 418, message: 'spec.field: wrong' })(rv)
+        : allow({ warnings: ['this configmap is watched'] })(rv),
+    );
+    await apply(config('Validating', 'denier', [webhook('deny.example.com', '/deny', 'val')]));
+    const denied = await create({ ...configMap('bad', 'val'), data: { field: 'wrong' } }, ['-v=6']);
+    expect(denied.code).not.toBe(0);
+    expect(denied.stderr).toContain(
+      'admission webhook "deny.example.com" denied the request: spec.field: wrong',
+    );
+    expect(denied.stderr).toMatch(/ 418 /);
+    const ok = await create(configMap('good', 'val'));
+    expect(ok.code).toBe(0);
+    expect(ok.stderr).toContain('Warning: this configmap is watched');
+    await env.ok(['delete', 'validatingwebhookconfiguration', 'denier']);
+  });
+
+  it('fail closed or open as failurePolicy says, for a webhook that is down or too slow', async () => {
+    await namespace('fail');
+    hooks.handle('/slow', () => ({ never: true }));
+    const downUrl = 'https://127.0.0.1:1/down';
+    await apply(
+      config('Validating', 'failing', [
+        webhook('slow.example.com', '/slow', 'fail', {
+          timeoutSeconds: 1,
+          objectSelector: { matchLabels: { hook: 'slow' } },
+        }),
+        {
+          ...webhook('down.example.com', '/down', 'fail', {
+            objectSelector: { matchLabels: { hook: 'down' } },
+          }),
+          clientConfig: { url: downUrl, caBundle: hooks.caBundle },
+        },
+      ]),
+    );
+    const slow = await create(configMap('slow', 'fail', { labels: { hook: 'slow' } }));
+    expect(slow.stderr).toContain(
+      `Internal error occurred: failed calling webhook "slow.example.com": failed to call webhook: Post "${hooks.url('/slow')}?timeout=1s": context deadline exceeded`,
+    );
+    const down = await create(configMap('down', 'fail', { labels: { hook: 'down' } }));
+    expect(down.stderr).toContain(
+      `Internal error occurred: failed calling webhook "down.example.com": failed to call webhook: Post "${downUrl}?timeout=10s": dial tcp 127.0.0.1:1: connect: connection refused`,
+    );
+    // With failurePolicy Ignore, both let the request through.
+    const cfg = await getJson('validatingwebhookconfiguration', 'failing');
+    for (const h of cfg.webhooks) h.failurePolicy = 'Ignore';
+    await env.ok(['replace', '-f', '-'], { input: JSON.stringify(cfg) });
+    expect((await create(configMap('slow', 'fail', { labels: { hook: 'slow' } }))).code).toBe(0);
+    expect((await create(configMap('down', 'fail', { labels: { hook: 'down' } }))).code).toBe(0);
+    const metrics = await env.ok(['get', '--raw', '/metrics']);
+    expect(metrics).toMatch(
+      /apiserver_admission_webhook_rejection_count\{name="down.example.com",type="validating",operation="CREATE",error_type="calling_webhook_error",rejection_code="503"\} 1/,
+    );
+    expect(metrics).toMatch(
+      /apiserver_admission_webhook_fail_open_count\{name="slow.example.com",type="validating"\} 1/,
+    );
+    await env.ok(['delete', 'validatingwebhookconfiguration', 'failing']);
+  });
+
+  it('reach only the namespaces and objects their selectors select', async () => {
+    await namespace('sel-on', { policy: 'strict' });
+    await namespace('sel-off');
+    hooks.handle('/strict', deny({ message: 'strict namespace' }));
+    await apply(
+      config('Validating', 'selectors', [
+        webhook('strict.example.com', '/strict', 'unused', {
+          namespaceSelector: { matchLabels: { policy: 'strict' } },
+          objectSelector: { matchExpressions: [{ key: 'exempt', operator: 'DoesNotExist' }] },
+        }),
+      ]),
+    );
+    expect((await create(configMap('cm', 'sel-off'))).code).toBe(0);
+    expect((await create(configMap('cm', 'sel-on'))).stderr).toContain(
+      'admission webhook "strict.example.com" denied the request: strict namespace',
+    );
+    expect((await create(configMap('free', 'sel-on', { labels: { exempt: 'yes' } }))).code).toBe(0);
+    // The object selector also matches on the old object: removing the label is judged.
+    expect((await env.run(['label', 'configmap', 'free', '-n', 'sel-on', 'exempt-'])).stderr).toContain(
+      'strict namespace',
+    );
+    await env.ok(['delete', 'validatingwebhookconfiguration', 'selectors']);
+  });
+
+  it('see dry runs as dry runs', async () => {
+    await namespace('dry');
+    hooks.handle('/dry', allow());
+    await apply(
+      config('Validating', 'dry', [
+        webhook('dry.example.com', '/dry', 'dry', { sideEffects: 'NoneOnDryRun' }),
+      ]),
+    );
+    expect((await create(configMap('cm', 'dry'), ['--dry-run=server'])).code).toBe(0);
+    const [review] = hooks.received('/dry');
+    expect(review.request.dryRun).toBe(true);
+    expect(review.request.options.dryRun).toEqual(['All']);
+    expect((await env.run(['get', 'configmap', 'cm', '-n', 'dry'])).code).not.toBe(0);
+    await env.ok(['delete', 'validatingwebhookconfiguration', 'dry']);
+  });
+});
+
+describe('webhooks on subresources and behind Services', () => {
+  it('judge writes to status and scale, seeing a Scale for scale', async () => {
+    await namespace('sub');
+    await env.ok(['create', 'deployment', 'web', '-n', 'sub', '--image=nginx', '--replicas=1']);
+    hooks.handle('/scale', (rv) =>
+      rv.request.object.spec.replicas > 5 ? deny({ message: 'at most 5 replicas' })(rv) : allow()(rv),
+    );
+    hooks.handle('/status', deny({ message: 'status is read-only here' }));
+    const rule = (resources: string[]) => ({
+      rules: [{ operations: ['UPDATE'], apiGroups: ['apps'], apiVersions: ['v1'], resources }],
+    });
+    await apply(
+      config('Validating', 'subresources', [
+        webhook('scale.example.com', '/scale', 'sub', rule(['deployments/scale'])),
+        webhook('status.example.com', '/status', 'sub', rule(['deployments/status'])),
+      ]),
+    );
+    expect((await env.run(['scale', 'deployment', 'web', '-n', 'sub', '--replicas=9'])).stderr).toContain(
+      'admission webhook "scale.example.com" denied the request: at most 5 replicas',
+    );
+    await env.ok(['scale', 'deployment', 'web', '-n', 'sub', '--replicas=3']);
+    expect((await getJson('deployment', 'web', '-n', 'sub')).spec.replicas).toBe(3);
+    const scale = hooks.received('/scale').at(-1).request;
+    expect(scale).toMatchObject({
+      kind: { group: 'autoscaling', version: 'v1', kind: 'Scale' },
+      resource: { group: 'apps', version: 'v1', resource: 'deployments' },
+      subResource: 'scale',
+      requestSubResource: 'scale',
+      object: { kind: 'Scale', spec: { replicas: 3 } },
+      oldObject: { kind: 'Scale', spec: { replicas: 1 } },
+    });
+    const status = await env.run([
+      'patch',
+      'deployment',
+      'web',
+      '-n',
+      'sub',
+      '--subresource=status',
+      '--type=merge',
+      '-p',
+      '{"status":{"observedGeneration":7}}',
+    ]);
+    expect(status.stderr).toContain(
+      'admission webhook "status.example.com" denied the request: status is read-only here',
+    );
+    // The main resource is not a subresource: its update is not judged by either.
+    await env.ok(['label', 'deployment', 'web', '-n', 'sub', 'x=y']);
+    await env.ok(['delete', 'validatingwebhookconfiguration', 'subresources']);
+  });
+
+  it('call a webhook behind a selector-less Service with an EndpointSlice to 127.0.0.1', async () => {
+    await namespace('webhooks');
+    await namespace('svc');
+    hooks.handle('/svc', deny({ message: 'reached through the service' }));
+    await apply({
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'hook', namespace: 'webhooks' },
+      spec: { ports: [{ name: 'https', port: 443, targetPort: hooks.port }] },
+    });
+    const hook = webhook('svc.example.com', '/svc', 'svc');
+    hook.clientConfig = {
+      service: { namespace: 'webhooks', name: 'hook', path: '/svc' },
+      caBundle: hooks.caBundle,
+    } as any;
+    await apply(config('Validating', 'service', [hook]));
+    expect((await create(configMap('cm', 'svc'))).stderr).toContain(
+      'failed calling webhook "svc.example.com": failed to call webhook: Post "https://hook.webhooks.svc:443/svc?timeout=10s": no endpoints available for service "hook"',
+    );
+    await apply({
+      apiVersion: 'discovery.k8s.io/v1',
+      kind: 'EndpointSlice',
+      metadata: { name: 'hook-1', namespace: 'webhooks', labels: { 'kubernetes.io/service-name': 'hook' } },
+      addressType: 'IPv4',
+      ports: [{ name: 'https', port: hooks.port, protocol: 'TCP' }],
+      endpoints: [{ addresses: ['127.0.0.1'], conditions: { ready: true } }],
+    });
+    expect((await create(configMap('cm', 'svc'))).stderr).toContain(
+      'admission webhook "svc.example.com" denied the request: reached through the service',
+    );
+    await env.ok(['delete', 'validatingwebhookconfiguration', 'service']);
+  });
+});
+
+describe('hostile webhook answers', () => {
+  it('fail the request with kube’s words and store nothing', async () => {
+    await namespace('hostile');
+    const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64');
+    const cases: [string, (rv: any) => any, string][] = [
+      [
+        'garbage',
+        () => ({ raw: 'garbage' }),
+        `failed to call webhook: couldn't get version/kind; json parse error`,
+      ],
+      [
+        'wrong-uid',
+        () => ({ response: { uid: 'nope', allowed: true } }),
+        'received invalid webhook response: expected response.uid=',
+      ],
+      [
+        'wrong-version',
+        (rv) => ({ apiVersion: 'admission.k8s.io/v2', response: { uid: rv.request.uid, allowed: true } }),
+        'received invalid webhook response: expected webhook response of admission.k8s.io/v1, Kind=AdmissionReview, got admission.k8s.io/v2, Kind=AdmissionReview',
+      ],
+      [
+        'not-a-patch',
+        (rv) => ({
+          response: { uid: rv.request.uid, allowed: true, patchType: 'JSONPatch', patch: b64({ op: 'add' }) },
+        }),
+        'received undecodable patch in webhook response: json: cannot unmarshal object into Go value of type jsonpatch.Patch',
+      ],
+      [
+        'bad-patch',
+        patch([{ op: 'add', path: '/nope/deeper', value: 1 }]),
+        'Internal error occurred: add operation does not apply: doc is missing path: "/nope/deeper": missing value',
+      ],
+      [
+        'breaking-patch',
+        patch([{ op: 'replace', path: '/metadata', value: 'x' }]),
+        'Internal error occurred: json: cannot unmarshal string into Go struct field ConfigMap.metadata of type v1.ObjectMeta',
+      ],
+      [
+        'merge-patch',
+        (rv) => ({
+          response: {
+            uid: rv.request.uid,
+            allowed: true,
+            patchType: 'MergePatch',
+            patch: b64([{ op: 'add', path: '/data/x', value: 'y' }]),
+          },
+        }),
+        'failed calling webhook "merge-patch.example.com": unsupported patch type "MergePatch"',
+      ],
+    ];
+    await apply(
+      config(
+        'Mutating',
+        'hostile',
+        cases.map(([name]) =>
+          webhook(`${name}.example.com`, `/${name}`, 'hostile', {
+            objectSelector: { matchLabels: { case: name } },
+          }),
+        ),
+      ),
+    );
+    for (const [name, handler, text] of cases) {
+      hooks.handle(`/${name}`, handler);
+      const r = await create(configMap(name, 'hostile', { labels: { case: name } }));
+      expect(r.code, name).not.toBe(0);
+      expect(r.stderr, name).toContain(text);
+    }
+    expect(
+      JSON.parse(await env.ok(['get', 'configmaps', '-n', 'hostile', '-l', 'case', '-o', 'json'])).items,
+    ).toEqual([]);
+    await env.ok(['delete', 'mutatingwebhookconfiguration', 'hostile']);
+  });
+});

@@ -215,6 +215,43 @@ describe('validating admission webhooks', () => {
   });
 });
 
+describe('matchConditions', () => {
+  it('skip a webhook when a condition is false, and fail or skip on an error as failurePolicy says', async () => {
+    await namespace('cond');
+    hooks.handle('/cond', deny({ message: 'matched' }));
+    const conditions = [
+      {
+        name: 'not-excluded',
+        expression: "!has(object.metadata.labels) || !('skip' in object.metadata.labels)",
+      },
+      { name: 'by-admin', expression: "request.userInfo.username != 'nobody'" },
+      { name: 'data-key', expression: "object.data.key == 'x'" },
+    ];
+    await apply(
+      config('Validating', 'conditions', [
+        webhook('cond.example.com', '/cond', 'cond', { matchConditions: conditions }),
+      ]),
+    );
+    // All true: called, and it denies.
+    expect((await create({ ...configMap('a', 'cond'), data: { key: 'x' } })).stderr).toContain(
+      'admission webhook "cond.example.com" denied the request: matched',
+    );
+    // One false: not called, even though another errs.
+    expect((await create(configMap('b', 'cond', { labels: { skip: 'yes' } }))).code).toBe(0);
+    // An error and none false: under Fail, the request fails with the error as a 403.
+    const failed = await create(configMap('c', 'cond'));
+    expect(failed.stderr).toContain(
+      "configmaps \"c\" is forbidden: expression 'object.data.key == 'x'' resulted in error: no such key: key",
+    );
+    const cfg = await getJson('validatingwebhookconfiguration', 'conditions');
+    cfg.webhooks[0].failurePolicy = 'Ignore';
+    await env.ok(['replace', '-f', '-'], { input: JSON.stringify(cfg) });
+    expect((await create(configMap('c', 'cond'))).code).toBe(0);
+    expect(hooks.received('/cond')).toHaveLength(1);
+    await env.ok(['delete', 'validatingwebhookconfiguration', 'conditions']);
+  });
+});
+
 describe('webhooks on subresources and behind Services', () => {
   it('judge writes to status and scale, seeing a Scale for scale', async () => {
     await namespace('sub');

@@ -9,6 +9,7 @@ import { registryEquivalents } from '../matching.js';
 import { createWebhookCaller, type WebhookCaller } from './client.js';
 import { WebhookConfigurations } from './configurations.js';
 import type { DispatcherDeps, MatchConditionsEvaluator } from './dispatcher.js';
+import { matchConditionsEvaluator } from './match-conditions.js';
 import { WebhookMetrics } from './metrics.js';
 import { mutatingWebhooks } from './mutating.js';
 import { validatingWebhooks } from './validating.js';
@@ -32,7 +33,7 @@ export function webhookAdmission(
     equivalents: registryEquivalents(registry),
     caller: options.caller ?? createWebhookCaller(store),
     metrics,
-    ...(options.matchConditions && { matchConditions: options.matchConditions }),
+    matchConditions: options.matchConditions ?? matchConditionsEvaluator(),
   };
   return {
     mutate: mutatingWebhooks(deps, new WebhookConfigurations(store, 'mutatingwebhookconfigurations')),

@@ -265,10 +265,17 @@ function matchNamedRules(
 /** A parsed label selector; undefined selects everything. Throws a 500 for an invalid one. */
 function parseSelector(selector: Obj | undefined): ReturnType<typeof labelSelectorAsSelector> {
   if (selector === undefined || selector === null) return undefined;
+  // Stored configurations are frozen: a selector object is parsed once, not per request.
+  const cached = parsedSelectors.get(selector);
+  if (cached) return cached.parsed;
   const parsed = labelSelectorAsSelector(selector);
   if (!parsed) throw ApiError.internal('invalid label selector');
-  return selectorEmpty(parsed) ? undefined : parsed;
+  const out = selectorEmpty(parsed) ? undefined : parsed;
+  if (Object.isFrozen(selector)) parsedSelectors.set(selector, { parsed: out });
+  return out;
 }
+
+const parsedSelectors = new WeakMap<Obj, { parsed: ReturnType<typeof labelSelectorAsSelector> }>();
 
 const labelsOf = (obj: Obj | undefined): Record<string, string> => {
   const m = obj && isObject(obj.metadata) ? obj.metadata : undefined;

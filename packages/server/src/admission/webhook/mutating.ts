@@ -136,7 +136,10 @@ async function dispatch(
       }
     }
   } finally {
-    state.lastOutput = current === undefined ? undefined : structuredClone(current);
+    // Only a reinvocation pass reads it, and that pass calls only IfNeeded webhooks already
+    // called: without any, the copy would never be read.
+    const reinvocable = state.previouslyInvoked.size > 0 || state.reinvoke.size > 0;
+    state.lastOutput = current === undefined || !reinvocable ? undefined : structuredClone(current);
   }
   if (!dirty || current === undefined) return;
   if (t.custom && !scale) t.custom.compiled.prune(current, { isResourceRoot: true });

@@ -1,0 +1,169 @@
+/**
+ * What admission webhooks add to a create: ConfigMap create latency (p50, p99) from 16
+ * concurrent clients on a server with one mutating webhook (a JSONPatch adding a label) and one
+ * validating webhook (allowing) against a server with none. The webhooks are served over HTTPS
+ * by a separate Node process (a self-signed certificate made with openssl, passed as
+ * `caBundle`), as an operator's webhook server would be. Both servers run side by side, taking
+ * turns batch by batch (ABBA); medians of the rounds. Target: added p50 ≤ 1.5 ms.
+ *
+ *   npm run build && node bench/dist/benchmarks/webhook-latency.js --creates=2000 --rounds=4
+ */
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { HttpClient } from '../lib/http.js';
+import { startKubeloop } from '../lib/servers.js';
+import { kubeloopTarget, type Target } from '../lib/targets.js';
+import { runCreates } from './create.js';
+
+const { values } = parseArgs({
+  options: {
+    creates: { type: 'string', default: '2000' },
+    clients: { type: 'string', default: '16' },
+    rounds: { type: 'string', default: '4' },
+  },
+});
+const CREATES = Number(values.creates);
+const CLIENTS = Number(values.clients);
+const ROUNDS = Number(values.rounds);
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+const NS = 'bench';
+
+/** The webhook server: `/mutate` adds a label by JSONPatch, `/validate` allows. */
+const WEBHOOK_SERVER = `
+import { createServer } from 'node:https';
+import { readFileSync } from 'node:fs';
+const [cert, key] = [process.argv[1], process.argv[2]].map((p) => readFileSync(p));
+const patch = Buffer.from(JSON.stringify([{ op: 'add', path: '/metadata/labels', value: { injected: 'yes' } }])).toString('base64');
+const server = createServer({ cert, key }, (req, res) => {
+  const chunks = [];
+  req.on('data', (c) => chunks.push(c));
+  req.on('end', () => {
+    const review = JSON.parse(Buffer.concat(chunks).toString());
+    const response = { uid: review.request.uid, allowed: true };
+    if (req.url.startsWith('/mutate')) Object.assign(response, { patchType: 'JSONPatch', patch });
+    res.setHeader('Content-Type', 'application/json');
+    res.end(JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response }));
+  });
+});
+server.keepAliveTimeout = 60000;
+server.listen(0, '127.0.0.1', () => console.log('listening ' + server.address().port));
+`;
+
+async function startWebhookServer(
+  dir: string,
+): Promise<{ port: number; caBundle: string; child: ChildProcess }> {
+  const cert = join(dir, 'cert.pem');
+  const key = join(dir, 'key.pem');
+  execFileSync('openssl', [
+    'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
+    '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1',
+  ], { stdio: 'ignore' }); // biome-ignore format: one command line
+  const child = spawn(process.execPath, ['--input-type=module', '-e', WEBHOOK_SERVER, cert, key], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const port = await new Promise<number>((ok, fail) => {
+    child.stdout!.on('data', (d: Buffer) => {
+      const m = /listening (\d+)/.exec(d.toString());
+      if (m) ok(Number(m[1]));
+    });
+    child.on('exit', (code) => fail(new Error(`webhook server exited ${code}`)));
+  });
+  return { port, caBundle: readFileSync(cert).toString('base64'), child };
+}
+
+type Mode = 'webhooks' | 'none';
+
+async function post(http: HttpClient, path: string, body: object): Promise<void> {
+  const res = await http.request('POST', path, JSON.stringify(body));
+  if (res.status !== 201) throw new Error(`POST ${path}: ${res.status} ${res.body.toString()}`);
+}
+
+async function setUp(mode: Mode, dir: string, hook: { port: number; caBundle: string }) {
+  const server = await startKubeloop({
+    root,
+    kubeconfigPath: join(dir, `kubeconfig-${mode}`),
+    args: ['--no-controllers'],
+    // WEBHOOK_BENCH_PROF=<dir>: a CPU profile of each server, for looking into the figures.
+    ...(process.env.WEBHOOK_BENCH_PROF && {
+      cpuProfDir: process.env.WEBHOOK_BENCH_PROF,
+      cpuProfName: `${mode}.cpuprofile`,
+    }),
+  });
+  const admin = new HttpClient(server.endpoint, 2);
+  await post(admin, '/api/v1/namespaces', { metadata: { name: NS } });
+  if (mode === 'webhooks') {
+    const webhook = (path: string) => ({
+      name: `${path}.bench.example.com`,
+      clientConfig: { url: `https://127.0.0.1:${hook.port}/${path}`, caBundle: hook.caBundle },
+      rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'] }],
+      namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': NS } },
+      sideEffects: 'None',
+      admissionReviewVersions: ['v1'],
+    });
+    const AR = '/apis/admissionregistration.k8s.io/v1';
+    await post(admin, `${AR}/mutatingwebhookconfigurations`, {
+      metadata: { name: 'bench' },
+      webhooks: [webhook('mutate')],
+    });
+    await post(admin, `${AR}/validatingwebhookconfigurations`, {
+      metadata: { name: 'bench' },
+      webhooks: [webhook('validate')],
+    });
+  }
+  admin.close();
+  const target: Target = kubeloopTarget(server, CLIENTS);
+  await runCreates(target, NS, 500, CLIENTS, 1_000_000); // warm-up
+  return {
+    target,
+    async stop() {
+      await target.close();
+      await server.stop();
+    },
+  };
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+};
+
+const dir = mkdtempSync(join(tmpdir(), 'kubeloop-webhook-bench-'));
+const hook = await startWebhookServer(dir);
+try {
+  const runs: Record<Mode, { p50: number; p99: number; perSecond: number }[]> = { webhooks: [], none: [] };
+  const servers = { webhooks: await setUp('webhooks', dir, hook), none: await setUp('none', dir, hook) };
+  try {
+    let first = 0;
+    for (let r = 0; r < ROUNDS; r++) {
+      const order: Mode[] = r % 2 === 0 ? ['webhooks', 'none'] : ['none', 'webhooks'];
+      for (const mode of order) {
+        const res = await runCreates(servers[mode].target, NS, CREATES, CLIENTS, first);
+        first += CREATES;
+        runs[mode].push({ p50: res.p50Ms, p99: res.p99Ms, perSecond: res.perSecond });
+        console.log(
+          `round ${r + 1} ${mode}: p50 ${res.p50Ms.toFixed(2)} ms, p99 ${res.p99Ms.toFixed(2)} ms, ${res.perSecond.toFixed(0)}/s, server ${res.serverCpuMsPerCreate.toFixed(3)} ms CPU/create (other load ${res.otherCpuPercent.toFixed(0)}%)`,
+        );
+      }
+    }
+  } finally {
+    await servers.webhooks.stop();
+    await servers.none.stop();
+  }
+  const m = (mode: Mode, k: 'p50' | 'p99' | 'perSecond') => median(runs[mode].map((x) => x[k]));
+  const added = m('webhooks', 'p50') - m('none', 'p50');
+  console.log(
+    `create latency at ${CLIENTS} clients, one mutating + one validating webhook vs none: ` +
+      `p50 ${m('webhooks', 'p50').toFixed(2)} vs ${m('none', 'p50').toFixed(2)} ms (×${(m('webhooks', 'p50') / m('none', 'p50')).toFixed(2)}), ` +
+      `p99 ${m('webhooks', 'p99').toFixed(2)} vs ${m('none', 'p99').toFixed(2)} ms (×${(m('webhooks', 'p99') / m('none', 'p99')).toFixed(2)}), ` +
+      `creates/s ${m('webhooks', 'perSecond').toFixed(0)} vs ${m('none', 'perSecond').toFixed(0)}; ` +
+      `added p50 ${added.toFixed(2)} ms ${added <= 1.5 ? 'PASS' : 'MISS'} (target ≤ 1.5 ms)`,
+  );
+} finally {
+  hook.child.kill();
+  rmSync(dir, { recursive: true, force: true });
+}

@@ -9,6 +9,7 @@ import { SYSTEM_NAMESPACES } from './admission/namespace-lifecycle.js';
 import { policyMetrics } from './admission/policy/metrics.js';
 import type { PolicyPluginDeps } from './admission/policy/plugin.js';
 import { PolicyStatusController } from './admission/policy/status-controller.js';
+import { admitConnect } from './admission/webhook/connect.js';
 import { CrdController } from './apiextensions/crd-controller.js';
 import { manageFields, manageScaleFields } from './apply/hooks.js';
 import { AuditListeners } from './audit/index.js';
@@ -306,15 +307,19 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       ready: () => ready,
       metrics,
       log,
-      connect: podStreamingHandlers({
-        rest,
+      connect: admitConnect(
+        admission.webhooks,
         registry,
-        runtime: () => (kubelet ? runtime : undefined),
-        hasKubelet: (node) => kubelet?.runs(node) ?? false,
-        log,
-        // A process-backed pod's ports are its processes'; every other pod refuses, as before.
-        portForward: options.portForward ?? (async (c) => kubelet?.processes?.connect(c.uid, c.port)),
-      }),
+        podStreamingHandlers({
+          rest,
+          registry,
+          runtime: () => (kubelet ? runtime : undefined),
+          hasKubelet: (node) => kubelet?.runs(node) ?? false,
+          log,
+          // A process-backed pod's ports are its processes'; every other pod refuses, as before.
+          portForward: options.portForward ?? (async (c) => kubelet?.processes?.connect(c.uid, c.port)),
+        }),
+      ),
     });
 
     await bootstrap(rest, registry);

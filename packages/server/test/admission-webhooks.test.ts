@@ -336,6 +336,48 @@ describe('webhooks on subresources and behind Services', () => {
   });
 });
 
+describe('CONNECT', () => {
+  it('is judged for pods/exec, with the PodExecOptions as the object', async () => {
+    await namespace('connect');
+    await create({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'p', namespace: 'connect' },
+      spec: { containers: [{ name: 'c', image: 'busybox' }] },
+    });
+    hooks.handle('/exec', deny({ message: 'no exec here' }));
+    await apply(
+      config('Validating', 'connect', [
+        webhook('exec.example.com', '/exec', 'connect', {
+          rules: [
+            { operations: ['CONNECT'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods/exec'] },
+          ],
+        }),
+      ]),
+    );
+    const r = await env.run(['exec', '-n', 'connect', 'p', '-c', 'c', '--', 'ls', '/']);
+    expect(r.stderr).toContain('admission webhook "exec.example.com" denied the request: no exec here');
+    const review = hooks.received('/exec').at(-1).request;
+    expect(review).toMatchObject({
+      operation: 'CONNECT',
+      kind: { group: '', version: 'v1', kind: 'PodExecOptions' },
+      resource: { group: '', version: 'v1', resource: 'pods' },
+      subResource: 'exec',
+      name: 'p',
+      namespace: 'connect',
+      object: {
+        kind: 'PodExecOptions',
+        apiVersion: 'v1',
+        container: 'c',
+        command: ['ls', '/'],
+        stdout: true,
+      },
+      oldObject: null,
+    });
+    await env.ok(['delete', 'validatingwebhookconfiguration', 'connect']);
+  });
+});
+
 describe('hostile webhook answers', () => {
   it('fail the request with kube’s words and store nothing', async () => {
     await namespace('hostile');

@@ -40,7 +40,7 @@ interface ReinvokeState {
 
 const STATE_KEY = 'MutatingAdmissionWebhook';
 
-type Operation = 'CREATE' | 'UPDATE' | 'DELETE';
+type Operation = 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
 
 /** The mutating webhook plugin over `configs`. */
 export function mutatingWebhooks(deps: DispatcherDeps, configs: WebhookConfigurations) {

@@ -10,7 +10,7 @@ import type { AdmissionOptions } from '../options.js';
 import type { WebhookConfigurations, WebhookEntry } from './configurations.js';
 import { callWebhook, type DispatcherDeps, failureOf, observedCall, shouldCallHook } from './dispatcher.js';
 
-type Operation = 'CREATE' | 'UPDATE' | 'DELETE';
+type Operation = 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
 
 /** The validating webhook plugin over `configs`. */
 export function validatingWebhooks(deps: DispatcherDeps, configs: WebhookConfigurations) {

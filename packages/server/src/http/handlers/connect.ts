@@ -4,6 +4,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
+import type { UserInfo } from '../../auth/authentication/user.js';
 import type { ResourceType } from '../../registry/types.js';
 import type { RequestContext } from '../context.js';
 import { methodNotAllowed, notFound } from '../errors.js';
@@ -19,6 +20,8 @@ export interface ConnectRequest {
   name: string;
   /** `get` or `create` (GET or POST). */
   verb: string;
+  /** The request's user (for admission). */
+  user?: UserInfo;
   query: URLSearchParams;
 }
 
@@ -51,5 +54,6 @@ export async function connect(
     name: info.name,
     verb: info.verb,
     query: ctx.query,
+    ...(ctx.user && { user: ctx.user }),
   });
 }

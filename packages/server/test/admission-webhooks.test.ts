@@ -215,6 +215,113 @@ describe('validating admission webhooks', () => {
   });
 });
 
+describe('DELETE and custom resources', () => {
+  it('show a DELETE its old object and DeleteOptions (validating) and no object (mutating)', async () => {
+    await namespace('del');
+    await create(configMap('keep', 'del'));
+    hooks.handle('/del-validate', deny({ message: 'keep it' }));
+    hooks.handle('/del-mutate', allow());
+    const onDelete = {
+      rules: [{ operations: ['DELETE'], apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'] }],
+    };
+    await apply(
+      config('Validating', 'deletes', [webhook('del.example.com', '/del-validate', 'del', onDelete)]),
+    );
+    await apply(
+      config('Mutating', 'deletes', [webhook('del-mutate.example.com', '/del-mutate', 'del', onDelete)]),
+    );
+    const r = await env.run(['delete', 'configmap', 'keep', '-n', 'del', '--grace-period=5']);
+    expect(r.stderr).toContain('admission webhook "del.example.com" denied the request: keep it');
+    const validating = hooks.received('/del-validate').at(-1).request;
+    expect(validating).toMatchObject({
+      operation: 'DELETE',
+      name: 'keep',
+      object: null,
+      oldObject: { kind: 'ConfigMap', metadata: { name: 'keep' } },
+      options: { kind: 'DeleteOptions', apiVersion: 'meta.k8s.io/v1', gracePeriodSeconds: 5 },
+    });
+    expect(validating.userInfo.username).not.toBe('');
+    const mutating = hooks.received('/del-mutate').at(-1).request;
+    expect(mutating).toMatchObject({ operation: 'DELETE', object: null, oldObject: null });
+    expect((await getJson('configmap', 'keep', '-n', 'del')).metadata.name).toBe('keep');
+    await env.ok(['delete', 'validatingwebhookconfiguration', 'deletes']);
+    await env.ok(['delete', 'mutatingwebhookconfiguration', 'deletes']);
+  });
+
+  it('default and prune a custom resource again after a patch, and match another version as Equivalent', async () => {
+    await namespace('cr');
+    const version = (name: string, storage: boolean) => ({
+      name,
+      served: true,
+      storage,
+      schema: {
+        openAPIV3Schema: {
+          type: 'object',
+          properties: {
+            spec: {
+              type: 'object',
+              properties: { size: { type: 'integer', default: 1 }, color: { type: 'string' } },
+            },
+          },
+        },
+      },
+    });
+    await apply({
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'gadgets.example.com' },
+      spec: {
+        group: 'example.com',
+        scope: 'Namespaced',
+        names: { plural: 'gadgets', singular: 'gadget', kind: 'Gadget', listKind: 'GadgetList' },
+        versions: [version('v1', true), version('v2', false)],
+      },
+    });
+    await env.ok(['wait', '--for=condition=Established', 'crd/gadgets.example.com', '--timeout=20s']);
+    hooks.handle('/gadget', patch([{ op: 'replace', path: '/spec', value: { color: 'red', unknown: 'x' } }]));
+    await apply(
+      config('Mutating', 'gadgets', [
+        webhook('gadget.example.com', '/gadget', 'cr', {
+          rules: [
+            {
+              operations: ['CREATE'],
+              apiGroups: ['example.com'],
+              apiVersions: ['v1'],
+              resources: ['gadgets'],
+            },
+          ],
+        }),
+      ]),
+    );
+    const gadget = (v: string) => ({
+      apiVersion: `example.com/${v}`,
+      kind: 'Gadget',
+      metadata: { name: `g-${v}`, namespace: 'cr' },
+      spec: { size: 3 },
+    });
+    expect((await create(gadget('v1'))).code).toBe(0);
+    expect((await getJson('gadgets.v1.example.com', 'g-v1', '-n', 'cr')).spec).toEqual({
+      color: 'red',
+      size: 1,
+    });
+    // Created through v2, which no rule names: matched as v1 (matchPolicy Equivalent).
+    expect((await create(gadget('v2'))).code).toBe(0);
+    const review = hooks.received('/gadget').at(-1).request;
+    expect(review).toMatchObject({
+      kind: { group: 'example.com', version: 'v1', kind: 'Gadget' },
+      resource: { group: 'example.com', version: 'v1', resource: 'gadgets' },
+      requestKind: { group: 'example.com', version: 'v2', kind: 'Gadget' },
+      requestResource: { group: 'example.com', version: 'v2', resource: 'gadgets' },
+      object: { apiVersion: 'example.com/v1' },
+    });
+    expect((await getJson('gadgets.v2.example.com', 'g-v2', '-n', 'cr')).spec).toEqual({
+      color: 'red',
+      size: 1,
+    });
+    await env.ok(['delete', 'mutatingwebhookconfiguration', 'gadgets']);
+  });
+});
+
 describe('matchConditions', () => {
   it('skip a webhook when a condition is false, and fail or skip on an error as failurePolicy says', async () => {
     await namespace('cond');

@@ -16,6 +16,7 @@ export async function deleteObject(s: HandlerScope, r: ResourceRequest): Promise
   const opts = await deleteOptions(r.req, r.query);
   const { stored, deleted } = await s.rest.delete(t, r.namespace, name, opts, {
     dryRun: opts.dryRun ?? r.dryRun,
+    user: r.user,
   });
   if (deleted && !t.returnDeletedObject) {
     const m = stored.object.metadata as Obj;
@@ -37,6 +38,7 @@ export async function deleteCollection(s: HandlerScope, r: ResourceRequest): Pro
   const opts = await deleteOptions(r.req, r.query);
   const deleted = await s.rest.deleteCollection(t, r.namespace, listParams(r.query), opts, {
     dryRun: opts.dryRun ?? r.dryRun,
+    user: r.user,
   });
   // The deleted objects are answered at the request's version, as a list's are.
   const items = t.custom ? await presentAll(t, deleted) : deleted;

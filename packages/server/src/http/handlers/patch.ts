@@ -63,7 +63,11 @@ export async function patch(s: HandlerScope, r: ResourceRequest): Promise<void> 
   const warnings: string[] = [];
   if (r.subresource === 'scale') {
     const current = await s.rest.getScale(t, ns, name, true);
-    const scale = await s.rest.updateScale(t, ns, name, applyPatch(current), { dryRun, fieldManager });
+    const scale = await s.rest.updateScale(t, ns, name, applyPatch(current), {
+      dryRun,
+      fieldManager,
+      user: r.user,
+    });
     s.out.json(r, 200, scale);
     return;
   }

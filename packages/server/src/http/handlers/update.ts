@@ -9,7 +9,11 @@ export async function update(s: HandlerScope, r: ResourceRequest): Promise<void>
   if (r.subresource === 'scale') {
     const { obj } = await readRequestBody(req);
     const fieldManager = writeManager(req, query, 'UpdateOptions');
-    const scale = await s.rest.updateScale(t, r.namespace, r.name, obj, { dryRun, fieldManager });
+    const scale = await s.rest.updateScale(t, r.namespace, r.name, obj, {
+      dryRun,
+      fieldManager,
+      user: r.user,
+    });
     s.out.json(r, 200, scale);
     return;
   }

@@ -170,4 +170,31 @@ describe('webhook dispatchers', () => {
     expect(mutate('CREATE', vwc, { metadata: { name: 'v' } }, undefined, {})).toBeUndefined();
     expect(sent).toHaveLength(0);
   });
+
+  it('send an equivalent kind in its own form: a core Event as an events.k8s.io Event', async () => {
+    await configure('validating', {
+      rules: [
+        { operations: ['CREATE'], apiGroups: ['events.k8s.io'], apiVersions: ['v1'], resources: ['events'] },
+      ],
+    });
+    const { validate } = webhookAdmission(store, registry, { caller });
+    const events = registry.lookup('', 'v1', 'events')!;
+    const event = {
+      apiVersion: 'v1',
+      kind: 'Event',
+      metadata: { name: 'e', namespace: 'default' },
+      message: 'hello',
+      reason: 'Testing',
+      involvedObject: { kind: 'Pod', name: 'p', namespace: 'default' },
+    };
+    await validate('CREATE', events, event, undefined, {});
+    const request = sent[0].request;
+    expect(request.kind).toEqual({ group: 'events.k8s.io', version: 'v1', kind: 'Event' });
+    expect(request.requestKind).toEqual({ group: '', version: 'v1', kind: 'Event' });
+    expect(request.object).toMatchObject({
+      apiVersion: 'events.k8s.io/v1',
+      note: 'hello',
+      regarding: { name: 'p' },
+    });
+  });
 });

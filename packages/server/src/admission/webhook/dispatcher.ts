@@ -7,11 +7,15 @@
  */
 import { randomUUID } from 'node:crypto';
 import { ApiError } from 'kubeloop/api';
+import { fromStorageVersion, toStorageVersion } from '../../apiextensions/conversion.js';
+import type { Registry } from '../../registry/registry.js';
+import type { ResourceType } from '../../registry/types.js';
 import type { Store } from '../../storage/store.js';
 import { isObject, type Obj } from '../../util/object.js';
 import {
   type AdmissionAttributes,
   type EquivalentResources,
+  type GroupVersionResource,
   matchesNamespaceSelector,
   matchesObjectSelector,
   matchWebhookRules,
@@ -43,6 +47,7 @@ export type MatchConditionsEvaluator = (
 /** What the dispatchers need of the server. */
 export interface DispatcherDeps {
   store: Store;
+  registry: Registry;
   equivalents: EquivalentResources;
   caller: WebhookCaller;
   metrics: WebhookMetrics;
@@ -142,22 +147,31 @@ export function shouldCallHook(
   return match;
 }
 
-/** The object as the matched kind sees it: the same object, or its apiVersion changed for an equivalent version. */
-export function asMatchedVersion(
+/**
+ * Converts an object of the request's type to the type a webhook matched the request as (an
+ * equivalent resource: another version of a custom resource, a kind sharing another's storage),
+ * through the storage version as kube's versioned attributes do. A Scale stays a Scale.
+ */
+export function convertForMatch(
+  deps: DispatcherDeps,
   obj: Obj | undefined,
-  attrs: AdmissionAttributes,
-  match: RuleMatch,
+  from: ResourceType,
+  to: GroupVersionResource,
+  subresource: string,
 ): Obj | undefined {
-  if (!obj) return obj;
-  if (match.kind.group === attrs.kind.group && match.kind.version === attrs.kind.version) return obj;
-  return {
-    ...obj,
-    apiVersion: match.kind.group ? `${match.kind.group}/${match.kind.version}` : match.kind.version,
-  };
+  if (!obj || subresource === 'scale') return obj;
+  if (from.group === to.group && from.version === to.version && from.resource === to.resource) return obj;
+  const target = deps.registry.lookup(to.group, to.version, to.resource);
+  if (!target) return obj;
+  const copy = structuredClone(obj);
+  toStorageVersion(from, copy);
+  fromStorageVersion(target, copy);
+  return copy;
 }
 
 /**
- * Calls one webhook and checks its answer; records its warnings and audit annotations. Throws
+ * Calls one webhook with the objects as its matched version sees them, and checks its answer;
+ * records its warnings and audit annotations. Throws
  * {@link CallingWebhookError} for a failed call or an invalid answer, an ApiError (400) for a
  * dry run it may not see, and {@link WebhookRejection} for a denial.
  */
@@ -188,14 +202,7 @@ export async function callWebhook(
     );
   }
   const uid = randomUUID();
-  const review = admissionReview(
-    version,
-    uid,
-    attrs,
-    match,
-    asMatchedVersion(object, attrs, match),
-    asMatchedVersion(oldObject, attrs, match),
-  );
+  const review = admissionReview(version, uid, attrs, match, object, oldObject);
   let body: unknown;
   try {
     body = await deps.caller.post(hook.clientConfig, review, { timeoutSeconds: hook.timeoutSeconds ?? 10 });

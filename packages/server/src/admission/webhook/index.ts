@@ -30,6 +30,7 @@ export function webhookAdmission(
   const metrics = new WebhookMetrics();
   const deps: DispatcherDeps = {
     store,
+    registry,
     equivalents: registryEquivalents(registry),
     caller: options.caller ?? createWebhookCaller(store),
     metrics,

@@ -20,6 +20,7 @@ import type { WebhookConfigurations } from './configurations.js';
 import {
   CallingWebhookError,
   callWebhook,
+  convertForMatch,
   type DispatcherDeps,
   failureOf,
   observedCall,
@@ -108,16 +109,25 @@ async function dispatch(
       // A webhook is never called for the first time in the reinvocation pass.
       if (isReinvoke && !state.reinvoke.has(entry.uid)) continue;
       const outcome = await observedCall(deps, entry, 'admit', base.operation, async () => {
-        const result = await callWebhook(deps, entry, true, attrs, match, current, oldObject, options);
-        return applyPatch(
+        // The webhook sees, and patches, the object at the version it matched; the result is
+        // converted back to the request's.
+        const versioned = convertForMatch(deps, current, t, match.resource, base.subresource);
+        const oldVersioned = convertForMatch(deps, oldObject, t, match.resource, base.subresource);
+        const result = await callWebhook(deps, entry, true, attrs, match, versioned, oldVersioned, options);
+        const matchedType =
+          deps.registry.lookup(match.resource.group, match.resource.version, match.resource.resource) ?? t;
+        const patched = applyPatch(
           entry.webhook.name,
           result.patch,
           result.patchType,
           result.status,
-          current,
-          t,
+          versioned,
+          matchedType,
           scale !== undefined,
         );
+        return versioned === current
+          ? patched
+          : convertForMatch(deps, patched, matchedType, base.resource, base.subresource);
       });
       const patched = outcome.value;
       const changed = patched !== undefined && !deepEqual(patched, current);

@@ -8,7 +8,14 @@ import type { Obj } from '../../util/object.js';
 import { admissionAttributes, isExemptAdmissionConfigurationResource, type RuleMatch } from '../matching.js';
 import type { AdmissionOptions } from '../options.js';
 import type { WebhookConfigurations, WebhookEntry } from './configurations.js';
-import { callWebhook, type DispatcherDeps, failureOf, observedCall, shouldCallHook } from './dispatcher.js';
+import {
+  callWebhook,
+  convertForMatch,
+  type DispatcherDeps,
+  failureOf,
+  observedCall,
+  shouldCallHook,
+} from './dispatcher.js';
 
 type Operation = 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
 
@@ -40,8 +47,19 @@ export function validatingWebhooks(deps: DispatcherDeps, configs: WebhookConfigu
       const errors: unknown[] = [];
       await Promise.all(
         calls.map(async ({ entry, match }) => {
+          const versioned = (o: Obj | undefined) =>
+            convertForMatch(deps, o, t, match.resource, attrs.subresource);
           const outcome = await observedCall(deps, entry, 'validating', op, () =>
-            callWebhook(deps, entry, false, attrs, match, attrs.object, attrs.oldObject, options),
+            callWebhook(
+              deps,
+              entry,
+              false,
+              attrs,
+              match,
+              versioned(attrs.object),
+              versioned(attrs.oldObject),
+              options,
+            ),
           );
           if (outcome.error === undefined) return;
           const err = failureOf(deps, entry, 'validating', outcome.error);

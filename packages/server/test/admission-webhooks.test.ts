@@ -111,6 +111,42 @@ describe('mutating admission webhooks', () => {
   });
 });
 
+describe('reinvocation of the built-in plugins', () => {
+  it('runs them again after a webhook changed a pod, without doing their work twice', async () => {
+    await namespace('pods');
+    await apply({
+      apiVersion: 'v1',
+      kind: 'ServiceAccount',
+      metadata: { name: 'default', namespace: 'pods' },
+    });
+    hooks.handle('/pod-label', patch([{ op: 'add', path: '/metadata/labels', value: { touched: 'yes' } }]));
+    await apply(
+      config('Mutating', 'pods', [
+        webhook('pod-label.example.com', '/pod-label', 'pods', {
+          rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }],
+        }),
+      ]),
+    );
+    expect(
+      (
+        await create({
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name: 'p', namespace: 'pods' },
+          spec: { containers: [{ name: 'c', image: 'busybox' }] },
+        })
+      ).code,
+    ).toBe(0);
+    const pod = await getJson('pod', 'p', '-n', 'pods');
+    expect(pod.metadata.labels).toEqual({ touched: 'yes' });
+    expect(pod.spec.volumes.filter((v: any) => v.name.startsWith('kube-api-access-'))).toHaveLength(1);
+    expect(pod.spec.containers[0].volumeMounts).toHaveLength(1);
+    // The webhook saw the pod as the built-in plugins left it (service account, token volume).
+    expect(hooks.received('/pod-label')[0].request.object.spec.serviceAccountName).toBe('default');
+    await env.ok(['delete', 'mutatingwebhookconfiguration', 'pods']);
+  });
+});
+
 describe('validating admission webhooks', () => {
   it('deny with the webhook’s code and message, and pass the warnings on to kubectl', async () => {
     await namespace('val');

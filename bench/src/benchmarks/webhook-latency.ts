@@ -4,7 +4,8 @@
  * validating webhook (allowing) against a server with none. The webhooks are served over HTTPS
  * by a separate Node process (a self-signed certificate made with openssl, passed as
  * `caBundle`), as an operator's webhook server would be. Both servers run side by side, taking
- * turns batch by batch (ABBA); medians of the rounds. Target: added p50 ≤ 1.5 ms.
+ * turns batch by batch (ABBA); medians of the rounds, and the added p50 as the median of each
+ * round's difference. Target: added p50 ≤ 1.5 ms.
  *
  *   npm run build && node bench/dist/benchmarks/webhook-latency.js --creates=2000 --rounds=4
  */
@@ -155,13 +156,15 @@ try {
     await servers.none.stop();
   }
   const m = (mode: Mode, k: 'p50' | 'p99' | 'perSecond') => median(runs[mode].map((x) => x[k]));
-  const added = m('webhooks', 'p50') - m('none', 'p50');
+  // The added latency is the median of the rounds' own differences: both modes of a round ran
+  // back to back under the same load, which the medians of each mode alone do not pair.
+  const added = median(runs.webhooks.map((w, i) => w.p50 - runs.none[i]!.p50));
   console.log(
     `create latency at ${CLIENTS} clients, one mutating + one validating webhook vs none: ` +
       `p50 ${m('webhooks', 'p50').toFixed(2)} vs ${m('none', 'p50').toFixed(2)} ms (×${(m('webhooks', 'p50') / m('none', 'p50')).toFixed(2)}), ` +
       `p99 ${m('webhooks', 'p99').toFixed(2)} vs ${m('none', 'p99').toFixed(2)} ms (×${(m('webhooks', 'p99') / m('none', 'p99')).toFixed(2)}), ` +
       `creates/s ${m('webhooks', 'perSecond').toFixed(0)} vs ${m('none', 'perSecond').toFixed(0)}; ` +
-      `added p50 ${added.toFixed(2)} ms ${added <= 1.5 ? 'PASS' : 'MISS'} (target ≤ 1.5 ms)`,
+      `added p50 (median of the rounds' differences) ${added.toFixed(2)} ms ${added <= 1.5 ? 'PASS' : 'MISS'} (target ≤ 1.5 ms)`,
   );
 } finally {
   hook.child.kill();

@@ -427,6 +427,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
         policyStatus.stop();
         policy.close();
         crds.stop();
+        admission.webhooks?.close();
         faults.dropWatches();
         await new Promise<void>((resolve) => {
           server.close(() => resolve());

@@ -58,6 +58,8 @@ export class WebhookCallError extends Error {
 export interface WebhookCaller {
   /** POSTs `body` as JSON, returns the parsed JSON response; rejects with WebhookCallError. */
   post(config: WebhookClientConfig, body: unknown, options: { timeoutSeconds: number }): Promise<unknown>;
+  /** Closes the kept-alive connections (when the server stops). */
+  close?(): void;
 }
 
 /** The largest answer read from a webhook; a larger one is a `body` failure. */
@@ -86,6 +88,10 @@ export function createWebhookCaller(store: Store): WebhookCaller {
         return Promise.reject(err);
       }
       return send(target, agentFor(config.caBundle), JSON.stringify(body), options.timeoutSeconds);
+    },
+    close() {
+      for (const agent of agents.values()) agent.destroy();
+      agents.clear();
     },
   };
 }

@@ -38,15 +38,21 @@ export interface WebhookEntry {
 export class WebhookConfigurations {
   private cached: readonly WebhookEntry[] | undefined;
   private readonly prefix: string;
+  private readonly unwatch: () => void;
 
   constructor(
     private readonly store: Store,
     resource: 'mutatingwebhookconfigurations' | 'validatingwebhookconfigurations',
   ) {
     this.prefix = collectionPrefix('admissionregistration.k8s.io', resource);
-    store.watch(this.prefix, store.revision, () => {
+    this.unwatch = store.watch(this.prefix, store.revision, () => {
       this.cached = undefined;
     });
+  }
+
+  /** Stops following the store. */
+  close(): void {
+    this.unwatch();
   }
 
   /** The current webhooks, in kube's calling order. */

@@ -19,6 +19,8 @@ export interface WebhookAdmission {
   mutate: ReturnType<typeof mutatingWebhooks>;
   validate: ReturnType<typeof validatingWebhooks>;
   metrics: WebhookMetrics;
+  /** Closes the webhook connections and stops following the configurations. */
+  close(): void;
 }
 
 /** Builds the webhook plugins of a server over `store` and `registry`. */
@@ -36,9 +38,16 @@ export function webhookAdmission(
     metrics,
     matchConditions: options.matchConditions ?? matchConditionsEvaluator(),
   };
+  const mutating = new WebhookConfigurations(store, 'mutatingwebhookconfigurations');
+  const validating = new WebhookConfigurations(store, 'validatingwebhookconfigurations');
   return {
-    mutate: mutatingWebhooks(deps, new WebhookConfigurations(store, 'mutatingwebhookconfigurations')),
-    validate: validatingWebhooks(deps, new WebhookConfigurations(store, 'validatingwebhookconfigurations')),
+    mutate: mutatingWebhooks(deps, mutating),
+    validate: validatingWebhooks(deps, validating),
     metrics,
+    close() {
+      mutating.close();
+      validating.close();
+      deps.caller.close?.();
+    },
   };
 }

@@ -368,6 +368,10 @@ describe('matchConditions', () => {
         expression: "!has(object.metadata.labels) || !('skip' in object.metadata.labels)",
       },
       { name: 'by-admin', expression: "request.userInfo.username != 'nobody'" },
+      {
+        name: 'may-create',
+        expression: "authorizer.group('').resource('configmaps').namespace('cond').check('create').allowed()",
+      },
       { name: 'data-key', expression: "object.data.key == 'x'" },
     ];
     await apply(

@@ -105,7 +105,9 @@ export class AdmissionChain {
  */
 export function builtinAdmission(store: Store, policyDeps: PolicyPluginDeps = {}): AdmissionChain {
   const limits = limitRanger(store);
-  const webhooks = policyDeps.registry ? webhookAdmission(store, policyDeps.registry) : undefined;
+  const webhooks = policyDeps.registry
+    ? webhookAdmission(store, policyDeps.registry, { authorizer: () => policyDeps.authorizer })
+    : undefined;
   const chain = new AdmissionChain(
     [
       namespaceLifecycle(store),

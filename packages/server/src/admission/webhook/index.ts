@@ -5,6 +5,7 @@
  */
 import type { Registry } from '../../registry/registry.js';
 import type { Store } from '../../storage/store.js';
+import type { CelAuthorizer } from '../cel/index.js';
 import { registryEquivalents } from '../matching.js';
 import { createWebhookCaller, type WebhookCaller } from './client.js';
 import { WebhookConfigurations } from './configurations.js';
@@ -27,7 +28,12 @@ export interface WebhookAdmission {
 export function webhookAdmission(
   store: Store,
   registry: Registry,
-  options: { caller?: WebhookCaller; matchConditions?: MatchConditionsEvaluator } = {},
+  options: {
+    caller?: WebhookCaller;
+    matchConditions?: MatchConditionsEvaluator;
+    /** Answers `authorizer` in matchConditions (read per request). */
+    authorizer?: () => CelAuthorizer | undefined;
+  } = {},
 ): WebhookAdmission {
   const metrics = new WebhookMetrics();
   const deps: DispatcherDeps = {
@@ -36,7 +42,7 @@ export function webhookAdmission(
     equivalents: registryEquivalents(registry),
     caller: options.caller ?? createWebhookCaller(store),
     metrics,
-    matchConditions: options.matchConditions ?? matchConditionsEvaluator(),
+    matchConditions: options.matchConditions ?? matchConditionsEvaluator(options.authorizer),
   };
   const mutating = new WebhookConfigurations(store, 'mutatingwebhookconfigurations');
   const validating = new WebhookConfigurations(store, 'validatingwebhookconfigurations');

@@ -16,8 +16,13 @@ import {
 import type { Webhook } from './configurations.js';
 import type { MatchConditionsEvaluator } from './dispatcher.js';
 
-/** The evaluator of every webhook's matchConditions; `authorizer` answers `authorizer` checks. */
-export function matchConditionsEvaluator(authorizer?: CelAuthorizer): MatchConditionsEvaluator {
+/**
+ * The evaluator of every webhook's matchConditions; `authorizer` gives what answers `authorizer`
+ * checks (read per request: the server's authorizer is made after its admission chain).
+ */
+export function matchConditionsEvaluator(
+  authorizer?: () => CelAuthorizer | undefined,
+): MatchConditionsEvaluator {
   const env = new AdmissionCelEnv({ authorizer: true });
   const compiled = new WeakMap<Webhook, CompiledExpression[]>();
   return (entry, attrs, match) => {
@@ -27,11 +32,12 @@ export function matchConditionsEvaluator(authorizer?: CelAuthorizer): MatchCondi
       expressions = (hook.matchConditions ?? []).map((c) => compileAdmissionExpression(c.expression, env));
       compiled.set(hook, expressions);
     }
+    const authz = authorizer?.();
     const activation = activationFor(attrs, {
       matchedResource: match.resource,
       matchedKind: match.kind,
       namespace: null,
-      ...(authorizer && { authorizer }),
+      ...(authz && { authorizer: authz }),
     });
     const errors: string[] = [];
     for (const expression of expressions) {

@@ -6,11 +6,13 @@
  * an ApiError to refuse the request.
  *
  * Phases, as in kube-apiserver: mutating plugins (NamespaceLifecycle, LimitRanger's defaults,
- * ServiceAccount, Priority, DefaultStorageClass, StorageObjectInUseProtection, DefaultIngressClass), then the schema checks of the kind (the
- * registry's strategy: validation, CRD schemas), then validating plugins (a terminating CRD's
- * custom resources, PodSecurity, LimitRanger's bounds, then ResourceQuota). A plugin may also
- * admit with a warning, added to the options' `warnings` (sent as `Warning` headers). Admission webhooks and
- * ValidatingAdmissionPolicies are to take their places in the same two lists.
+ * ServiceAccount, Priority, DefaultStorageClass, StorageObjectInUseProtection,
+ * DefaultIngressClass, MutatingAdmissionWebhook), run once more when a plugin changed the object
+ * and asked for it (kube's reinvocation); then the schema checks of the kind (the registry's
+ * strategy: validation, CRD schemas); then validating plugins (a terminating CRD's custom
+ * resources, PodSecurity, LimitRanger's bounds, ValidatingAdmissionPolicy,
+ * ValidatingAdmissionWebhook, then ResourceQuota). A plugin may also admit with a warning, added
+ * to the options' `warnings` (sent as `Warning` headers).
  */
 import type { ResourceType } from '../registry/types.js';
 import type { Store } from '../storage/store.js';

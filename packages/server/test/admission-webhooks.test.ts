@@ -3,6 +3,8 @@
  * server (its own CA) answering. Each test works in a namespace of its own, which its webhooks
  * select, so that tests do not see each other's webhooks.
  */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type KubectlEnv, startKubectlEnv } from './kubectl.js';
 import { allow, deny, patch, startWebhookServer, type WebhookServer } from './webhook-server.js';
@@ -596,5 +598,71 @@ describe('hostile webhook answers', () => {
       JSON.parse(await env.ok(['get', 'configmaps', '-n', 'hostile', '-l', 'case', '-o', 'json'])).items,
     ).toEqual([]);
     await env.ok(['delete', 'mutatingwebhookconfiguration', 'hostile']);
+  });
+});
+
+describe('the Python client', () => {
+  it("meets an operator's webhooks as on a real cluster: a field injected, a wrong one denied", async () => {
+    await namespace('kopf');
+    await apply({
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'kopfexamples.kopf.dev' },
+      spec: {
+        group: 'kopf.dev',
+        scope: 'Namespaced',
+        names: { plural: 'kopfexamples', singular: 'kopfexample', kind: 'KopfExample' },
+        versions: [
+          {
+            name: 'v1',
+            served: true,
+            storage: true,
+            schema: {
+              openAPIV3Schema: {
+                type: 'object',
+                properties: { spec: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+              },
+            },
+          },
+        ],
+      },
+    });
+    await env.ok(['wait', '--for=condition=Established', 'crd/kopfexamples.kopf.dev', '--timeout=20s']);
+    const rules = {
+      rules: [
+        { operations: ['CREATE'], apiGroups: ['kopf.dev'], apiVersions: ['v1'], resources: ['kopfexamples'] },
+      ],
+    };
+    hooks.handle('/kopf-mutate', patch([{ op: 'add', path: '/spec/injected', value: 'yes' }]));
+    hooks.handle('/kopf-validate', (rv) =>
+      rv.request.object.spec.field === 'wrong' ? deny({ message: 'spec.field is wrong' })(rv) : allow()(rv),
+    );
+    await apply(config('Mutating', 'kopf', [webhook('mutate.kopf.dev', '/kopf-mutate', 'kopf', rules)]));
+    await apply(
+      config('Validating', 'kopf', [webhook('validate.kopf.dev', '/kopf-validate', 'kopf', rules)]),
+    );
+    const script = `
+import json, kubernetes
+kubernetes.config.load_kube_config()
+api = kubernetes.client.CustomObjectsApi()
+body = lambda name, field: {"apiVersion": "kopf.dev/v1", "kind": "KopfExample", "metadata": {"name": name}, "spec": {"field": field}}
+out = {"created": api.create_namespaced_custom_object("kopf.dev", "v1", "kopf", "kopfexamples", body("good", "right"))["spec"]}
+try:
+    api.create_namespaced_custom_object("kopf.dev", "v1", "kopf", "kopfexamples", body("bad", "wrong"))
+except kubernetes.client.exceptions.ApiException as e:
+    out["status"] = e.status
+    out["message"] = json.loads(e.body)["message"]
+print(json.dumps(out))
+`;
+    const { stdout } = await promisify(execFile)('/usr/bin/python3', ['-c', script], {
+      env: { ...process.env, KUBECONFIG: env.kubeconfigPath },
+    });
+    expect(JSON.parse(stdout)).toEqual({
+      created: { field: 'right', injected: 'yes' },
+      status: 400,
+      message: 'admission webhook "validate.kopf.dev" denied the request: spec.field is wrong',
+    });
+    await env.ok(['delete', 'mutatingwebhookconfiguration', 'kopf']);
+    await env.ok(['delete', 'validatingwebhookconfiguration', 'kopf']);
   });
 });

@@ -7,10 +7,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { ApiError } from 'kubeloop/api';
-import { fromStorageVersion, toStorageVersion } from '../../apiextensions/conversion.js';
+import { present, toStorageVersion } from '../../apiextensions/conversion.js';
 import type { Registry } from '../../registry/registry.js';
 import type { ResourceType } from '../../registry/types.js';
 import type { Store } from '../../storage/store.js';
+import type { KubeObject } from '../../storage/types.js';
 import { isObject, type Obj } from '../../util/object.js';
 import {
   type AdmissionAttributes,
@@ -152,21 +153,28 @@ export function shouldCallHook(
  * equivalent resource: another version of a custom resource, a kind sharing another's storage),
  * through the storage version as kube's versioned attributes do. A Scale stays a Scale.
  */
-export function convertForMatch(
+export async function convertForMatch(
   deps: DispatcherDeps,
   obj: Obj | undefined,
   from: ResourceType,
   to: GroupVersionResource,
   subresource: string,
-): Obj | undefined {
+): Promise<Obj | undefined> {
   if (!obj || subresource === 'scale') return obj;
   if (from.group === to.group && from.version === to.version && from.resource === to.resource) return obj;
   const target = deps.registry.lookup(to.group, to.version, to.resource);
   if (!target) return obj;
   const copy = structuredClone(obj);
-  toStorageVersion(from, copy);
-  fromStorageVersion(target, copy);
-  return copy;
+  // Through the storage version, with the CRD's conversion webhook when it has one.
+  await toStorageVersion(from, copy);
+  const view = await present(target, {
+    key: '',
+    object: copy as KubeObject,
+    revision: 0,
+    json: JSON.stringify(copy),
+  });
+  // Views may be frozen and shared: the dispatcher gets its own copy to patch and hand back.
+  return structuredClone(view.object as Obj);
 }
 
 /**

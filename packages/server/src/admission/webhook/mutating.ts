@@ -111,8 +111,8 @@ async function dispatch(
       const outcome = await observedCall(deps, entry, 'admit', base.operation, async () => {
         // The webhook sees, and patches, the object at the version it matched; the result is
         // converted back to the request's.
-        const versioned = convertForMatch(deps, current, t, match.resource, base.subresource);
-        const oldVersioned = convertForMatch(deps, oldObject, t, match.resource, base.subresource);
+        const versioned = await convertForMatch(deps, current, t, match.resource, base.subresource);
+        const oldVersioned = await convertForMatch(deps, oldObject, t, match.resource, base.subresource);
         const result = await callWebhook(deps, entry, true, attrs, match, versioned, oldVersioned, options);
         const matchedType =
           deps.registry.lookup(match.resource.group, match.resource.version, match.resource.resource) ?? t;

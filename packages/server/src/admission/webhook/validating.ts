@@ -47,20 +47,17 @@ export function validatingWebhooks(deps: DispatcherDeps, configs: WebhookConfigu
       const errors: unknown[] = [];
       await Promise.all(
         calls.map(async ({ entry, match }) => {
-          const versioned = (o: Obj | undefined) =>
-            convertForMatch(deps, o, t, match.resource, attrs.subresource);
-          const outcome = await observedCall(deps, entry, 'validating', op, () =>
-            callWebhook(
+          const outcome = await observedCall(deps, entry, 'validating', op, async () => {
+            const object = await convertForMatch(deps, attrs.object, t, match.resource, attrs.subresource);
+            const oldObject = await convertForMatch(
               deps,
-              entry,
-              false,
-              attrs,
-              match,
-              versioned(attrs.object),
-              versioned(attrs.oldObject),
-              options,
-            ),
-          );
+              attrs.oldObject,
+              t,
+              match.resource,
+              attrs.subresource,
+            );
+            return callWebhook(deps, entry, false, attrs, match, object, oldObject, options);
+          });
           if (outcome.error === undefined) return;
           const err = failureOf(deps, entry, 'validating', outcome.error);
           if (err !== undefined) errors.push(err);

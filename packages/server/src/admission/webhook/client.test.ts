@@ -148,4 +148,39 @@ describe('webhook client', () => {
     expect(await svcCaller.post(service, { b: 2 }, { timeoutSeconds: 10 })).toEqual({ echo: { b: 2 } });
     expect(seen.at(-1)?.url).toBe('/validate?timeout=10s');
   });
+
+  it('sends a request again on a new connection when the webhook closed the kept-alive one it reused', async () => {
+    // Every connection answers its first request and drops the next one unanswered, as a webhook
+    // that closed an idle connection (or restarted) does to the request already on its way.
+    const ca = await createCertificateAuthority('reuse-ca');
+    const cert = await issueServingCertificate(ca, ['127.0.0.1']);
+    const served = new WeakMap<object, number>();
+    let connections = 0;
+    const flaky = createServer({ cert: cert.cert, key: cert.key }, (req, res) => {
+      const n = (served.get(req.socket) ?? 0) + 1;
+      served.set(req.socket, n);
+      req.resume();
+      req.on('end', () => {
+        if (n > 1) return void req.socket.destroy();
+        res.setHeader('Content-Type', 'application/json');
+        res.end('{"ok":true}');
+      });
+    });
+    flaky.on('secureConnection', () => connections++);
+    await new Promise<void>((r) => flaky.listen(0, '127.0.0.1', r));
+    const url = `https://127.0.0.1:${(flaky.address() as AddressInfo).port}/hook`;
+    const config = { url, caBundle: Buffer.from(ca.cert).toString('base64') };
+    const reusing = createWebhookCaller(Store.open());
+    try {
+      for (let i = 0; i < 3; i++) {
+        await expect(reusing.post(config, { i }, { timeoutSeconds: 5 })).resolves.toEqual({ ok: true });
+      }
+      // Each call after the first reused the connection, was dropped, and went again on a new one.
+      expect(connections).toBe(3);
+    } finally {
+      reusing.close?.();
+      flaky.closeAllConnections();
+      flaky.close();
+    }
+  });
 });

@@ -87,7 +87,7 @@ export function createWebhookCaller(store: Store): WebhookCaller {
       } catch (err) {
         return Promise.reject(err);
       }
-      return send(target, agentFor(config.caBundle), JSON.stringify(body), options.timeoutSeconds);
+      return send(target, agentFor(config.caBundle), JSON.stringify(body), options.timeoutSeconds, true);
     },
     close() {
       for (const agent of agents.values()) agent.destroy();
@@ -185,9 +185,22 @@ function readyEndpoint(
   return undefined;
 }
 
-function send(target: Target, agent: Agent, payload: string, timeoutSeconds: number): Promise<unknown> {
+/**
+ * One POST. A kept-alive connection the webhook closed while it sat idle fails the next request
+ * sent on it before any answer comes; Go's transport sends such a request again on a new
+ * connection, and so does this (once, and only when the socket was reused and no answer began),
+ * so that a webhook restarted between two requests is not reported as failed.
+ */
+function send(
+  target: Target,
+  agent: Agent,
+  payload: string,
+  timeoutSeconds: number,
+  mayRetry: boolean,
+): Promise<unknown> {
   return new Promise((resolvePromise, reject) => {
     let settled = false;
+    let answered = false;
     const done = (err: WebhookCallError | undefined, value?: unknown) => {
       if (settled) return;
       settled = true;
@@ -216,9 +229,16 @@ function send(target: Target, agent: Agent, payload: string, timeoutSeconds: num
       req.destroy();
     }, timeoutSeconds * 1000);
     req.on('error', (err: NodeJS.ErrnoException) => {
+      if (mayRetry && !settled && !answered && req.reusedSocket && err.code === 'ECONNRESET') {
+        settled = true;
+        clearTimeout(timer);
+        send(target, agent, payload, timeoutSeconds, false).then(resolvePromise, reject);
+        return;
+      }
       done(new WebhookCallError(prefix + goNetError(err, target), failureOf(err)));
     });
     req.on('response', (res) => {
+      answered = true;
       const chunks: Buffer[] = [];
       let size = 0;
       res.on('data', (c: Buffer) => {

@@ -145,6 +145,7 @@ export class Manager {
   private readonly definitions: ControllerDefinition<KubeObject>[] = [];
   private readonly controllers: Controller<KubeObject>[] = [];
   private readonly runnables: Runnable[] = [];
+  private readonly readyzChecks = new Map<string, () => boolean>();
   private readonly fieldIndexes: FieldIndex[] = [];
   private rawClient: Client | undefined;
   private trackedClient: Client | undefined;
@@ -191,6 +192,15 @@ export class Manager {
     });
     this.clientMetrics = options.clientMetrics;
     this.permissionMonitor = new PermissionMonitor(this.registry, this.log, () => this.permissions);
+  }
+
+  /**
+   * Adds a check to `/readyz` (controller-runtime's `AddReadyzCheck`): the manager is ready only
+   * while every check passes, e.g. the webhook server's `webhook` check while it listens.
+   */
+  addReadyzCheck(name: string, check: () => boolean): this {
+    this.readyzChecks.set(name, check);
+    return this;
   }
 
   /** Adds a controller, or a {@link Runnable} (before `start()`). */
@@ -499,7 +509,10 @@ export class Manager {
     // Not ready while an informer the controllers need is refused its list or watch.
     const probes: Endpoints = {
       healthz: () => true,
-      readyz: () => this.synced && this.permissionMonitor.informersAllowed,
+      readyz: () =>
+        this.synced &&
+        this.permissionMonitor.informersAllowed &&
+        [...this.readyzChecks.values()].every((c) => c()),
     };
     const metricsEndpoint: Endpoints = { metrics: () => this.renderMetrics() };
     if (health !== false && health === metrics) {

@@ -62,4 +62,16 @@ export {
   parseCustomResourceDefinitions,
   schemaToTypeBox,
 } from './typescript.js';
+export {
+  type ConversionWebhookOptions,
+  certManagerResources,
+  injectCaFrom,
+  managerWebhookPatch,
+  type WebhookClientTarget,
+  type WebhookConfigurationOptions,
+  type WebhookNames,
+  webhookConfigurations,
+  webhookService,
+  withConversionWebhook,
+} from './webhook.js';
 export { GENERATED_HEADER, toYaml } from './yaml.js';

@@ -80,7 +80,7 @@ describe('webhookConfigurations', () => {
     });
     expect(validating?.kind).toBe('ValidatingWebhookConfiguration');
     expect(
-      (validating?.webhooks as Array<{ name: string; rules: Array<{ operations: string[] }> }>)[0],
+      (validating!.webhooks as Array<{ name: string; rules: Array<{ operations: string[] }> }>)[0],
     ).toMatchObject({
       name: 'vfoo-v1.kb.io',
       rules: [{ operations: ['CREATE', 'UPDATE', 'DELETE'] }],
@@ -93,7 +93,7 @@ describe('webhookConfigurations', () => {
       caBundle: 'PEM',
     });
     expect(out).toHaveLength(1);
-    expect((out[0]?.webhooks as Array<{ clientConfig: unknown }>)[0]?.clientConfig).toEqual({
+    expect((out[0]!.webhooks as Array<{ clientConfig: unknown }>)[0]?.clientConfig).toEqual({
       url: 'https://127.0.0.1:9443/validate-samplecontroller-example-com-v1-foo',
       caBundle: Buffer.from('PEM').toString('base64'),
     });

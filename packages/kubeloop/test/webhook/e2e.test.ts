@@ -1,0 +1,233 @@
+/**
+ * `kubeloop/webhook` end to end on the local control plane, driven with kubectl as a user would:
+ * the SDK's server registered with a URL client config and its CA, then defaulting, denials
+ * with field errors, warnings, dry run, a handler that throws, a certificate rotation while
+ * serving, and conversion of lists and watches through the SDK's `/convert`.
+ */
+import { X509Certificate } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { connect } from 'node:tls';
+import { type KubectlEnv, startKubectlEnv } from '@kubeloop/server/testing';
+import { defineResource, Type } from 'kubeloop';
+import { toYaml, webhookConfigurations, withConversionWebhook } from 'kubeloop/manifests';
+import {
+  conversion,
+  createCertificateAuthority,
+  defaulter,
+  fieldErrors,
+  issueServingCertificate,
+  validator,
+  WebhookServer,
+} from 'kubeloop/webhook';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const GROUP = 'webhooks.kubeloop.dev';
+const Foo = defineResource({
+  group: GROUP,
+  kind: 'Foo',
+  versions: {
+    v1: {
+      spec: Type.Object({ deploymentName: Type.String(), replicas: Type.Optional(Type.Integer()) }),
+      storage: true,
+    },
+    v2: {
+      spec: Type.Object({
+        deployment: Type.Object({ name: Type.String(), replicas: Type.Optional(Type.Integer()) }),
+      }),
+    },
+  },
+});
+
+const fooConversion = conversion(Foo, {
+  hub: 'v1',
+  spokes: {
+    v2: {
+      toHub: (o) => ({
+        metadata: o.metadata,
+        spec: { deploymentName: o.spec.deployment.name, replicas: o.spec.deployment.replicas },
+      }),
+      fromHub: (h) => ({
+        metadata: h.metadata,
+        spec: {
+          deployment: {
+            name: h.spec.deploymentName,
+            ...(h.spec.replicas !== undefined && { replicas: h.spec.replicas }),
+          },
+        },
+      }),
+    },
+  },
+});
+
+const dryRuns: boolean[] = [];
+let k: KubectlEnv;
+let dir: string;
+let server: WebhookServer;
+let ca: ReturnType<typeof createCertificateAuthority>;
+
+const foo = (name: string, spec: Record<string, unknown>) =>
+  toYaml([{ apiVersion: `${GROUP}/v1`, kind: 'Foo', metadata: { name, namespace: 'default' }, spec }]);
+
+async function servingSerial(): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const s = connect({ host: '127.0.0.1', port: server.port, ca: ca.cert, servername: 'localhost' }, () => {
+      const pem = s.getPeerX509Certificate()?.serialNumber ?? '';
+      s.end();
+      resolve(pem);
+    });
+    s.on('error', reject);
+  });
+}
+
+beforeAll(async () => {
+  k = await startKubectlEnv();
+  dir = await mkdtemp(join(tmpdir(), 'kubeloop-webhook-e2e-'));
+  // A CA of the test's own (as cert-manager's), so that the test can rotate the leaf under it.
+  ca = createCertificateAuthority('e2e-ca');
+  const leaf = issueServingCertificate(ca, ['127.0.0.1', 'localhost']);
+  await writeFile(join(dir, 'ca.crt'), ca.cert);
+  await writeFile(join(dir, 'tls.key'), leaf.key);
+  await writeFile(join(dir, 'tls.crt'), leaf.cert);
+  server = new WebhookServer({ port: 0, certDir: dir }).register(
+    defaulter(Foo, (f, ctx) => {
+      f.spec.replicas ??= 1;
+      dryRuns.push(ctx.dryRun);
+    }),
+    validator(Foo, {
+      create: (f) => {
+        if (f.spec.deploymentName === 'panic') throw new Error('boom');
+        if ((f.spec.replicas ?? 0) > 10)
+          return { errors: [fieldErrors.invalid('spec.replicas', f.spec.replicas, 'must be at most 10')] };
+        if (f.spec.deploymentName.startsWith('legacy-'))
+          return { warnings: ['deploymentName legacy-* is deprecated'] };
+        return undefined;
+      },
+      update: (old, f) =>
+        old.spec.deploymentName !== f.spec.deploymentName
+          ? { errors: [fieldErrors.forbidden('spec.deploymentName', 'field is immutable')] }
+          : undefined,
+      delete: (f) =>
+        f.metadata.labels?.protected === 'true'
+          ? { errors: [fieldErrors.forbidden('metadata.labels[protected]', 'remove the label first')] }
+          : undefined,
+    }),
+    fooConversion,
+  );
+  await server.listen();
+  expect(server.caBundle).toBe(ca.cert);
+  const crd = withConversionWebhook(Foo.crd(), { target: { url: server.url }, caBundle: server.caBundle });
+  await k.ok(['apply', '-f', '-'], { input: toYaml([crd]) });
+  await k.ok(['wait', '--for=condition=Established', `crd/foos.${GROUP}`]);
+  const configs = webhookConfigurations(server.webhooks, {
+    target: { url: server.url },
+    caBundle: server.caBundle,
+  });
+  await k.ok(['apply', '-f', '-'], { input: toYaml(configs) });
+}, 60_000);
+
+afterAll(async () => {
+  await server?.close();
+  await k?.stop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('admission through the API server', () => {
+  it('defaults on create', async () => {
+    await k.ok(['apply', '-f', '-'], { input: foo('plain', { deploymentName: 'web' }) });
+    expect(await k.ok(['get', 'foo', 'plain', '-o', 'jsonpath={.spec.replicas}'])).toBe('1');
+  });
+
+  it('denies with the field error, printed as kubectl prints schema errors', async () => {
+    const r = await k.run(['create', '-f', '-'], {
+      input: foo('big', { deploymentName: 'web', replicas: 20 }),
+    });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('admission webhook "vfoo-v1.kb.io" denied the request');
+    expect(r.stderr).toContain('spec.replicas: Invalid value: 20: must be at most 10');
+    expect((await k.run(['get', 'foo', 'big'])).code).toBe(1);
+  });
+
+  it('passes a warning to kubectl', async () => {
+    const r = await k.run(['create', '-f', '-'], { input: foo('old', { deploymentName: 'legacy-web' }) });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain('Warning: deploymentName legacy-* is deprecated');
+  });
+
+  it('refuses an update and a delete with their field errors', async () => {
+    await k.ok(['apply', '-f', '-'], { input: foo('keep', { deploymentName: 'web' }) });
+    const u = await k.run([
+      'patch',
+      'foo',
+      'keep',
+      '--type=merge',
+      '-p',
+      '{"spec":{"deploymentName":"other"}}',
+    ]);
+    expect(u.code).toBe(1);
+    expect(u.stderr).toContain('spec.deploymentName: Forbidden: field is immutable');
+    await k.ok(['label', 'foo', 'keep', 'protected=true']);
+    const d = await k.run(['delete', 'foo', 'keep']);
+    expect(d.code).toBe(1);
+    expect(d.stderr).toContain('metadata.labels[protected]: Forbidden: remove the label first');
+    await k.ok(['label', 'foo', 'keep', 'protected-']);
+    await k.ok(['delete', 'foo', 'keep']);
+  });
+
+  it('runs in a dry run, which the handler sees, and stores nothing', async () => {
+    dryRuns.length = 0;
+    const out = await k.ok(['create', '--dry-run=server', '-o', 'jsonpath={.spec.replicas}', '-f', '-'], {
+      input: foo('dry', { deploymentName: 'web' }),
+    });
+    expect(out).toBe('1');
+    expect(dryRuns).toEqual([true]);
+    expect((await k.run(['get', 'foo', 'dry'])).code).toBe(1);
+  });
+
+  it('answers a handler that throws with a 500 and keeps serving', async () => {
+    const r = await k.run(['create', '-f', '-'], { input: foo('p', { deploymentName: 'panic' }) });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('panic: boom [recovered]');
+    await k.ok(['apply', '-f', '-'], { input: foo('after-panic', { deploymentName: 'web' }) });
+    const metrics = await server.metricsRegistry.metrics();
+    expect(metrics).toMatch(/controller_runtime_webhook_panics_total 1\b/);
+  });
+
+  it('keeps serving across a certificate rotation, on the new certificate', async () => {
+    const before = await servingSerial();
+    const leaf = issueServingCertificate(ca, ['127.0.0.1', 'localhost']);
+    await writeFile(join(dir, 'tls.key'), leaf.key);
+    await writeFile(join(dir, 'tls.crt'), leaf.cert);
+    await server.reloadCertificates();
+    const after = await servingSerial();
+    expect(after).not.toBe(before);
+    expect(after).toBe(new X509Certificate(leaf.cert).serialNumber);
+    await k.ok(['apply', '-f', '-'], { input: foo('rotated', { deploymentName: 'web' }) });
+    expect(await k.ok(['get', 'foo', 'rotated', '-o', 'jsonpath={.spec.replicas}'])).toBe('1');
+  });
+});
+
+describe('conversion through the API server', () => {
+  it('lists and watches v2 through the SDK’s /convert', async () => {
+    await k.ok(['apply', '-f', '-'], { input: foo('conv', { deploymentName: 'web', replicas: 3 }) });
+    const list = JSON.parse(await k.ok(['get', `foos.v2.${GROUP}`, '-o', 'json'])) as {
+      items: Array<{ apiVersion: string; metadata: { name: string }; spec: unknown }>;
+    };
+    const conv = list.items.find((i) => i.metadata.name === 'conv');
+    expect(conv?.apiVersion).toBe(`${GROUP}/v2`);
+    expect(conv?.spec).toEqual({ deployment: { name: 'web', replicas: 3 } });
+
+    const watch = k.spawn(['get', `foos.v2.${GROUP}`, '--watch', '--output-watch-events', '-o', 'json']);
+    try {
+      await k.ok(['apply', '-f', '-'], { input: foo('watched', { deploymentName: 'api', replicas: 2 }) });
+      // The watch prints events as they come; the new object's is the one this test waits for.
+      for (let i = 0; i < 300 && !watch.output().includes('"api"'); i++)
+        await new Promise((r) => setTimeout(r, 50));
+      expect(watch.output()).toContain(`"apiVersion": "${GROUP}/v2"`);
+      expect(watch.output()).toMatch(/"deployment": \{\s*"name": "api",\s*"replicas": 2\s*\}/);
+    } finally {
+      await watch.stop();
+    }
+  });
+});

@@ -53,6 +53,7 @@ export {
   expectRoundTrip,
   type Spoke,
 } from './conversion.js';
+export { type WebhookFlags, webhookFlags } from './flags.js';
 export { type AnswerOptions, answerAdmission } from './handle.js';
 export { WebhookMetrics } from './metrics.js';
 export { applyJsonPatch, createJsonPatch, escapePointerToken, type JsonPatchOperation } from './patch.js';

@@ -8,7 +8,7 @@
  * CPU other processes used during the run: the machine is shared.
  *
  *   npm run build && node bench/dist/benchmarks/webhook-server.js
- *   node bench/dist/benchmarks/webhook-server.js --requests=20000 --clients=16 --rounds=2
+ *   node bench/dist/benchmarks/webhook-server.js --requests=20000 --clients=16 --rounds=2 [--cpu-prof=DIR]
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -113,6 +113,8 @@ async function serve(kind: 'kubeloop' | 'plain', certDir: string): Promise<void>
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     port = (server.address() as AddressInfo).port;
   }
+  // An orderly exit on SIGTERM, so that --cpu-prof writes its profile.
+  process.once('SIGTERM', () => process.exit(0));
   process.stdout.write(`${JSON.stringify({ port })}\n`);
 }
 
@@ -181,10 +183,17 @@ async function round(
   o: { requests: number; clients: number; warmup: number },
   bodies: string[],
   meter: LoadMeter,
+  cpuProf: string | undefined,
 ): Promise<RoundResult> {
   const child = spawn(
     process.execPath,
-    [fileURLToPath(import.meta.url), `--serve=${kind}`, `--cert-dir=${certDir}`],
+    [
+      // CPU profiles of the servers, for looking into a gap: --cpu-prof=DIR.
+      ...(cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${cpuProf}`] : []),
+      fileURLToPath(import.meta.url),
+      `--serve=${kind}`,
+      `--cert-dir=${certDir}`,
+    ],
     {
       stdio: ['ignore', 'pipe', 'inherit'],
     },
@@ -220,6 +229,7 @@ async function main(): Promise<void> {
       warmup: { type: 'string', default: '2000' },
       clients: { type: 'string', default: '16' },
       rounds: { type: 'string', default: '2' },
+      'cpu-prof': { type: 'string' },
     },
   });
   if (values.serve) return serve(values.serve as 'kubeloop' | 'plain', values['cert-dir'] ?? '');
@@ -237,7 +247,8 @@ async function main(): Promise<void> {
     const results: Record<'kubeloop' | 'plain', RoundResult[]> = { kubeloop: [], plain: [] };
     for (let r = 0; r < rounds; r++) {
       const order: Array<'kubeloop' | 'plain'> = r % 2 === 0 ? ['plain', 'kubeloop'] : ['kubeloop', 'plain'];
-      for (const kind of order) results[kind].push(await round(kind, certDir, caBundle, o, bodies, meter));
+      for (const kind of order)
+        results[kind].push(await round(kind, certDir, caBundle, o, bodies, meter, values['cpu-prof']));
     }
     const med = (kind: 'kubeloop' | 'plain', k: keyof RoundResult) => median(results[kind].map((x) => x[k]));
     const ratio = med('kubeloop', 'rps') / med('plain', 'rps');

@@ -8,7 +8,7 @@ import { ApiError, type Status } from '../api/status.js';
 import type { GroupVersionKind, ResourceDescriptor } from '../client/descriptor.js';
 import type { KubeObject } from '../client/types.js';
 import { pluralOf } from '../schema/define/names.js';
-import { createJsonPatch } from './patch.js';
+import { cloneJson, createJsonPatch } from './patch.js';
 import type {
   AdmissionContext,
   AdmissionRequest,
@@ -129,7 +129,7 @@ export function defaulter<T extends KubeObject>(
       if (request.object === undefined || request.object === null)
         return errored(400, 'there is no content to decode');
       const original = request.object;
-      const obj = structuredClone(original) as T;
+      const obj = cloneJson(original) as T;
       try {
         const returned = await fn(obj, ctx);
         const patch = createJsonPatch(original, returned ?? obj);

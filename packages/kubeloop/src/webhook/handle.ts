@@ -51,7 +51,10 @@ export async function answerAdmission(
   if (!request || typeof request !== 'object')
     return review(parsed?.apiVersion, { uid: '', ...errored(400, 'got an empty AdmissionRequest') });
   const uid = String(request.uid ?? '');
-  const abort = new AbortController();
+  // Made only when a handler asks for the signal: most never do, and an AbortController on
+  // every review is a measurable share of a fast handler's cost.
+  let abort: AbortController | undefined;
+  let expired = false;
   const ctx: AdmissionContext = {
     request,
     uid,
@@ -60,14 +63,21 @@ export async function answerAdmission(
     dryRun: request.dryRun === true,
     namespace: request.namespace ?? '',
     name: request.name ?? '',
-    signal: abort.signal,
+    get signal() {
+      if (!abort) {
+        abort = new AbortController();
+        if (expired) abort.abort(new Error('context deadline exceeded'));
+      }
+      return abort.signal;
+    },
     client: options.client,
     cache: options.cache,
   };
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<Omit<AdmissionResponse, 'uid'>>((resolve) => {
     timer = setTimeout(() => {
-      abort.abort(new Error('context deadline exceeded'));
+      expired = true;
+      abort?.abort(new Error('context deadline exceeded'));
       resolve(errored(500, 'context deadline exceeded'));
     }, options.timeoutMs);
   });

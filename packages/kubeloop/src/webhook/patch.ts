@@ -16,52 +16,62 @@ export const escapePointerToken = (token: string): string => token.replace(/~/g,
 const isPlainObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
-function deepEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false;
-    return a.every((x, i) => deepEqual(x, b[i]));
-  }
-  if (isPlainObject(a)) {
-    if (!isPlainObject(b)) return false;
-    const ka = Object.keys(a).filter((k) => a[k] !== undefined);
-    const kb = Object.keys(b).filter((k) => b[k] !== undefined);
-    return ka.length === kb.length && ka.every((k) => Object.hasOwn(b, k) && deepEqual(a[k], b[k]));
-  }
-  return false;
-}
-
 // JSON has no `undefined`: a property set to undefined is absent once serialised, as it is
 // from the object the API server receives back.
 const clean = (v: unknown): unknown => JSON.parse(JSON.stringify(v ?? null)) as unknown;
 
-function diff(from: unknown, to: unknown, path: string, out: JsonPatchOperation[]): void {
-  if (deepEqual(from, to)) return;
+const pointer = (segments: readonly string[]): string => {
+  let out = '';
+  for (const s of segments) out += `/${s.includes('~') || s.includes('/') ? escapePointerToken(s) : s}`;
+  return out;
+};
+
+// One pass over both trees, building the pointer only for what changed: a review's object is
+// mostly unchanged, and this runs on every admission request.
+function diff(from: unknown, to: unknown, path: string[], out: JsonPatchOperation[]): void {
+  if (from === to) return;
   if (isPlainObject(from) && isPlainObject(to)) {
-    for (const key of Object.keys(from)) {
-      if (from[key] === undefined) continue;
-      if (!Object.hasOwn(to, key) || to[key] === undefined)
-        out.push({ op: 'remove', path: `${path}/${escapePointerToken(key)}` });
+    for (const key in from) {
+      if (from[key] !== undefined && (to[key] === undefined || !Object.hasOwn(to, key)))
+        out.push({ op: 'remove', path: pointer([...path, key]) });
     }
-    for (const key of Object.keys(to)) {
-      if (to[key] === undefined) continue;
-      const p = `${path}/${escapePointerToken(key)}`;
-      if (!Object.hasOwn(from, key) || from[key] === undefined)
-        out.push({ op: 'add', path: p, value: clean(to[key]) });
-      else diff(from[key], to[key], p, out);
+    for (const key in to) {
+      const value = to[key];
+      if (value === undefined) continue;
+      const before = Object.hasOwn(from, key) ? from[key] : undefined;
+      if (before === undefined) out.push({ op: 'add', path: pointer([...path, key]), value: clean(value) });
+      else {
+        path.push(key);
+        diff(before, value, path, out);
+        path.pop();
+      }
     }
     return;
   }
   if (Array.isArray(from) && Array.isArray(to)) {
     const common = Math.min(from.length, to.length);
-    for (let i = 0; i < common; i++) diff(from[i], to[i], `${path}/${i}`, out);
+    for (let i = 0; i < common; i++) {
+      path.push(String(i));
+      diff(from[i], to[i], path, out);
+      path.pop();
+    }
     for (let i = common; i < to.length; i++)
-      out.push({ op: 'add', path: `${path}/${i}`, value: clean(to[i]) });
+      out.push({ op: 'add', path: pointer([...path, String(i)]), value: clean(to[i]) });
     // From the end, so that each index still names the element it meant.
-    for (let i = from.length - 1; i >= common; i--) out.push({ op: 'remove', path: `${path}/${i}` });
+    for (let i = from.length - 1; i >= common; i--)
+      out.push({ op: 'remove', path: pointer([...path, String(i)]) });
     return;
   }
-  out.push({ op: 'replace', path, value: clean(to) });
+  out.push({ op: 'replace', path: pointer(path), value: clean(to) });
+}
+
+/** A deep copy of a JSON value (faster than `structuredClone` for the plain data of a review). */
+export function cloneJson<T>(v: T): T {
+  if (typeof v !== 'object' || v === null) return v;
+  if (Array.isArray(v)) return v.map(cloneJson) as T;
+  const out: Record<string, unknown> = {};
+  for (const key in v) out[key] = cloneJson((v as Record<string, unknown>)[key]);
+  return out as T;
 }
 
 /**
@@ -78,7 +88,7 @@ function diff(from: unknown, to: unknown, path: string, out: JsonPatchOperation[
  */
 export function createJsonPatch(from: unknown, to: unknown): JsonPatchOperation[] {
   const out: JsonPatchOperation[] = [];
-  diff(from, to, '', out);
+  diff(from, to, [], out);
   return out;
 }
 

@@ -214,8 +214,9 @@ export class WebhookServer implements Runnable {
   }
 
   private serve(req: IncomingMessage, res: ServerResponse): void {
-    const url = new URL(req.url ?? '/', 'https://webhook');
-    const path = url.pathname;
+    const raw = req.url ?? '/';
+    const q = raw.indexOf('?');
+    const path = q < 0 ? raw : raw.slice(0, q);
     const admission = this.admission.get(path);
     const isConvert = path === '/convert' && this.conversions.length > 0;
     if (!admission && !isConvert) {
@@ -233,7 +234,7 @@ export class WebhookServer implements Runnable {
       const body = Buffer.concat(chunks);
       const answer = admission
         ? answerAdmission(admission, body, req.headers['content-type'], {
-            timeoutMs: handlerTimeout(url, this.options.handlerTimeoutMs),
+            timeoutMs: handlerTimeout(q < 0 ? '' : raw.slice(q + 1), this.options.handlerTimeoutMs),
             client: this.client,
             cache: this.cache,
             onPanic: () => metrics.panics.inc(),
@@ -275,8 +276,8 @@ export class WebhookServer implements Runnable {
 }
 
 /** The handler's time: the server's bound, shortened to fit the API server's `?timeout=`. */
-function handlerTimeout(url: URL, configured = 10_000): number {
-  const t = url.searchParams.get('timeout');
+function handlerTimeout(query: string, configured = 10_000): number {
+  const t = query ? new URLSearchParams(query).get('timeout') : null;
   const m = t ? /^(\d+(?:\.\d+)?)(ms|s|m)$/.exec(t) : null;
   if (!m) return configured;
   const ms = Number(m[1]) * (m[2] === 'ms' ? 1 : m[2] === 's' ? 1000 : 60_000);

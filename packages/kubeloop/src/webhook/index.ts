@@ -55,7 +55,7 @@ export {
 } from './conversion.js';
 export { type WebhookFlags, webhookFlags } from './flags.js';
 export { type AnswerOptions, answerAdmission } from './handle.js';
-export { WebhookMetrics } from './metrics.js';
+export { type PathMetrics, WebhookMetrics } from './metrics.js';
 export { applyJsonPatch, createJsonPatch, escapePointerToken, type JsonPatchOperation } from './patch.js';
 export { createCertificateAuthority, issueServingCertificate, type KeyPair } from './pki.js';
 export { WebhookServer, type WebhookServerOptions } from './server.js';

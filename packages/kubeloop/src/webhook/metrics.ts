@@ -8,6 +8,14 @@ function once<M>(registry: Registry, name: string, make: () => M): M {
   return (registry.getSingleMetric(name) as M | undefined) ?? make();
 }
 
+/** One path's bound series. */
+export interface PathMetrics {
+  readonly inFlight: { inc(): void; dec(): void };
+  readonly latency: { observe(seconds: number): void };
+  /** Counts one answer with its HTTP code. */
+  count(code: number): void;
+}
+
 /** The webhook metrics on one registry (shared by every server using it). */
 export class WebhookMetrics {
   readonly latency: Histogram<'webhook'>;
@@ -73,11 +81,29 @@ export class WebhookMetrics {
     );
   }
 
-  /** Makes a path's series exist at zero, with the codes controller-runtime initialises (200, 500). */
-  initialise(path: string): void {
-    this.inFlight.set({ webhook: path }, 0);
-    this.total.inc({ webhook: path, code: '200' }, 0);
+  private readonly bound = new Map<string, PathMetrics>();
+
+  /**
+   * A path's series, made to exist at zero with the codes controller-runtime initialises (200,
+   * 500), and bound once: prom-client hashes a label set on every call otherwise.
+   */
+  forPath(path: string): PathMetrics {
+    let m = this.bound.get(path);
+    if (m) return m;
+    const ok = this.total.labels({ webhook: path, code: '200' });
     this.total.inc({ webhook: path, code: '500' }, 0);
+    ok.inc(0);
+    const inFlight = this.inFlight.labels({ webhook: path });
+    inFlight.set(0);
+    const latency = this.latency.labels({ webhook: path });
     this.latency.zero({ webhook: path });
+    m = {
+      inFlight,
+      latency,
+      count: (code: number) =>
+        code === 200 ? ok.inc() : this.total.inc({ webhook: path, code: String(code) }),
+    };
+    this.bound.set(path, m);
+    return m;
   }
 }

@@ -166,8 +166,8 @@ export class WebhookServer implements Runnable {
     this.ca = loaded.caBundle;
     const metrics = new WebhookMetrics(this.metricsRegistry);
     this.metricsOf = metrics;
-    for (const path of this.admission.keys()) metrics.initialise(path);
-    if (this.conversions.length > 0) metrics.initialise('/convert');
+    for (const path of this.admission.keys()) metrics.forPath(path);
+    if (this.conversions.length > 0) metrics.forPath('/convert');
     const server = createServer({ cert: loaded.cert, key: loaded.key }, (req, res) => this.serve(req, res));
     this.server = server;
     this.watcher = new CertWatcher(
@@ -225,30 +225,37 @@ export class WebhookServer implements Runnable {
       return;
     }
     const metrics = this.metricsOf as WebhookMetrics;
+    const series = metrics.forPath(path);
     const started = process.hrtime.bigint();
     this.inFlight++;
-    metrics.inFlight.inc({ webhook: path });
+    series.inFlight.inc();
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks);
-      const answer = admission
-        ? answerAdmission(admission, body, req.headers['content-type'], {
-            timeoutMs: handlerTimeout(q < 0 ? '' : raw.slice(q + 1), this.options.handlerTimeoutMs),
-            client: this.client,
-            cache: this.cache,
-            onPanic: () => metrics.panics.inc(),
-          }).then((review) => ({ code: 200, body: review as unknown }))
-        : Promise.resolve(this.convert(body));
-      void answer.then(({ code, body: out }) => {
-        const text = out === undefined ? '' : JSON.stringify(out);
+      const reply = (code: number, out: unknown) => {
         res.writeHead(code, { 'content-type': 'application/json' });
-        res.end(text);
-        metrics.total.inc({ webhook: path, code: String(code) });
-        metrics.latency.observe({ webhook: path }, Number(process.hrtime.bigint() - started) / 1e9);
-        metrics.inFlight.dec({ webhook: path });
+        res.end(out === undefined ? '' : JSON.stringify(out));
+        series.count(code);
+        series.latency.observe(Number(process.hrtime.bigint() - started) / 1e9);
+        series.inFlight.dec();
         if (--this.inFlight === 0) this.drained?.();
-      });
+      };
+      if (!admission) {
+        const converted = this.convert(body);
+        reply(converted.code, converted.body);
+        return;
+      }
+      // One promise per review, no wrapping: this path runs on every admission request.
+      void answerAdmission(admission, body, contentTypeOf(req.rawHeaders), {
+        timeoutMs:
+          q < 0
+            ? (this.options.handlerTimeoutMs ?? 10_000)
+            : handlerTimeout(raw.slice(q + 1), this.options.handlerTimeoutMs),
+        client: this.client,
+        cache: this.cache,
+        onPanic: () => metrics.panics.inc(),
+      }).then((review) => reply(200, review));
     });
   }
 
@@ -275,10 +282,15 @@ export class WebhookServer implements Runnable {
   }
 }
 
+/** The request's Content-Type, read from the raw headers (building `req.headers` costs more). */
+function contentTypeOf(raw: readonly string[]): string | undefined {
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]?.toLowerCase() === 'content-type') return raw[i + 1];
+  return undefined;
+}
+
 /** The handler's time: the server's bound, shortened to fit the API server's `?timeout=`. */
 function handlerTimeout(query: string, configured = 10_000): number {
-  const t = query ? new URLSearchParams(query).get('timeout') : null;
-  const m = t ? /^(\d+(?:\.\d+)?)(ms|s|m)$/.exec(t) : null;
+  const m = /(?:^|&)timeout=(\d+(?:\.\d+)?)(ms|s|m)(?:&|$)/.exec(query);
   if (!m) return configured;
   const ms = Number(m[1]) * (m[2] === 'ms' ? 1 : m[2] === 's' ? 1000 : 60_000);
   // Answer a little before the API server gives up, so the caller sees our reason.

@@ -2,7 +2,7 @@
  * `kubeloop/webhook` end to end on the local control plane, driven with kubectl as a user would:
  * the SDK's server registered with a URL client config and its CA, then defaulting, denials
  * with field errors, warnings, dry run, a handler that throws, a certificate rotation while
- * serving, and conversion of lists and watches through the SDK's `/convert`.
+ * serving (conversion: conversion-e2e.test.ts).
  */
 import { X509Certificate } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -11,9 +11,8 @@ import { join } from 'node:path';
 import { connect } from 'node:tls';
 import { type KubectlEnv, startKubectlEnv } from '@kubeloop/server/testing';
 import { defineResource, Type } from 'kubeloop';
-import { toYaml, webhookConfigurations, withConversionWebhook } from 'kubeloop/manifests';
+import { toYaml, webhookConfigurations } from 'kubeloop/manifests';
 import {
-  conversion,
   createCertificateAuthority,
   defaulter,
   fieldErrors,
@@ -31,44 +30,6 @@ const Foo = defineResource({
   spec: Type.Object({ deploymentName: Type.String(), replicas: Type.Optional(Type.Integer()) }),
 });
 
-// A kind of two versions converted by the SDK's /convert (v1 the hub, v2 a spoke).
-const Bar = defineResource({
-  group: GROUP,
-  kind: 'Bar',
-  versions: {
-    v1: {
-      spec: Type.Object({ deploymentName: Type.String(), replicas: Type.Optional(Type.Integer()) }),
-      storage: true,
-    },
-    v2: {
-      spec: Type.Object({
-        deployment: Type.Object({ name: Type.String(), replicas: Type.Optional(Type.Integer()) }),
-      }),
-    },
-  },
-});
-
-const barConversion = conversion(Bar, {
-  hub: 'v1',
-  spokes: {
-    v2: {
-      toHub: (o) => ({
-        metadata: o.metadata,
-        spec: { deploymentName: o.spec.deployment.name, replicas: o.spec.deployment.replicas },
-      }),
-      fromHub: (h) => ({
-        metadata: h.metadata,
-        spec: {
-          deployment: {
-            name: h.spec.deploymentName,
-            ...(h.spec.replicas !== undefined && { replicas: h.spec.replicas }),
-          },
-        },
-      }),
-    },
-  },
-});
-
 const dryRuns: boolean[] = [];
 let k: KubectlEnv;
 let dir: string;
@@ -76,9 +37,6 @@ let server: WebhookServer;
 let ca: ReturnType<typeof createCertificateAuthority>;
 
 const V1 = `foos.v1.${GROUP}`;
-
-const bar = (name: string, spec: Record<string, unknown>) =>
-  toYaml([{ apiVersion: `${GROUP}/v1`, kind: 'Bar', metadata: { name, namespace: 'default' }, spec }]);
 
 const foo = (name: string, spec: Record<string, unknown>) =>
   toYaml([{ apiVersion: `${GROUP}/v1`, kind: 'Foo', metadata: { name, namespace: 'default' }, spec }]);
@@ -126,13 +84,11 @@ beforeAll(async () => {
           ? { errors: [fieldErrors.forbidden('metadata.labels[protected]', 'remove the label first')] }
           : undefined,
     }),
-    barConversion,
   );
   await server.listen();
   expect(server.caBundle).toBe(ca.cert);
-  const barCrd = withConversionWebhook(Bar.crd(), { target: { url: server.url }, caBundle: server.caBundle });
-  await k.ok(['apply', '-f', '-'], { input: toYaml([Foo.crd(), barCrd]) });
-  await k.ok(['wait', '--for=condition=Established', `crd/foos.${GROUP}`, `crd/bars.${GROUP}`]);
+  await k.ok(['apply', '-f', '-'], { input: toYaml([Foo.crd()]) });
+  await k.ok(['wait', '--for=condition=Established', `crd/foos.${GROUP}`]);
   const configs = webhookConfigurations(server.webhooks, {
     target: { url: server.url },
     caBundle: server.caBundle,
@@ -220,43 +176,5 @@ describe('admission through the API server', () => {
     expect(after).toBe(new X509Certificate(leaf.cert).serialNumber);
     await k.ok(['apply', '-f', '-'], { input: foo('rotated', { deploymentName: 'web' }) });
     expect(await k.ok(['get', V1, 'rotated', '-o', 'jsonpath={.spec.replicas}'])).toBe('1');
-  });
-});
-
-describe('conversion through the API server', () => {
-  it('lists and watches v2 through the SDK’s /convert', async () => {
-    await k.ok(['apply', '-f', '-'], { input: bar('conv', { deploymentName: 'web', replicas: 3 }) });
-    const list = JSON.parse(await k.ok(['get', `bars.v2.${GROUP}`, '-o', 'json'])) as {
-      items: Array<{ apiVersion: string; metadata: { name: string }; spec: unknown }>;
-    };
-    const conv = list.items.find((i) => i.metadata.name === 'conv');
-    expect(conv?.apiVersion).toBe(`${GROUP}/v2`);
-    expect(conv?.spec).toEqual({ deployment: { name: 'web', replicas: 3 } });
-
-    const watch = k.spawn(['get', `bars.v2.${GROUP}`, '--watch', '--output-watch-events', '-o', 'json']);
-    try {
-      await k.ok(['apply', '-f', '-'], { input: bar('watched', { deploymentName: 'api', replicas: 2 }) });
-      // The watch prints events as they come; the new object's is the one this test waits for.
-      for (let i = 0; i < 300 && !watch.output().includes('"api"'); i++)
-        await new Promise((r) => setTimeout(r, 50));
-      const events = watch
-        .output()
-        .trim()
-        .split('\n')
-        .map(
-          (l) =>
-            JSON.parse(l) as {
-              type: string;
-              object: { apiVersion: string; metadata: { name: string }; spec: unknown };
-            },
-        );
-      const seen = events.find((e) => e.object.metadata.name === 'watched');
-      expect(seen).toMatchObject({
-        type: 'ADDED',
-        object: { apiVersion: `${GROUP}/v2`, spec: { deployment: { name: 'api', replicas: 2 } } },
-      });
-    } finally {
-      await watch.stop();
-    }
   });
 });

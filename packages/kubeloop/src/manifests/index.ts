@@ -69,8 +69,10 @@ export {
   managerWebhookPatch,
   type WebhookClientTarget,
   type WebhookConfigurationOptions,
+  type WebhookLayoutFile,
   type WebhookNames,
   webhookConfigurations,
+  webhookKustomizeFiles,
   webhookService,
   withConversionWebhook,
 } from './webhook.js';

@@ -8,6 +8,7 @@ import {
   injectCaFrom,
   managerWebhookPatch,
   webhookConfigurations,
+  webhookKustomizeFiles,
   webhookService,
   withConversionWebhook,
 } from './webhook.js';
@@ -144,5 +145,37 @@ describe('the cluster wiring', () => {
     });
     expect(crd.metadata?.annotations).toEqual({ 'cert-manager.io/inject-ca-from': 'system/serving-cert' });
     expect(Foo.crd().spec.conversion).toBeUndefined();
+  });
+});
+
+describe('webhookKustomizeFiles', () => {
+  it('writes config/webhook and config/certmanager that kustomize builds', async () => {
+    const { mkdtemp, mkdir, writeFile, rm } = await import('node:fs/promises');
+    const { execFile } = await import('node:child_process');
+    const { join, dirname } = await import('node:path');
+    const { tmpdir } = await import('node:os');
+    const dir = await mkdtemp(join(tmpdir(), 'kubeloop-webhook-kustomize-'));
+    try {
+      for (const f of webhookKustomizeFiles(hooks, { project: 'foo' })) {
+        await mkdir(dirname(join(dir, f.path)), { recursive: true });
+        await writeFile(join(dir, f.path), f.content);
+      }
+      const build = (folder: string) =>
+        new Promise<string>((resolve, reject) =>
+          execFile('kubectl', ['kustomize', join(dir, folder)], (err, out, stderr) =>
+            err ? reject(new Error(stderr)) : resolve(out),
+          ),
+        );
+      const webhook = await build('config/webhook');
+      expect(webhook).toContain('kind: MutatingWebhookConfiguration');
+      expect(webhook).toContain('cert-manager.io/inject-ca-from: system/serving-cert');
+      expect(webhook).toContain('path: /validate-samplecontroller-example-com-v1-foo');
+      expect(webhook).toContain('targetPort: 9443');
+      const certs = await build('config/certmanager');
+      expect(certs).toContain('kind: Certificate');
+      expect(certs).toContain('secretName: webhook-server-cert');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -9,6 +9,7 @@ import type { AdmissionWebhook } from '../webhook/admission.js';
 import { DEFAULT_CERT_DIR } from '../webhook/certs.js';
 import { managerSelector, projectLabels } from './manager.js';
 import type { Manifest } from './rbac.js';
+import { GENERATED_HEADER, toYaml } from './yaml.js';
 
 /** Where the API server calls the webhooks: a Service in the cluster, or a URL (local development). */
 export type WebhookClientTarget =
@@ -232,4 +233,41 @@ export function withConversionWebhook(
     };
   }
   return copy;
+}
+
+/** One generated file (as `generateManifests` returns them). */
+export interface WebhookLayoutFile {
+  readonly path: string;
+  readonly content: string;
+}
+
+/**
+ * kubebuilder's `config/webhook` and `config/certmanager` folders for `webhooks`: the
+ * configurations (Service client config, CA injected by cert-manager from the Certificate), the
+ * webhook Service, the Issuer and Certificate, each folder with its `kustomization.yaml`, and
+ * `config/default/manager_webhook_patch.yaml` mounting the certificate into the manager. Add
+ * `../webhook` and `../certmanager` to `config/default`'s resources and the patch to its patches.
+ */
+export function webhookKustomizeFiles(
+  webhooks: readonly AdmissionWebhook[],
+  names: WebhookNames & { readonly deployment?: string },
+): WebhookLayoutFile[] {
+  const x = n(names);
+  const kustomization = (resources: string[]) =>
+    toYaml([{ apiVersion: 'kustomize.config.k8s.io/v1beta1', kind: 'Kustomization', resources }]);
+  const configurations = webhookConfigurations(webhooks, {
+    target: { service: { name: x.service, namespace: x.namespace } },
+    injectCaFrom: injectCaFrom(names),
+  });
+  return [
+    { path: 'config/webhook/manifests.yaml', content: toYaml(configurations, GENERATED_HEADER) },
+    { path: 'config/webhook/service.yaml', content: toYaml([webhookService(names)]) },
+    { path: 'config/webhook/kustomization.yaml', content: kustomization(['manifests.yaml', 'service.yaml']) },
+    { path: 'config/certmanager/certificate.yaml', content: toYaml(certManagerResources(names)) },
+    { path: 'config/certmanager/kustomization.yaml', content: kustomization(['certificate.yaml']) },
+    {
+      path: 'config/default/manager_webhook_patch.yaml',
+      content: toYaml([managerWebhookPatch(names.deployment ?? 'controller-manager', names)]),
+    },
+  ];
 }

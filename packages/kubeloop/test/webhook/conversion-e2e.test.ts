@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type KubectlEnv, startKubectlEnv } from '@kubeloop/server/testing';
 import { defineResource, Type } from 'kubeloop';
-import { toYaml, withConversionWebhook } from 'kubeloop/manifests';
-import { conversion, WebhookServer } from 'kubeloop/webhook';
+import { toYaml, webhookConfigurations, withConversionWebhook } from 'kubeloop/manifests';
+import { conversion, validator, WebhookServer } from 'kubeloop/webhook';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const GROUP = 'conversions.kubeloop.dev';
@@ -63,11 +63,22 @@ beforeAll(async () => {
   k = await startKubectlEnv();
   dir = await mkdtemp(join(tmpdir(), 'kubeloop-conversion-e2e-'));
   // No certificates in the directory: the server makes its CA, which the CRD then names.
-  server = new WebhookServer({ port: 0, certDir: dir }).register(barConversion);
+  server = new WebhookServer({ port: 0, certDir: dir }).register(
+    barConversion,
+    // Registered for v1 only: a write at v2 reaches it converted (matchPolicy Equivalent).
+    validator(Bar, {
+      update: (old, bar) => ({ warnings: [`replicas ${old.spec.replicas} → ${bar.spec.replicas}`] }),
+    }),
+  );
   await server.listen();
   const crd = withConversionWebhook(Bar.crd(), { target: { url: server.url }, caBundle: server.caBundle });
   await k.ok(['apply', '-f', '-'], { input: toYaml([crd]) });
   await k.ok(['wait', '--for=condition=Established', `crd/bars.${GROUP}`]);
+  const configs = webhookConfigurations(server.webhooks, {
+    target: { url: server.url },
+    caBundle: server.caBundle,
+  });
+  await k.ok(['apply', '-f', '-'], { input: toYaml(configs) });
 }, 60_000);
 
 afterAll(async () => {
@@ -111,5 +122,20 @@ describe('conversion through the API server', () => {
     } finally {
       await watch.stop();
     }
+  });
+
+  it('passes a write at v2 to the v1 webhooks, converted through /convert both ways', async () => {
+    await k.ok(['apply', '-f', '-'], { input: bar('upd', { deploymentName: 'web', replicas: 3 }) });
+    const r = await k.run([
+      'patch',
+      `bars.v2.${GROUP}`,
+      'upd',
+      '--type=merge',
+      '-p',
+      '{"spec":{"deployment":{"replicas":5}}}',
+    ]);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain('Warning: replicas 3 → 5');
+    expect(await k.ok(['get', `bars.v1.${GROUP}`, 'upd', '-o', 'jsonpath={.spec.replicas}'])).toBe('5');
   });
 });

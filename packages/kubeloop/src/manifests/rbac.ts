@@ -40,6 +40,12 @@ export interface ManagerPermissions {
    * need a ClusterRole.
    */
   readonly namespaces?: readonly string[];
+  /**
+   * Sharded controllers (`Manager` option `sharding`): the ring's members list and watch the
+   * shard Leases and delete their own on a clean stop (in the Leases' namespace, beside leader
+   * election's); the primary kinds' labels are patched with the `patch` they already have.
+   */
+  readonly sharding?: boolean;
 }
 
 /** The verbs each relation needs. */
@@ -62,6 +68,8 @@ export const VERBS = {
    * and release it by update (kubebuilder grants every verb; none of the others is used).
    */
   leases: ['get', 'create', 'update'],
+  /** Shard Leases of a sharded manager, beyond leader election's. */
+  shardLeases: ['list', 'watch', 'delete'],
   /** Events of the recorder. */
   events: ['create', 'patch'],
 } as const;
@@ -193,6 +201,7 @@ export function derivePolicyRules(m: ManagerPermissions): DerivedRules {
     // events rule in this Role): the Lease is all it touches.
     leader.add('coordination.k8s.io', 'leases', VERBS.leases);
   }
+  if (m.sharding) leader.add('coordination.k8s.io', 'leases', [...VERBS.leases, ...VERBS.shardLeases]);
   return { cluster: cluster.rules(), namespaced: namespaced.rules(), leaderElection: leader.rules() };
 }
 

@@ -160,6 +160,10 @@ export {
 } from './manager/permissions.js';
 export { atLeast, WriteTracker } from './manager/read-your-writes.js';
 export { trackingClient } from './manager/tracking-client.js';
+export { drainLabel, RING_LABEL, SHARDING_PREFIX, shardLabel } from './sharding/labels.js';
+export { HashRing } from './sharding/ring.js';
+export { shardingKey } from './sharding/sharder.js';
+export { type ShardingOptions, ShardLeaseLostError } from './sharding/sharding.js';
 export { Backoff, type BackoffOptions } from './watcher/backoff.js';
 export {
   describeCollection,

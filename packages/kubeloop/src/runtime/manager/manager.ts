@@ -18,6 +18,7 @@ import type { ControllerDefinition, FieldIndex } from '../controller/builder.js'
 import { Controller } from '../controller/controller.js';
 import { ControllerMetrics } from '../controller/metrics.js';
 import type { CacheReader } from '../controller/types.js';
+import { Sharding, type ShardingOptions } from '../sharding/sharding.js';
 import { WorkQueueMetrics } from '../workqueue/metrics.js';
 import { ManagerCache } from './cache.js';
 import { EventRecorder } from './events.js';
@@ -69,6 +70,11 @@ export interface ManagerOptions {
    * (client-go's sample-controller runs 2) without touching the controllers.
    */
   maxConcurrentReconciles?: number;
+  /**
+   * Shards the controllers over the replicas (see `runtime/sharding`): each replica reconciles
+   * only the objects labeled with its shard; instead of leader election, not with it.
+   */
+  sharding?: ShardingOptions;
 }
 
 /**
@@ -154,6 +160,7 @@ export class Manager {
   private recorder: EventRecorder | undefined;
   private informers: InformerFactory | undefined;
   private elector: LeaderElector | undefined;
+  private sharding: Sharding | undefined;
   private readonly tracker = new WriteTracker();
   private readonly controllerMetrics: ControllerMetrics;
   private readonly queueMetrics: WorkQueueMetrics;
@@ -192,6 +199,18 @@ export class Manager {
     });
     this.clientMetrics = options.clientMetrics;
     this.permissionMonitor = new PermissionMonitor(this.registry, this.log, () => this.permissions);
+    if (options.sharding && options.leaderElection)
+      throw new Error('sharding replaces leader election: set one');
+  }
+
+  /** This replica's shard id, with `sharding`. */
+  get shardId(): string | undefined {
+    return this.sharding?.shardId ?? this.options.sharding?.shardId;
+  }
+
+  /** Objects watched by this replica's shard per controller, with `sharding`, once started. */
+  get shardAssignments(): Record<string, number> {
+    return this.sharding?.assigned() ?? {};
   }
 
   /**
@@ -236,7 +255,8 @@ export class Manager {
   get permissions(): ManagerPermissions {
     return {
       controllers: this.definitions.map((d) => d.permissions),
-      leaderElection: this.options.leaderElection !== undefined,
+      leaderElection: this.options.leaderElection !== undefined || this.options.sharding !== undefined,
+      ...(this.options.sharding && { sharding: true }),
       events: true,
       ...(this.options.namespace && { namespaces: [this.options.namespace] }),
     };
@@ -408,7 +428,14 @@ export class Manager {
         if (this.stopAsked) break;
         await r.prepare?.({ ...setup, log: this.log.child({ runnable: r.name }) });
       }
-      for (const d of this.definitions) {
+      const sharding = o.sharding
+        ? new Sharding(raw, o.sharding, this.registry, this.log, (error) =>
+            this.stopRequested?.({ release: false, graceful: false, error }),
+          )
+        : undefined;
+      this.sharding = sharding;
+      for (const plain of this.definitions) {
+        const d = sharding ? sharding.wrap(plain) : plain;
         const own = d.options.client;
         const c = new Controller(d, {
           client: own ? trackingClient(monitor.client(own), this.tracker) : this.trackedClient,
@@ -426,6 +453,7 @@ export class Manager {
         await c.prepare();
         this.controllers.push(c);
       }
+      sharding?.prepare(cache, this.recorder);
       this.informers.start();
       // A forbidden informer does not fail the start at once: it is logged with what to declare,
       // counted, keeps /readyz failing, and syncs as soon as its RBAC is fixed (controller-runtime
@@ -479,6 +507,13 @@ export class Manager {
         void this.elector.run();
       } else {
         startControllers();
+        sharding?.start().catch((err: unknown) =>
+          this.stopRequested?.({
+            release: true,
+            graceful: true,
+            error: err instanceof Error ? err : new Error(String(err)),
+          }),
+        );
       }
       mode = await this.stopMode;
     } finally {
@@ -486,6 +521,8 @@ export class Manager {
       if (startedControllers) await Promise.all(this.controllers.map((c) => c.stop(grace)));
       runnablesStop.abort(new Error('the manager stopped'));
       await Promise.all(runningRunnables);
+      // After the controllers: a released shard Lease moves the objects at once.
+      await this.sharding?.stop(mode.release);
       if (this.elector) {
         await this.elector.stop(mode.release);
         if (o.leaderElection) this.leaderGauge.set({ name: o.leaderElection.id }, 0);

@@ -1,0 +1,192 @@
+/**
+ * A shard's side of one sharded controller: its primary informer watches only the objects
+ * labeled with the shard, and a gate around the reconcile makes the drain handshake safe. When
+ * the sharder sets the drain label on an object, the gate closes for it (queued and requeued
+ * runs are skipped), waits for its running reconcile to end, then acknowledges by removing the
+ * drain and shard labels. The gate opens again only if the object comes back to this shard —
+ * so a new owner never starts while the old one still reconciles.
+ */
+import type { Logger } from 'pino';
+import { isConflict, isNotFound } from '../../api/status.js';
+import type { Client } from '../../client/client.js';
+import type { ResourceDescriptor } from '../../client/descriptor.js';
+import { labelSelectorString } from '../../client/options.js';
+import type { KubeObject } from '../../client/types.js';
+import type { Informer } from '../cache/informer.js';
+import type { ControllerDefinition } from '../controller/builder.js';
+import { objectKey } from '../keys.js';
+import { drainLabel, shardLabel } from './labels.js';
+import type { ShardingMetrics } from './metrics.js';
+
+const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref?.());
+
+/** The shard's gate for one controller. */
+export class ShardGate {
+  readonly shardLabel: string;
+  readonly drainLabel: string;
+  /** Keys this shard must not reconcile now: draining, or handed over and not back. */
+  private readonly closed = new Set<string>();
+  /** Keys whose acknowledgement is under way. */
+  private readonly draining = new Set<string>();
+  /** Keys acknowledged: their leaving the informer is a handover, not a deletion. */
+  private readonly acked = new Set<string>();
+  private readonly running = new Map<string, number>();
+  private readonly idleWaiters = new Map<string, (() => void)[]>();
+  private informer: Informer<KubeObject> | undefined;
+  private kind: ResourceDescriptor | undefined;
+  private remove: (() => void) | undefined;
+  private stopped = false;
+
+  constructor(
+    readonly controller: string,
+    readonly shard: string,
+    private readonly client: Client,
+    private readonly metrics: ShardingMetrics,
+    private readonly log: Logger,
+  ) {
+    this.shardLabel = shardLabel(controller);
+    this.drainLabel = drainLabel(controller);
+  }
+
+  /** The definition with its primary informer narrowed to this shard and its reconciles gated. */
+  wrap<T extends KubeObject>(d: ControllerDefinition<T>): ControllerDefinition<T> {
+    this.kind = d.kind as ResourceDescriptor;
+    const own = `${this.shardLabel}=${this.shard}`;
+    const existing = d.labelSelector === undefined ? '' : labelSelectorString(d.labelSelector);
+    const reconcileFn: ControllerDefinition<T>['reconcileFn'] = async (obj, ctx) => {
+      const key = objectKey(obj);
+      // Synchronous up to `begin`: a drain that starts later waits for this run.
+      if (!this.admits(key, obj)) return undefined;
+      this.begin(key);
+      try {
+        return await d.reconcileFn(obj, ctx);
+      } finally {
+        this.end(key);
+      }
+    };
+    const goneFn: ControllerDefinition<T>['goneFn'] = d.goneFn
+      ? async (request, ctx, last) => {
+          const key = request.namespace ? `${request.namespace}/${request.name}` : request.name;
+          if (this.closed.has(key)) return undefined;
+          this.begin(key);
+          try {
+            return await d.goneFn!(request, ctx, last);
+          } finally {
+            this.end(key);
+          }
+        }
+      : undefined;
+    return Object.freeze({
+      ...d,
+      labelSelector: existing ? `${existing},${own}` : own,
+      reconcileFn,
+      ...(goneFn && { goneFn }),
+    });
+  }
+
+  /** Follows the shard's primary informer for drain requests (before it starts, so its initial list counts). */
+  attach(informer: Informer<KubeObject>): void {
+    this.informer = informer;
+    this.remove = informer.addEventHandler({
+      onAdd: (o) => this.seen(o, true),
+      onUpdate: (_old, o) => this.seen(o, false),
+      onDelete: (o) => {
+        const key = objectKey(o);
+        if (this.acked.has(key)) return;
+        // A real deletion while ours: nothing will be handed over, the gone handler may run.
+        this.closed.delete(key);
+      },
+    });
+  }
+
+  /** Objects this shard watches now. */
+  get size(): number {
+    return this.informer?.store.list().length ?? 0;
+  }
+
+  detach(): void {
+    this.stopped = true;
+    this.remove?.();
+  }
+
+  private admits(key: string, obj: KubeObject): boolean {
+    const labels = obj.metadata?.labels ?? {};
+    return (
+      !this.closed.has(key) && labels[this.shardLabel] === this.shard && labels[this.drainLabel] === undefined
+    );
+  }
+
+  private begin(key: string): void {
+    this.running.set(key, (this.running.get(key) ?? 0) + 1);
+    this.metrics.reconciles.inc({ controller: this.controller, shard: this.shard });
+  }
+
+  private end(key: string): void {
+    const n = (this.running.get(key) ?? 1) - 1;
+    if (n > 0) {
+      this.running.set(key, n);
+      return;
+    }
+    this.running.delete(key);
+    for (const w of this.idleWaiters.get(key) ?? []) w();
+    this.idleWaiters.delete(key);
+  }
+
+  private idle(key: string): Promise<void> {
+    if (!this.running.has(key)) return Promise.resolve();
+    return new Promise((resolve) => {
+      const list = this.idleWaiters.get(key) ?? [];
+      list.push(resolve);
+      this.idleWaiters.set(key, list);
+    });
+  }
+
+  private seen(o: KubeObject, added: boolean): void {
+    const key = objectKey(o);
+    const labels = o.metadata?.labels ?? {};
+    if (labels[this.shardLabel] !== this.shard) return;
+    if (labels[this.drainLabel] !== undefined) {
+      void this.drain(key);
+      return;
+    }
+    // Back on this shard after a handover: the object left the informer since, so no run of
+    // the previous stay can still be queued against it.
+    if (added && !this.draining.has(key)) {
+      this.closed.delete(key);
+      this.acked.delete(key);
+    }
+  }
+
+  /** Closes the gate for `key`, waits for its reconcile, and acknowledges the drain. */
+  private async drain(key: string): Promise<void> {
+    if (this.draining.has(key)) return;
+    this.closed.add(key);
+    this.draining.add(key);
+    try {
+      await this.idle(key);
+      for (let attempt = 0; !this.stopped; attempt++) {
+        // The newest state the shard has: the acknowledgement is conditional on it.
+        const current = this.informer?.store.getByKey(key);
+        const labels = current?.metadata?.labels ?? {};
+        if (!current || labels[this.shardLabel] !== this.shard || labels[this.drainLabel] === undefined)
+          return;
+        const { namespace = '', name = '', resourceVersion } = current.metadata ?? {};
+        try {
+          await this.client.api(this.kind!, namespace).patch(name, {
+            metadata: { resourceVersion, labels: { [this.shardLabel]: null, [this.drainLabel]: null } },
+          } as never);
+          this.acked.add(key);
+          this.metrics.handovers.inc({ controller: this.controller, shard: this.shard, reason: 'drained' });
+          return;
+        } catch (err) {
+          if (isNotFound(err)) return;
+          if (!isConflict(err))
+            this.log.warn({ err, namespace, name }, 'could not acknowledge a drain; retrying');
+          await pause(Math.min(1_000, 20 * 2 ** attempt));
+        }
+      }
+    } finally {
+      this.draining.delete(key);
+    }
+  }
+}

@@ -1,0 +1,218 @@
+/**
+ * The sharder (run by the ring's elected leader, as kubernetes-controller-sharding's sharder
+ * controller): it watches the metadata of every object of the sharded controllers' primary kinds
+ * and labels each with the shard the ring gives it. An unassigned object, or one whose owner's
+ * Lease expired, gets its new shard at once; one whose owner is live gets the drain label
+ * first, and its new shard only after the owner acknowledged by removing both labels. Every
+ * write is conditional on the resourceVersion the sharder decided on, so a stale cache can never
+ * move an object without the handshake.
+ */
+import type { Logger } from 'pino';
+import { isConflict, isNotFound } from '../../api/status.js';
+import type { Client } from '../../client/client.js';
+import type { ResourceDescriptor } from '../../client/descriptor.js';
+import type { KubeObject } from '../../client/types.js';
+import type { Informer } from '../cache/informer.js';
+import type { PartialObjectMetadata } from '../cache/transform.js';
+import type { ManagerCache } from '../manager/cache.js';
+import { WorkQueue } from '../workqueue/queue.js';
+import { drainLabel, shardLabel } from './labels.js';
+import type { Membership } from './membership.js';
+import type { ShardingMetrics } from './metrics.js';
+
+/** A sharded controller as the sharder sees it. */
+export interface ShardedTarget {
+  readonly controller: string;
+  readonly kind: ResourceDescriptor;
+  readonly namespace: string;
+}
+
+/**
+ * The key an object is hashed by: its controller owner's namespace/name when it has one (so that
+ * children land on their parent's shard), else its own.
+ */
+export function shardingKey(obj: KubeObject): string {
+  const ns = obj.metadata?.namespace ?? '';
+  const owner = obj.metadata?.ownerReferences?.find((r) => r.controller);
+  const name = owner ? owner.name : (obj.metadata?.name ?? '');
+  return ns ? `${ns}/${name}` : name;
+}
+
+interface Watched {
+  target: ShardedTarget;
+  informer: Informer<PartialObjectMetadata>;
+  shardLabel: string;
+  drainLabel: string;
+  remove?: () => void;
+}
+
+/** Assigns the objects of the sharded controllers while its replica leads the ring. */
+export class Sharder {
+  private readonly watched: Watched[];
+  private queue: WorkQueue<string> | undefined;
+  private workers: Promise<void>[] = [];
+  private readonly stopper = new AbortController();
+  private readonly drainStarted = new Map<string, number>();
+  private active = false;
+  private ready: boolean;
+  private waitTimer: NodeJS.Timeout | undefined;
+  private countTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly client: Client,
+    cache: ManagerCache,
+    private readonly membership: Membership,
+    targets: readonly ShardedTarget[],
+    private readonly metrics: ShardingMetrics,
+    private readonly log: Logger,
+    private readonly options: { replicas?: number; waitForReplicasMs: number; workers: number },
+  ) {
+    this.watched = targets.map((target) => ({
+      target,
+      informer: cache.metadataInformer(target.kind, { namespace: target.namespace }),
+      shardLabel: shardLabel(target.controller),
+      drainLabel: drainLabel(target.controller),
+    }));
+    // With an expected replica count, wait (up to a lease duration) for that many shards, so a
+    // rollout does not assign everything to the first replica up and then move two thirds.
+    this.ready = options.replicas === undefined;
+  }
+
+  /** Starts assigning: syncs the metadata informers, then follows them and the ring. */
+  async start(): Promise<void> {
+    this.active = true;
+    try {
+      await Promise.all(this.watched.map((w) => w.informer.waitForSync({ signal: this.stopper.signal })));
+    } catch (err) {
+      if (!this.active) return;
+      throw err;
+    }
+    if (!this.active) return;
+    const queue = new WorkQueue<string>({ name: 'sharder' });
+    this.queue = queue;
+    this.watched.forEach((w, i) => {
+      const add = (o: PartialObjectMetadata) => queue.add(`${i}|${keyOf(o)}`);
+      w.remove = w.informer.addEventHandler({ onAdd: add, onUpdate: (_o, n) => add(n) });
+    });
+    this.membership.onChange(() => {
+      if (this.active) this.enqueueAll();
+    });
+    if (!this.ready) {
+      this.waitTimer = setTimeout(() => this.markReady(), this.options.waitForReplicasMs);
+    }
+    this.countTimer = setInterval(() => this.count(), 1_000);
+    this.countTimer.unref?.();
+    this.enqueueAll();
+    this.workers = Array.from({ length: this.options.workers }, () => this.work(queue));
+  }
+
+  async stop(): Promise<void> {
+    this.active = false;
+    this.stopper.abort();
+    clearTimeout(this.waitTimer);
+    clearInterval(this.countTimer);
+    for (const w of this.watched) w.remove?.();
+    void this.queue?.shutdown();
+    await Promise.all(this.workers);
+    this.metrics.ringObjects.reset();
+  }
+
+  private markReady(): void {
+    if (this.ready) return;
+    this.ready = true;
+    clearTimeout(this.waitTimer);
+    this.enqueueAll();
+  }
+
+  private enqueueAll(): void {
+    if (!this.ready && this.membership.ring.shards.length >= (this.options.replicas ?? 0)) this.ready = true;
+    if (!this.ready) return;
+    this.watched.forEach((w, i) => {
+      for (const o of w.informer.store.list()) this.queue?.add(`${i}|${keyOf(o)}`);
+    });
+  }
+
+  private count(): void {
+    this.metrics.ringObjects.reset();
+    for (const w of this.watched) {
+      const counts = new Map<string, number>();
+      for (const o of w.informer.store.list()) {
+        const s = o.metadata.labels?.[w.shardLabel];
+        if (s !== undefined) counts.set(s, (counts.get(s) ?? 0) + 1);
+      }
+      for (const [shard, n] of counts)
+        this.metrics.ringObjects.set({ controller: w.target.controller, shard }, n);
+    }
+  }
+
+  private async work(queue: WorkQueue<string>): Promise<void> {
+    for (;;) {
+      const item = await queue.get(this.stopper.signal);
+      if (item === undefined) return;
+      try {
+        if (await this.assign(item)) queue.forget(item);
+        else queue.addRateLimited(item);
+      } catch (err) {
+        if (!this.active) return;
+        this.log.warn({ err, item }, 'sharder: could not assign; retrying');
+        queue.addRateLimited(item);
+      } finally {
+        queue.done(item);
+      }
+    }
+  }
+
+  /** One object's step towards its shard; false to retry (a conflict). */
+  private async assign(item: string): Promise<boolean> {
+    if (!this.ready) return true;
+    const bar = item.indexOf('|');
+    const w = this.watched[Number(item.slice(0, bar))]!;
+    const key = item.slice(bar + 1);
+    const obj = w.informer.store.getByKey(key);
+    const desired = this.membership.ring.shardFor(shardingKey(obj ?? ({} as KubeObject)));
+    if (!obj || desired === undefined) return true;
+    const labels = obj.metadata.labels ?? {};
+    const current = labels[w.shardLabel];
+    const draining = labels[w.drainLabel] !== undefined;
+    const controller = w.target.controller;
+    const patch = (set: Record<string, string | null>) =>
+      this.client.api(w.target.kind, obj.metadata.namespace ?? '').patch(obj.metadata.name ?? '', {
+        metadata: { resourceVersion: obj.metadata.resourceVersion, labels: set },
+      } as never);
+    try {
+      if (current === undefined) {
+        await patch({ [w.shardLabel]: desired, [w.drainLabel]: null });
+        const since = this.drainStarted.get(item);
+        if (since !== undefined) {
+          this.drainStarted.delete(item);
+          this.metrics.handoverSeconds.observe({ controller }, (performance.now() - since) / 1000);
+        }
+        return true;
+      }
+      if (current === desired) return true;
+      if (!this.membership.isLive(current)) {
+        // The owner's Lease expired: it stopped reconciling before (its renew deadline is
+        // shorter), so the object moves without waiting for an acknowledgement.
+        await patch({ [w.shardLabel]: desired, [w.drainLabel]: null });
+        this.drainStarted.delete(item);
+        this.metrics.handovers.inc({ controller, shard: current, reason: 'expired' });
+        return true;
+      }
+      if (!draining) {
+        await patch({ [w.drainLabel]: 'true' });
+        this.drainStarted.set(item, performance.now());
+      }
+      return true;
+    } catch (err) {
+      if (isNotFound(err)) return true;
+      if (isConflict(err)) return false;
+      throw err;
+    }
+  }
+}
+
+const keyOf = (o: KubeObject) => {
+  const ns = o.metadata?.namespace ?? '';
+  const name = o.metadata?.name ?? '';
+  return ns ? `${ns}/${name}` : name;
+};

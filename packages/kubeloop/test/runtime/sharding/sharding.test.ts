@@ -62,12 +62,13 @@ describe('sharding', () => {
       const list = await api.list();
       return new Map(list.items.map((w) => [w.metadata!.name!, w.metadata!.labels ?? {}]));
     };
-    /** Every Widget labeled with a live shard and none draining; the map of name → shard. */
+    /** Every Widget labeled with its shard on the ring of `live`, none draining; name → shard. */
     const settled = async (live: string[]) => {
+      const ring = new HashRing(live);
       const all = await labels();
-      for (const l of all.values()) {
-        if (!live.includes(l[LABEL] ?? '') || l['sharding.kubeloop.dev/drain-widget'] !== undefined)
-          return undefined;
+      for (const [name, l] of all) {
+        if (l[LABEL] !== ring.shardFor(`${ns}/${name}`)) return undefined;
+        if (l['sharding.kubeloop.dev/drain-widget'] !== undefined) return undefined;
       }
       return new Map([...all].map(([k, l]) => [k, l[LABEL]!]));
     };

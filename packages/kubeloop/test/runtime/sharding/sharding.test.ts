@@ -14,6 +14,7 @@ import { eventually, pool, type RuntimeEnv, startRuntimeEnv, Widget } from '../h
 const N = Number(process.env.KUBELOOP_SHARDING_OBJECTS ?? 600);
 const ns = 'sharded';
 const LABEL = shardLabel('widget');
+const HOT = new Set(Array.from({ length: 30 }, (_, i) => `w-${i * 7}`));
 const timings = { leaseDurationMs: 2_000, renewDeadlineMs: 1_500, retryPeriodMs: 250 };
 
 let t: RuntimeEnv;
@@ -48,12 +49,15 @@ describe('sharding', () => {
             if (other !== undefined) overlaps.push(`${key}: ${other} and ${shard}`);
             active.set(key, shard);
             (reconciledBy.get(key) ?? reconciledBy.set(key, new Set()).get(key)!).add(shard);
+            // Hot objects are always being reconciled, so that every handover of one meets a
+            // reconcile in flight; the others take a few milliseconds.
+            const hot = HOT.has(key);
             try {
-              // Long enough that handovers meet reconciles in flight.
-              await sleep(realClock, Math.random() * 5, signal);
+              await sleep(realClock, hot ? 20 : Math.random() * 5, signal);
             } finally {
               if (active.get(key) === shard) active.delete(key);
             }
+            return hot ? { requeueAfter: 10 } : undefined;
           }),
       );
 
@@ -125,6 +129,7 @@ describe('sharding', () => {
     expect(moved.length).toBeGreaterThan(N * 0.25 * 0.6);
     expect(moved.length).toBeLessThan(N * 0.25 * 1.4);
     for (const k of moved) expect(second.get(k)).toBe('shard-d');
+    expect(overlaps).toEqual([]);
     await eventually(
       () => moved.every((k) => reconciledBy.get(k)?.has('shard-d')),
       20_000,
@@ -141,7 +146,8 @@ describe('sharding', () => {
     managers.delete('shard-c');
     const third = await eventually(
       () => settled(['shard-a', 'shard-b', 'shard-d']),
-      timings.leaseDurationMs + timings.retryPeriodMs + 10_000,
+      // Lease duration + retry period, plus the label writes and this poll's own lists.
+      timings.leaseDurationMs + timings.retryPeriodMs + 3_000,
       "shard-c's objects moved",
     );
     if (process.env.KUBELOOP_SHARDING_REPORT) {

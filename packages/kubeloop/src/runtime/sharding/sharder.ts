@@ -11,6 +11,7 @@ import type { Logger } from 'pino';
 import { isConflict, isNotFound } from '../../api/status.js';
 import type { Client } from '../../client/client.js';
 import type { ResourceDescriptor } from '../../client/descriptor.js';
+import type { LabelSelectorInput } from '../../client/options.js';
 import type { KubeObject } from '../../client/types.js';
 import type { Informer } from '../cache/informer.js';
 import type { PartialObjectMetadata } from '../cache/transform.js';
@@ -25,6 +26,8 @@ export interface ShardedTarget {
   readonly controller: string;
   readonly kind: ResourceDescriptor;
   readonly namespace: string;
+  /** The controller's own selector of primary objects: others are not assigned at all. */
+  readonly labelSelector?: LabelSelectorInput;
 }
 
 /**
@@ -69,7 +72,10 @@ export class Sharder {
   ) {
     this.watched = targets.map((target) => ({
       target,
-      informer: cache.metadataInformer(target.kind, { namespace: target.namespace }),
+      informer: cache.metadataInformer(target.kind, {
+        namespace: target.namespace,
+        ...(target.labelSelector !== undefined && { labelSelector: target.labelSelector }),
+      }),
       shardLabel: shardLabel(target.controller),
       drainLabel: drainLabel(target.controller),
     }));

@@ -71,7 +71,11 @@ export class Sharding {
   readonly metrics: ShardingMetrics;
   private readonly timings: LeaseTimings;
   private readonly namespace: string;
-  private readonly gates: { gate: ShardGate; definition: ControllerDefinition<KubeObject> }[] = [];
+  private readonly gates: {
+    gate: ShardGate;
+    definition: ControllerDefinition<KubeObject>;
+    original: ControllerDefinition<KubeObject>;
+  }[] = [];
   private membership: Membership | undefined;
   private lease: ShardLease | undefined;
   private elector: LeaderElector | undefined;
@@ -109,7 +113,11 @@ export class Sharding {
   wrap<T extends KubeObject>(definition: ControllerDefinition<T>): ControllerDefinition<T> {
     const gate = new ShardGate(definition.name, this.shardId, this.client, this.metrics, this.log);
     const wrapped = gate.wrap(definition);
-    this.gates.push({ gate, definition: wrapped as unknown as ControllerDefinition<KubeObject> });
+    this.gates.push({
+      gate,
+      definition: wrapped as unknown as ControllerDefinition<KubeObject>,
+      original: definition as unknown as ControllerDefinition<KubeObject>,
+    });
     return wrapped;
   }
 
@@ -173,10 +181,11 @@ export class Sharding {
   }
 
   private async runCampaign(): Promise<void> {
-    const targets: ShardedTarget[] = this.gates.map(({ definition }) => ({
-      controller: definition.name,
-      kind: definition.kind,
-      namespace: definition.namespace,
+    const targets: ShardedTarget[] = this.gates.map(({ original }) => ({
+      controller: original.name,
+      kind: original.kind,
+      namespace: original.namespace,
+      ...(original.labelSelector !== undefined && { labelSelector: original.labelSelector }),
     }));
     // Leadership lost (the sharder could not renew): stop assigning and campaign again.
     while (!this.stopped) {

@@ -11,16 +11,16 @@ describe('the RBAC of a sharded manager', () => {
   it('grants the shard Leases (list, watch, delete beyond leader election) and patch of the primary kind', () => {
     const m = new Manager({ sharding: { name: 'cms' }, handleSignals: false }).add(def);
     const rules = derivePolicyRules(m.permissions);
-    const leases = rules.leaderElection.find((r) => r.resources.includes('leases'));
+    const leases = rules.leaderElection.find((r) => r.resources?.includes('leases'));
     expect(leases?.verbs).toEqual(['get', 'list', 'watch', 'create', 'update', 'delete']);
-    const cms = rules.cluster.find((r) => r.resources.includes('configmaps'));
+    const cms = rules.cluster.find((r) => r.resources?.includes('configmaps'));
     expect(cms?.verbs).toContain('patch');
   });
 
   it('grants no more than leader election without sharding', () => {
     const m = new Manager({ leaderElection: { id: 'cms' }, handleSignals: false }).add(def);
     const leases = derivePolicyRules(m.permissions).leaderElection.find((r) =>
-      r.resources.includes('leases'),
+      r.resources?.includes('leases'),
     );
     expect(leases?.verbs).toEqual(['get', 'create', 'update']);
   });

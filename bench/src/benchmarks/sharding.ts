@@ -78,6 +78,7 @@ function startReplica(self: string, kubeconfig: string, id: string): Replica {
       await exited;
     },
   };
+  child.on('exit', (code, signal) => console.error(`replica ${id} exited: ${code ?? signal}`));
   let buf = '';
   child.stdout!.on('data', (d: Buffer) => {
     buf += d.toString();

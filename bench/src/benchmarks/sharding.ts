@@ -72,7 +72,7 @@ function startReplica(self: string, kubeconfig: string, id: string): Replica {
     pid: child.pid!,
     last: { reconciles: 0, assigned: 0 },
     kill: async (signal) => {
-      if (child.exitCode !== null) return;
+      if (child.exitCode !== null || child.signalCode !== null) return;
       const exited = new Promise((ok) => child.once('exit', ok));
       child.kill(signal);
       await exited;

@@ -29,6 +29,8 @@ export const GenericDaemon = defineResource({
     { name: 'Label', type: 'string', jsonPath: '.spec.label' },
     { name: 'Image', type: 'string', jsonPath: '.spec.image' },
     { name: 'Installed', type: 'integer', jsonPath: '.status.installed' },
+    // Declared columns replace the default ones (Name, Age): Age is asked for again.
+    { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
   ],
 });
 

@@ -129,7 +129,8 @@ describe('the operator under the ServiceAccount of its generated RBAC', () => {
   it('is refused a GenericDaemon without an image by the schema (the seed CRD requires it)', async () => {
     const err = await admin
       .create({
-        ...daemon('no-image', { label: 'logs' }),
+        ...daemon('no-image', { image: '' }),
+        // The seed's required field missing, as a client without the type would send it.
         spec: { label: 'logs' },
       } as unknown as GenericDaemon)
       .catch((e: Error) => e);

@@ -258,10 +258,10 @@ describe('the EtcdCluster operator, with kubectl', () => {
       // `get` the cache's read-your-writes fallback.
       ' pods': ['get', 'list'],
       // An owned kind's whole life cycle: the operator creates its Services and leaves them be (their
-      // spec never changes), updates the StatefulSet and the budget, and lets the garbage collector delete them.
+      // spec never changes), merge-patches the StatefulSet and the budget, and lets the garbage collector delete them.
       ' services': ['get', 'list', 'update', 'patch', 'delete'],
-      'apps statefulsets': ['get', 'list', 'patch', 'delete'],
-      'policy poddisruptionbudgets': ['get', 'list', 'patch', 'delete'],
+      'apps statefulsets': ['get', 'list', 'update', 'delete'],
+      'policy poddisruptionbudgets': ['get', 'list', 'update', 'delete'],
       'coordination.k8s.io leases': [],
       // `update`/`patch`: the reconciled kind's finalizers and labels, which this operator does not set.
       'etcd.cloud.io etcdclusters': ['get', 'list', 'update', 'patch'],

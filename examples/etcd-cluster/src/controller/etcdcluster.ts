@@ -133,17 +133,16 @@ export function etcdClusterController(members: MemberApi): ControllerDefinition<
       const sts = await cache.get(StatefulSet, name, namespace);
       if (!sts) await client.create(statefulSet(cluster, target));
       else if (sts.spec?.replicas !== target) {
-        await client.update({
-          ...sts,
-          spec: { ...(sts.spec as NonNullable<StatefulSet['spec']>), replicas: target },
-        });
+        // A merge patch of the replicas alone: the StatefulSet's controller writes its status all
+        // along, and an update of a cached copy would conflict with those writes.
+        await client.patch(sts, { spec: { replicas: target } });
         log.info({ replicas: target }, 'scaled StatefulSet');
       }
       const pdb = await cache.get(PodDisruptionBudget, name, namespace);
       const wanted = disruptionBudget(cluster, target);
       if (!pdb) await client.create(wanted);
       else if (pdb.spec?.minAvailable !== wanted.spec?.minAvailable)
-        await client.update({ ...pdb, spec: { ...pdb.spec, minAvailable: wanted.spec?.minAvailable } });
+        await client.patch(pdb, { spec: { minAvailable: wanted.spec?.minAvailable } });
 
       const generation = cluster.metadata?.generation;
       let conditions = setCondition(cluster.status?.conditions, {

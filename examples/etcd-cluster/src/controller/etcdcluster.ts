@@ -119,7 +119,7 @@ export function etcdClusterController(members: MemberApi): ControllerDefinition<
         await members.remove(ref, last.id);
         events.normal(
           'MemberRemoved',
-          `Removed member ${last.name} (${last.id}): ${current.length - 1} of ${size}`,
+          `Removed member ${last.name} (${last.id}): ${current.length - 1} members, ${size} asked`,
         );
         seen.pop();
         ready--;

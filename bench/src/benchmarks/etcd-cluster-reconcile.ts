@@ -8,6 +8,10 @@
  * The operator runs as its users run it (`node examples/etcd-cluster/dist/main.js`, its member API
  * the in-process one), in its own process, so its CPU time and RSS are its own.
  *
+ * Measured 2026-11-26 on the shared 2-core machine (load average 8.6, other processes busy): create
+ * 29.2 s for 100 clusters (3.4/s, 58 reconciles/s, operator CPU 35 ms per cluster), scale 3 → 5
+ * 21.8 s (4.6/s, 19 ms per cluster); operator RSS 76 MB idle, 119 MB peak.
+ *
  * Rerun (after `npm run build`):
  *
  *   node bench/dist/benchmarks/etcd-cluster-reconcile.js [--clusters=100 --size=3 --scale-to=5 --nodes=6 --clients=8]

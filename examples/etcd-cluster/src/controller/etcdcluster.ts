@@ -103,6 +103,9 @@ export function etcdClusterController(members: MemberApi): ControllerDefinition<
           : cluster.status?.phase === 'Running' || cluster.status?.phase === 'Scaling'
             ? 'Scaling'
             : 'Creating';
+      } else if ([...pods.keys()].some((pod) => !current.some((m) => m.name === pod))) {
+        // The pod of a removed member is still there (stopping): the last change is not done yet.
+        phase = 'Scaling';
       } else if (current.length < size) {
         const next = memberName(cluster, current.length);
         const added = await members.add(ref, next, peerURL(cluster, next));

@@ -8,9 +8,10 @@
  * The operator runs as its users run it (`node examples/etcd-cluster/dist/main.js`, its member API
  * the in-process one), in its own process, so its CPU time and RSS are its own.
  *
- * Measured 2026-11-26 on the shared 2-core machine (load average 8.6, other processes busy): create
- * 29.2 s for 100 clusters (3.4/s, 58 reconciles/s, operator CPU 35 ms per cluster), scale 3 → 5
- * 21.8 s (4.6/s, 19 ms per cluster); operator RSS 76 MB idle, 119 MB peak.
+ * Measured 2026-11-26, two runs on the shared 2-core machine (load average 8.6–10: wall times
+ * vary, the operator's CPU does not): create 29.2 / 44.0 s for 100 clusters (3.4 / 2.3 per second,
+ * operator CPU 35 ms per cluster), scale 3 → 5 21.8 / 19.3 s (4.6 / 5.2 per second, 19 ms per
+ * cluster); operator RSS 75–76 MB idle, 119–121 MB peak.
  *
  * Rerun (after `npm run build`):
  *

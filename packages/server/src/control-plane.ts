@@ -464,7 +464,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       audit,
       store,
       registry,
-      issueClientCertificate: (user, groups) => issueClientCertificate(ca, user, groups),
+      issueClientCertificate: async (user, groups) => issueClientCertificate(ca, user, groups),
       stop,
     };
   } catch (err) {

@@ -8,7 +8,7 @@ import { existsSync, type FSWatcher, watch as fsWatch } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createSecureContext, type SecureContext } from 'node:tls';
-import { createCertificateAuthority, issueServingCertificate } from './pki.js';
+import { createCertificateAuthority, issueServingCertificate } from '../pki/index.js';
 
 /** controller-runtime's default certificate directory. */
 export const DEFAULT_CERT_DIR = `/tmp/k8s-webhook-server/serving-certs`;
@@ -49,8 +49,8 @@ export async function ensureCertificates(
 ): Promise<LoadedCertificate> {
   const p = paths(files);
   if (!existsSync(p.cert) && !existsSync(p.key)) {
-    const ca = createCertificateAuthority();
-    const serving = issueServingCertificate(ca, hosts);
+    const ca = createCertificateAuthority('kubeloop-webhook-ca');
+    const serving = issueServingCertificate(ca, hosts, 'kubeloop-webhook');
     await mkdir(files.dir, { recursive: true, mode: 0o700 });
     await writeFile(p.ca, ca.cert, { mode: 0o644 });
     await writeFile(p.key, serving.key, { mode: 0o600 });

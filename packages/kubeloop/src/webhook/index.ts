@@ -22,6 +22,7 @@
  * @module
  */
 export { fieldError, fieldErrors } from '../api/field-errors.js';
+export { createCertificateAuthority, issueServingCertificate, type KeyPair } from '../pki/index.js';
 export {
   type AdmissionWebhook,
   type AdmissionWebhookOptions,
@@ -57,7 +58,6 @@ export { type WebhookFlags, webhookFlags } from './flags.js';
 export { type AnswerOptions, answerAdmission } from './handle.js';
 export { type PathMetrics, WebhookMetrics } from './metrics.js';
 export { applyJsonPatch, createJsonPatch, escapePointerToken, type JsonPatchOperation } from './patch.js';
-export { createCertificateAuthority, issueServingCertificate, type KeyPair } from './pki.js';
 export { WebhookServer, type WebhookServerOptions } from './server.js';
 export type {
   AdmissionContext,

@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Type } from 'typebox';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createCertificateAuthority, issueServingCertificate } from '../pki/index.js';
 import { defineResource } from '../schema/define/resource.js';
 import { defaulter, validator } from './admission.js';
 import { conversion } from './conversion.js';
-import { createCertificateAuthority, issueServingCertificate } from './pki.js';
 import { WebhookServer } from './server.js';
 
 const Foo = defineResource({

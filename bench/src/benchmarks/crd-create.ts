@@ -21,7 +21,7 @@ import { OBJECT_BYTES } from '../lib/objects.js';
 import { startKubeloop } from '../lib/servers.js';
 import { percentile } from '../lib/stats.js';
 import { kubeloopTarget, type Target } from '../lib/targets.js';
-import { type CreateResult, runCreates } from './create.js';
+import { type CreateResult, combineCreates, runCreates } from './create.js';
 
 const GROUP = 'bench.kubeloop.dev';
 
@@ -219,26 +219,6 @@ function gadgetTarget(base: Target): Target {
   };
 }
 
-/** Sums blocks of one kind into one result (rates recomputed from the totals). */
-function combine(parts: CreateResult[], latencies: number[]): CreateResult {
-  const total = parts.reduce((n, p) => n + p.total, 0);
-  const seconds = parts.reduce((n, p) => n + p.seconds, 0);
-  const weighted = (f: (p: CreateResult) => number) => parts.reduce((n, p) => n + f(p) * p.total, 0) / total;
-  return {
-    total,
-    clients: parts[0]?.clients ?? 0,
-    seconds,
-    perSecond: total / seconds,
-    p50Ms: percentile(latencies, 50),
-    p99Ms: percentile(latencies, 99),
-    maxMs: percentile(latencies, 100),
-    serverCpuMsPerCreate: weighted((p) => p.serverCpuMsPerCreate),
-    clientCpuMsPerCreate: weighted((p) => p.clientCpuMsPerCreate),
-    responseBytes: parts[0]?.responseBytes ?? 0,
-    otherCpuPercent: parts.reduce((n, p) => n + p.otherCpuPercent * p.seconds, 0) / seconds,
-  };
-}
-
 /**
  * Runs the comparison on a server that is already up: installs the CRD, warms up every path,
  * then creates `total` objects of each kind from `clients` clients, in `rounds` rounds of
@@ -298,11 +278,9 @@ export async function runCrdCreates(
       k.done += n;
     }
   }
-  const [configMaps, customResources, sizedConfigMaps] = kinds.map((k) => combine(k.parts, k.latencies)) as [
-    CreateResult,
-    CreateResult,
-    CreateResult,
-  ];
+  const [configMaps, customResources, sizedConfigMaps] = kinds.map((k) =>
+    combineCreates(k.parts, k.latencies),
+  ) as [CreateResult, CreateResult, CreateResult];
   return {
     configMaps,
     customResources,

@@ -71,3 +71,23 @@ export async function runCreates(
     otherCpuPercent: load.otherPercent(),
   };
 }
+
+/** Sums blocks of one kind into one result (rates recomputed from the totals). */
+export function combineCreates(parts: CreateResult[], latencies: number[]): CreateResult {
+  const total = parts.reduce((n, p) => n + p.total, 0);
+  const seconds = parts.reduce((n, p) => n + p.seconds, 0);
+  const weighted = (f: (p: CreateResult) => number) => parts.reduce((n, p) => n + f(p) * p.total, 0) / total;
+  return {
+    total,
+    clients: parts[0]?.clients ?? 0,
+    seconds,
+    perSecond: total / seconds,
+    p50Ms: percentile(latencies, 50),
+    p99Ms: percentile(latencies, 99),
+    maxMs: percentile(latencies, 100),
+    serverCpuMsPerCreate: weighted((p) => p.serverCpuMsPerCreate),
+    clientCpuMsPerCreate: weighted((p) => p.clientCpuMsPerCreate),
+    responseBytes: parts[0]?.responseBytes ?? 0,
+    otherCpuPercent: parts.reduce((n, p) => n + p.otherCpuPercent * p.seconds, 0) / seconds,
+  };
+}

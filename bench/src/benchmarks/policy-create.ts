@@ -18,7 +18,7 @@ import { parseArgs } from 'node:util';
 import { startKubeloop } from '../lib/servers.js';
 import { percentile } from '../lib/stats.js';
 import { kubeloopTarget, type Target } from '../lib/targets.js';
-import { type CreateResult, runCreates } from './create.js';
+import { type CreateResult, combineCreates, runCreates } from './create.js';
 
 const AR = '/apis/admissionregistration.k8s.io/v1';
 
@@ -86,26 +86,6 @@ async function setPolicy(target: Target, on: boolean): Promise<void> {
   }
 }
 
-/** Sums blocks of one kind into one result (rates recomputed from the totals). */
-function combine(parts: CreateResult[], latencies: number[]): CreateResult {
-  const total = parts.reduce((n, p) => n + p.total, 0);
-  const seconds = parts.reduce((n, p) => n + p.seconds, 0);
-  const weighted = (f: (p: CreateResult) => number) => parts.reduce((n, p) => n + f(p) * p.total, 0) / total;
-  return {
-    total,
-    clients: parts[0]?.clients ?? 0,
-    seconds,
-    perSecond: total / seconds,
-    p50Ms: percentile(latencies, 50),
-    p99Ms: percentile(latencies, 99),
-    maxMs: percentile(latencies, 100),
-    serverCpuMsPerCreate: weighted((p) => p.serverCpuMsPerCreate),
-    clientCpuMsPerCreate: weighted((p) => p.clientCpuMsPerCreate),
-    responseBytes: parts[0]?.responseBytes ?? 0,
-    otherCpuPercent: parts.reduce((n, p) => n + p.otherCpuPercent * p.seconds, 0) / seconds,
-  };
-}
-
 /** Runs the comparison on a server that is already up (see the module's description). */
 export async function runPolicyCreates(
   target: Target,
@@ -144,7 +124,10 @@ export async function runPolicyCreates(
       if (k.on) await setPolicy(target, false);
     }
   }
-  const [none, policy] = kinds.map((k) => combine(k.parts, k.latencies)) as [CreateResult, CreateResult];
+  const [none, policy] = kinds.map((k) => combineCreates(k.parts, k.latencies)) as [
+    CreateResult,
+    CreateResult,
+  ];
   return {
     none,
     policy,

@@ -78,12 +78,23 @@ export function createWebhookCaller(store: Store): WebhookCaller {
     }
     return agent;
   };
+  // A URL's target depends only on the URL and the timeout: parsed once, not per call (a
+  // Service's is looked up each time, as its endpoints change).
+  const urlTargets = new Map<string, Target>();
   return {
     post(config, body, options) {
       const timeout = `${options.timeoutSeconds}s`;
-      let target: Target;
+      let target: Target | undefined;
       try {
-        target = resolve(store, config, timeout);
+        if (config.url) {
+          const key = `${timeout} ${config.url}`;
+          target = urlTargets.get(key);
+          if (!target) {
+            target = resolve(store, config, timeout);
+            if (urlTargets.size > 1000) urlTargets.clear();
+            urlTargets.set(key, target);
+          }
+        } else target = resolve(store, config, timeout);
       } catch (err) {
         return Promise.reject(err);
       }

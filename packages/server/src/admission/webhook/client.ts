@@ -54,9 +54,17 @@ export class WebhookCallError extends Error {
   }
 }
 
+/**
+ * A request body already encoded as JSON, posted as is: a conversion review of many stored
+ * objects is put together from their cached encodings instead of parsed and encoded again.
+ */
+export class EncodedJson {
+  constructor(readonly text: string) {}
+}
+
 /** Calls webhooks. */
 export interface WebhookCaller {
-  /** POSTs `body` as JSON, returns the parsed JSON response; rejects with WebhookCallError. */
+  /** POSTs `body` as JSON (an {@link EncodedJson} as it is), returns the parsed JSON response; rejects with WebhookCallError. */
   post(config: WebhookClientConfig, body: unknown, options: { timeoutSeconds: number }): Promise<unknown>;
   /** Closes the kept-alive connections (when the server stops). */
   close?(): void;
@@ -98,7 +106,8 @@ export function createWebhookCaller(store: Store): WebhookCaller {
       } catch (err) {
         return Promise.reject(err);
       }
-      return send(target, agentFor(config.caBundle), JSON.stringify(body), options.timeoutSeconds, true);
+      const payload = body instanceof EncodedJson ? body.text : JSON.stringify(body);
+      return send(target, agentFor(config.caBundle), payload, options.timeoutSeconds, true);
     },
     close() {
       for (const agent of agents.values()) agent.destroy();

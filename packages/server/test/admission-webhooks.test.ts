@@ -406,7 +406,9 @@ describe('webhooks on subresources and behind Services', () => {
     await namespace('sub');
     await env.ok(['create', 'deployment', 'web', '-n', 'sub', '--image=nginx', '--replicas=1']);
     hooks.handle('/scale', (rv) =>
-      rv.request.object.spec.replicas > 5 ? deny({ message: 'at most 5 replicas' })(rv) : allow()(rv),
+      rv.request.object.spec.replicas > 5
+        ? deny({ message: 'at most 5 replicas' })(rv)
+        : allow({ warnings: [`${rv.request.object.spec.replicas} replicas is a lot`] })(rv),
     );
     hooks.handle('/status', deny({ message: 'status is read-only here' }));
     const rule = (resources: string[]) => ({
@@ -421,7 +423,10 @@ describe('webhooks on subresources and behind Services', () => {
     expect((await env.run(['scale', 'deployment', 'web', '-n', 'sub', '--replicas=9'])).stderr).toContain(
       'admission webhook "scale.example.com" denied the request: at most 5 replicas',
     );
-    await env.ok(['scale', 'deployment', 'web', '-n', 'sub', '--replicas=3']);
+    // The webhook's warnings on a write through /scale reach kubectl, as kube passes them on.
+    expect((await env.run(['scale', 'deployment', 'web', '-n', 'sub', '--replicas=3'])).stderr).toContain(
+      'Warning: 3 replicas is a lot',
+    );
     expect((await getJson('deployment', 'web', '-n', 'sub')).spec.replicas).toBe(3);
     const scale = hooks.received('/scale').at(-1).request;
     expect(scale).toMatchObject({

@@ -399,6 +399,33 @@ describe('matchConditions', () => {
     expect(hooks.received('/cond')).toHaveLength(1);
     await env.ok(['delete', 'validatingwebhookconfiguration', 'conditions']);
   });
+
+  it('are compiled when the configuration is written: an invalid one is refused, as kube refuses it', async () => {
+    const conditions = [
+      { name: 'not-bool', expression: 'object.metadata.name' },
+      { name: 'syntax', expression: 'object.metadata.name ==' },
+      { name: 'no-params', expression: 'params.x == 1' },
+      { name: '', expression: 'true' },
+    ];
+    const bad = config('Mutating', 'bad-conditions', [
+      webhook('bad.example.com', '/cond', 'cond', { matchConditions: conditions }),
+    ]);
+    const r = await env.run(['apply', '-f', '-'], { input: JSON.stringify(bad) });
+    expect(r.code).not.toBe(0);
+    const p = 'webhooks[0].matchConditions';
+    expect(r.stderr).toContain('The MutatingWebhookConfiguration "bad-conditions" is invalid:');
+    expect(r.stderr).toContain(
+      `${p}[0].expression: Invalid value: "object.metadata.name": must evaluate to bool but got dyn`,
+    );
+    expect(r.stderr).toContain(
+      `${p}[1].expression: Invalid value: "object.metadata.name ==": compilation failed: ERROR: <input>:1:24: Syntax error:`,
+    );
+    expect(r.stderr).toContain(
+      `${p}[2].expression: Invalid value: "params.x == 1": compilation failed: ERROR: <input>:1:1: undeclared reference to 'params'`,
+    );
+    expect(r.stderr).toContain(`${p}[3].name: Required value`);
+    expect((await env.run(['get', 'mutatingwebhookconfiguration', 'bad-conditions'])).code).not.toBe(0);
+  });
 });
 
 describe('webhooks on subresources and behind Services', () => {

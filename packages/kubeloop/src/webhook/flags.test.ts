@@ -32,7 +32,9 @@ describe('webhookFlags', () => {
     expect(webhookFlags(['--webhook-cert-path=/certs'], { KUBELOOP_ROOT: '/pods/p1' }).options.certDir).toBe(
       '/pods/p1/certs',
     );
-    expect(webhookFlags(['--webhook-cert-path=certs'], { KUBELOOP_ROOT: '/pods/p1' }).options.certDir).toBe('certs');
+    expect(webhookFlags(['--webhook-cert-path=certs'], { KUBELOOP_ROOT: '/pods/p1' }).options.certDir).toBe(
+      'certs',
+    );
   });
 
   it('ENABLE_WEBHOOKS=false turns them off; a bad port or a missing value is an error', () => {

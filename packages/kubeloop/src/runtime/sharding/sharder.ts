@@ -15,6 +15,7 @@
  * parent. No handshake of their own: the parent's handshake already decides who reconciles.
  */
 
+import { setMaxListeners } from 'node:events';
 import type { OwnerReference } from 'kubernetes-types/meta/v1.js';
 import type { Logger } from 'pino';
 import { isConflict, isNotFound } from '../../api/status.js';
@@ -117,6 +118,8 @@ export class Sharder {
       shardLabel: shardLabel(target.controller),
       drainLabel: drainLabel(target.controller),
     }));
+    // Every worker waits on the queue with this signal.
+    setMaxListeners(0, this.stopper.signal);
     // With an expected replica count, wait (up to a lease duration) for that many shards, so a
     // rollout does not assign everything to the first replica up and then move two thirds.
     this.ready = options.replicas === undefined;

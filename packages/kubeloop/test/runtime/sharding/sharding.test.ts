@@ -178,16 +178,16 @@ describe('sharding', () => {
     const leaseMs = lease.spec!.leaseDurationSeconds! * 1000;
     const onVictim = async () =>
       new Set((await api.list({ labelSelector: `${LABEL}=${victim}` })).items.map((w) => w.metadata!.name!));
-    const firstMovedAt: number = await eventually(
+    const firstMovedAt = await eventually(
       async () => {
         const left = await onVictim();
-        return ofC.some((k) => !left.has(k)) && Date.now();
+        return ofC.some((k) => !left.has(k)) ? Date.now() : undefined;
       },
       leaseMs + 10_000,
       `${victim}'s objects to start moving`,
     );
-    const movedAt: number = await eventually(
-      async () => (await onVictim()).size === 0 && Date.now(),
+    const movedAt = await eventually(
+      async () => ((await onVictim()).size === 0 ? Date.now() : undefined),
       20_000,
       `${victim}'s objects moved`,
     );

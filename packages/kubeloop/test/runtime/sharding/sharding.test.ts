@@ -24,8 +24,10 @@ const ns = 'sharded';
 const LABEL = shardLabel('widget');
 const HOT = new Set(Array.from({ length: 30 }, (_, i) => `w-${i * 7}`));
 // Generous against a loaded machine (every replica and the server share this process): a
-// replica that cannot renew for the renew deadline stops, which would end the test's ring.
-const timings = { leaseDurationMs: 5_000, renewDeadlineMs: 4_000, retryPeriodMs: 500 };
+// replica that cannot renew for the renew deadline stops, which would end the test's ring; and
+// the crash bound (lease duration + retry period) includes a label write and this test's poll,
+// which took 0.6 s at a load of 18 on 2 cores.
+const timings = { leaseDurationMs: 5_000, renewDeadlineMs: 4_000, retryPeriodMs: 1_000 };
 
 let t: RuntimeEnv;
 beforeAll(async () => {
@@ -57,7 +59,7 @@ describe('sharding', () => {
     const reconciledBy = new Map<string, Set<string>>();
     const make = (shard: string): Manager => {
       const m = testManager(t.newClient(), {
-        sharding: { name: 'widgets', shardId: shard, namespace: ns, ...timings },
+        sharding: { name: 'widgets', shardId: shard, namespace: ns, ...timings, sharderWorkers: 8 },
         maxConcurrentReconciles: 4,
       }).add(
         controller(Widget)

@@ -9,40 +9,83 @@
  * objects as the previous count left them (labeled for shards that left, which the sharder
  * reassigns at once), and the clock runs from their spawn until every object was reconciled.
  *
- *   npm run build && node bench/dist/benchmarks/sharding.js --objects=10000
+ * The kill -9 is of a replica that is not the sharder, and is timed from the killed replica's
+ * Lease (its expiry: `renewTime + leaseDurationSeconds`), the point from which the spec'd bound
+ * (lease duration + retry period from the last renewal) counts.
+ *
+ *   npm run build && node bench/dist/benchmarks/sharding.js --objects=10000 [--workers=16]
+ *
+ * `--done-when` runs issue 25's acceptance scenario instead (3 replica processes, 3,000 objects
+ * by default, churn throughout; balance, kill, a fourth replica, overlaps), printing each clause:
+ *
+ *   node bench/dist/benchmarks/sharding.js --done-when --objects=3000 [--lease=8000]
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Client, ConfigMap } from 'kubeloop/client';
-import { controller, Manager, shardLabel } from 'kubeloop/runtime';
-import { pino } from 'pino';
+import { Client, ConfigMap, Lease } from 'kubeloop/client';
+import { controller, HashRing, Manager, shardLabel } from 'kubeloop/runtime';
+import { destination, pino } from 'pino';
 import { rssBytes } from '../lib/proc.js';
 import { startKubeloop } from '../lib/servers.js';
 
 const NS = 'bench';
-const TIMINGS = { leaseDurationMs: 4_000, renewDeadlineMs: 3_000, retryPeriodMs: 500 };
 const arg = (name: string, dflt: string) =>
   process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? dflt;
+/**
+ * `--lease=ms` (default 4 000): renew deadline ¾ of it, retry period ⅛. A replica that cannot
+ * renew within the deadline stops, so a machine loaded by others may need a longer one.
+ */
+const LEASE_MS = Number(arg('lease', '4000'));
+const TIMINGS = {
+  leaseDurationMs: LEASE_MS,
+  renewDeadlineMs: Math.round(LEASE_MS * 0.75),
+  retryPeriodMs: Math.round(LEASE_MS / 8),
+};
 
-/** A replica: reports `{ reconciles, assigned }` as a JSON line every 200 ms. */
+/**
+ * A replica: reports `{ reconciles, assigned }` as a JSON line every 50 ms; with
+ * `--record=FILE`, writes `[key, start, end]` per reconcile there (wall-clock ms, sub-ms precision).
+ */
 async function replica(shardId: string): Promise<void> {
   let reconciles = 0;
+  // Records go to a file (an async stream): stdout to a pipe is synchronous on Linux, and a
+  // reader busy elsewhere would stall the replica's event loop, and its Lease renewals with it.
+  const recordPath = arg('record', '');
+  const records = recordPath ? createWriteStream(recordPath) : undefined;
+  const workers = Number(arg('workers', '0'));
+  // The replicas the operator's Deployment would declare: the sharder waits for them before
+  // assigning (without it the first replica up takes everything, then hands half of it over).
+  const replicas = Number(arg('replicas', '0'));
+  const clock = () => performance.timeOrigin + performance.now();
   const manager = new Manager({
     client: await Client.load(),
-    logger: pino({ level: 'warn' }),
+    // Logs to stderr: stdout carries the reports.
+    logger: pino({ level: 'warn' }, destination(2)),
     healthProbeAddress: false,
     metricsAddress: false,
-    sharding: { name: 'bench', shardId, namespace: NS, ...TIMINGS },
+    sharding: {
+      name: 'bench',
+      shardId,
+      namespace: NS,
+      ...TIMINGS,
+      ...(workers > 0 && { sharderWorkers: workers }),
+      ...(replicas > 0 && { replicas }),
+    },
     maxConcurrentReconciles: 4,
   }).add(
     controller(ConfigMap)
       .inNamespace(NS)
       .withLabelSelector({ bench: 'sharding' })
-      .reconcile(() => {
+      .reconcile(async (cm) => {
         reconciles++;
+        if (!records) return undefined;
+        const start = clock();
+        // A reconcile that takes a little time, so that handovers meet some in flight.
+        await new Promise((r) => setTimeout(r, 2));
+        records.write(`${JSON.stringify([cm.metadata!.name, start, clock()])}\n`);
         return undefined;
       }),
   );
@@ -50,7 +93,7 @@ async function replica(shardId: string): Promise<void> {
     process.stdout.write(
       `${JSON.stringify({ reconciles, assigned: manager.shardAssignments.configmap ?? 0 })}\n`,
     );
-  }, 200);
+  }, 50);
   await manager.start();
   clearInterval(timer);
 }
@@ -59,11 +102,13 @@ interface Replica {
   id: string;
   pid: number;
   last: { reconciles: number; assigned: number };
+  /** Its reconcile records' file, with `--record`. */
+  recordPath?: string;
   kill(signal: NodeJS.Signals): Promise<void>;
 }
 
-function startReplica(self: string, kubeconfig: string, id: string): Replica {
-  const child = spawn(process.execPath, [self, `--replica=${id}`], {
+function startReplica(self: string, kubeconfig: string, id: string, extra: string[] = []): Replica {
+  const child = spawn(process.execPath, [self, `--replica=${id}`, `--lease=${LEASE_MS}`, ...extra], {
     env: { ...process.env, KUBECONFIG: kubeconfig },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -71,6 +116,9 @@ function startReplica(self: string, kubeconfig: string, id: string): Replica {
     id,
     pid: child.pid!,
     last: { reconciles: 0, assigned: 0 },
+    ...(extra.find((a) => a.startsWith('--record=')) && {
+      recordPath: extra.find((a) => a.startsWith('--record='))!.slice('--record='.length),
+    }),
     kill: async (signal) => {
       if (child.exitCode !== null || child.signalCode !== null) return;
       const exited = new Promise((ok) => child.once('exit', ok));
@@ -99,16 +147,18 @@ async function until(
   check: () => boolean | Promise<boolean>,
   timeoutMs: number,
   what: string,
+  everyMs = 50,
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, everyMs));
   }
 }
 
 async function main(): Promise<void> {
   const objects = Number(arg('objects', '10000'));
+  const workerArgs = arg('workers', '') ? [`--workers=${arg('workers', '')}`] : [];
   const self = fileURLToPath(import.meta.url);
   const root = resolve(dirname(self), '../../..');
   const dir = mkdtempSync(join(tmpdir(), 'kubeloop-bench-sharding-'));
@@ -137,7 +187,7 @@ async function main(): Promise<void> {
     for (const shards of [1, 2, 3]) {
       const started = performance.now();
       const replicas = Array.from({ length: shards }, (_, i) =>
-        startReplica(self, kubeconfig, `s${shards}-${i}`),
+        startReplica(self, kubeconfig, `s${shards}-${i}`, [...workerArgs, `--replicas=${shards}`]),
       );
       const total = (k: 'reconciles' | 'assigned') => replicas.reduce((s, r) => s + r.last[k], 0);
       const progress = setInterval(
@@ -161,30 +211,18 @@ async function main(): Promise<void> {
           `(${Math.round(objects / (ms / 1000))} reconciles/s overall); per replica RSS: ${rss.join(', ')}`,
       );
       if (shards === 3) {
-        const victim = replicas[2]!;
-        const killedAt = performance.now();
-        await victim.kill('SIGKILL');
-        const label = shardLabel('configmap');
-        await until(
-          async () => (await cms.list({ labelSelector: `${label}=${victim.id}` })).items.length === 0,
-          120_000,
-          'the killed shard’s objects to move',
-        );
-        const moved = performance.now() - killedAt;
-        await until(
-          () => replicas[0]!.last.assigned + replicas[1]!.last.assigned === objects,
-          60_000,
-          'the survivors to watch every object',
-        );
-        const watched = performance.now() - killedAt;
+        const kill = await killOne(client, replicas, cms, objects);
         rows.push(
-          `kill -9 of 1 of 3 shards (lease ${TIMINGS.leaseDurationMs} ms, retry ${TIMINGS.retryPeriodMs} ms): ` +
-            `its objects relabeled in ${(moved / 1000).toFixed(1)} s, in the survivors' caches in ${(watched / 1000).toFixed(1)} s`,
+          `kill -9 of 1 of 3 shards (not the sharder; lease ${TIMINGS.leaseDurationMs} ms, retry ${TIMINGS.retryPeriodMs} ms): ` +
+            `of its ${kill.objects} objects the first reached a survivor's cache ${kill.firstMs} ms and the last ${kill.allMs} ms after its Lease expired ` +
+            `(${(kill.sinceKillMs / 1000).toFixed(1)} s after the kill; bound for the start: the retry period, ${kill.boundMs} ms)`,
         );
       }
       for (const r of replicas) await r.kill('SIGTERM');
     }
-    console.log(`sharding, ${objects} ConfigMaps, replicas as separate processes:`);
+    console.log(
+      `sharding, ${objects} ConfigMaps, replicas as separate processes (sharder workers: ${arg('workers', 'default')}):`,
+    );
     for (const row of rows) console.log(`  ${row}`);
   } finally {
     await server.stop();
@@ -192,6 +230,214 @@ async function main(): Promise<void> {
   }
 }
 
+type ConfigMapApi = ReturnType<Client['api']>;
+
+/**
+ * kill -9 of a replica that is not the sharder; times the move of its objects from its Lease's
+ * expiry (`renewTime + leaseDurationSeconds`, read once it is dead: nothing renews it any more).
+ */
+async function killOne(client: Client, replicas: Replica[], cms: ConfigMapApi, objects?: number) {
+  const leases = client.api(Lease, NS);
+  const sharder = (await leases.get('bench-sharder')).spec?.holderIdentity;
+  const victim = [...replicas].reverse().find((r) => r.id !== sharder)!;
+  const survivors = replicas.filter((r) => r !== victim);
+  const label = shardLabel('configmap');
+  // Metadata only, and not too often: full lists of thousands of objects would load the server
+  // and slow the very move being timed.
+  const onVictim = async () =>
+    (await cms.list({ labelSelector: `${label}=${victim.id}`, metadataOnly: true })).items.length;
+  const inSurvivors = () => survivors.reduce((n, r) => n + r.last.assigned, 0);
+  const before = await onVictim();
+  const base = inSurvivors();
+  const killedAt = Date.now();
+  await victim.kill('SIGKILL');
+  const lease = await leases.get(`bench-shard-${victim.id}`);
+  const expiry = Date.parse(lease.spec!.renewTime!) + lease.spec!.leaseDurationSeconds! * 1000;
+  let first = 0;
+  if (objects !== undefined) {
+    // No churn: the survivors' own reports (every 50 ms) say when the objects reached their
+    // caches, without asking the server anything.
+    await until(
+      () => {
+        const n = inSurvivors();
+        if (n > base && !first) first = Date.now();
+        return n >= objects;
+      },
+      120_000,
+      'the survivors to watch every object',
+      10,
+    );
+  } else {
+    await until(
+      async () => {
+        const n = await onVictim();
+        if (n < before && !first) first = Date.now();
+        return n === 0;
+      },
+      120_000,
+      'the killed shard’s objects to move',
+      100,
+    );
+  }
+  const all = Date.now();
+  return {
+    victim,
+    objects: before,
+    firstMs: first - expiry,
+    allMs: all - expiry,
+    sinceKillMs: all - killedAt,
+    boundMs: TIMINGS.retryPeriodMs,
+  };
+}
+
+/** Issue 25's acceptance scenario, each clause printed with its figure. */
+async function doneWhen(): Promise<void> {
+  const objects = Number(arg('objects', '3000'));
+  const workerArgs = arg('workers', '') ? [`--workers=${arg('workers', '')}`] : [];
+  const self = fileURLToPath(import.meta.url);
+  const root = resolve(dirname(self), '../../..');
+  const dir = mkdtempSync(join(tmpdir(), 'kubeloop-bench-sharding-'));
+  const kubeconfig = join(dir, 'kubeconfig');
+  const server = await startKubeloop({ root, kubeconfigPath: kubeconfig, args: ['--no-controllers'] });
+  const label = shardLabel('configmap');
+  const replicas: Replica[] = [];
+  try {
+    const client = await Client.load({ path: kubeconfig });
+    await client.request('POST', '/api/v1/namespaces', { body: { metadata: { name: NS } } });
+    const cms = client.api(ConfigMap, NS);
+    const cm = (name: string): ConfigMap => ({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name, labels: { bench: 'sharding' } },
+      data: { v: '0' },
+    });
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 32 }, async () => {
+        while (next < objects) await cms.create(cm(`cm-${next++}`));
+      }),
+    );
+    const start = (id: string) => {
+      const r = startReplica(self, kubeconfig, id, [
+        `--record=${join(dir, `${id}.rec`)}`,
+        '--replicas=3',
+        ...workerArgs,
+      ]);
+      replicas.push(r);
+      return r;
+    };
+    /** name → shard once every object is on its shard of `live` and none drains. */
+    const settled = async (live: string[]) => {
+      const ring = new HashRing(live);
+      const items = (await cms.list({ labelSelector: 'bench=sharding', metadataOnly: true })).items;
+      const out = new Map<string, string>();
+      for (const o of items) {
+        const l = o.metadata?.labels ?? {};
+        const want = ring.shardFor(`${NS}/${o.metadata!.name}`);
+        if (l[label] !== want || l['sharding.kubeloop.dev/drain-configmap'] !== undefined) return undefined;
+        out.set(o.metadata!.name!, want!);
+      }
+      return out;
+    };
+    const settle = async (live: string[], what: string) => {
+      let got: Map<string, string> | undefined;
+      await until(
+        async () => {
+          got = await settled(live);
+          return got !== undefined;
+        },
+        300_000,
+        what,
+        // Each check lists every object: not so often that the lists load the server.
+        500,
+      );
+      return got!;
+    };
+    const lines: string[] = [];
+    const ids = ['d-0', 'd-1', 'd-2'];
+    for (const id of ids) start(id);
+    const first = await settle(ids, '3 shards');
+    const counts = ids.map((id) => [...first.values()].filter((s) => s === id).length);
+    const worst = Math.max(...counts.map((n) => Math.abs(n / (objects / 3) - 1)));
+    lines.push(
+      `balance over 3 shards: ${counts.join(' / ')} (worst ${(worst * 100).toFixed(1)} % from a third; bound ±15 %): ${worst <= 0.15 ? 'PASS' : 'MISS'}`,
+    );
+
+    // Churn throughout: creates, updates, deletes.
+    let churning = true;
+    let extra = 0;
+    const churn = (async () => {
+      while (churning) {
+        const i = Math.floor(Math.random() * objects);
+        await Promise.allSettled([
+          cms.create(cm(`x-${extra++}`)),
+          cms.patch(`cm-${i}`, { data: { v: String(Math.random()) } }),
+          ...(extra % 3 === 0 ? [cms.delete(`x-${extra - 2}`)] : []),
+        ]);
+        await new Promise((r) => setTimeout(r, 25));
+      }
+    })();
+
+    start('d-3');
+    const live4 = [...ids, 'd-3'];
+    const second = await settle(live4, '4 shards');
+    const moved = [...first.keys()].filter((k) => second.has(k) && second.get(k) !== first.get(k));
+    const toNew = moved.every((k) => second.get(k) === 'd-3');
+    const share = moved.length / objects;
+    lines.push(
+      `a fourth replica: ${moved.length} of ${objects} objects moved (${(share * 100).toFixed(1)} %; about a quarter), ${toNew ? 'all' : 'NOT all'} to the newcomer: ${share > 0.18 && share < 0.32 && toNew ? 'PASS' : 'MISS'}`,
+    );
+
+    // Under churn the total moves: the settled ring below checks the survivors, not a count.
+    const kill = await killOne(client, replicas.slice(0, 4), cms);
+    const victim = kill.victim;
+    const live3 = live4.filter((id) => id !== victim.id);
+    churning = false;
+    await churn;
+    await settle(live3, '3 shards after the kill');
+    lines.push(
+      `kill -9 of ${victim.id} (not the sharder): its ${kill.objects} objects started moving ${kill.firstMs} ms and had all moved ${kill.allMs} ms after its Lease expired; bound: retry period ${kill.boundMs} ms after the expiry (lease ${TIMINGS.leaseDurationMs} ms + retry ${TIMINGS.retryPeriodMs} ms from the last renewal): start ${kill.firstMs <= kill.boundMs ? 'PASS' : 'MISS'}, all ${kill.allMs <= kill.boundMs ? 'PASS' : 'MISS'}`,
+    );
+    // Let the last reconciles report, then look for two replicas reconciling one object at once.
+    await new Promise((r) => setTimeout(r, 2_000));
+    const byKey = new Map<string, { id: string; start: number; end: number }[]>();
+    let total = 0;
+    for (const r of replicas) {
+      const recs = readFileSync(r.recordPath!, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as [string, number, number]);
+      for (const [key, s, e] of recs) {
+        total++;
+        const list = byKey.get(key) ?? [];
+        list.push({ id: r.id, start: s, end: e });
+        byKey.set(key, list);
+      }
+    }
+    let overlaps = 0;
+    for (const list of byKey.values()) {
+      list.sort((a, b) => a.start - b.start);
+      let last: { id: string; end: number } | undefined;
+      for (const x of list) {
+        if (last && x.id !== last.id && x.start < last.end) overlaps++;
+        if (!last || x.end > last.end) last = x;
+      }
+    }
+    lines.push(
+      `overlaps under churn (${extra} creates, as many updates, ${Math.floor(extra / 3)} deletes): ${overlaps} in ${total} reconciles of ${byKey.size} objects across ${replicas.length} replicas: ${overlaps === 0 ? 'PASS' : 'MISS'}`,
+    );
+    console.log(
+      `sharding, issue 25's acceptance scenario, ${objects} ConfigMaps, replicas as separate processes:`,
+    );
+    for (const l of lines) console.log(`  ${l}`);
+  } finally {
+    for (const r of replicas) await r.kill('SIGTERM');
+    await server.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 const replicaId = arg('replica', '');
 if (replicaId) await replica(replicaId);
+else if (process.argv.includes('--done-when')) await doneWhen();
 else await main();

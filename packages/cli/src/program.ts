@@ -29,6 +29,7 @@ export async function createProgram(argv: readonly string[] = process.argv): Pro
     dev.registerDevCommand(program);
     run.registerRunCommand(program);
     (await import('./commands/build.js')).registerBuildCommand(program);
+    (await import('./commands/shards.js')).registerShardsCommand(program);
   }
   return program;
 }

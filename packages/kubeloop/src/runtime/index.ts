@@ -160,7 +160,16 @@ export {
 } from './manager/permissions.js';
 export { atLeast, WriteTracker } from './manager/read-your-writes.js';
 export { trackingClient } from './manager/tracking-client.js';
-export { drainLabel, RING_LABEL, SHARDING_PREFIX, shardLabel } from './sharding/labels.js';
+export {
+  CONTROLLERS_ANNOTATION,
+  drainLabel,
+  RING_LABEL,
+  SHARDING_PREFIX,
+  type ShardedControllerInfo,
+  sharderLeaseName,
+  shardLabel,
+} from './sharding/labels.js';
+export { leaseExpiry } from './sharding/membership.js';
 export { HashRing } from './sharding/ring.js';
 export { shardingKey } from './sharding/sharder.js';
 export { type ShardingOptions, ShardLeaseLostError } from './sharding/sharding.js';

@@ -86,6 +86,17 @@ export class ManagerCache implements CacheReader {
   }
 
   /**
+   * Serves reads of `kind` in `namespace` from `informer`, though it has a label selector: a
+   * sharded replica's informers narrowed to its shard are its whole view of the kind, and reads
+   * through another (unfiltered) informer would cache every shard's objects.
+   */
+  serveReadsFrom(kind: ResourceDescriptor, namespace: string, informer: Informer<KubeObject>): void {
+    const k = `${kind.group}/${kind.kind}`;
+    this.byKind.set(k, [{ namespace, informer }, ...(this.byKind.get(k) ?? [])]);
+    for (const [field, extract] of this.fieldIndexes.get(k) ?? []) addFieldIndex(informer, field, extract);
+  }
+
+  /**
    * The shared metadata-only informer of a kind (`PartialObjectMetadata`: what a controller
    * needs that reads only names, labels and owners of every kind, as the garbage collector).
    */

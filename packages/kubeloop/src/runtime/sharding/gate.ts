@@ -4,7 +4,8 @@
  * the sharder sets the drain label on an object, the gate closes for it (queued and requeued
  * runs are skipped), waits for its running reconcile to end, then acknowledges by removing the
  * drain and shard labels. The gate opens again only if the object comes back to this shard —
- * so a new owner never starts while the old one still reconciles.
+ * so a new owner never starts while the old one still reconciles. The controller's `owns`
+ * informers are narrowed to the shard's label too: the sharder labels children as their parent.
  */
 import type { Logger } from 'pino';
 import { isConflict, isNotFound } from '../../api/status.js';
@@ -13,7 +14,7 @@ import type { ResourceDescriptor } from '../../client/descriptor.js';
 import { labelSelectorString } from '../../client/options.js';
 import type { KubeObject } from '../../client/types.js';
 import type { Informer } from '../cache/informer.js';
-import type { ControllerDefinition } from '../controller/builder.js';
+import type { ControllerDefinition, WatchSpec } from '../controller/builder.js';
 import { objectKey } from '../keys.js';
 import { drainLabel, shardLabel } from './labels.js';
 import type { ShardingMetrics } from './metrics.js';
@@ -76,9 +77,17 @@ export class ShardGate {
           }
         }
       : undefined;
+    const narrow = (selector: WatchSpec['labelSelector']) => {
+      const s = selector === undefined ? '' : labelSelectorString(selector);
+      return s ? `${s},${own}` : own;
+    };
     return Object.freeze({
       ...d,
       labelSelector: existing ? `${existing},${own}` : own,
+      // Children carry their parent's shard label (the sharder's): each shard caches its own.
+      watches: d.watches.map((w) =>
+        w.relation === 'owns' ? { ...w, labelSelector: narrow(w.labelSelector) } : w,
+      ),
       reconcileFn,
       ...(goneFn && { goneFn }),
     });

@@ -24,6 +24,25 @@ export const shardLabel = (controller: string): string => `${SHARDING_PREFIX}/sh
  */
 export const drainLabel = (controller: string): string => `${SHARDING_PREFIX}/drain-${controller}`;
 
+/**
+ * On a shard's Lease: the sharded controllers of the replica, as JSON
+ * (`[{ controller, group, version, kind, namespace, labelSelector? }]`), so that tools
+ * (`kubeloop shards`) know which kinds and labels to count without the operator's code.
+ */
+export const CONTROLLERS_ANNOTATION = `${SHARDING_PREFIX}/controllers`;
+
+/** A sharded controller as its shard Lease's {@link CONTROLLERS_ANNOTATION} lists it. */
+export interface ShardedControllerInfo {
+  controller: string;
+  group: string;
+  version: string;
+  kind: string;
+  /** Namespace the controller watches (`''`: all). */
+  namespace: string;
+  /** The controller's own selector of its primary objects, as a string. */
+  labelSelector?: string;
+}
+
 /** The name of the Lease a shard holds. */
 export const shardLeaseName = (ring: string, shard: string): string => `${ring}-shard-${shard}`;
 

@@ -8,7 +8,7 @@ import { isNotFound } from '../../api/status.js';
 import { type Lease, Lease as LeaseKind } from '../../client/builtin-kinds.js';
 import type { Client } from '../../client/client.js';
 import { microTime } from '../manager/events.js';
-import { RING_LABEL, shardLeaseName } from './labels.js';
+import { CONTROLLERS_ANNOTATION, RING_LABEL, type ShardedControllerInfo, shardLeaseName } from './labels.js';
 
 /** Timings of the shard Leases (leader election's ratios). */
 export interface LeaseTimings {
@@ -44,6 +44,7 @@ export class ShardLease {
     private readonly timings: LeaseTimings,
     private readonly onLost: () => void,
     private readonly log: Logger,
+    private readonly controllers: readonly ShardedControllerInfo[] = [],
   ) {
     this.name = shardLeaseName(ring, shard);
   }
@@ -107,7 +108,12 @@ export class ShardLease {
           {
             apiVersion: 'coordination.k8s.io/v1',
             kind: 'Lease',
-            metadata: { name: this.name, namespace: this.namespace, labels: { [RING_LABEL]: this.ring } },
+            metadata: {
+              name: this.name,
+              namespace: this.namespace,
+              labels: { [RING_LABEL]: this.ring },
+              annotations: { [CONTROLLERS_ANNOTATION]: JSON.stringify(this.controllers) },
+            },
             spec: { ...spec, acquireTime: now, leaseTransitions: 0 },
           },
           { timeoutMs },
@@ -118,7 +124,14 @@ export class ShardLease {
       await api.update(
         {
           ...current,
-          metadata: { ...current.metadata, labels: { ...current.metadata?.labels, [RING_LABEL]: this.ring } },
+          metadata: {
+            ...current.metadata,
+            labels: { ...current.metadata?.labels, [RING_LABEL]: this.ring },
+            annotations: {
+              ...current.metadata?.annotations,
+              [CONTROLLERS_ANNOTATION]: JSON.stringify(this.controllers),
+            },
+          },
           spec: {
             ...current.spec,
             ...spec,

@@ -11,6 +11,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { type Lease, Lease as LeaseKind } from '../../client/builtin-kinds.js';
 import type { Client } from '../../client/client.js';
+import { labelSelectorString } from '../../client/options.js';
 import type { KubeObject } from '../../client/types.js';
 import type { Informer } from '../cache/informer.js';
 import type { ControllerDefinition } from '../controller/builder.js';
@@ -53,7 +54,7 @@ export interface ShardingOptions {
   retryPeriodMs?: number;
   /** Points of each shard on the hash ring (default 256). */
   virtualNodes?: number;
-  /** Label writes the sharder makes at once (default 8). */
+  /** Label writes the sharder makes at once (default 16): they set the pace of assigning and moving objects. */
   sharderWorkers?: number;
 }
 
@@ -136,6 +137,16 @@ export class Sharding {
         ...(definition.labelSelector !== undefined && { labelSelector: definition.labelSelector }),
       });
       gate.attach(informer as Informer<KubeObject>);
+      // Reads in reconciles (`ctx.cache`) go to the shard's informers, not to new unfiltered ones.
+      cache.serveReadsFrom(definition.kind, definition.namespace, informer as Informer<KubeObject>);
+      for (const w of definition.watches) {
+        if (w.relation !== 'owns' || w.metadataOnly) continue;
+        const owned = cache.informer(w.kind, {
+          namespace: definition.namespace,
+          ...(w.labelSelector !== undefined && { labelSelector: w.labelSelector }),
+        });
+        cache.serveReadsFrom(w.kind, definition.namespace, owned);
+      }
     }
   }
 
@@ -153,6 +164,16 @@ export class Sharding {
       this.timings,
       () => this.onLost(new ShardLeaseLostError(this.lease?.name ?? '')),
       this.log,
+      this.gates.map(({ original }) => ({
+        controller: original.name,
+        group: original.kind.group,
+        version: original.kind.version,
+        kind: original.kind.kind,
+        namespace: original.namespace,
+        ...(original.labelSelector !== undefined && {
+          labelSelector: labelSelectorString(original.labelSelector),
+        }),
+      })),
     );
     await this.lease.start();
     this.campaign = this.runCampaign();
@@ -186,6 +207,7 @@ export class Sharding {
       kind: original.kind,
       namespace: original.namespace,
       ...(original.labelSelector !== undefined && { labelSelector: original.labelSelector }),
+      owns: original.watches.filter((w) => w.relation === 'owns').map((w) => w.kind),
     }));
     // Leadership lost (the sharder could not renew): stop assigning and campaign again.
     while (!this.stopped) {
@@ -210,7 +232,7 @@ export class Sharding {
               {
                 ...(this.options.replicas !== undefined && { replicas: this.options.replicas }),
                 waitForReplicasMs: this.timings.leaseDurationMs,
-                workers: this.options.sharderWorkers ?? 8,
+                workers: this.options.sharderWorkers ?? 16,
               },
             );
             this.sharder.start().catch((err: unknown) => this.log.error({ err }, 'sharder failed to start'));

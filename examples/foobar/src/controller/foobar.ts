@@ -7,6 +7,8 @@ import {
   generationChanged,
   hasFinalizer,
   isBeingDeleted,
+  or,
+  type Predicate,
   removeFinalizer,
   setControllerReference,
   writeStatus,
@@ -17,6 +19,15 @@ import { withCondition } from '../conditions.js';
 
 /** The finalizer that keeps a FooBar until its task has cleaned up the registry. */
 export const TASK_FINALIZER = 'test.example.com/task-cleanup';
+
+/**
+ * Updates whose finalizers changed: a `kubectl replace` (or an edit) that drops the finalizer
+ * must bring the controller back to put it again, or the FooBar's deletion would no longer
+ * wait for the registry's cleanup.
+ */
+const finalizersChanged: Predicate<FooBar> = {
+  update: (old, now) => JSON.stringify(old.metadata?.finalizers) !== JSON.stringify(now.metadata?.finalizers),
+};
 
 /** The type a FooBar without one asks for. */
 export const DEFAULT_TYPE = 'http';
@@ -54,15 +65,15 @@ function readiness(task: FooBarTask): Omit<ConditionInput, 'type'> {
  * controller's business.
  *
  * - No update loop (seed 000's 3.4): the FooBar's own events pass only when its generation
- *   changed (a spec change or the start of its deletion). Its status writes — this controller's
- *   and anyone's — and metadata changes (its own finalizer) cause no reconcile; the task's
- *   changes reach it through `owns`.
+ *   changed (a spec change or the start of its deletion) or its finalizers did. Its status
+ *   writes — this controller's and anyone's — cause no reconcile; the task's changes reach it
+ *   through `owns`.
  * - Its finalizer: deleting a FooBar deletes its task and waits until the task is gone (the
  *   task's finalizer removes the registration), so a FooBar disappears only once the registry
  *   no longer holds it.
  */
 export const fooBarController = controller(FooBar)
-  .withPredicates(generationChanged())
+  .withPredicates(or(generationChanged(), finalizersChanged))
   .owns(FooBarTask)
   .reconcile(async (fooBar, { client, cache, events, log }) => {
     log.debug('reconciling');

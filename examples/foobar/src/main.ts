@@ -8,7 +8,7 @@
 import { managerFlags } from 'kubeloop/runtime';
 import { WebhookServer, webhookFlags } from 'kubeloop/webhook';
 import { createManager, LEADER_ELECTION_ID } from './manager.js';
-import { allWebhooks } from './webhooks/index.js';
+import { allWebhooks } from './webhooks.js';
 
 const hooks = webhookFlags(process.argv.slice(2));
 const manager = createManager(managerFlags(hooks.rest, { leaderElectionId: LEADER_ELECTION_ID }));

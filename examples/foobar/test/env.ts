@@ -19,7 +19,7 @@ import { FooBarTask } from '../src/api/test/v1/foobartask.js';
 import { FooBar } from '../src/api/test/v2/foobar.js';
 import { ExternalRegistry } from '../src/external.js';
 import { createManager, LEADER_ELECTION_ID, NAME } from '../src/manager.js';
-import { allWebhooks } from '../src/webhooks/index.js';
+import { allWebhooks } from '../src/webhooks.js';
 
 export { eventually } from '@kubeloop/server/testing';
 

@@ -29,5 +29,5 @@ export const fooBarConversion = conversion(FooBar, {
   },
 });
 
-/** The webhooks of FooBar. */
+/** Every webhook of this file (`src/webhooks.ts` registers them). */
 export const webhooks = [fooBarConversion];

@@ -8,14 +8,17 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { generateManifests, writeGeneratedFiles } from 'kubeloop/manifests';
 import { createManager, LEADER_ELECTION_ID, NAME } from './manager.js';
-import { crdSources, resources } from './resources.js';
+import { resources } from './resources.js';
+import { allWebhooks } from './webhooks.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const generated = generateManifests({
   name: NAME,
   image: process.env.IMG || `${NAME}:latest`,
-  resources: crdSources(),
+  resources: resources.map((r) => r.resource),
   samples: resources.flatMap((r) => [...(r.sample ? [r.sample] : []), ...(r.samples ?? [])]),
+  // FooBar's conversion: its CRD gets the conversion stanza, config/ the webhook Service and certificate.
+  webhooks: allWebhooks,
   ...createManager({ leaderElection: { id: LEADER_ELECTION_ID } }).permissions,
 });
 // FooBarTask is internal: users never write one, so config/samples gets none (the generator

@@ -1,6 +1,7 @@
 /**
  * FooBar end to end, driven by the real kubectl as the README walks through it: the operator
- * installed with `kubectl apply -k config/default` (its CRDs and generated RBAC), FooBar's
+ * installed with `kubectl apply -k config/default` (its CRDs, generated RBAC, webhook Service
+ * and cert-manager Certificate), FooBar's
  * conversion pointed at the webhook server as `kubeloop dev` points it, the operator run under
  * its ServiceAccount; the seed's v1 sample applied and read at v2, `kubectl wait` for Ready, a
  * `kubectl replace` that cannot lose the status, a refused FooBar, and a delete that returns
@@ -10,6 +11,7 @@ import { join } from 'node:path';
 import { type KubectlEnv, startKubectlEnv } from '@kubeloop/server/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  certManagerCrds,
   eventually,
   fooBarCrdFor,
   OPERATOR_USER,
@@ -25,6 +27,13 @@ let webhooks: RunningWebhooks;
 let op: RunningOperator;
 beforeAll(async () => {
   env = await startKubectlEnv();
+  await env.ok(['apply', '-f', '-'], { input: certManagerCrds() });
+  await env.ok([
+    'wait',
+    '--for=condition=Established',
+    'crd/issuers.cert-manager.io',
+    'crd/certificates.cert-manager.io',
+  ]);
   await env.ok(['apply', '-k', join(root, 'config/default')]);
   webhooks = await startWebhooks();
   // As deployed, the CRD names the webhook Service in the cluster; here the server runs locally.

@@ -175,3 +175,31 @@ export function recordRequests(env: TestEnv, username: string): { requests: Set<
   });
   return { requests, stop };
 }
+
+/**
+ * cert-manager's two kinds that `config/default` uses (an Issuer, a Certificate), as CRDs that
+ * keep whatever they are given: the cluster of `kubectl apply -k config/default` has
+ * cert-manager, as kubebuilder's layout requires once webhooks are enabled. Nothing issues the
+ * certificate here: the tests serve the webhooks locally, with the server's own CA.
+ */
+export function certManagerCrds(): string {
+  return ['Issuer', 'Certificate']
+    .map(
+      (kind) => `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: ${kind.toLowerCase()}s.cert-manager.io
+spec:
+  group: cert-manager.io
+  names: { kind: ${kind}, plural: ${kind.toLowerCase()}s, singular: ${kind.toLowerCase()}, listKind: ${kind}List }
+  scope: Namespaced
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema: { type: object, x-kubernetes-preserve-unknown-fields: true }
+`,
+    )
+    .join('---\n');
+}

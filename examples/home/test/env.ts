@@ -39,8 +39,13 @@ export interface RunningWebhooks {
   stop(): Promise<void>;
 }
 
-/** Starts the webhook server of src/webhooks.ts on a free port, its certificates made in a temp dir. */
-export async function startWebhooks(): Promise<RunningWebhooks> {
+/**
+ * Starts the webhook server of src/webhooks.ts on a free port, its certificates made in a temp
+ * dir. `names` are the configurations' (those of `config/default` carry the `home-` prefix).
+ */
+export async function startWebhooks(
+  names: { mutatingName?: string; validatingName?: string } = {},
+): Promise<RunningWebhooks> {
   const dir = await mkdtemp(join(tmpdir(), 'home-webhooks-'));
   const server = new WebhookServer({ port: 0, certDir: dir }).register(...allWebhooks);
   await server.listen();
@@ -48,6 +53,7 @@ export async function startWebhooks(): Promise<RunningWebhooks> {
   const configurations = webhookConfigurations(admission, {
     target: { url: server.url },
     caBundle: server.caBundle,
+    ...names,
   }) as Manifest[];
   return {
     server,
@@ -157,4 +163,32 @@ export function recordRequests(env: TestEnv, username: string): { requests: Set<
     requests.add(`${info.verb} ${info.group} ${resource}`);
   });
   return { requests, stop };
+}
+
+/**
+ * cert-manager's two kinds that `config/default` uses (an Issuer, a Certificate), as CRDs that
+ * keep whatever they are given: the cluster of `kubectl apply -k config/default` has
+ * cert-manager, as kubebuilder's layout requires once webhooks are enabled. Nothing issues the
+ * certificate here: the tests serve the webhooks locally, with the server's own CA.
+ */
+export function certManagerCrds(): string {
+  return ['Issuer', 'Certificate']
+    .map(
+      (kind) => `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: ${kind.toLowerCase()}s.cert-manager.io
+spec:
+  group: cert-manager.io
+  names: { kind: ${kind}, plural: ${kind.toLowerCase()}s, singular: ${kind.toLowerCase()}, listKind: ${kind}List }
+  scope: Namespaced
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema: { type: object, x-kubernetes-preserve-unknown-fields: true }
+`,
+    )
+    .join('---\n');
 }

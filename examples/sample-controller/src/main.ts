@@ -1,13 +1,20 @@
 /**
  * The operator's entry point: `node dist/main.js [--leader-elect] [--metrics-bind-address=:8080]
  * [--health-probe-bind-address=:8081] [--max-concurrent-reconciles=N]` (kubebuilder's flags, read by
- * `kubeloop/runtime`), against the in-cluster config or `KUBECONFIG`. The workers default to 2, as
- * sample-controller's `Run(ctx, 2)`.
+ * `kubeloop/runtime`) and the webhook server's `[--webhook-port=9443] [--webhook-host=127.0.0.1]
+ * [--webhook-cert-path=DIR]` (`kubeloop/webhook`; `ENABLE_WEBHOOKS=false` runs without them),
+ * against the in-cluster config or `KUBECONFIG`. The workers default to 2, as sample-controller's
+ * `Run(ctx, 2)`.
  */
 import { managerFlags } from 'kubeloop/runtime';
+import { webhookFlags } from 'kubeloop/webhook';
 import { createManager, LEADER_ELECTION_ID } from './operator.js';
+import { webhookServer } from './webhooks.js';
 
-await createManager({
+const hooks = webhookFlags(process.argv.slice(2));
+const manager = createManager({
   maxConcurrentReconciles: 2,
-  ...managerFlags(process.argv.slice(2), { leaderElectionId: LEADER_ELECTION_ID }),
-}).start();
+  ...managerFlags(hooks.rest, { leaderElectionId: LEADER_ELECTION_ID }),
+});
+if (hooks.enabled) webhookServer(hooks.options).setupWithManager(manager);
+await manager.start();

@@ -1,12 +1,13 @@
 /**
- * `npm run manifests`: regenerates `config/` (CRD, RBAC, manager, samples) from the
- * declarations, so the YAML never drifts from the code.
+ * `npm run manifests`: regenerates `config/` (CRD, RBAC, manager, samples, webhooks and
+ * cert-manager) from the declarations, so the YAML never drifts from the code.
  */
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { generateManifests, writeGeneratedFiles } from 'kubeloop/manifests';
 import { Foo } from './api/foo.js';
 import { createManager, LEADER_ELECTION_ID } from './operator.js';
+import { webhooks } from './webhooks.js';
 
 /** The sample applied by `kubeloop dev`. */
 export const sampleFoo: Foo = {
@@ -23,6 +24,7 @@ const files = generateManifests({
   resources: [Foo],
   ...createManager({ leaderElection: { id: LEADER_ELECTION_ID } }).permissions,
   samples: [sampleFoo],
+  webhooks,
 });
 await writeGeneratedFiles(
   root,

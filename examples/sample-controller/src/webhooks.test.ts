@@ -1,7 +1,8 @@
 import type { Client } from 'kubeloop/client';
-import { answerAdmission } from 'kubeloop/webhook';
+import { answerAdmission, expectRoundTrip } from 'kubeloop/webhook';
 import { describe, expect, it } from 'vitest';
-import type { Foo } from './api/foo.js';
+import { Foo, FooV1 } from './api/foo.js';
+import { fooConversion } from './conversion.js';
 import { fooDefaulter, fooValidator } from './webhooks.js';
 
 const foo = (name: string, deploymentName: string, replicas?: number): Foo =>
@@ -57,5 +58,31 @@ describe('the sample operator’s webhooks', () => {
       client,
     });
     expect(ok.response?.allowed).toBe(true);
+  });
+});
+
+describe('Foo’s v1alpha1 ⇄ v1 conversion', () => {
+  it('round-trips both versions, status included', () => {
+    expectRoundTrip(Foo, [
+      Foo.build({
+        metadata: { name: 'a', namespace: 'default', uid: 'u1' },
+        spec: { deploymentName: 'web', replicas: 2 },
+        status: { availableReplicas: 1 },
+      }),
+      FooV1.build({
+        metadata: { name: 'b', namespace: 'default' },
+        spec: { deployment: { name: 'api', replicas: 3 } },
+      }),
+    ]);
+  });
+
+  it('moves spec.deploymentName and spec.replicas under spec.deployment at v1', () => {
+    const v1 = fooConversion.convert(foo('a', 'web', 2), 'samplecontroller.k8s.io/v1');
+    expect(v1).toEqual({
+      apiVersion: 'samplecontroller.k8s.io/v1',
+      kind: 'Foo',
+      metadata: { name: 'a', namespace: 'default' },
+      spec: { deployment: { name: 'web', replicas: 2 } },
+    });
   });
 });

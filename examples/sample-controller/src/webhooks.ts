@@ -2,8 +2,8 @@
  * The sample operator's webhooks (kubebuilder's `webhook/v1alpha1/foo_webhook.go`, in
  * TypeScript): a defaulter giving a Foo one replica when it asks for none, and a validator
  * refusing a `deploymentName` another Foo of the namespace already owns — a rule the schema
- * cannot state, since it spans objects. Not wired into `main.ts` yet: `kubeloop dev` will start
- * the server and register it (see the `kubeloop/webhook` docs).
+ * cannot state, since it spans objects — and warning about a Foo of more than 5 replicas.
+ * main.ts serves them with Foo's conversion; `kubeloop dev` registers them with a local CA.
  */
 
 import {
@@ -14,6 +14,7 @@ import {
   type WebhookServerOptions,
 } from 'kubeloop/webhook';
 import { Foo } from './api/foo.js';
+import { fooConversion } from './conversion.js';
 
 /** `spec.replicas` defaults to 1 (the schema requires it; mutating webhooks run before the schema check). */
 export const fooDefaulter = defaulter(Foo, (foo) => {
@@ -23,13 +24,21 @@ export const fooDefaulter = defaulter(Foo, (foo) => {
 /** A Deployment is owned by one Foo: a second Foo naming it is refused with a field error. */
 export const fooValidator = validator(Foo, {
   async create(foo, { client }) {
-    return claimedBy(foo, client);
+    return (await claimedBy(foo, client)) ?? manyReplicas(foo);
   },
   async update(old, foo, { client }) {
-    if (old.spec.deploymentName === foo.spec.deploymentName) return undefined;
-    return claimedBy(foo, client);
+    if (old.spec.deploymentName === foo.spec.deploymentName) return manyReplicas(foo);
+    return (await claimedBy(foo, client)) ?? manyReplicas(foo);
   },
 });
+
+/** Allowed, with a warning kubectl prints: the sample's nodes are small. */
+function manyReplicas(foo: Foo) {
+  if (foo.spec.replicas <= 5) return undefined;
+  return {
+    warnings: [`spec.replicas: ${foo.spec.replicas} pods of nginx for one Foo; more than 5 is unusual`],
+  };
+}
 
 async function claimedBy(foo: Foo, client: import('kubeloop/client').Client | undefined) {
   if (!client) return undefined;
@@ -47,7 +56,10 @@ async function claimedBy(foo: Foo, client: import('kubeloop/client').Client | un
   };
 }
 
-/** The operator's webhook server with both webhooks registered. */
+/** Every webhook of the operator: served by main.ts, declared in the manifests by src/manifests.ts. */
+export const webhooks = [fooDefaulter, fooValidator, fooConversion];
+
+/** The operator's webhook server with every webhook registered. */
 export function webhookServer(options: WebhookServerOptions = {}): WebhookServer {
-  return new WebhookServer(options).register(fooDefaulter, fooValidator);
+  return new WebhookServer(options).register(...webhooks);
 }

@@ -1,22 +1,32 @@
 /**
  * The sample-controller end to end, driven by the real kubectl against the local control plane
- * (with a simulated node, so that the Deployment's pods run and become Ready).
+ * (with a simulated node, so that the Deployment's pods run and become Ready). The operator serves
+ * its webhooks as main.ts does; the CRD names its `/convert`, since kubectl reads and writes Foo at
+ * v1, the preferred version, while it is stored at v1alpha1.
  */
 
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { eventually, type KubectlEnv, startKubectlEnv } from '@kubeloop/server/testing';
 import type { Deployment } from 'kubeloop/client';
 import { Client, CustomResourceDefinition } from 'kubeloop/client';
+import { withConversionWebhook } from 'kubeloop/manifests';
 import type { Manager } from 'kubeloop/runtime';
+import type { WebhookServer } from 'kubeloop/webhook';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Foo } from '../src/api/foo.js';
 import { ERR_RESOURCE_EXISTS } from '../src/controller/foo.js';
 import { createManager } from '../src/operator.js';
+import { webhookServer } from '../src/webhooks.js';
 
 let env: KubectlEnv;
 let client: Client;
 let manager: Manager;
 let done: Promise<void>;
+let hooks: WebhookServer;
+let certDir: string;
 
 const fooYaml = (name: string, deploymentName: string, replicas: number) => `
 apiVersion: samplecontroller.k8s.io/v1alpha1
@@ -36,9 +46,12 @@ async function getJson<T>(args: string[]): Promise<T | undefined> {
 beforeAll(async () => {
   env = await startKubectlEnv({ nodes: { count: 1 } });
   client = new Client(env.cp.clientConfig);
+  certDir = await mkdtemp(join(tmpdir(), 'kubeloop-sample-e2e-'));
+  hooks = webhookServer({ port: 0, certDir });
+  await hooks.listen();
   await client.apply(
     {
-      ...Foo.crd(),
+      ...withConversionWebhook(Foo.crd(), { target: { url: hooks.url }, caBundle: hooks.caBundle }),
       apiVersion: 'apiextensions.k8s.io/v1',
       kind: 'CustomResourceDefinition',
     } as CustomResourceDefinition,
@@ -62,6 +75,7 @@ beforeAll(async () => {
       retryPeriodMs: 200,
     },
   });
+  hooks.setupWithManager(manager);
   done = manager.start();
   done.catch(() => undefined);
   await manager.ready();
@@ -70,7 +84,9 @@ beforeAll(async () => {
 afterAll(async () => {
   await manager?.stop();
   await done;
+  await hooks?.close();
   await env?.stop();
+  if (certDir) await rm(certDir, { recursive: true, force: true });
 });
 
 describe('sample-controller', () => {
@@ -118,7 +134,15 @@ describe('sample-controller', () => {
       'status.availableReplicas = 2',
     );
 
-    await env.ok(['patch', 'foo', 'example-foo', '--type=merge', '-p', '{"spec":{"replicas":3}}']);
+    // At v1 (kubectl's preferred version), converted to the stored v1alpha1 by the operator.
+    await env.ok([
+      'patch',
+      'foo',
+      'example-foo',
+      '--type=merge',
+      '-p',
+      '{"spec":{"deployment":{"replicas":3}}}',
+    ]);
     await eventually(
       async () => (await getJson<Deployment>(['get', 'deployment', 'example-foo']))?.spec?.replicas === 3,
       30_000,

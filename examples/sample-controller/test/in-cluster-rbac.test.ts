@@ -11,6 +11,7 @@ import { join, resolve } from 'node:path';
 import { eventually, type KubectlEnv, startKubectlEnv } from '@kubeloop/server/testing';
 import { Client, Pod } from 'kubeloop/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { withoutCertManager } from './cluster-support.js';
 
 const PROJECT = resolve(__dirname, '..');
 const CLI = resolve(__dirname, '../../../packages/cli/dist/bin.js');
@@ -35,7 +36,7 @@ beforeAll(async () => {
   ]);
   env = await startKubectlEnv({ nodes: { count: 1, processes: { imageStore: store } } });
   client = new Client(env.cp.clientConfig);
-  manifests = (await env.ok(['kustomize', join(PROJECT, 'config/default')]))
+  manifests = withoutCertManager(await env.ok(['kustomize', join(PROJECT, 'config/default')]), NS)
     .replace('image: sample-controller:latest', 'image: kubeloop.local/sample-controller:latest')
     // Probed every second from the start, so that the test does not wait out the generated delays.
     .replace(/initialDelaySeconds: 5\n(\s+)periodSeconds: 10/, 'initialDelaySeconds: 0\n$1periodSeconds: 1');

@@ -13,6 +13,7 @@ import { eventually, type KubectlEnv, startKubectlEnv } from '@kubeloop/server/t
 import { Client, Lease, Pod } from 'kubeloop/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Foo } from '../src/api/foo.js';
+import { withoutCertManager } from './cluster-support.js';
 
 const PROJECT = resolve(__dirname, '..');
 const CLI = resolve(__dirname, '../../../packages/cli/dist/bin.js');
@@ -37,7 +38,7 @@ beforeAll(async () => {
   built = out.split('\n')[0] ?? '';
   env = await startKubectlEnv({ nodes: { count: 1, processes: { imageStore: store } } });
   client = new Client(env.cp.clientConfig);
-  const manifests = (await env.ok(['kustomize', join(PROJECT, 'config/default')]))
+  const manifests = withoutCertManager(await env.ok(['kustomize', join(PROJECT, 'config/default')]), NS)
     .replace('image: sample-controller:latest', 'image: kubeloop.local/sample-controller:latest')
     .replace(/replicas: 1\n/, 'replicas: 2\n');
   const start = Date.now();

@@ -5,6 +5,12 @@ import { type ControlPlane, startControlPlane } from '@kubeloop/server';
 import type { Command } from 'commander';
 import { Client, type CustomResourceDefinition, type KubeObject } from 'kubeloop/client';
 import { watcher } from 'kubeloop/runtime';
+import {
+  DEV_CERT_DIR,
+  type DevWebhooks,
+  prepareDevWebhooks,
+  withoutWebhookConversion,
+} from './dev-webhooks.js';
 import { generate, requireProjectCrds } from './manifests.js';
 import { type ProjectRbac, prepareOperatorIdentity, readProjectRbac } from './operator-identity.js';
 import {
@@ -95,6 +101,9 @@ export function registerDevCommand(program: Command): void {
       let operator: OperatorProcess | undefined;
       let sources: FSWatcher | undefined;
       let stopping = false;
+      // The project's webhooks, served by the operator with a CA dev makes (none: undefined).
+      let hooks: DevWebhooks | undefined;
+      let admin: Client | undefined;
 
       // Handlers first, so that a Ctrl-C during the start still cleans up.
       let wake: () => void = () => undefined;
@@ -139,7 +148,7 @@ export function registerDevCommand(program: Command): void {
         if (stopping) return undefined;
         const op = startOperator(dir, {
           kubeconfig,
-          args: operatorArgs,
+          args: [...operatorArgs, ...(hooks?.args ?? [])],
           onLine: (line, stream) =>
             stream === 'stdout'
               ? out(`[operator] ${formatLogLine(line)}`)
@@ -150,6 +159,16 @@ export function registerDevCommand(program: Command): void {
             out(`[operator] exited (${code}); waiting for a change to restart it`);
         });
         return op;
+      };
+      /** Registers the webhooks once the operator serves them (its port may be new after a restart). */
+      const registerWebhooks = async (op: OperatorProcess | undefined) => {
+        if (!hooks || !op || !admin) return;
+        if (await hooks.register(admin, op))
+          out(`registered ${hooks.summary}, served by the operator at ${hooks.url}`);
+        else if (!stopping && operator === op)
+          out(
+            `the operator did not serve its webhooks at ${hooks.url}: does src/main.ts start them (webhookFlags, WebhookServer.setupWithManager)?`,
+          );
       };
 
       const run = async () => {
@@ -165,6 +184,7 @@ export function registerDevCommand(program: Command): void {
         out(`kubeloop control plane ready at ${cp.url}`);
         out(`  export KUBECONFIG=${kubeconfigPath}`);
         const client = new Client(cp.clientConfig);
+        admin = client;
 
         // The manifests follow the code: config/ is regenerated (when the project generates it,
         // as `kubeloop init` scaffolds it) before anything is installed, and after every change.
@@ -173,7 +193,21 @@ export function registerDevCommand(program: Command): void {
         if (generates) await generate(dir);
         else await buildProject(dir);
         if (stopping) return;
-        let crds = await requireProjectCrds(dir);
+        const projectCrds = async () => {
+          const found = await requireProjectCrds(dir);
+          if (hooks) return hooks.crds(found);
+          return process.env.ENABLE_WEBHOOKS === 'false' ? withoutWebhookConversion(found) : found;
+        };
+        if (process.env.ENABLE_WEBHOOKS === 'false')
+          out('ENABLE_WEBHOOKS=false: the webhooks are neither served nor registered (conversions: None)');
+        else {
+          hooks = await prepareDevWebhooks(dir, await requireProjectCrds(dir));
+          if (hooks)
+            out(
+              `webhooks: ${hooks.summary}; the operator serves them at ${hooks.url} with a local CA (${join(DEV_CERT_DIR, 'ca.crt')})`,
+            );
+        }
+        let crds = await projectCrds();
         await installCrds(client, crds);
         if (crds.length === 0)
           out(
@@ -197,6 +231,7 @@ export function registerDevCommand(program: Command): void {
           }
         }
         operator = await launch();
+        await registerWebhooks(operator);
 
         // The live view of the project's kinds: one line per change of spec or status.
         const viewed = new Set<string>();
@@ -237,7 +272,7 @@ export function registerDevCommand(program: Command): void {
 
         /** Applies the CRDs that changed since they were installed (new fields are not pruned). */
         const reinstall = async () => {
-          crds = await requireProjectCrds(dir);
+          crds = await projectCrds();
           const changed = crds.filter(
             (c) => installed.get(c.metadata?.name ?? '') !== JSON.stringify(c.spec),
           );
@@ -282,6 +317,7 @@ export function registerDevCommand(program: Command): void {
                 out('restarting the operator');
                 try {
                   operator = await launch();
+                  await registerWebhooks(operator);
                 } catch (err) {
                   out(`the operator could not start: ${err instanceof Error ? err.message : String(err)}`);
                 }
@@ -305,6 +341,8 @@ export function registerDevCommand(program: Command): void {
       out('stopping');
       sources?.close();
       ac.abort();
+      // The configurations first: nothing is left calling a webhook that is about to stop.
+      if (hooks && admin) await hooks.unregister(admin).catch(() => undefined);
       await operator?.stop();
       await cp?.stop();
       process.off('SIGINT', onSignal);

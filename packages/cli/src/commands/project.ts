@@ -130,10 +130,16 @@ export function startOperator(
   options: {
     kubeconfig?: string;
     args?: readonly string[];
+    /** Variables added to (or overriding) this process's environment. */
+    env?: Readonly<Record<string, string>>;
     onLine: (line: string, stream: 'stdout' | 'stderr') => void;
   },
 ): OperatorProcess {
-  const env = { ...process.env, ...(options.kubeconfig && { KUBECONFIG: options.kubeconfig }) };
+  const env = {
+    ...process.env,
+    ...options.env,
+    ...(options.kubeconfig && { KUBECONFIG: options.kubeconfig }),
+  };
   const child = spawn(process.execPath, [join(dir, 'dist/main.js'), ...(options.args ?? [])], {
     cwd: dir,
     env,

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startTestEnv, type TestEnv } from '@kubeloop/server';
-import { Client, ClusterRoleBinding, type KubeObject } from 'kubeloop/client';
+import { Client, ClusterRoleBinding, CustomResourceDefinition, type KubeObject } from 'kubeloop/client';
 import { afterEach, describe, expect, it } from 'vitest';
 
 // The CLI is tested as a user runs it: the built bin and example (`npm test` builds first).
@@ -94,7 +94,6 @@ describe('kubeloop run', () => {
       // The RBAC of config/rbac, named and placed as config/default does.
       const client = new Client(cp!.clientConfig);
       const binding = await client.get(ClusterRoleBinding, 'sample-controller-manager-rolebinding');
-      await client.close();
       expect(binding.roleRef.name).toBe('sample-controller-manager-role');
       expect(binding.subjects).toEqual([
         {
@@ -104,6 +103,14 @@ describe('kubeloop run', () => {
         },
       ]);
       expect(run.creators).toEqual([OPERATOR]);
+      // The sample has webhooks: off against a cluster, said with the reason, and the CRD
+      // installed without a conversion webhook nothing would answer.
+      expect(run.output()).toContain(
+        "webhooks: off (ENABLE_WEBHOOKS=false). A cluster's API server cannot call",
+      );
+      const crd = await client.get(CustomResourceDefinition, 'foos.samplecontroller.k8s.io');
+      expect(crd.spec.conversion?.strategy).toBe('None');
+      await client.close();
     } finally {
       run.child.kill('SIGINT');
     }

@@ -8,6 +8,7 @@ import {
   temporaryKubeconfigPath,
 } from './operator-identity.js';
 import { buildProject, formatLogLine, installCrds, readProjectCrds, startOperator } from './project.js';
+import { type RunWebhooks, runWebhooks } from './run-webhooks.js';
 
 interface RunFlags {
   install: boolean;
@@ -15,6 +16,7 @@ interface RunFlags {
   kubeconfig?: string;
   pretty: boolean;
   asAdmin: boolean;
+  webhookUrl?: string;
 }
 
 /**
@@ -39,6 +41,10 @@ export function registerRunCommand(program: Command): void {
       "on a kubeloop control plane, run the operator with the kubeconfig's credentials instead of under the ServiceAccount and RBAC of its config/rbac",
       false,
     )
+    .option(
+      '--webhook-url <url>',
+      "serve the operator's webhooks on this machine's port 9443 (--webhook-port) and register them with this https URL, which must reach it (without it they are off: ENABLE_WEBHOOKS=false)",
+    )
     .action(async (dirArg: string, operands: string[], flags: RunFlags) => {
       // `kubeloop run -- --leader-elect`: commander hands the first word after `--` to [dir];
       // a flag is the operator's, and the project is the current folder.
@@ -56,9 +62,15 @@ export function registerRunCommand(program: Command): void {
       let operatorKubeconfig = kubeconfig;
       let removeKubeconfig: (() => Promise<void>) | undefined;
       const client = connection && new Client(connection);
+      // What happens to the project's webhooks, said before anything is installed.
+      const hooks: RunWebhooks = await runWebhooks(dir, await readProjectCrds(dir), {
+        ...(flags.webhookUrl !== undefined && { url: flags.webhookUrl }),
+        args,
+        out: (line) => process.stdout.write(`${line}\n`),
+      });
       try {
         if (flags.install && client) {
-          const crds = await readProjectCrds(dir);
+          const crds = hooks.crds(await readProjectCrds(dir));
           await installCrds(client, crds);
           process.stdout.write(`installed ${crds.map((c) => c.metadata?.name).join(', ') || 'no CRD'}\n`);
         }
@@ -93,7 +105,8 @@ export function registerRunCommand(program: Command): void {
         if (flags.build) await buildProject(dir);
         const op = startOperator(dir, {
           ...(operatorKubeconfig && { kubeconfig: operatorKubeconfig }),
-          args,
+          args: [...args, ...hooks.args],
+          env: hooks.env,
           onLine: (line, stream) => {
             if (stream === 'stderr') process.stderr.write(`${line}\n`);
             else process.stdout.write(`${flags.pretty ? formatLogLine(line) : line}\n`);
@@ -105,7 +118,9 @@ export function registerRunCommand(program: Command): void {
         const onTerm = forward('SIGTERM');
         process.on('SIGINT', onInt);
         process.on('SIGTERM', onTerm);
+        if (connection) await hooks.register(connection, op);
         const code = await op.exited;
+        if (connection) await hooks.unregister(connection);
         process.off('SIGINT', onInt);
         process.off('SIGTERM', onTerm);
         process.exitCode = typeof code === 'number' ? code : 0;

@@ -7,6 +7,7 @@
  * config/manager/    the Namespace and the manager Deployment (image set by kustomize's `images`)
  * config/default/    everything, with the project's name prefix and namespace, plus the metrics Service
  * config/samples/    one example object per kind
+ * config/webhook/, config/certmanager/   with webhooks: the configurations, their Service, cert-manager
  * dist/install.yaml  what `kubectl kustomize config/default` renders, as one file
  * Dockerfile
  * ```
@@ -19,6 +20,8 @@ import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { KubeObject } from '../client/types.js';
 import type { CustomResourceDefinition } from '../schema/types.js';
+import type { AdmissionWebhook } from '../webhook/admission.js';
+import type { ConversionWebhook } from '../webhook/conversion.js';
 import { type DockerfileOptions, dockerfile, dockerignore } from './dockerfile.js';
 import {
   type ManagerOptions,
@@ -28,6 +31,14 @@ import {
   projectLabels,
 } from './manager.js';
 import { type ManagerPermissions, type Manifest, rbacManifests } from './rbac.js';
+import {
+  finalWebhookObjects,
+  hasWebhooks,
+  markConversions,
+  patchManagerForWebhooks,
+  splitWebhooks,
+  webhookBaseLayout,
+} from './webhook-layout.js';
 import { GENERATED_HEADER, toYaml } from './yaml.js';
 
 /** Anything that yields a CRD: a `defineResource` declaration, or a CRD wrapped by hand. */
@@ -52,6 +63,12 @@ export interface OperatorProject extends ManagerPermissions {
   /** Example objects for config/samples; kinds without one get a skeleton. */
   readonly samples?: readonly KubeObject[];
   readonly docker?: DockerfileOptions;
+  /**
+   * The operator's webhooks (`defaulter`, `validator`, `mutatingWebhook`, `conversion`… from
+   * `kubeloop/webhook`). With any, the layout gains config/webhook, config/certmanager, the
+   * conversion stanza of each converted CRD and config/default's wiring, as kubebuilder's does.
+   */
+  readonly webhooks?: readonly (AdmissionWebhook | ConversionWebhook)[];
 }
 
 /** One generated file, relative to the project's root. */
@@ -67,6 +84,8 @@ interface Layout {
   kindRoles: Array<{ file: string; object: Manifest }>;
   deployment: Manifest;
   service: Manifest;
+  /** With webhooks, and `final`: their configurations, Service, Issuer and Certificate. */
+  webhooks: Manifest[];
 }
 
 const LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -85,7 +104,12 @@ function layout(p: OperatorProject, final: boolean): Layout {
   const prefix = final ? fullPrefix : '';
   const ns = final ? namespace : undefined;
   const labels = projectLabels(p.name);
-  const crds = p.resources.map((r) => r.crd());
+  const hooks = splitWebhooks(p.webhooks);
+  const crds = markConversions(
+    p.resources.map((r) => r.crd()),
+    hooks,
+    final ? { prefix, namespace } : undefined,
+  );
   const rbac = rbacManifests(
     p,
     {
@@ -130,13 +154,16 @@ function layout(p: OperatorProject, final: boolean): Layout {
     leaderElection: p.leaderElection ?? true,
     ...(final && p.image !== undefined && { image: p.image }),
   };
+  const deployment = managerDeployment(managerNames, managerOptions);
+  const withHooks = final && hasWebhooks(hooks);
   return {
     crds,
     namespace: managerNamespace(namespace, p.name),
     rbac,
     kindRoles,
-    deployment: managerDeployment(managerNames, managerOptions),
+    deployment: withHooks ? patchManagerForWebhooks(deployment) : deployment,
     service: metricsService(managerNames, managerOptions),
+    webhooks: withHooks ? finalWebhookObjects(p.name, hooks, { prefix, namespace }) : [],
   };
 }
 
@@ -152,6 +179,8 @@ const KIND_ORDER = [
   'Service',
   'Deployment',
 ];
+/** Kinds kustomize prints last (after every kind it does not know, in GVK order). */
+const KIND_LAST = ['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration'];
 
 function objectsOf(l: Layout): Manifest[] {
   const rbac = l.rbac;
@@ -167,6 +196,7 @@ function objectsOf(l: Layout): Manifest[] {
     ...l.kindRoles.map((r) => r.object),
     l.service,
     l.deployment,
+    ...l.webhooks,
   ];
 }
 
@@ -183,11 +213,15 @@ function objectsOf(l: Layout): Manifest[] {
 export function installManifests(p: OperatorProject): Manifest[] {
   const rank = (o: Manifest) => {
     const i = KIND_ORDER.indexOf(o.kind);
-    return i < 0 ? KIND_ORDER.length : i;
+    if (i >= 0) return i;
+    const last = KIND_LAST.indexOf(o.kind);
+    return last < 0 ? KIND_ORDER.length : KIND_ORDER.length + 1 + last;
   };
+  const cmp = (x: string, y: string) => (x < y ? -1 : x > y ? 1 : 0);
+  const gvk = (o: Manifest) => `${o.apiVersion}/${o.kind}`;
   const id = (o: Manifest) => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
   return objectsOf(layout(p, true)).sort(
-    (a, b) => rank(a) - rank(b) || (id(a) < id(b) ? -1 : id(a) > id(b) ? 1 : 0),
+    (a, b) => rank(a) - rank(b) || cmp(gvk(a), gvk(b)) || cmp(id(a), id(b)),
   );
 }
 
@@ -274,6 +308,12 @@ export function generateManifests(p: OperatorProject): GeneratedFile[] {
     }),
   );
 
+  // config/webhook, config/certmanager and what config/default gains with them
+  const hooks = splitWebhooks(p.webhooks);
+  const webhookLayout = hasWebhooks(hooks) ? webhookBaseLayout(p.name, hooks, base.crds) : undefined;
+  for (const f of webhookLayout?.files ?? []) add(f.path, f.content);
+  const wiring = webhookLayout?.wiring;
+
   // config/default
   add('config/default/metrics_service.yaml', toYaml([base.service]));
   add(
@@ -281,7 +321,8 @@ export function generateManifests(p: OperatorProject): GeneratedFile[] {
     kustomization(
       {
         namePrefix: prefix,
-        resources: ['../crd', '../rbac', '../manager', 'metrics_service.yaml'],
+        resources: ['../crd', '../rbac', '../manager', ...(wiring?.resources ?? []), 'metrics_service.yaml'],
+        ...(wiring && { patches: wiring.patches }),
         transformers: [
           toYaml([
             {
@@ -292,6 +333,8 @@ export function generateManifests(p: OperatorProject): GeneratedFile[] {
               setRoleBindingSubjects: 'allServiceAccounts',
             },
           ]).trimEnd(),
+          // After the namespace is set: the replacements read the webhook Service's namespace.
+          ...(wiring ? [wiring.transformer] : []),
         ],
       },
       `# The operator, installed with \`kubectl apply -k config/default\`: every object is named\n# "${prefix}…" and lives in the namespace ${namespace} (set below).\n`,

@@ -8,9 +8,9 @@
  */
 import { X509Certificate } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { connect, createServer, isIP } from 'node:net';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import {
   type Client,
   type CustomResourceDefinition,
@@ -68,12 +68,14 @@ async function namePrefix(dir: string): Promise<string> {
 export async function ensureDevCertificates(
   certDir: string,
   hosts: readonly string[] = ['127.0.0.1', 'localhost'],
+  retried = false,
 ): Promise<{ ca: string; created: boolean }> {
   const files = {
     ca: join(certDir, 'ca.crt'),
     cert: join(certDir, 'tls.crt'),
     key: join(certDir, 'tls.key'),
   };
+  const stale = existsSync(certDir);
   if (existsSync(files.ca) && existsSync(files.cert) && existsSync(files.key)) {
     try {
       const [ca, cert] = await Promise.all([readFile(files.ca, 'utf8'), readFile(files.cert, 'utf8')]);
@@ -87,11 +89,22 @@ export async function ensureDevCertificates(
   }
   const ca = createCertificateAuthority('kubeloop-dev-webhook-ca');
   const serving = issueServingCertificate(ca, hosts, 'kubeloop-dev-webhook');
-  await mkdir(certDir, { recursive: true, mode: 0o700 });
-  // The key last: the operator's certificate watcher never sees a new key with the old certificate.
-  await writeFile(files.ca, ca.cert, { mode: 0o644 });
-  await writeFile(files.cert, serving.cert, { mode: 0o644 });
-  await writeFile(files.key, serving.key, { mode: 0o600 });
+  // Written aside and renamed into place: two devs of one project never mix two CAs' files.
+  await mkdir(dirname(certDir), { recursive: true });
+  const staged = await mkdtemp(join(dirname(certDir), '.webhook-certs-'));
+  await writeFile(join(staged, 'ca.crt'), ca.cert, { mode: 0o644 });
+  await writeFile(join(staged, 'tls.crt'), serving.cert, { mode: 0o644 });
+  await writeFile(join(staged, 'tls.key'), serving.key, { mode: 0o600 });
+  // Only a set found stale is removed; a folder that appeared meanwhile is another dev's.
+  if (stale) await rm(certDir, { recursive: true, force: true });
+  try {
+    await rename(staged, certDir);
+  } catch (err) {
+    // Another dev put its set in place first: that one is used.
+    await rm(staged, { recursive: true, force: true });
+    if (!retried && existsSync(files.key)) return ensureDevCertificates(certDir, hosts, true);
+    throw err;
+  }
   return { ca: ca.cert, created: true };
 }
 

@@ -15,7 +15,7 @@ describe('kubeloop dev', () => {
     for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
   });
 
-  it("runs `npm start`'s command: the sample Foo gets reconciled by the operator under its own ServiceAccount, kubectl sees it, and Ctrl-C exits 0", async () => {
+  it("runs `npm start`'s command: the sample Foo gets reconciled by the operator under its own ServiceAccount, kubectl sees it, its webhooks answer with no certificate step, and Ctrl-C exits 0", async () => {
     // The command of the root `start` script, as the README tells users to run it (built by `npm test`).
     const start: string = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).scripts.start;
     const [cmd, ...args] = start.split(' ');
@@ -80,6 +80,51 @@ describe('kubeloop dev', () => {
         { encoding: 'utf8', env: { ...process.env, HOME: dir } },
       );
       expect(whoami.stdout).toBe(operator);
+
+      // The sample's webhooks, served by the operator with the CA dev made and registered by dev.
+      expect(out).toContain(
+        'registered 2 admission webhook(s) and the conversion of foos.samplecontroller.k8s.io, served by the operator at https://127.0.0.1:',
+      );
+      const k = (args: string[], input?: string) =>
+        spawnSync('kubectl', ['--kubeconfig', kubeconfig, ...args], {
+          encoding: 'utf8',
+          env: { ...process.env, HOME: dir },
+          ...(input !== undefined && { input }),
+        });
+      const foo = (name: string, spec: Record<string, unknown>) =>
+        JSON.stringify({
+          apiVersion: 'samplecontroller.k8s.io/v1alpha1',
+          kind: 'Foo',
+          metadata: { name },
+          spec,
+        });
+      // Defaulted: no replicas asked for, one given (the schema requires it).
+      expect(k(['apply', '-f', '-'], foo('hooked', { deploymentName: 'hooked' })).stderr).toBe('');
+      expect(
+        k(['get', 'foos.v1alpha1.samplecontroller.k8s.io', 'hooked', '-o', 'jsonpath={.spec.replicas}'])
+          .stdout,
+      ).toBe('1');
+      // Denied: the Deployment is another Foo's, said as kubectl says a schema error.
+      const denied = k(['apply', '-f', '-'], foo('thief', { deploymentName: 'hooked', replicas: 1 }));
+      expect(denied.status).toBe(1);
+      expect(denied.stderr).toContain(
+        'The Foo "thief" is invalid: spec.deploymentName: Duplicate value: "hooked": already the Deployment of Foo "hooked"',
+      );
+      // Allowed with a warning (a server-side dry run: the webhooks are called, nothing is stored).
+      const warned = k(
+        ['create', '--dry-run=server', '-f', '-'],
+        foo('big', { deploymentName: 'big', replicas: 7 }),
+      );
+      expect(warned.status).toBe(0);
+      expect(warned.stderr).toContain(
+        'Warning: spec.replicas: 7 pods of nginx for one Foo; more than 5 is unusual',
+      );
+      // Read at v1 through the operator's /convert.
+      const v1 = k(['get', 'foos.v1.samplecontroller.k8s.io', 'hooked', '-o', 'json']);
+      expect(JSON.parse(v1.stdout)).toMatchObject({
+        apiVersion: 'samplecontroller.k8s.io/v1',
+        spec: { deployment: { name: 'hooked', replicas: 1 } },
+      });
     } finally {
       child.kill('SIGINT');
     }

@@ -38,7 +38,7 @@ beforeAll(async () => {
   built = out.split('\n')[0] ?? '';
   env = await startKubectlEnv({ nodes: { count: 1, processes: { imageStore: store } } });
   client = new Client(env.cp.clientConfig);
-  const manifests = withoutCertManager(await env.ok(['kustomize', join(PROJECT, 'config/default')]), NS)
+  const manifests = withoutCertManager(await env.ok(['kustomize', join(PROJECT, 'config/default')]))
     .replace('image: sample-controller:latest', 'image: kubeloop.local/sample-controller:latest')
     .replace(/replicas: 1\n/, 'replicas: 2\n');
   const start = Date.now();

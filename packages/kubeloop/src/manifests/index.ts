@@ -76,4 +76,5 @@ export {
   webhookService,
   withConversionWebhook,
 } from './webhook.js';
+export { standInForCertManager } from './webhook-layout.js';
 export { GENERATED_HEADER, toYaml } from './yaml.js';

@@ -4,6 +4,7 @@
  * `kubectl kustomize config/default` (kubectl 1.32) renders.
  */
 import { execFile } from 'node:child_process';
+import { X509Certificate } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +15,7 @@ import { defineResource, Type } from '../schema/define/index.js';
 import { defaulter, mutatingWebhook, validator } from '../webhook/admission.js';
 import { conversion } from '../webhook/conversion.js';
 import { generateManifests, installManifests, type OperatorProject, writeGeneratedFiles } from './project.js';
+import { standInForCertManager } from './webhook-layout.js';
 
 const Foo = defineResource({
   group: 'samplecontroller.example.com',
@@ -163,5 +165,24 @@ describe('generateManifests with webhooks', () => {
       name: 'webhook-certs',
       secret: { secretName: 'webhook-server-cert' },
     });
+  });
+});
+
+describe('standInForCertManager', () => {
+  it('issues the Secret a Certificate asks for and injects its CA as cert-manager’s CA injector does', () => {
+    const objects = standInForCertManager(installManifests(project)) as Obj[];
+    expect(objects.filter((o) => o.apiVersion === 'cert-manager.io/v1')).toEqual([]);
+    const secret = objects.find((o) => o.kind === 'Secret')!;
+    expect(secret.metadata).toEqual({ name: 'webhook-server-cert', namespace: 'foo-operator-system' });
+    const pem = (k: string) => Buffer.from(secret.data[k], 'base64').toString();
+    const cert = new X509Certificate(pem('tls.crt'));
+    expect(cert.checkHost('foo-operator-webhook-service.foo-operator-system.svc')).toBeDefined();
+    expect(cert.verify(new X509Certificate(pem('ca.crt')).publicKey)).toBe(true);
+    const bundles = [
+      ...objects.filter((o) => /WebhookConfiguration$/.test(o.kind)).flatMap((o) => o.webhooks),
+      objects.find((o) => o.metadata.name === 'foos.samplecontroller.example.com')!.spec.conversion.webhook,
+    ].map((w: Obj) => w.clientConfig.caBundle);
+    expect(bundles).toHaveLength(4);
+    expect(new Set(bundles)).toEqual(new Set([secret.data['ca.crt']]));
   });
 });

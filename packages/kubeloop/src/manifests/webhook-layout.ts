@@ -15,6 +15,7 @@
  * runs a `replacements:` field before `transformers:`, when the namespace is not set yet).
  * {@link finalWebhookObjects} computes the same objects in TypeScript for `dist/install.yaml`.
  */
+import { createCertificateAuthority, issueServingCertificate } from '../pki/index.js';
 import type { CustomResourceDefinition } from '../schema/types.js';
 import type { AdmissionWebhook } from '../webhook/admission.js';
 import { DEFAULT_CERT_DIR } from '../webhook/certs.js';
@@ -329,4 +330,62 @@ export function finalWebhookObjects(
     labels: projectLabels(project),
   });
   return [webhookService(names), ...certManagerResources(names), ...configurations];
+}
+
+/**
+ * config/default's objects for a cluster without cert-manager (the local control plane, a test):
+ * each Certificate becomes the Secret cert-manager would issue (`tls.crt`, `tls.key`, `ca.crt`, from
+ * a local CA, for its DNS names), and the CA is injected where `cert-manager.io/inject-ca-from`
+ * names the Certificate, as cert-manager's CA injector does (`caBundle` of every webhook of a
+ * configuration, of a CRD's conversion webhook). The Issuers and Certificates are left out.
+ */
+export function standInForCertManager(objects: readonly Manifest[]): Manifest[] {
+  type Obj = {
+    apiVersion?: string;
+    kind?: string;
+    metadata: { name: string; namespace?: string; annotations?: Record<string, string> };
+    spec?: {
+      dnsNames?: string[];
+      secretName?: string;
+      conversion?: { webhook?: { clientConfig?: Record<string, unknown> } };
+    };
+    webhooks?: Array<{ clientConfig?: Record<string, unknown> }>;
+  };
+  const bundles = new Map<string, string>();
+  const secrets: Manifest[] = [];
+  for (const c of objects as Obj[]) {
+    if (c.kind !== 'Certificate' || !String(c.apiVersion).startsWith('cert-manager.io/')) continue;
+    const ns = c.metadata.namespace ?? 'default';
+    const ca = createCertificateAuthority(`${c.metadata.name}-ca`);
+    const dns: string[] = c.spec?.dnsNames ?? [];
+    const serving = issueServingCertificate(ca, dns, dns[0] ?? c.metadata.name);
+    const b64 = (s: string) => Buffer.from(s).toString('base64');
+    bundles.set(`${ns}/${c.metadata.name}`, b64(ca.cert));
+    secrets.push({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: c.spec?.secretName ?? c.metadata.name, namespace: ns },
+      type: 'kubernetes.io/tls',
+      data: { 'ca.crt': b64(ca.cert), 'tls.crt': b64(serving.cert), 'tls.key': b64(serving.key) },
+    } as Manifest);
+  }
+  const out: Manifest[] = [];
+  for (const o of objects as Obj[]) {
+    if (
+      String(o.apiVersion).startsWith('cert-manager.io/') &&
+      (o.kind === 'Certificate' || o.kind === 'Issuer')
+    )
+      continue;
+    const bundle = bundles.get(o.metadata?.annotations?.['cert-manager.io/inject-ca-from'] ?? '');
+    if (!bundle) {
+      out.push(o as unknown as Manifest);
+      continue;
+    }
+    const copy = JSON.parse(JSON.stringify(o)) as Obj;
+    for (const w of copy.webhooks ?? []) w.clientConfig = { ...w.clientConfig, caBundle: bundle };
+    const conversion = copy.spec?.conversion?.webhook;
+    if (conversion) conversion.clientConfig = { ...conversion.clientConfig, caBundle: bundle };
+    out.push(copy as unknown as Manifest);
+  }
+  return [...out, ...secrets];
 }

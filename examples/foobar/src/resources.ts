@@ -16,4 +16,3 @@ export const resources: Array<{ resource: CrdSource; sample?: KubeObject; sample
   { resource: FooBarTask },
   // +kubeloop:scaffold:resources
 ];
-

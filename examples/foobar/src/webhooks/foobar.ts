@@ -29,5 +29,10 @@ export const fooBarConversion = conversion(FooBar, {
   },
 });
 
+// +kubeloop:scaffold:webhook
+
 /** Every webhook of this file (`src/webhooks.ts` registers them). */
-export const webhooks = [fooBarConversion];
+export const webhooks = [
+  fooBarConversion,
+  // +kubeloop:scaffold:webhooks
+];

@@ -7,9 +7,8 @@ import { FooBar, fooBarSample } from './api/test/v2/foobar.js';
 
 /**
  * The kinds the project defines, each with the examples `config/samples` gets. FooBar is one
- * resource of two versions (one CRD): `kubeloop create api --version v2` scaffolded a second
- * declaration, merged here into the multi-version one of src/api/test/v2/foobar.ts. FooBarTask,
- * internal, gets no sample: users do not write tasks.
+ * resource of two versions (one CRD, declared in src/api/test/v2/foobar.ts), with a sample at
+ * each. FooBarTask, internal, gets no sample: users do not write tasks.
  */
 export const resources: Array<{ resource: CrdSource; sample?: KubeObject; samples?: KubeObject[] }> = [
   { resource: FooBar, samples: [fooBarSampleV1, fooBarSample] },

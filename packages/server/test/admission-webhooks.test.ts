@@ -399,6 +399,33 @@ describe('matchConditions', () => {
     expect(hooks.received('/cond')).toHaveLength(1);
     await env.ok(['delete', 'validatingwebhookconfiguration', 'conditions']);
   });
+
+  it('are compiled when the configuration is written: an invalid one is refused, as kube refuses it', async () => {
+    const conditions = [
+      { name: 'not-bool', expression: 'object.metadata.name' },
+      { name: 'syntax', expression: 'object.metadata.name ==' },
+      { name: 'no-params', expression: 'params.x == 1' },
+      { name: '', expression: 'true' },
+    ];
+    const bad = config('Mutating', 'bad-conditions', [
+      webhook('bad.example.com', '/cond', 'cond', { matchConditions: conditions }),
+    ]);
+    const r = await env.run(['apply', '-f', '-'], { input: JSON.stringify(bad) });
+    expect(r.code).not.toBe(0);
+    const p = 'webhooks[0].matchConditions';
+    expect(r.stderr).toContain('The MutatingWebhookConfiguration "bad-conditions" is invalid:');
+    expect(r.stderr).toContain(
+      `${p}[0].expression: Invalid value: "object.metadata.name": must evaluate to bool but got dyn`,
+    );
+    expect(r.stderr).toContain(
+      `${p}[1].expression: Invalid value: "object.metadata.name ==": compilation failed: ERROR: <input>:1:24: Syntax error:`,
+    );
+    expect(r.stderr).toContain(
+      `${p}[2].expression: Invalid value: "params.x == 1": compilation failed: ERROR: <input>:1:1: undeclared reference to 'params'`,
+    );
+    expect(r.stderr).toContain(`${p}[3].name: Required value`);
+    expect((await env.run(['get', 'mutatingwebhookconfiguration', 'bad-conditions'])).code).not.toBe(0);
+  });
 });
 
 describe('webhooks on subresources and behind Services', () => {
@@ -406,7 +433,9 @@ describe('webhooks on subresources and behind Services', () => {
     await namespace('sub');
     await env.ok(['create', 'deployment', 'web', '-n', 'sub', '--image=nginx', '--replicas=1']);
     hooks.handle('/scale', (rv) =>
-      rv.request.object.spec.replicas > 5 ? deny({ message: 'at most 5 replicas' })(rv) : allow()(rv),
+      rv.request.object.spec.replicas > 5
+        ? deny({ message: 'at most 5 replicas' })(rv)
+        : allow({ warnings: [`${rv.request.object.spec.replicas} replicas is a lot`] })(rv),
     );
     hooks.handle('/status', deny({ message: 'status is read-only here' }));
     const rule = (resources: string[]) => ({
@@ -421,7 +450,10 @@ describe('webhooks on subresources and behind Services', () => {
     expect((await env.run(['scale', 'deployment', 'web', '-n', 'sub', '--replicas=9'])).stderr).toContain(
       'admission webhook "scale.example.com" denied the request: at most 5 replicas',
     );
-    await env.ok(['scale', 'deployment', 'web', '-n', 'sub', '--replicas=3']);
+    // The webhook's warnings on a write through /scale reach kubectl, as kube passes them on.
+    expect((await env.run(['scale', 'deployment', 'web', '-n', 'sub', '--replicas=3'])).stderr).toContain(
+      'Warning: 3 replicas is a lot',
+    );
     expect((await getJson('deployment', 'web', '-n', 'sub')).spec.replicas).toBe(3);
     const scale = hooks.received('/scale').at(-1).request;
     expect(scale).toMatchObject({

@@ -13,6 +13,7 @@ import { Client, isNotFound, ValidatingWebhookConfiguration } from 'kubeloop/cli
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEV_CERT_DIR, ensureDevCertificates, prepareDevWebhooks } from './dev-webhooks.js';
 import type { OperatorProcess } from './project.js';
+import { runWebhooks } from './run-webhooks.js';
 
 let env: TestEnv;
 let client: Client;
@@ -119,5 +120,63 @@ describe('kubeloop dev’s webhooks', () => {
     const cert = new X509Certificate(await readFile(join(certDir, 'tls.crt')));
     expect(cert.checkHost('hooks.example.com')).toBe('hooks.example.com');
     expect(cert.checkIP('127.0.0.1')).toBe('127.0.0.1');
+  });
+});
+
+describe('kubeloop run’s webhooks', () => {
+  const crd = {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: 'bars.example.com' },
+    spec: {
+      group: 'example.com',
+      names: { kind: 'Bar', plural: 'bars' },
+      scope: 'Namespaced',
+      versions: [],
+      conversion: {
+        strategy: 'Webhook',
+        webhook: {
+          clientConfig: { service: { name: 'webhook-service', namespace: 'system', path: '/convert' } },
+          conversionReviewVersions: ['v1'],
+        },
+      },
+    },
+  } as never;
+
+  it('are off against a cluster, with the reason, and the CRDs convert with None', async () => {
+    const lines: string[] = [];
+    const saved = process.env.ENABLE_WEBHOOKS;
+    delete process.env.ENABLE_WEBHOOKS;
+    try {
+      const hooks = await runWebhooks(dir, [crd], { args: [], out: (l) => lines.push(l) });
+      expect(hooks.env).toEqual({ ENABLE_WEBHOOKS: 'false' });
+      expect(hooks.args).toEqual([]);
+      expect(hooks.crds([crd])[0]?.spec.conversion).toEqual({ strategy: 'None' });
+    } finally {
+      if (saved !== undefined) process.env.ENABLE_WEBHOOKS = saved;
+    }
+    expect(lines[0]).toMatch(/^webhooks: off \(ENABLE_WEBHOOKS=false\)\. A cluster's API server cannot call/);
+  });
+
+  it('with --webhook-url, serve on this machine and register that URL, its host in the certificate', async () => {
+    const lines: string[] = [];
+    await expect(
+      runWebhooks(dir, [crd], { url: 'http://x', args: [], out: () => undefined }),
+    ).rejects.toThrow(/--webhook-url must be an https URL/);
+    const hooks = await runWebhooks(dir, [crd], {
+      url: 'https://hooks.example.com/',
+      args: ['--webhook-port=9555'],
+      out: (l) => lines.push(l),
+    });
+    expect(hooks.env).toEqual({ ENABLE_WEBHOOKS: 'true' });
+    expect(hooks.args).toEqual(['--webhook-host=0.0.0.0', `--webhook-cert-path=${join(dir, DEV_CERT_DIR)}`]);
+    expect(hooks.crds([crd])[0]?.spec.conversion?.webhook?.clientConfig?.url).toBe(
+      'https://hooks.example.com/convert',
+    );
+    const cert = new X509Certificate(await readFile(join(dir, DEV_CERT_DIR, 'tls.crt')));
+    expect(cert.checkHost('hooks.example.com')).toBe('hooks.example.com');
+    expect(lines[0]).toContain(
+      "served on this machine's port 9555 and registered with https://hooks.example.com",
+    );
   });
 });

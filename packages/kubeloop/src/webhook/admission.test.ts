@@ -232,6 +232,23 @@ describe('failures are answered, never thrown', () => {
     expect(signal?.aborted).toBe(true);
   });
 
+  it('deadlines share one timer: a shorter one after a longer pending one still expires first', async () => {
+    // The long review stays pending while the short one times out; the quick one answers.
+    let release: (() => void) | undefined;
+    const slow = defaulter(Foo, () => new Promise<void>((ok) => (release = ok)));
+    const hang = defaulter(Foo, () => new Promise<void>(() => {}));
+    const quick = defaulter(Foo, (o) => {
+      o.spec.replicas = 2;
+    });
+    const long = answerAdmission(slow, body(request({ object: foo() })), json, { timeoutMs: 60_000 });
+    const short = await answerAdmission(hang, body(request({ object: foo() })), json, { timeoutMs: 30 });
+    expect(short.response?.status).toEqual({ code: 500, message: 'context deadline exceeded' });
+    const fine = await answerAdmission(quick, body(request({ object: foo() })), json, { timeoutMs: 30 });
+    expect(fine.response?.allowed).toBe(true);
+    release?.();
+    expect((await long).response?.allowed).toBe(true);
+  });
+
   it('bad requests: empty body, wrong content type, bad JSON, no request', async () => {
     const d = defaulter(Foo, () => {});
     const msg = async (b: string, t = json) =>

@@ -25,6 +25,18 @@ describe('webhookFlags', () => {
     });
   });
 
+  it('reads the certificate directory under $KUBELOOP_ROOT in a process-backed pod', () => {
+    expect(webhookFlags([], { KUBELOOP_ROOT: '/pods/p1' }).options.certDir).toBe(
+      '/pods/p1/tmp/k8s-webhook-server/serving-certs',
+    );
+    expect(webhookFlags(['--webhook-cert-path=/certs'], { KUBELOOP_ROOT: '/pods/p1' }).options.certDir).toBe(
+      '/pods/p1/certs',
+    );
+    expect(webhookFlags(['--webhook-cert-path=certs'], { KUBELOOP_ROOT: '/pods/p1' }).options.certDir).toBe(
+      'certs',
+    );
+  });
+
   it('ENABLE_WEBHOOKS=false turns them off; a bad port or a missing value is an error', () => {
     expect(webhookFlags([], { ENABLE_WEBHOOKS: 'false' }).enabled).toBe(false);
     expect(() => webhookFlags(['--webhook-port=http'], {})).toThrow(

@@ -3,6 +3,9 @@
  * (`--webhook-cert-path`, `--webhook-cert-name`, `--webhook-cert-key`) plus the port and the
  * address to bind, and `ENABLE_WEBHOOKS=false` to run without webhooks.
  */
+import { isAbsolute, join } from 'node:path';
+import { CONTAINER_ROOT_ENV } from '../client/config/in-cluster.js';
+import { DEFAULT_CERT_DIR } from './certs.js';
 import type { WebhookServerOptions } from './server.js';
 
 /** What {@link webhookFlags} read, and the arguments it left for `managerFlags`. */
@@ -25,7 +28,9 @@ const NAMES = new Set([
 /**
  * Reads `--webhook-port` (default 9443), `--webhook-host` (default 127.0.0.1),
  * `--webhook-cert-path` (default `/tmp/k8s-webhook-server/serving-certs`), `--webhook-cert-name`
- * (`tls.crt`) and `--webhook-cert-key` (`tls.key`), as `--name=value` or `--name value`.
+ * (`tls.crt`) and `--webhook-cert-key` (`tls.key`), as `--name=value` or `--name value`. In a
+ * process-backed pod of kubeloop's local control plane (`$KUBELOOP_ROOT` set) an absolute
+ * certificate directory is read under that root, where the pod's volumes are mounted.
  *
  * @throws TypeError for a flag without a value or a port that is not one.
  * @example
@@ -74,6 +79,13 @@ export function webhookFlags(argv: readonly string[], env: NodeJS.ProcessEnv = p
       default:
         o.keyName = value;
     }
+  }
+  // In a process-backed pod of the local control plane the container's paths live under
+  // $KUBELOOP_ROOT (where the kubelet mounts the certificate Secret), as the in-cluster config reads them.
+  const root = env[CONTAINER_ROOT_ENV];
+  if (root) {
+    const dir = o.certDir ?? DEFAULT_CERT_DIR;
+    if (isAbsolute(dir)) o.certDir = join(root, dir);
   }
   return { enabled: env.ENABLE_WEBHOOKS !== 'false', options: o, rest };
 }

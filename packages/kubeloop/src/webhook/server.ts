@@ -234,8 +234,13 @@ export class WebhookServer implements Runnable {
     req.on('end', () => {
       const body = Buffer.concat(chunks);
       const reply = (code: number, out: unknown) => {
-        res.writeHead(code, { 'content-type': 'application/json' });
-        res.end(out === undefined ? '' : JSON.stringify(out));
+        const text = out === undefined ? '' : JSON.stringify(out);
+        // With its length the answer goes out in one piece, not chunked.
+        res.writeHead(code, {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(text),
+        });
+        res.end(text);
         series.count(code);
         series.latency.observe(Number(process.hrtime.bigint() - started) / 1e9);
         series.inFlight.dec();
@@ -290,6 +295,20 @@ function contentTypeOf(raw: readonly string[]): string | undefined {
 
 /** The handler's time: the server's bound, shortened to fit the API server's `?timeout=`. */
 function handlerTimeout(query: string, configured = 10_000): number {
+  // The API server sends the same `?timeout=` on every call of a webhook.
+  const key = `${configured} ${query}`;
+  let ms = timeouts.get(key);
+  if (ms === undefined) {
+    ms = parseHandlerTimeout(query, configured);
+    if (timeouts.size > 100) timeouts.clear();
+    timeouts.set(key, ms);
+  }
+  return ms;
+}
+
+const timeouts = new Map<string, number>();
+
+function parseHandlerTimeout(query: string, configured: number): number {
   const m = /(?:^|&)timeout=(\d+(?:\.\d+)?)(ms|s|m)(?:&|$)/.exec(query);
   if (!m) return configured;
   const ms = Number(m[1]) * (m[2] === 'ms' ? 1 : m[2] === 's' ? 1000 : 60_000);

@@ -11,6 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import { aggregateCauses, validateAnnotations, validateLabels } from 'kubeloop/api';
 import {
+  EncodedJson,
   WebhookCallError,
   type WebhookCaller,
   type WebhookClientConfig,
@@ -52,10 +53,26 @@ function gvkText(apiVersion: string, kind: string): string {
   return `${gv}, Kind=${kind}`;
 }
 
-/** The `ConversionReview` of the first review version this server speaks. */
-function reviewFor(versions: readonly string[], objects: Obj[], desired: string, uid: string) {
+/**
+ * The `ConversionReview` of the first review version this server speaks; with `encoded` (the
+ * objects' JSON), put together as text, as JSON.stringify would write the same review.
+ */
+function reviewFor(
+  versions: readonly string[],
+  objects: Obj[],
+  desired: string,
+  uid: string,
+  encoded: readonly string[] | undefined,
+) {
   for (const v of versions) {
     if (v === 'v1' || v === 'v1beta1') {
+      if (encoded) {
+        const text =
+          `{"kind":"ConversionReview","apiVersion":"apiextensions.k8s.io/${v}",` +
+          `"request":{"uid":${JSON.stringify(uid)},"desiredAPIVersion":${JSON.stringify(desired)},"objects":[${encoded.join(',')}]},` +
+          `"response":{"uid":"","convertedObjects":null,"result":{"metadata":{}}}}`;
+        return { version: v, body: new EncodedJson(text) };
+      }
       return {
         version: v,
         body: {
@@ -178,8 +195,9 @@ function goType(v: unknown): string {
 }
 
 /**
- * Converts `objects` (copies the caller owns and gives up, at versions of `t`'s CRD) to
+ * Converts `objects` (at versions of `t`'s CRD; only read) to
  * `desired` through the webhook, in one review; objects already at that version are not sent.
+ * `encoded`, when given, holds each object's JSON, sent as it is.
  * Returns the converted objects in order; rejects with a {@link ConversionError} worded as kube
  * 1.32's. kube-apiserver 1.32 decodes (so converts) the objects of a list one by one, so
  * failures are worded as its converter words them for one object, for the first object that fails.
@@ -188,8 +206,10 @@ export async function convertThroughWebhook(
   t: ResourceType,
   objects: Obj[],
   desired: string,
+  encoded?: readonly string[],
 ): Promise<Obj[]> {
   const toSend = objects.filter((o) => o.apiVersion !== desired);
+  const toSendEncoded = encoded?.filter((_, n) => objects[n]!.apiVersion !== desired);
   if (toSend.length === 0) return objects;
   const first = toSend[0]!;
   const gvk = gvkText(String(first.apiVersion ?? ''), t.kind);
@@ -197,7 +217,7 @@ export async function convertThroughWebhook(
   const webhook = webhooks.get(t);
   if (!webhook) throw fail(`conversion webhook for ${gvk} failed: no conversion webhook is configured`);
   const uid = randomUUID();
-  const review = reviewFor(webhook.conversionReviewVersions, toSend, desired, uid);
+  const review = reviewFor(webhook.conversionReviewVersions, toSend, desired, uid, toSendEncoded);
   if (!review) throw fail('no supported conversion review versions');
   const start = performance.now();
   const versionOf = (apiVersion: unknown) => String(apiVersion ?? '').replace(/^.*\//, '');

@@ -288,39 +288,61 @@ export function presentAll(
   return waits ? Promise.all(out) : (out as StoredObject[]);
 }
 
-/** Converts stored objects through `t`'s CRD's webhook (one review) into views of `t`'s version. */
+/**
+ * The most objects one ConversionReview of a list carries: a larger page goes in several
+ * reviews at once, so that this server encodes and decodes one while the webhook converts
+ * another (kube-apiserver 1.32 even sends one review per object of a list).
+ */
+export const CONVERSION_BATCH = 1000;
+
+/** Converts stored objects through `t`'s CRD's webhook into views of `t`'s version. */
 async function convertViews(t: ResourceType, items: readonly StoredObject[]): Promise<StoredObject[]> {
   const s = servedBy(t);
   const send: Obj[] = [];
+  const encoded: string[] = [];
   for (const i of items) {
     if (i.object.apiVersion === s.apiVersion) continue;
+    // An object written through its storage version was pruned and defaulted with that schema
+    // then: it goes as it is stored, its cached encoding sent as it is (no parse, no encode).
+    if ((i.object as Record<symbol, unknown>)[COERCED_WITH] === schemaAt(t, i.object.apiVersion)) {
+      send.push(i.object as Obj);
+      encoded.push(i.json);
+      continue;
+    }
     const object = JSON.parse(i.json) as Obj;
-    // An object written through its storage version was pruned and defaulted with that schema then.
-    if ((i.object as Record<symbol, unknown>)[COERCED_WITH] !== schemaAt(t, i.object.apiVersion))
-      coerce(t, object);
+    coerce(t, object);
     send.push(object);
+    encoded.push(JSON.stringify(object));
   }
-  let converted: Obj[];
-  try {
-    converted = await convertThroughWebhook(t, send, s.apiVersion);
-  } catch (err) {
-    throw conversionFailed(err);
+  // Each batch is finished as it comes back, while the webhook works on the others: what
+  // kube's storage codec does to a converted object (prune it with the schema of the version it
+  // is now at and apply that schema's defaults), then its encoding.
+  const finish = (converted: Obj[]) =>
+    converted.map((object) => {
+      coerce(t, object);
+      // Marked as read through this version, so presentAs hands the view on unchanged.
+      (object as Record<symbol, unknown>)[COERCED_WITH] = s.schema;
+      return { object, json: JSON.stringify(object) };
+    });
+  const batches: Promise<{ object: Obj; json: string }[]>[] = [];
+  for (let n = 0; n < send.length; n += CONVERSION_BATCH) {
+    const end = n + CONVERSION_BATCH;
+    batches.push(
+      convertThroughWebhook(t, send.slice(n, end), s.apiVersion, encoded.slice(n, end)).then(finish),
+    );
+  }
+  // The failure of the first failing batch, as one review would report its first failing object.
+  const results = await Promise.allSettled(batches);
+  const converted: { object: Obj; json: string }[] = [];
+  for (const r of results) {
+    if (r.status === 'rejected') throw conversionFailed(r.reason);
+    for (const o of r.value) converted.push(o);
   }
   let k = 0;
   return items.map((i) => {
     if (i.object.apiVersion === s.apiVersion) return presentAs(t, i);
-    const object = converted[k++]!;
-    // What kube's storage codec does to a converted object: prune it with the schema of the
-    // version it is now at and apply that schema's defaults.
-    coerce(t, object);
-    // Marked as read through this version, so presentAs hands the view on unchanged.
-    (object as Record<symbol, unknown>)[COERCED_WITH] = s.schema;
-    return {
-      key: i.key,
-      object: object as StoredObject['object'],
-      revision: i.revision,
-      json: JSON.stringify(object),
-    };
+    const { object, json } = converted[k++]!;
+    return { key: i.key, object: object as StoredObject['object'], revision: i.revision, json };
   });
 }
 

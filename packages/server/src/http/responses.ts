@@ -106,8 +106,14 @@ export class Responder {
     return true;
   }
 
-  /** Answers a body through the request's serializer: protobuf, YAML or JSON. */
-  json(ctx: Pick<RequestContext, 'req' | 'res' | 'serializer'>, code: number, body: unknown): void {
+  /** Answers a body through the request's serializer: protobuf, YAML or JSON; with admission's warnings as `Warning` headers. */
+  json(
+    ctx: Pick<RequestContext, 'req' | 'res' | 'serializer'>,
+    code: number,
+    body: unknown,
+    warnings: readonly string[] = [],
+  ): void {
+    if (warnings.length > 0) ctx.res.appendHeader('Warning', warningHeaders([...warnings]));
     const serializer = serializerOf(ctx);
     if (
       serializer.protobuf &&

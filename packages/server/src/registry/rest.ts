@@ -263,8 +263,9 @@ export class RestStorage {
         ? parseResourceVersion(m.resourceVersion)
         : undefined;
     // The Scale's managed fields are the parent's replicas owners: moved here, not recomputed.
-    // A write through /scale is admitted as the scale, which no plugin warns about.
-    const parentCtx = { ...ctx, applied: true, warnings: undefined };
+    // A write through /scale is admitted as the scale: the warnings are admission's (webhooks,
+    // policies) on the Scale, passed on as kube passes them.
+    const parentCtx = { ...ctx, applied: true };
     const stored = await this.guaranteedUpdate(
       t,
       namespace,

@@ -54,9 +54,17 @@ export class WebhookCallError extends Error {
   }
 }
 
+/**
+ * A request body already encoded as JSON, posted as is: a conversion review of many stored
+ * objects is put together from their cached encodings instead of parsed and encoded again.
+ */
+export class EncodedJson {
+  constructor(readonly text: string) {}
+}
+
 /** Calls webhooks. */
 export interface WebhookCaller {
-  /** POSTs `body` as JSON, returns the parsed JSON response; rejects with WebhookCallError. */
+  /** POSTs `body` as JSON (an {@link EncodedJson} as it is), returns the parsed JSON response; rejects with WebhookCallError. */
   post(config: WebhookClientConfig, body: unknown, options: { timeoutSeconds: number }): Promise<unknown>;
   /** Closes the kept-alive connections (when the server stops). */
   close?(): void;
@@ -78,16 +86,28 @@ export function createWebhookCaller(store: Store): WebhookCaller {
     }
     return agent;
   };
+  // A URL's target depends only on the URL and the timeout: parsed once, not per call (a
+  // Service's is looked up each time, as its endpoints change).
+  const urlTargets = new Map<string, Target>();
   return {
     post(config, body, options) {
       const timeout = `${options.timeoutSeconds}s`;
-      let target: Target;
+      let target: Target | undefined;
       try {
-        target = resolve(store, config, timeout);
+        if (config.url) {
+          const key = `${timeout} ${config.url}`;
+          target = urlTargets.get(key);
+          if (!target) {
+            target = resolve(store, config, timeout);
+            if (urlTargets.size > 1000) urlTargets.clear();
+            urlTargets.set(key, target);
+          }
+        } else target = resolve(store, config, timeout);
       } catch (err) {
         return Promise.reject(err);
       }
-      return send(target, agentFor(config.caBundle), JSON.stringify(body), options.timeoutSeconds, true);
+      const payload = body instanceof EncodedJson ? body.text : JSON.stringify(body);
+      return send(target, agentFor(config.caBundle), payload, options.timeoutSeconds, true);
     },
     close() {
       for (const agent of agents.values()) agent.destroy();

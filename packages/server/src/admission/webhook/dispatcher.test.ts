@@ -130,6 +130,33 @@ describe('webhook dispatchers', () => {
     );
   });
 
+  it('annotate every mutating call for the audit log as kube does: whether it mutated, and the patch', async () => {
+    await configure('mutating', {});
+    const { mutate } = webhookAdmission(store, registry, { caller });
+    const patch = [{ value: { injected: 'yes' }, path: '/metadata/labels', op: 'add' }];
+    answer = respond({
+      patchType: 'JSONPatch',
+      patch: Buffer.from(JSON.stringify(patch)).toString('base64'),
+    });
+    const auditAnnotations: Record<string, string> = {};
+    const obj = cm();
+    await mutate('CREATE', configmaps, obj, undefined, { auditAnnotations });
+    expect(auditAnnotations).toEqual({
+      'mutation.webhook.admission.k8s.io/round_0_index_0':
+        '{"configuration":"c","webhook":"x.example.com","mutated":true}',
+      'patch.webhook.admission.k8s.io/round_0_index_0':
+        '{"configuration":"c","webhook":"x.example.com","patch":[{"op":"add","path":"/metadata/labels","value":{"injected":"yes"}}],"patchType":"JSONPatch"}',
+    });
+    // No patch: mutated false, no patch annotation.
+    answer = respond({});
+    const quiet: Record<string, string> = {};
+    await mutate('CREATE', configmaps, cm(), undefined, { auditAnnotations: quiet });
+    expect(quiet).toEqual({
+      'mutation.webhook.admission.k8s.io/round_0_index_0':
+        '{"configuration":"c","webhook":"x.example.com","mutated":false}',
+    });
+  });
+
   it('word denials as ToStatusErr does', async () => {
     await configure('validating', {});
     const { validate } = webhookAdmission(store, registry, { caller });

@@ -95,8 +95,9 @@ async function dispatch(
   // In-tree plugins changed the object since this plugin last ran: every eligible webhook again.
   if (isReinvoke && !deepEqual(state.lastOutput, current)) requireReinvoking(state);
   let dirty = false;
+  const round = isReinvoke ? 1 : 0;
   try {
-    for (const entry of hooks) {
+    for (const [index, entry] of hooks.entries()) {
       const attrs: AdmissionAttributes = {
         ...base,
         ...(current ? { object: current } : {}),
@@ -108,6 +109,7 @@ async function dispatch(
       if (!match) continue;
       // A webhook is never called for the first time in the reinvocation pass.
       if (isReinvoke && !state.reinvoke.has(entry.uid)) continue;
+      let applied: { operations: unknown[] } | undefined;
       const outcome = await observedCall(deps, entry, 'admit', base.operation, async () => {
         // The webhook sees, and patches, the object at the version it matched; the result is
         // converted back to the request's.
@@ -125,12 +127,14 @@ async function dispatch(
           matchedType,
           scale !== undefined,
         );
+        if (patched) applied = { operations: decodePatch(result.patch as string) as unknown[] };
         return versioned === current
           ? patched
           : convertForMatch(deps, patched, matchedType, base.resource, base.subresource);
       });
       const patched = outcome.value;
       const changed = patched !== undefined && !deepEqual(patched, current);
+      annotate(options, round, index, entry, changed, applied?.operations);
       if (patched !== undefined) {
         current = patched;
         dirty = true;
@@ -160,6 +164,44 @@ async function dispatch(
   // The registry goes on with the object it passed in: the patched content replaces it.
   for (const k of Object.keys(obj)) delete obj[k];
   Object.assign(obj, current);
+}
+
+/** kube's audit annotation keys of each mutating webhook call. */
+const MUTATION_ANNOTATION_PREFIX = 'mutation.webhook.admission.k8s.io/';
+const PATCH_ANNOTATION_PREFIX = 'patch.webhook.admission.k8s.io/';
+
+/**
+ * The audit annotations kube's mutating dispatcher adds for every call (`webhookAnnotator`):
+ * `mutation.webhook.admission.k8s.io/round_<r>_index_<i>` (whether the object changed, even
+ * when the call failed) and, when a patch was applied, `patch.webhook.admission.k8s.io/…` with
+ * the patch (Go encodes each operation, a map, with sorted keys). `index` is the webhook's place
+ * among all mutating webhooks, `round` 1 in the reinvocation pass.
+ */
+function annotate(
+  options: AdmissionOptions | undefined,
+  round: number,
+  index: number,
+  entry: { configurationName: string; webhook: { name: string } },
+  mutated: boolean,
+  patch: unknown[] | undefined,
+): void {
+  const annotations = options?.auditAnnotations;
+  if (!annotations) return;
+  const suffix = `round_${round}_index_${index}`;
+  const who = { configuration: entry.configurationName, webhook: entry.webhook.name };
+  annotations[`${MUTATION_ANNOTATION_PREFIX}${suffix}`] = JSON.stringify({ ...who, mutated });
+  if (patch) {
+    const sorted = patch.map((op) =>
+      isObject(op)
+        ? Object.fromEntries(Object.entries(op).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+        : op,
+    );
+    annotations[`${PATCH_ANNOTATION_PREFIX}${suffix}`] = JSON.stringify({
+      ...who,
+      patch: sorted,
+      patchType: 'JSONPatch',
+    });
+  }
 }
 
 /**

@@ -38,7 +38,7 @@ export async function apply(s: HandlerScope, r: ResourceRequest): Promise<void> 
       subresource: 'scale',
     });
     const scale = await s.rest.updateScale(t, ns, name, next, ctx);
-    s.out.json(r, 200, scale);
+    s.out.json(r, 200, scale, warnings);
     return;
   }
   const subresource = updateStrategy(r.subresource);

@@ -67,8 +67,9 @@ export async function patch(s: HandlerScope, r: ResourceRequest): Promise<void> 
       dryRun,
       fieldManager,
       user: r.user,
+      warnings,
     });
-    s.out.json(r, 200, scale);
+    s.out.json(r, 200, scale, warnings);
     return;
   }
   const stored = await s.rest.patch(

@@ -9,12 +9,14 @@ export async function update(s: HandlerScope, r: ResourceRequest): Promise<void>
   if (r.subresource === 'scale') {
     const { obj } = await readRequestBody(req);
     const fieldManager = writeManager(req, query, 'UpdateOptions');
+    const warnings: string[] = [];
     const scale = await s.rest.updateScale(t, r.namespace, r.name, obj, {
       dryRun,
       fieldManager,
       user: r.user,
+      warnings,
     });
-    s.out.json(r, 200, scale);
+    s.out.json(r, 200, scale, warnings);
     return;
   }
   const { obj, raw, yamlDuplicates } = await readObject(req, t);

@@ -1,5 +1,6 @@
 /** What the admissionregistration.k8s.io/v1 kinds share: the behaviour of Mutating- and ValidatingWebhookConfigurations, match resources, printer cells. */
 import type { StatusCause } from 'kubeloop/api';
+import { AdmissionCelEnv } from '../../admission/cel/compile.js';
 import { ageColumn, col, type KindBehaviour, nameColumn } from '../shared/behaviour.js';
 import {
   def,
@@ -9,6 +10,7 @@ import {
   isDNS1035Label,
   isDNS1123Subdomain,
   isObj,
+  isQualifiedName,
   isValidPortNum,
   notSupported,
   numOr,
@@ -129,6 +131,42 @@ function validateClientConfig(cc: unknown, p: string): StatusCause[] {
   return out;
 }
 
+/** The environment webhooks' matchConditions compile in: no params, with the authorizer (kube's stateless compiler). */
+let conditionEnv: AdmissionCelEnv | undefined;
+
+/**
+ * `validateMatchConditions` of a webhook: at most 64, each with a qualified, unique name and an
+ * expression that compiles to a bool, so that an invalid expression is refused when the
+ * configuration is written, not found out on the first request it should match.
+ */
+function validateMatchConditions(conditions: Obj[], p: string): StatusCause[] {
+  const out: StatusCause[] = [];
+  if (conditions.length > 64)
+    out.push({
+      reason: 'FieldValueTooMany',
+      field: p,
+      message: `Too many: ${conditions.length}: must have at most 64 items`,
+    });
+  const names = new Set<string>();
+  conditions.forEach((c, i) => {
+    const e = str(c.expression).trim();
+    if (!e) out.push(required(`${p}[${i}].expression`));
+    else {
+      conditionEnv ??= new AdmissionCelEnv({ params: false, authorizer: true });
+      const error = conditionEnv.compile(e, { returnTypes: ['bool'] }).error;
+      if (error) out.push(invalid(`${p}[${i}].expression`, e, error));
+    }
+    const name = str(c.name);
+    if (!name) out.push(required(`${p}[${i}].name`));
+    else {
+      for (const m of isQualifiedName(name)) out.push(invalid(`${p}[${i}].name`, name, m));
+      if (names.has(name)) out.push(duplicate(`${p}[${i}].name`, name));
+      names.add(name);
+    }
+  });
+  return out;
+}
+
 function validateWebhooks(obj: Obj, mutating: boolean): StatusCause[] {
   const out: StatusCause[] = [];
   const names = new Set<string>();
@@ -167,6 +205,7 @@ function validateWebhooks(obj: Obj, mutating: boolean): StatusCause[] {
       }
     }
     out.push(...validateClientConfig(hook.clientConfig, `${p}.clientConfig`));
+    out.push(...validateMatchConditions(objs(hook.matchConditions), `${p}.matchConditions`));
     const versions = strs(hook.admissionReviewVersions);
     const vp = `${p}.admissionReviewVersions`;
     if (versions.length === 0) out.push(required(vp, `must specify one of ${REVIEW_VERSIONS.join(', ')}`));

@@ -106,6 +106,9 @@ describe('admission through the API server', () => {
   it('defaults on create', async () => {
     await k.ok(['apply', '-f', '-'], { input: foo('plain', { deploymentName: 'web' }) });
     expect(await k.ok(['get', V1, 'plain', '-o', 'jsonpath={.spec.replicas}'])).toBe('1');
+    expect(await k.ok(['get', V1, 'plain', '-o', 'jsonpath={.metadata.generation} {.metadata.uid}'])).toMatch(
+      /^1 [0-9a-f-]{36}$/,
+    );
   });
 
   it('denies with the field error, printed as kubectl prints schema errors', async () => {

@@ -98,7 +98,7 @@ export class RestStorage {
     ctx: WriteContext,
   ): Promise<StoredObject> {
     const obj = input;
-    const m = meta(obj);
+    let m = meta(obj);
     checkNamespace(t, m, namespace);
     // Mutating admission (NamespaceLifecycle is one) runs in the create handler before the
     // registry's BeforeCreate: before the name is generated and before validation, so an
@@ -110,6 +110,7 @@ export class RestStorage {
       typeof m.name === 'string' ? m.name : '',
     );
     await this.hooks.mutate?.('CREATE', t, obj, undefined, admission);
+    m = meta(obj); // a mutating webhook's patch replaces the object's content, its metadata with it
     confirmWrite(t, obj, undefined, namespace, ctx, this.hooks.authorization);
     if ((m.name === undefined || m.name === '') && typeof m.generateName === 'string' && m.generateName) {
       m.name = `${m.generateName}${randomSuffix()}`;

@@ -10,12 +10,12 @@ import {
   or,
   type Predicate,
   removeFinalizer,
+  setCondition,
   setControllerReference,
   writeStatus,
 } from 'kubeloop/runtime';
 import { FooBarTask } from '../api/test/v1/foobartask.js';
 import { FooBar } from '../api/test/v2/foobar.js';
-import { withCondition } from '../conditions.js';
 
 /** The finalizer that keeps a FooBar until its task has cleaned up the registry. */
 export const TASK_FINALIZER = 'test.example.com/task-cleanup';
@@ -118,7 +118,7 @@ export const fooBarController = controller(FooBar)
     const { changed } = await writeStatus(client, fooBar, {
       observedGeneration: generation,
       task: name,
-      conditions: withCondition(fooBar.status?.conditions, {
+      conditions: setCondition(fooBar.status?.conditions, {
         type: 'Ready',
         ...ready,
         observedGeneration: generation,

@@ -3,11 +3,12 @@ import {
   controller,
   finalize,
   isConditionTrue,
+  setCondition,
   TerminalError,
   writeStatus,
 } from 'kubeloop/runtime';
 import { FooBarTask } from '../api/test/v1/foobartask.js';
-import { withCondition } from '../conditions.js';
+
 import { type ExternalRegistry, RegistryError } from '../external.js';
 
 /** The finalizer that keeps a FooBarTask until its registration is removed from the registry. */
@@ -53,7 +54,7 @@ export function fooBarTaskController(registry: ExternalRegistry): ControllerDefi
       events.warning('Refused', err.message);
       await writeStatus(client, task, {
         observedGeneration: generation,
-        conditions: withCondition(conditions, {
+        conditions: setCondition(conditions, {
           type: 'Registered',
           status: 'False',
           reason: 'Refused',
@@ -67,7 +68,7 @@ export function fooBarTaskController(registry: ExternalRegistry): ControllerDefi
     log.info({ key, target: task.spec.target, type: task.spec.type }, 'registered');
     await writeStatus(client, task, {
       observedGeneration: generation,
-      conditions: withCondition(conditions, {
+      conditions: setCondition(conditions, {
         type: 'Registered',
         status: 'True',
         reason: 'Registered',

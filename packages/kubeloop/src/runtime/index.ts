@@ -104,6 +104,7 @@ export type {
 export {
   type Condition,
   type ConditionInput,
+  type ConditionLike,
   findCondition,
   isConditionTrue,
   removeCondition,

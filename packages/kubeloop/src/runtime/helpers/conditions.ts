@@ -16,6 +16,20 @@ export interface ConditionInput {
   observedGeneration?: number;
 }
 
+/**
+ * What {@link setCondition} accepts as the list's element: kubernetes-types' `Condition`
+ * (`status: string`) and the narrower one `Kube.Conditions()` declares
+ * (`status: 'True' | 'False' | 'Unknown'`) alike; the list comes back in the type it came in.
+ */
+export interface ConditionLike {
+  type: string;
+  status: string;
+  reason?: string;
+  message?: string;
+  lastTransitionTime?: string;
+  observedGeneration?: number;
+}
+
 /** RFC 3339 time at second precision (`metav1.Time`). */
 const nowTime = (now: Date) => now.toISOString().replace(/\.\d{3}Z$/, 'Z');
 
@@ -31,15 +45,16 @@ const nowTime = (now: Date) => now.toISOString().replace(/\.\d{3}Z$/, 'Z');
  * });
  * ```
  */
-export function setCondition(
-  conditions: readonly Condition[] | undefined,
+export function setCondition<C extends ConditionLike = Condition>(
+  conditions: readonly C[] | undefined,
   input: ConditionInput,
   now: Date = new Date(),
-): Condition[] {
+): C[] {
   const list = [...(conditions ?? [])];
   const i = list.findIndex((c) => c.type === input.type);
   const prev = i < 0 ? undefined : list[i];
-  const next: Condition = {
+  // Every field is what a metav1.Condition holds, with `status` from the narrow input: valid as C.
+  const next = {
     type: input.type,
     status: input.status,
     reason: input.reason,
@@ -48,26 +63,29 @@ export function setCondition(
     ...(input.observedGeneration !== undefined
       ? { observedGeneration: input.observedGeneration }
       : prev?.observedGeneration !== undefined && { observedGeneration: prev.observedGeneration }),
-  };
+  } as C;
   if (i < 0) list.push(next);
   else list[i] = next;
   return list;
 }
 
 /** The condition of a type, if present. */
-export function findCondition(
-  conditions: readonly Condition[] | undefined,
+export function findCondition<C extends ConditionLike = Condition>(
+  conditions: readonly C[] | undefined,
   type: string,
-): Condition | undefined {
+): C | undefined {
   return conditions?.find((c) => c.type === type);
 }
 
 /** Whether the condition of a type is `True`. */
-export function isConditionTrue(conditions: readonly Condition[] | undefined, type: string): boolean {
+export function isConditionTrue(conditions: readonly ConditionLike[] | undefined, type: string): boolean {
   return findCondition(conditions, type)?.status === 'True';
 }
 
 /** The conditions without the one of `type` (a new array). */
-export function removeCondition(conditions: readonly Condition[] | undefined, type: string): Condition[] {
+export function removeCondition<C extends ConditionLike = Condition>(
+  conditions: readonly C[] | undefined,
+  type: string,
+): C[] {
   return (conditions ?? []).filter((c) => c.type !== type);
 }

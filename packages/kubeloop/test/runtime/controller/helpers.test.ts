@@ -2,6 +2,7 @@
  * The reconcile helpers against the local control plane (create-or-update, create-or-patch,
  * the status writer, owner references) and as pure functions (conditions, predicates).
  */
+import type { Condition as SchemaCondition } from 'kubeloop';
 import type { ConfigMap, KubeObject } from 'kubeloop/client';
 import {
   addFinalizer,
@@ -16,12 +17,13 @@ import {
   OwnerReferenceError,
   or,
   predicate,
+  removeCondition,
   resourceVersionChanged,
   setCondition,
   setControllerReference,
   writeStatus,
 } from 'kubeloop/runtime';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
 import { type RuntimeEnv, startRuntimeEnv, Widget } from './helpers.js';
 
 let t: RuntimeEnv;
@@ -172,6 +174,15 @@ describe('conditions', () => {
     expect(findCondition(c2, 'Ready')?.observedGeneration).toBe(2);
     expect(c0).toHaveLength(1);
     expect(findCondition(c0, 'Ready')?.reason).toBe('Starting');
+  });
+
+  it('keeps the element type of a status declared with Kube.Conditions() (status narrowed to True/False/Unknown)', () => {
+    const declared: SchemaCondition[] = [];
+    const next = setCondition(declared, { type: 'Ready', status: 'True', reason: 'Up' });
+    expectTypeOf(next).toEqualTypeOf<SchemaCondition[]>();
+    expectTypeOf(removeCondition(next, 'Ready')).toEqualTypeOf<SchemaCondition[]>();
+    expectTypeOf(findCondition(next, 'Ready')).toEqualTypeOf<SchemaCondition | undefined>();
+    expect(next[0]?.status).toBe('True');
   });
 });
 

@@ -105,7 +105,8 @@ export function objectPath(k: Kind, ns: string, name?: string): string {
   return `${k.prefix}/namespaces/${ns}/${k.resource}${name === undefined ? '' : `/${encodeURIComponent(name)}`}`;
 }
 
-const DEPTHS = [8, 64, 512, 1000, 2000, 3000, 5000];
+/** Around the YAML (500) and JSON (1,000) limits, and far past them. */
+const DEPTHS = [8, 64, 497, 499, 500, 501, 512, 992, 995, 997, 999, 1000, 1001, 2000, 3000, 5000];
 const BAD_NAMES = [
   'ünïcode',
   '名前',
@@ -328,10 +329,11 @@ export function hostileRequest(seed: number, index: number, ctx: HostileContext)
       headers['Content-Type'] = 'application/json';
       body = Buffer.from(withRaw(marked(k, fresh, index), where, deep));
     } else if (form === 1) {
-      // YAML flow collections nest like JSON (JSON is YAML).
+      // YAML flow collections nest like JSON (JSON is YAML). A leading comment makes the same
+      // text YAML that is not JSON, held to the YAML composer's limit instead of the JSON one.
       method = 'POST';
       headers['Content-Type'] = 'application/yaml';
-      body = Buffer.from(withRaw(marked(k, fresh, index), where, deep));
+      body = Buffer.from(`${r.chance(0.5) ? '# yaml\n' : ''}${withRaw(marked(k, fresh, index), where, deep)}`);
     } else if (form === 2) {
       method = 'POST';
       path = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
@@ -349,7 +351,7 @@ export function hostileRequest(seed: number, index: number, ctx: HostileContext)
       if (form === 5) path += '?fieldManager=hostile&force=true';
       const patch: Obj =
         form === 5 ? marked(k, poolName, index) : { metadata: { annotations: { [MARKER]: String(index) } } };
-      body = Buffer.from(withRaw(patch, where, deep));
+      body = Buffer.from(`${form === 5 && r.chance(0.5) ? '# yaml\n' : ''}${withRaw(patch, where, deep)}`);
     } else if (form === 6) {
       method = 'PATCH';
       path = objectPath(k, ns, poolName);

@@ -11,6 +11,7 @@
  * - `apiVersion`, `kind` and server-set metadata are never owned.
  */
 import { ApiError, fieldErrors, type StatusCause } from 'kubeloop/api';
+import { cloneJson } from '../patch/json-value.js';
 import { decodeProtobufObject, encodeProtobufObject, supportsProtobuf } from '../protobuf/index.js';
 import { apiVersionOf, type ResourceType } from '../registry/types.js';
 import { timestamp } from '../util/object.js';
@@ -339,7 +340,7 @@ export function updateManagedFields(
   } catch (err) {
     // The caller converts what the field manager asked for and runs it again.
     if (err instanceof ConversionPending) throw err;
-    if (liveEntries !== undefined) m.managedFields = structuredClone(liveEntries);
+    if (liveEntries !== undefined) m.managedFields = cloneJson(liveEntries);
     else delete m.managedFields;
   }
 }
@@ -447,7 +448,7 @@ function applyCore(
     times.set(id, o.now ?? timestamp());
     result = object;
   } else {
-    result = structuredClone(liveObj);
+    result = cloneJson(liveObj);
   }
   return { object: result, managed: { fields: managers, times } };
 }
@@ -476,7 +477,7 @@ function allowedFromLastApplied(t: ResourceType, live: Obj, atom: Atom): FieldSe
 
 /** `buildLastApplied`: the configuration without the annotation, as Go's JSON encoder writes it. */
 function lastAppliedValue(config: Obj): string {
-  const copy = structuredClone(config);
+  const copy = cloneJson(config);
   if (isObj(copy.metadata) && isObj(copy.metadata.annotations)) {
     delete copy.metadata.annotations[LAST_APPLIED_ANNOTATION];
   }

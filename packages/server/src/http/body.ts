@@ -42,9 +42,16 @@ export function mediaType(contentType: string | undefined): string {
 }
 
 /**
- * The deepest nesting of objects and arrays a request may carry. Go's JSON decoder stops at
- * 10,000; V8 cannot even serialise much more than 3,000 levels, and the server walks objects
- * recursively, so the local server draws the line lower.
+ * The deepest nesting of objects and arrays a request may carry. kube-apiserver's JSON decoder
+ * (sigs.k8s.io/json, Go's scanner) stops at 10,000, and Go's stacks grow as needed; V8's stack is
+ * fixed (~1 MB), and below 10,000 levels what overflows first is V8's own: from an empty stack
+ * `JSON.stringify` (storage, answers, watch events) overflows at ~4,170 levels and
+ * `structuredClone` at ~1,950. Measured in a vitest fork with the limit lifted, the write paths
+ * overflow at: the built-in decoder of a CRD's schema (openapi/type-check) ~1,850, server-side
+ * apply's typed walks (apply/typed.ts) ~2,080, strategic merge ~3,160, create, update, merge and
+ * JSON patch of a custom resource ~4,020 (JSON.stringify in storage); pruned unknown fields of a
+ * built-in kind, past 8,000. A stack overflow is answered as a 500 — but one inside V8's
+ * regular-expression compiler ends the process — so the limit keeps ~1.85× below the lowest.
  */
 export const MAX_JSON_DEPTH = 1000;
 
@@ -62,13 +69,70 @@ export function nestingExceeds(value: unknown, limit = MAX_JSON_DEPTH): boolean 
   return false;
 }
 
+/**
+ * A YAML body written as a JSON object or array (what client-go and kubectl send, apply
+ * configurations included), parsed as JSON; undefined when the text is not JSON, which is then
+ * parsed as YAML. JSON is YAML, and go-yaml reads it into the same value; but JSON.parse is not
+ * recursive, while the `yaml` package composes documents recursively and is held to
+ * {@link MAX_YAML_DEPTH}: parsed this way, such a body gets the JSON limit.
+ */
+export function parseJsonShapedYaml(text: string): unknown {
+  const start = /^[ \t\r\n]*[[{]/.exec(text);
+  if (start === null) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The duplicate keys of a JSON text's objects in go-yaml's strict wording (see
+ * `yamlDuplicateKeys`), found by one pass over the text without recursion; undefined when
+ * there are none. The text is expected to be valid JSON.
+ */
+export function jsonDuplicateKeys(text: string): string | undefined {
+  const found: string[] = [];
+  /** Per open collection: its keys so far (undefined for an array). */
+  const open: (Set<string> | undefined)[] = [];
+  const str = /"(?:[^"\\]|\\.)*"/y;
+  let line = 1;
+  let expectKey = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x0a) line++;
+    else if (c === 0x7b /* { */) {
+      open.push(new Set());
+      expectKey = true;
+    } else if (c === 0x5b /* [ */) {
+      open.push(undefined);
+      expectKey = false;
+    } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) open.pop();
+    else if (c === 0x2c /* , */) expectKey = open[open.length - 1] !== undefined;
+    else if (c === 0x22 /* " */) {
+      str.lastIndex = i;
+      const m = str.exec(text);
+      if (m === null) return undefined;
+      const keys = open[open.length - 1];
+      if (expectKey && keys !== undefined) {
+        const key = JSON.parse(m[0]) as string;
+        if (keys.has(key)) found.push(`line ${line}: key ${JSON.stringify(key)} already set in map`);
+        else keys.add(key);
+      }
+      expectKey = false;
+      i += m[0].length - 1;
+    }
+  }
+  return found.length === 0 ? undefined : `yaml: unmarshal errors:\n  ${found.join('\n  ')}`;
+}
+
 /** Parses a JSON or YAML body; bad syntax is a 400 with the parser's reason. */
 export function decodeBody(raw: Buffer, type: string): unknown {
   const text = raw.toString('utf8');
   let value: unknown;
   if (type === 'application/yaml' || type === 'application/apply-patch+yaml') {
     try {
-      value = parseYamlBounded(text, { maxAliasCount: 100, uniqueKeys: false });
+      value = parseJsonShapedYaml(text) ?? parseYamlBounded(text, { maxAliasCount: 100, uniqueKeys: false });
     } catch (err) {
       throw ApiError.badRequest(`error converting YAML to JSON: ${(err as Error).message.split('\n')[0]}`);
     }

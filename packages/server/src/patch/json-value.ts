@@ -44,15 +44,41 @@ export function deleteOwn(obj: Obj, key: string): void {
   if (Object.hasOwn(obj, key)) delete obj[key];
 }
 
-/** Deep copy of a JSON value; the engines mutate their working copies, never their inputs. */
+/**
+ * Deep copy of a JSON value; the engines mutate their working copies, never their inputs. Walked
+ * with an explicit stack rather than recursion: request bodies nest up to the decoder's depth
+ * limit, deeper than the call stack has room for (structuredClone overflows at ~2,000 levels).
+ */
 export function cloneJson<T>(value: T): T {
-  if (Array.isArray(value)) return value.map((v) => cloneJson(v)) as T;
-  if (isObj(value)) {
-    const out: Obj = {};
-    for (const [k, v] of Object.entries(value)) setOwn(out, k, cloneJson(v));
-    return out as T;
+  if (value === null || typeof value !== 'object') return value;
+  const root: unknown = Array.isArray(value) ? [] : {};
+  const from: unknown[] = [value];
+  const to: unknown[] = [root];
+  while (from.length > 0) {
+    const src = from.pop();
+    const dst = to.pop();
+    if (Array.isArray(src)) {
+      const out = dst as unknown[];
+      for (const v of src) {
+        if (v !== null && typeof v === 'object') {
+          const c = Array.isArray(v) ? [] : {};
+          out.push(c);
+          from.push(v);
+          to.push(c);
+        } else out.push(v);
+      }
+    } else {
+      for (const [k, v] of Object.entries(src as Obj)) {
+        if (v !== null && typeof v === 'object') {
+          const c = Array.isArray(v) ? [] : {};
+          setOwn(dst as Obj, k, c);
+          from.push(v);
+          to.push(c);
+        } else setOwn(dst as Obj, k, v);
+      }
+    }
   }
-  return value;
+  return root as T;
 }
 
 /** Structural equality of JSON values (key order does not matter, array order does). */

@@ -13,6 +13,18 @@ const statusOf = (fn: () => unknown) => {
 };
 
 describe('applyMergePatch', () => {
+  it('walks values nested deeper than the call stack allows (no recursion)', () => {
+    let deep: unknown = [1, null];
+    for (let i = 0; i < 20_000; i++) deep = [deep, null];
+    const out = applyMergePatch({ a: 1 }, { b: deep }) as { b: unknown };
+    let depth = 0;
+    for (let v = out.b; Array.isArray(v); v = v[0]) {
+      expect(v).toHaveLength(1);
+      depth++;
+    }
+    expect(depth).toBe(20_001);
+  });
+
   // RFC 7386 appendix A, for the examples whose target and patch are objects.
   it.each([
     [{ a: 'b' }, { a: 'c' }, { a: 'c' }],

@@ -72,15 +72,25 @@ function merge(current: unknown, patch: unknown): unknown {
   return current;
 }
 
+/**
+ * Removes nulls from the objects and arrays of `value`, a working copy (changed in place). Walked
+ * with an explicit stack: a patch nests as deep as the decoder allows, deeper than recursion
+ * over arrays can go.
+ */
 function pruneNulls<T>(value: T): T {
-  if (Array.isArray(value)) {
-    const kept = value.filter((v) => v !== null).map((v) => pruneNulls(v));
-    return kept as T;
-  }
-  if (isObj(value)) {
-    for (const [k, v] of Object.entries(value)) {
-      if (v === null) deleteOwn(value, k);
-      else setOwn(value, k, pruneNulls(v));
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (Array.isArray(v)) {
+      let kept = 0;
+      for (const item of v) if (item !== null) v[kept++] = item;
+      v.length = kept;
+      for (const item of v) if (typeof item === 'object') stack.push(item);
+    } else if (isObj(v)) {
+      for (const [k, item] of Object.entries(v)) {
+        if (item === null) deleteOwn(v, k);
+        else if (typeof item === 'object') stack.push(item);
+      }
     }
   }
   return value;

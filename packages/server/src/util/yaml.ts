@@ -31,7 +31,9 @@ export function preloadYaml(): void {
  * The deepest nesting of collections a YAML request body may have. go-yaml stops at 10,000;
  * the `yaml` package composes documents recursively, ~1.3 KB of stack per level, and overflows
  * Node's stack at ~750 levels; an overflow inside V8's regular-expression compiler kills the
- * process. Documents are refused well before that.
+ * process. Documents are refused well before that. A YAML body written as JSON (what client-go
+ * sends, apply configurations included) is parsed as JSON and held to the JSON limit instead
+ * (`parseJsonShapedYaml` in http/body.ts).
  */
 export const MAX_YAML_DEPTH = 500;
 

@@ -3,9 +3,13 @@
  * YAML aliases (self-reference, "billion laughs"). The server answers a `Status` and keeps serving.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_JSON_DEPTH } from '../../src/http/body.js';
 import { type ControlPlane, startTestEnv } from '../../src/index.js';
 import { encodeProtobufObject } from '../../src/protobuf/index.js';
 import { ProtoWriter } from '../../src/protobuf/wire.js';
+import { establish } from '../../src/testing/index.js';
+import { MAX_YAML_DEPTH } from '../../src/util/yaml.js';
+import { WIDGET_CRD } from '../fuzz-gen.js';
 import { httpClient } from '../http.js';
 import { statusProblems } from '../status-check.js';
 
@@ -17,6 +21,7 @@ beforeAll(async () => {
   http = httpClient(cp);
   const r = await http.post(CM, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'target' } });
   expect(r.status).toBe(201);
+  await establish(http, WIDGET_CRD);
 });
 afterAll(async () => {
   http?.close();
@@ -108,6 +113,93 @@ describe('deep nesting', () => {
     expect(statusProblems(400, r.json)).toEqual([]);
     expect(r.json.message).toMatch(/nested deeper/);
     await alive();
+  });
+});
+
+describe('nesting up to the JSON limit is stored (spec.extra keeps unknown fields)', () => {
+  const W = '/apis/fuzz.example.com/v1/namespaces/default/widgets';
+  // spec.extra.d holds n levels: the object nests n + 3 levels.
+  const widget = (name: string, deep: string) =>
+    `{"apiVersion":"fuzz.example.com/v1","kind":"Widget","metadata":{"name":"${name}"},"spec":{"color":"red","extra":{"d":${deep}}}}`;
+  const n = MAX_JSON_DEPTH - 3;
+  /** The nesting of spec.extra.d as stored (walked without recursion). */
+  const depthOf = (v: unknown): number => {
+    let depth = 0;
+    while (v !== null && typeof v === 'object') {
+      depth++;
+      v = Array.isArray(v) ? v[0] : (v as Record<string, unknown>).a;
+    }
+    return depth;
+  };
+  const storedDepth = async (name: string) => depthOf((await http.get(`${W}/${name}`)).json.spec.extra.d);
+
+  it('a server-side apply written as JSON (as client-go sends it) is held to the JSON limit, not YAML’s', async () => {
+    // The applied object's managedFields describe spec.extra.d's maps 5 levels deeper than they
+    // are (metadata.managedFields[0].fieldsV1 → f:spec → f:extra → f:d), and count too.
+    const m = n - 5;
+    expect(m).toBeGreaterThan(MAX_YAML_DEPTH);
+    const r = await http.send('PATCH', `${W}/applied?fieldManager=t`, {
+      raw: widget('applied', maps(m)),
+      headers: { 'Content-Type': 'application/apply-patch+yaml' },
+    });
+    expect(r.status, r.text.slice(0, 300)).toBe(201);
+    expect(await storedDepth('applied')).toBe(m);
+    // Once more over itself (every SSA walk over the live object too), then one level too deep.
+    const again = await http.send('PATCH', `${W}/applied?fieldManager=u&force=true`, {
+      raw: widget('applied', seqs(n)),
+      headers: { 'Content-Type': 'application/apply-patch+yaml' },
+    });
+    expect(again.status, again.text.slice(0, 300)).toBe(200);
+    const over = await http.send('PATCH', `${W}/applied?fieldManager=t`, {
+      raw: widget('applied', maps(n + 1)),
+      headers: { 'Content-Type': 'application/apply-patch+yaml' },
+    });
+    expect(over.status).toBe(400);
+    expect(over.json.message).toBe(
+      `error decoding YAML: error converting YAML to JSON: yaml: exceeded max depth of ${MAX_JSON_DEPTH}`,
+    );
+  });
+
+  it('a YAML create written as JSON is held to the JSON limit; block YAML to the YAML limit', async () => {
+    const r = await http.send('POST', W, {
+      raw: widget('yaml-json', seqs(n)),
+      headers: { 'Content-Type': 'application/yaml' },
+    });
+    expect(r.status, r.text.slice(0, 300)).toBe(201);
+    expect(await storedDepth('yaml-json')).toBe(n);
+    const block = `apiVersion: fuzz.example.com/v1\nkind: Widget\nmetadata:\n  name: yaml-block\nspec:\n  color: red\n  extra:\n    d:\n      ${'- '.repeat(MAX_YAML_DEPTH)}1\n`;
+    const refused = await http.send('POST', W, {
+      raw: block,
+      headers: { 'Content-Type': 'application/yaml' },
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.json.message).toMatch(`exceeded max depth of ${MAX_YAML_DEPTH}`);
+  });
+
+  it('merge, strategic-less and JSON patches of arrays nested to the limit are applied', async () => {
+    expect((await http.send('POST', W, { raw: widget('patched', '1') })).status).toBe(201);
+    const merge = await http.send('PATCH', `${W}/patched`, {
+      raw: `{"spec":{"extra":{"d":${seqs(n)}}}}`,
+      headers: { 'Content-Type': 'application/merge-patch+json' },
+    });
+    expect(merge.status, merge.text.slice(0, 300)).toBe(200);
+    expect(await storedDepth('patched')).toBe(n);
+    const json = await http.send('PATCH', `${W}/patched`, {
+      raw: `[{"op":"replace","path":"/spec/extra/d","value":${maps(n)}}]`,
+      headers: { 'Content-Type': 'application/json-patch+json' },
+    });
+    expect(json.status, json.text.slice(0, 300)).toBe(200);
+  });
+
+  it('duplicate keys of an apply written as JSON are refused under Strict in go-yaml’s words', async () => {
+    const r = await http.send('PATCH', `${W}/dups?fieldManager=t&fieldValidation=Strict`, {
+      raw: '{"apiVersion":"fuzz.example.com/v1","kind":"Widget",\n"metadata":{"name":"dups"},\n"spec":{"color":"red","color":"blue"}}',
+      headers: { 'Content-Type': 'application/apply-patch+yaml' },
+    });
+    expect(r.status).toBe(400);
+    expect(r.json.message).toBe(
+      'error strict decoding YAML: error converting YAML to JSON: yaml: unmarshal errors:\n  line 3: key "color" already set in map',
+    );
   });
 });
 

@@ -7,6 +7,7 @@ import { ApiError } from 'kubeloop/api';
 import { withVersionConversions } from '../../apiextensions/managed-fields-conversion.js';
 import { scaleWithManagedFields } from '../../apply/hooks.js';
 import { applyConfiguration } from '../../apply/index.js';
+import { cloneJson } from '../../patch/json-value.js';
 import { isObject, type Obj } from '../../util/object.js';
 import { readBody } from '../body.js';
 import { queryBool } from '../params.js';
@@ -32,7 +33,7 @@ export async function apply(s: HandlerScope, r: ResourceRequest): Promise<void> 
   if (r.subresource === 'scale') {
     const parent = s.rest.get(t, ns, name);
     const current = scaleWithManagedFields(t, parent.object as Obj, await s.rest.getScale(t, ns, name, true));
-    const next = applyConfiguration(t, current, structuredClone(config), {
+    const next = applyConfiguration(t, current, cloneJson(config), {
       manager,
       force,
       subresource: 'scale',
@@ -49,7 +50,7 @@ export async function apply(s: HandlerScope, r: ResourceRequest): Promise<void> 
       const stored = await s.rest.patch(t, ns, name, subresource, ctx, (current) =>
         withVersionConversions(t, s.rest.registry, subresource, (convert) =>
           normalise(
-            applyConfiguration(t, convert ? structuredClone(current) : current, structuredClone(config), {
+            applyConfiguration(t, convert ? cloneJson(current) : current, cloneJson(config), {
               manager,
               force,
               subresource,
@@ -66,7 +67,7 @@ export async function apply(s: HandlerScope, r: ResourceRequest): Promise<void> 
         throw err;
       if (s.rest.store.get(s.rest.key(t, ns, name))) throw err;
     }
-    const created = normalise(applyConfiguration(t, undefined, structuredClone(config), { manager, force }));
+    const created = normalise(applyConfiguration(t, undefined, cloneJson(config), { manager, force }));
     const m = isObject(created.metadata) ? created.metadata : {};
     if (typeof m.uid === 'string' && m.uid !== '') {
       throw ApiError.conflict(

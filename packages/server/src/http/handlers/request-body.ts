@@ -5,7 +5,15 @@ import { decodeProtobufObject, PROTOBUF_CONTENT_TYPE } from '../../protobuf/inde
 import { apiVersionOf, type ResourceType } from '../../registry/types.js';
 import { isObject, type Obj } from '../../util/object.js';
 import { parseYamlBounded, YamlLimitError, yamlDuplicateKeys } from '../../util/yaml.js';
-import { decodeBody, mediaType, readBody } from '../body.js';
+import {
+  decodeBody,
+  jsonDuplicateKeys,
+  MAX_JSON_DEPTH,
+  mediaType,
+  nestingExceeds,
+  parseJsonShapedYaml,
+  readBody,
+} from '../body.js';
 
 const BODY_TYPES = new Set(['application/json', 'application/yaml', '']);
 
@@ -27,7 +35,10 @@ export async function readRequestBody(
   if (!isObject(obj))
     throw ApiError.badRequest(`Object 'Kind' is missing in '${raw.toString('utf8').slice(0, 200)}'`);
   if (type === 'application/yaml') {
-    const duplicates = yamlDuplicateKeys(raw.toString('utf8'));
+    const text = raw.toString('utf8');
+    // A JSON-shaped body was parsed as JSON and may be deeper than the YAML composer can go.
+    const duplicates =
+      parseJsonShapedYaml(text) !== undefined ? jsonDuplicateKeys(text) : yamlDuplicateKeys(text);
     return { obj, raw: '', ...(duplicates !== undefined && { yamlDuplicates: duplicates }) };
   }
   return { obj, raw: raw.toString('utf8') };
@@ -65,20 +76,30 @@ export async function readObject(
  */
 export function decodeApplyYaml(text: string, strict: boolean): Obj {
   let value: unknown;
+  const json = parseJsonShapedYaml(text);
   try {
-    value = parseYamlBounded(text, { version: '1.1', uniqueKeys: false, maxAliasCount: 100 });
+    value = json ?? parseYamlBounded(text, { version: '1.1', uniqueKeys: false, maxAliasCount: 100 });
   } catch (err) {
     if (err instanceof YamlLimitError)
       throw ApiError.badRequest(`error decoding YAML: error converting YAML to JSON: ${err.message}`);
     throw ApiError.badRequest(`error decoding YAML: ${err instanceof Error ? err.message : String(err)}`);
   }
+  // Parsed as JSON, the configuration is held to the JSON decoder's depth instead of go-yaml's.
+  if (json !== undefined && nestingExceeds(json))
+    throw ApiError.badRequest(
+      `error decoding YAML: error converting YAML to JSON: yaml: exceeded max depth of ${MAX_JSON_DEPTH}`,
+    );
   if (value === null || value === undefined) value = {};
   if (!isObject(value)) {
     throw ApiError.badRequest(
       `error decoding YAML: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal ${Array.isArray(value) ? 'array' : typeof value === 'string' ? 'string' : typeof value === 'boolean' ? 'bool' : 'number'} into Go value of type map[string]interface {}`,
     );
   }
-  if (strict) {
+  if (strict && json !== undefined) {
+    const duplicates = jsonDuplicateKeys(text);
+    if (duplicates !== undefined)
+      throw ApiError.badRequest(`error strict decoding YAML: error converting YAML to JSON: ${duplicates}`);
+  } else if (strict) {
     try {
       parseYamlBounded(text, { version: '1.1', uniqueKeys: true, maxAliasCount: 100 });
     } catch (err) {

@@ -333,7 +333,9 @@ export function hostileRequest(seed: number, index: number, ctx: HostileContext)
       // text YAML that is not JSON, held to the YAML composer's limit instead of the JSON one.
       method = 'POST';
       headers['Content-Type'] = 'application/yaml';
-      body = Buffer.from(`${r.chance(0.5) ? '# yaml\n' : ''}${withRaw(marked(k, fresh, index), where, deep)}`);
+      body = Buffer.from(
+        `${r.chance(0.5) ? '# yaml\n' : ''}${withRaw(marked(k, fresh, index), where, deep)}`,
+      );
     } else if (form === 2) {
       method = 'POST';
       path = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';

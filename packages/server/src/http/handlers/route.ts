@@ -120,7 +120,17 @@ export async function serveResource(
     req.resume();
     throw err;
   }
-  const r: ResourceRequest = { ...ctx, t, namespace, name: info.name, subresource: sub, verb, dryRun, media };
+  const r: ResourceRequest = {
+    ...ctx,
+    t,
+    namespace,
+    name: info.name,
+    subresource: sub,
+    verb,
+    dryRun,
+    media,
+    ...(upgrade && verb === 'watch' && { upgrade }),
+  };
   if (t.virtual) {
     await serveVirtual(s, r);
     return;

@@ -1,5 +1,6 @@
 /** What the verb handlers share: the server's parts, and the request they serve. */
 import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { UserInfo } from '../../auth/authentication/user.js';
 import type { Authorizer } from '../../auth/authorization/types.js';
 import type { Registry } from '../../registry/registry.js';
@@ -69,4 +70,6 @@ export interface ResourceRequest extends RequestContext {
   dryRun: boolean;
   /** The answer's representation, negotiated once before anything is read or stored. */
   media: Negotiated;
+  /** The socket and first bytes of a watch asking for a WebSocket (`Connection: Upgrade`). */
+  upgrade?: { socket: Duplex; head: Buffer };
 }

@@ -2,7 +2,6 @@
  * GET with `watch` (`watch`): the watch stream of a collection or one object, fed by the store's
  * fan-out of changes.
  */
-import type { ServerResponse } from 'node:http';
 import { ApiError } from 'kubeloop/api';
 import { presentAll, presentAs } from '../../apiextensions/conversion.js';
 import type { ListParams, RestStorage } from '../../registry/rest.js';
@@ -14,6 +13,8 @@ import type { Representation } from '../negotiation.js';
 import { includeObject, listParams, parseInt64, queryBool } from '../params.js';
 import { type IncludeObject, partialObjectMetadata, table } from '../table.js';
 import type { HandlerScope, ResourceRequest } from './scope.js';
+import { httpWatchSink, type WatchSink } from './watch-sink.js';
+import { isWebSocketRequest, WebSocketWatchSink } from './watch-websocket.js';
 
 /** Serves a watch request: its options from the query, then {@link serveWatch}. */
 export function watch(s: HandlerScope, r: ResourceRequest): void {
@@ -30,7 +31,10 @@ export function watch(s: HandlerScope, r: ResourceRequest): void {
   if (r.name) {
     p.fieldSelector = [...(p.fieldSelector ?? []), { field: 'metadata.name', operator: '=', value: r.name }];
   }
-  serveWatch(s.rest, r.t, r.namespace, p, r.res, {
+  // kube-apiserver serves a watch over a WebSocket too (golang.org/x/net/websocket).
+  const sink =
+    r.upgrade && isWebSocketRequest(req) ? new WebSocketWatchSink(req, r.upgrade) : httpWatchSink(r.res);
+  serveWatch(s.rest, r.t, r.namespace, p, sink, {
     bookmarkIntervalMs: s.bookmarkIntervalMs,
     maxBufferedBytes: 64 * 1024 * 1024,
     representation: r.media.representation,
@@ -69,7 +73,7 @@ export function serveWatch(
   t: ResourceType,
   namespace: string | undefined,
   p: WatchParams,
-  res: ServerResponse,
+  res: WatchSink,
   opts: WatchOptions,
 ): void {
   rest.checkFieldSelector(t, p.fieldSelector);
@@ -146,12 +150,7 @@ export function serveWatch(
       },
     });
 
-  res.writeHead(200, {
-    'Content-Type': 'application/json',
-    'Cache-Control': 'no-cache, private',
-    'Transfer-Encoding': 'chunked',
-  });
-  res.flushHeaders();
+  res.start();
 
   let ended = false;
   let lastRevision = from;
@@ -163,13 +162,13 @@ export function serveWatch(
     unsubscribe?.();
     untrack();
     for (const timer of timers) clearTimeout(timer);
-    if (!res.writableEnded) res.end();
+    res.end();
     opts.onEnd?.();
   };
   const write = (chunk: string) => {
     if (ended) return;
     res.write(chunk);
-    if (res.writableLength > opts.maxBufferedBytes) {
+    if (res.buffered > opts.maxBufferedBytes) {
       // The client does not keep up; closing lets it resume from its last resourceVersion.
       res.destroy();
       end();
@@ -179,7 +178,7 @@ export function serveWatch(
   // bookmark may come between the initial events).
   let later: StoreEvent[] | undefined;
   const untrack = opts.track(end);
-  res.on('close', end);
+  res.onClose(end);
 
   // Through a conversion webhook, each event waits for its object's conversion and events leave
   // in order (as do the bookmarks between them); a conversion that fails ends the watch with an
@@ -334,7 +333,7 @@ const SNAPSHOT_QUEUE_BYTES = 2 * 1024 * 1024;
 async function sendSnapshot(
   items: readonly StoredObject[],
   objectJson: (obj: StoredObject) => string,
-  res: ServerResponse,
+  res: WatchSink,
   ended: () => boolean,
 ): Promise<void> {
   // Events are written into a buffer: building one large string of them and writing it cost
@@ -361,24 +360,10 @@ async function sendSnapshot(
 const ADDED_PREFIX = Buffer.from('{"type":"ADDED","object":');
 
 /** Sends a batch of a snapshot; waits when too much is queued. Returns whether the watch ended. */
-async function flush(res: ServerResponse, batch: Buffer, ended: () => boolean): Promise<boolean> {
+async function flush(res: WatchSink, batch: Buffer, ended: () => boolean): Promise<boolean> {
   res.write(batch);
   // Node corks a chunked response until the next tick; the batch is complete, send it now.
-  res.socket?.uncork();
-  if (res.writableLength > SNAPSHOT_QUEUE_BYTES) await drained(res);
+  res.flushNow();
+  if (res.buffered > SNAPSHOT_QUEUE_BYTES) await res.drained();
   return ended();
-}
-
-/** Resolves when `res` can take more output, or has closed. */
-function drained(res: ServerResponse): Promise<void> {
-  if (res.destroyed || res.writableEnded) return Promise.resolve();
-  return new Promise((resolve) => {
-    const done = () => {
-      res.off('drain', done);
-      res.off('close', done);
-      resolve();
-    };
-    res.on('drain', done);
-    res.on('close', done);
-  });
 }

@@ -44,6 +44,7 @@ import { metricsKinds } from './metrics/metrics-api.js';
 import { createOpenApiEndpoints } from './openapi-endpoints.js';
 import { serviceAllocator } from './registry/allocators.js';
 import { ensureSystemPriorityClasses, syncLocalAPIServices } from './registry/cluster-objects.js';
+import { FlowControlBootstrap } from './registry/flowcontrol/bootstrap.js';
 import { NamespaceController } from './registry/namespace-controller.js';
 import { Registry } from './registry/registry.js';
 import { RestStorage } from './registry/rest.js';
@@ -326,6 +327,9 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     // The rbac/bootstrap-roles post-start hook: the 1.32 bootstrap policy, created or topped up.
     await reconcileBootstrapPolicy(rest, registry, { log });
     await ensureSystemPriorityClasses(rest, registry);
+    // The priority-and-fairness-config-producer post-start hook: APF's bootstrap configuration.
+    const apf = new FlowControlBootstrap(rest, registry, log);
+    await apf.start();
     await syncLocalAPIServices(rest, registry);
     // CRD groups come and go: autoregister keeps their Local APIServices in step.
     registry.onChange(() => {
@@ -425,6 +429,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
         await loopback?.close();
         namespaces.stop();
         policyStatus.stop();
+        apf.stop();
         policy.close();
         crds.stop();
         admission.webhooks?.close();

@@ -22,6 +22,16 @@ import {
   str,
 } from '../shared/util.js';
 import type { ResourceType } from '../types.js';
+import {
+  behaviorFromV1,
+  behaviorToV1,
+  conditionsFromV1,
+  conditionsToV1,
+  currentMetricsFromV1,
+  currentMetricsToV1,
+  metricsFromV1,
+  metricsToV1,
+} from './hpa-v1-annotations.js';
 
 const V2 = 'io.k8s.api.autoscaling.v2';
 const DEFAULT_CPU_UTILIZATION = 80;
@@ -298,22 +308,21 @@ const horizontalpodautoscalers: KindBehaviour = {
 // autoscaling/v1: CPU utilization only; everything else rides in annotations (as conversion.go
 // keeps it), so a v2 object survives a v1 round trip.
 
-const parseAnnotation = (annotations: Obj, key: string): unknown => {
-  const text = str(annotations[key]);
-  if (!text) return undefined;
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-};
+const ROUND_TRIP_ANNOTATIONS = [
+  METRICS_ANNOTATION,
+  CURRENT_METRICS_ANNOTATION,
+  CONDITIONS_ANNOTATION,
+  BEHAVIOR_ANNOTATION,
+];
 
-const isCpuUtilization = (m: Obj): boolean =>
-  m.type === 'Resource' &&
-  dig(m, 'resource', 'name') === 'cpu' &&
-  dig(m, 'resource', 'target', 'type') === 'Utilization';
+const isCpu = (m: Obj): boolean => m.type === 'Resource' && dig(m, 'resource', 'name') === 'cpu';
 
-/** An autoscaling/v1 HPA in its stored autoscaling/v2 form (a new object). */
+/**
+ * An autoscaling/v1 HPA in its stored autoscaling/v2 form (a new object), as
+ * `Convert_v1_HorizontalPodAutoscaler_To_autoscaling_HorizontalPodAutoscaler` makes it: the
+ * annotations' metrics first, then the one of targetCPUUtilizationPercentage; an annotation that
+ * does not decode is ignored; without any metric, CPU at 80 %.
+ */
 export function hpaV1ToV2(v1: Obj): Obj {
   const out = clone(v1);
   out.apiVersion = 'autoscaling/v2';
@@ -321,80 +330,106 @@ export function hpaV1ToV2(v1: Obj): Obj {
   const annotations = isObj(meta.annotations) ? { ...meta.annotations } : {};
   const spec = isObj(out.spec) ? out.spec : {};
   const status = isObj(out.status) ? out.status : undefined;
-  const otherMetrics = parseAnnotation(annotations, METRICS_ANNOTATION);
-  const metrics: Obj[] = Array.isArray(otherMetrics) ? (otherMetrics as Obj[]) : [];
+  const text = (key: string): string | undefined =>
+    typeof annotations[key] === 'string' ? (annotations[key] as string) : undefined;
   const cpu = numOr(spec.targetCPUUtilizationPercentage);
-  if (cpu !== undefined)
-    metrics.unshift({
-      type: 'Resource',
-      resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: cpu } },
-    });
-  const behavior = parseAnnotation(annotations, BEHAVIOR_ANNOTATION);
+  let metrics: Obj[] =
+    cpu !== undefined
+      ? [
+          {
+            type: 'Resource',
+            resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: cpu } },
+          },
+        ]
+      : [];
+  const other = text(METRICS_ANNOTATION) === undefined ? undefined : metricsFromV1(text(METRICS_ANNOTATION)!);
+  if (other) metrics = [...other, ...metrics];
+  if (metrics.length === 0)
+    metrics = [
+      {
+        type: 'Resource',
+        resource: {
+          name: 'cpu',
+          target: { type: 'Utilization', averageUtilization: DEFAULT_CPU_UTILIZATION },
+        },
+      },
+    ];
+  const behavior =
+    text(BEHAVIOR_ANNOTATION) === undefined ? undefined : behaviorFromV1(text(BEHAVIOR_ANNOTATION)!);
   out.spec = {
     scaleTargetRef: spec.scaleTargetRef,
     ...(isSet(spec.minReplicas) && { minReplicas: spec.minReplicas }),
     maxReplicas: spec.maxReplicas,
-    ...(metrics.length > 0 && { metrics }),
-    ...(isObj(behavior) && { behavior }),
+    metrics,
+    ...(behavior && { behavior }),
   };
   if (status) {
-    const currentMetrics = parseAnnotation(annotations, CURRENT_METRICS_ANNOTATION);
-    const current: Obj[] = Array.isArray(currentMetrics) ? (currentMetrics as Obj[]) : [];
     const currentCpu = numOr(status.currentCPUUtilizationPercentage);
-    if (currentCpu !== undefined)
-      current.unshift({
-        type: 'Resource',
-        resource: { name: 'cpu', current: { averageUtilization: currentCpu } },
-      });
-    const conditions = parseAnnotation(annotations, CONDITIONS_ANNOTATION);
+    let current: Obj[] =
+      currentCpu !== undefined
+        ? [{ type: 'Resource', resource: { name: 'cpu', current: { averageUtilization: currentCpu } } }]
+        : [];
+    // The annotation's statuses replace those: they have more information.
+    const annotated =
+      text(CURRENT_METRICS_ANNOTATION) === undefined
+        ? undefined
+        : currentMetricsFromV1(text(CURRENT_METRICS_ANNOTATION)!);
+    if (annotated) current = annotated;
+    const conditions =
+      text(CONDITIONS_ANNOTATION) === undefined ? undefined : conditionsFromV1(text(CONDITIONS_ANNOTATION)!);
     out.status = {
       ...(isSet(status.observedGeneration) && { observedGeneration: status.observedGeneration }),
       ...(isSet(status.lastScaleTime) && { lastScaleTime: status.lastScaleTime }),
       currentReplicas: status.currentReplicas ?? 0,
       desiredReplicas: status.desiredReplicas ?? 0,
       ...(current.length > 0 && { currentMetrics: current }),
-      ...(Array.isArray(conditions) && { conditions }),
+      ...(conditions && conditions.length > 0 && { conditions }),
     };
   }
-  for (const k of [
-    METRICS_ANNOTATION,
-    CURRENT_METRICS_ANNOTATION,
-    CONDITIONS_ANNOTATION,
-    BEHAVIOR_ANNOTATION,
-  ])
-    delete annotations[k];
+  for (const k of ROUND_TRIP_ANNOTATIONS) delete annotations[k];
   if (Object.keys(annotations).length > 0) meta.annotations = annotations;
   else delete meta.annotations;
   defaultHpaV2(out);
   return out;
 }
 
-/** A stored autoscaling/v2 HPA as autoscaling/v1 (a new object). */
+/**
+ * A stored autoscaling/v2 HPA as autoscaling/v1 (a new object), as
+ * `Convert_autoscaling_HorizontalPodAutoscaler_To_v1_HorizontalPodAutoscaler` makes it: CPU
+ * utilization as targetCPUUtilizationPercentage, every other metric, every current metric (the
+ * CPU one too), the conditions and the behavior in the alpha annotations, in v1's formats.
+ */
 export function hpaV2ToV1(v2: Obj): Obj {
   const out = clone(v2);
   out.apiVersion = 'autoscaling/v1';
   const meta = ensureObj(out, 'metadata');
   const annotations: Obj = isObj(meta.annotations) ? { ...meta.annotations } : {};
+  // Only the annotations this conversion writes survive it.
+  for (const k of ROUND_TRIP_ANNOTATIONS) delete annotations[k];
   const spec = isObj(out.spec) ? out.spec : {};
   const metrics = objs(spec.metrics);
-  const cpu = metrics.find(isCpuUtilization);
-  const others = metrics.filter((m) => m !== cpu);
-  if (others.length > 0) annotations[METRICS_ANNOTATION] = JSON.stringify(others);
-  if (isObj(spec.behavior)) annotations[BEHAVIOR_ANNOTATION] = JSON.stringify(spec.behavior);
+  const cpu = metrics.find(isCpu);
+  const others = metrics.filter(
+    (m) => !(isCpu(m) && dig(m, 'resource', 'target', 'averageUtilization') != null),
+  );
+  if (others.length > 0) annotations[METRICS_ANNOTATION] = metricsToV1(others);
+  const status = isObj(out.status) ? out.status : {};
+  const current = objs(status.currentMetrics);
+  if (current.length > 0) annotations[CURRENT_METRICS_ANNOTATION] = currentMetricsToV1(current);
+  if (isObj(spec.behavior)) annotations[BEHAVIOR_ANNOTATION] = behaviorToV1(spec.behavior);
+  if (Array.isArray(status.conditions) && status.conditions.length > 0)
+    annotations[CONDITIONS_ANNOTATION] = conditionsToV1(objs(status.conditions));
+  const targetCpu = numOr(dig(cpu, 'resource', 'target', 'averageUtilization'));
   out.spec = {
     scaleTargetRef: spec.scaleTargetRef,
     ...(isSet(spec.minReplicas) && { minReplicas: spec.minReplicas }),
     maxReplicas: spec.maxReplicas,
-    ...(cpu && { targetCPUUtilizationPercentage: dig(cpu, 'resource', 'target', 'averageUtilization') }),
+    ...(targetCpu !== undefined && { targetCPUUtilizationPercentage: targetCpu }),
   };
-  const status = isObj(out.status) ? out.status : {};
-  const current = objs(status.currentMetrics);
-  const currentCpu = current.find((m) => m.type === 'Resource' && dig(m, 'resource', 'name') === 'cpu');
-  const otherCurrent = current.filter((m) => m !== currentCpu);
-  if (otherCurrent.length > 0) annotations[CURRENT_METRICS_ANNOTATION] = JSON.stringify(otherCurrent);
-  if (Array.isArray(status.conditions) && status.conditions.length > 0)
-    annotations[CONDITIONS_ANNOTATION] = JSON.stringify(status.conditions);
-  const cpuNow = numOr(dig(currentCpu, 'resource', 'current', 'averageUtilization'));
+  // The last CPU status with a utilization wins, as the conversion's loop leaves it.
+  let cpuNow: number | undefined;
+  for (const m of current)
+    if (isCpu(m)) cpuNow = numOr(dig(m, 'resource', 'current', 'averageUtilization')) ?? cpuNow;
   out.status = {
     ...(isSet(status.observedGeneration) && { observedGeneration: status.observedGeneration }),
     ...(isSet(status.lastScaleTime) && { lastScaleTime: status.lastScaleTime }),

@@ -18,7 +18,9 @@ const CM = '/api/v1/namespaces/default/configmaps';
 beforeAll(async () => {
   cp = await startTestEnv();
   http = httpClient(cp);
-  expect((await http.post(CM, { metadata: { name: 'before', labels: { t: 'ws' } }, data: { a: '1' } })).status).toBe(201);
+  expect(
+    (await http.post(CM, { metadata: { name: 'before', labels: { t: 'ws' } }, data: { a: '1' } })).status,
+  ).toBe(201);
 });
 afterAll(async () => {
   http?.close();

@@ -34,7 +34,6 @@ function parsesAsRequestUri(origin: string): boolean {
 /** Watch events as WebSocket messages, one per event. */
 export class WebSocketWatchSink implements WatchSink {
   private ws: WebSocketConnection | undefined;
-  private failed = false;
   private ended = false;
   private readonly closeListeners: (() => void)[] = [];
   /** The end of an event written in parts (never, in practice: events are written whole). */
@@ -60,7 +59,6 @@ export class WebSocketWatchSink implements WatchSink {
     else if (!parsesAsRequestUri(req.headers.origin ?? '')) refusal = 'HTTP/1.1 403 Forbidden\r\n\r\n';
     else if (offered.length > 1) refusal = 'HTTP/1.1 400 Bad Request\r\n\r\n';
     if (refusal !== undefined) {
-      this.failed = true;
       socket.end(refusal);
       queueMicrotask(() => this.closedNow());
       return;

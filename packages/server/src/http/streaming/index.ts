@@ -12,7 +12,10 @@ import type { StreamingDeps } from './deps.js';
  */
 function onFirstUse(load: () => Promise<ConnectHandler>): ConnectHandler {
   let handler: Promise<ConnectHandler> | undefined;
-  return async (r) => (await (handler ??= load()))(r);
+  return async (r) => {
+    handler ??= load();
+    return (await handler)(r);
+  };
 }
 
 /**

@@ -5,7 +5,7 @@
  * shows.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { bin, kubeloop, scratchDir } from './support.js';
@@ -14,7 +14,7 @@ const hasScript = spawnSync('script', ['--version']).status === 0;
 const dir = scratchDir('prompts-');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-describe.skipIf(!hasScript)('kubeloop create api in a terminal', () => {
+describe.skipIf(!hasScript)('kubeloop create in a terminal', () => {
   it('asks for the missing kind and the two choices, then scaffolds', async () => {
     expect(kubeloop(['init', 'p', '--domain', 'example.com', '--no-install'], dir).code).toBe(0);
     const project = join(dir, 'p');
@@ -49,5 +49,37 @@ describe.skipIf(!hasScript)('kubeloop create api in a terminal', () => {
     expect(code, output).toBe(0);
     expect(existsSync(join(project, 'src/api/web/v1/shop.ts'))).toBe(true);
     expect(existsSync(join(project, 'src/controller/shop.ts'))).toBe(true);
+  });
+
+  it('create webhook asks which webhooks when no type flag is given', async () => {
+    const project = join(dir, 'p');
+    const env: NodeJS.ProcessEnv = { ...process.env };
+    delete env.CI;
+    const child = spawn(
+      'script',
+      [
+        '-qec',
+        `stty cols 200 rows 50; ${process.execPath} ${bin} create webhook --group web --version v1 --kind Shop`,
+        '/dev/null',
+      ],
+      { cwd: project, env, stdio: ['pipe', 'pipe', 'pipe'] },
+    );
+    // Space ticks the first choice (defaulting), Enter submits.
+    let output = '';
+    let answered = false;
+    child.stdout.on('data', (d: Buffer) => {
+      output += d.toString();
+      if (!answered && output.includes('Which webhooks?')) {
+        answered = true;
+        child.stdin.write(' ');
+        child.stdin.write('\r');
+      }
+    });
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    expect(code, output).toBe(0);
+    expect(readFileSync(join(project, 'src/webhooks/shop.ts'), 'utf8')).toContain(
+      'export const shopDefaulter',
+    );
+    expect(existsSync(join(project, 'src/webhooks/shop.test.ts'))).toBe(true);
   });
 });

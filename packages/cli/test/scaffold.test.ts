@@ -2,11 +2,12 @@
  * `kubeloop init` and `kubeloop create api`, run as a user runs them (the built command, in a
  * project folder): what they write, what they refuse, and the flags commander used to swallow.
  */
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { TYPES_NODE_RANGE, TYPESCRIPT_RANGE } from '../src/commands/init.js';
+import { TYPES_NODE_RANGE, TYPESCRIPT_RANGE, VITEST_RANGE } from '../src/commands/init.js';
 import { kubeloop, root, scratchDir } from './support.js';
 
 const dir = scratchDir('scaffold-');
@@ -79,6 +80,7 @@ describe('kubeloop init', () => {
       new RegExp(`^${repo.devDependencies.typescript.replace(/^[~^]/, '').replace('.', '\\.')}`),
     );
     expect(TYPES_NODE_RANGE).toBe(repo.devDependencies['@types/node']);
+    expect(VITEST_RANGE).toBe(repo.devDependencies.vitest);
   });
 });
 
@@ -173,5 +175,63 @@ describe('kubeloop run', () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('--metrics-bind-address <addr>');
     expect(r.stdout).toContain('--leader-elect[=true|false]');
+  });
+});
+
+describe('what the seed operators found', () => {
+  it("takes --group '' as kubebuilder does: the domain is the kind's API group", () => {
+    const r = kubeloop(['create', 'api', '--group', '', '--version', 'v1', '--kind', 'Widget'], project);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const api = readFileSync(join(project, 'src/api/v1/widget.ts'), 'utf8');
+    expect(api).toContain("group: 'example.com'");
+    expect(api).toContain("apiVersion: 'example.com/v1'");
+    expect(readFileSync(join(project, 'src/controller/widget.ts'), 'utf8')).toContain(
+      "from '../api/v1/widget.js'",
+    );
+    const widget = parse(readFileSync(join(project, 'PROJECT'), 'utf8')).resources.find(
+      (x: { kind: string }) => x.kind === 'Widget',
+    );
+    expect(widget).toMatchObject({ group: '', domain: 'example.com', path: 'src/api/v1/widget.ts' });
+    const hook = kubeloop(
+      ['create', 'webhook', '--group', '', '--version', 'v1', '--kind', 'Widget', '--defaulting'],
+      project,
+    );
+    expect(hook.stderr).toBe('');
+    expect(readFileSync(join(project, 'src/webhooks/widget.ts'), 'utf8')).toContain(
+      "import { Widget } from '../api/v1/widget.js';",
+    );
+  });
+
+  it('commits dist/install.yaml (kubebuilder does) while the rest of dist/ stays ignored', () => {
+    expect(spawnSync('git', ['init', '-q'], { cwd: project }).status).toBe(0);
+    const ignored = (f: string) => spawnSync('git', ['check-ignore', '-q', f], { cwd: project }).status === 0;
+    expect(ignored('dist/install.yaml')).toBe(false);
+    expect(ignored('dist/main.js')).toBe(true);
+    expect(ignored('node_modules/x')).toBe(true);
+  });
+
+  it('writes "an EtcdCluster", not "a EtcdCluster"', () => {
+    expect(
+      kubeloop(['create', 'api', '--group', 'etcd', '--version', 'v1', '--kind', 'EtcdCluster'], project)
+        .code,
+    ).toBe(0);
+    const api = readFileSync(join(project, 'src/api/etcd/v1/etcdcluster.ts'), 'utf8');
+    const controller = readFileSync(join(project, 'src/controller/etcdcluster.ts'), 'utf8');
+    expect(api).toContain('An EtcdCluster object');
+    expect(controller).toContain("what an EtcdCluster's spec asks");
+    expect(`${api}${controller}`).not.toMatch(/\ba EtcdCluster/i);
+  });
+
+  it("scaffolds vitest tests, run by the project's npm test (and by kubeloop's vitest for an example in the repository)", () => {
+    const pkg = JSON.parse(readFileSync(join(project, 'package.json'), 'utf8'));
+    expect(pkg.scripts.test).toBe('kubeloop generate && vitest run');
+    expect(pkg.devDependencies.vitest).toBe(VITEST_RANGE);
+    expect(readFileSync(join(project, 'vitest.config.ts'), 'utf8')).toContain(
+      "include: ['src/**/*.test.ts']",
+    );
+    const test = readFileSync(join(project, 'src/controller/memcached.test.ts'), 'utf8');
+    expect(test).toContain("from 'vitest'");
+    expect(test).not.toContain('node:test');
   });
 });

@@ -8,7 +8,7 @@ import {
   controllerTs,
   importPath,
 } from '../scaffold/api-templates.js';
-import { camelKind, checkKind, checkLabel, checkVersion, lowerKind, pluralFor } from '../scaffold/names.js';
+import { camelKind, checkKind, checkVersion, lowerKind, pluralFor } from '../scaffold/names.js';
 import {
   fullGroup,
   PROJECT_FILE,
@@ -17,6 +17,8 @@ import {
   writeProjectFile,
 } from '../scaffold/project-file.js';
 import { insertAtMarker, writeNewFiles } from '../scaffold/write.js';
+import { type CreateWebhookFlags, createWebhook } from './create-webhook.js';
+import { groupFlag } from './group-flag.js';
 import { confirm, required } from './prompt.js';
 
 interface CreateApiFlags {
@@ -46,13 +48,7 @@ export async function createApi(dir: string, flags: CreateApiFlags): Promise<str
     throw new Error(
       `${dir} is not a kubeloop project (no ${PROJECT_FILE}): start one with \`kubeloop init --domain example.com\``,
     );
-  const group = checkLabel(
-    '--group',
-    await required(flags.group, '--group', 'The group of the API (without the domain)', {
-      placeholder: 'cache',
-      validate: (v) => checkLabel('--group', v),
-    }),
-  );
+  const group = await groupFlag(flags.group);
   const version = checkVersion(
     await required(flags.version, '--version', 'The version of the API', {
       initial: 'v1',
@@ -81,7 +77,7 @@ export async function createApi(dir: string, flags: CreateApiFlags): Promise<str
     throw new Error(`${kind} already has a controller (--force to scaffold it again)`);
 
   const apiModule = withResource
-    ? `api/${group}/${version}/${lowerKind(kind)}`
+    ? `api/${group === '' ? '' : `${group}/`}${version}/${lowerKind(kind)}`
     : resources
         .find((r) => same(r) && r.path)
         ?.path?.replace(/^src\//, '')
@@ -178,5 +174,36 @@ export function registerCreateCommand(program: Command): void {
       process.stdout.write(
         'Next: edit the spec and the reconcile, then `kubeloop generate` (or `kubeloop dev`).\n',
       );
+    });
+  create
+    .command('webhook')
+    .description(
+      'scaffold webhooks of a kind made with create api: a defaulter, a validator and/or a conversion, with their test',
+    )
+    .option('--group <group>', "the kind's group, without the domain")
+    .option('--version <version>', "the kind's version (the hub, with --conversion)")
+    .option('--kind <Kind>', 'the kind, CamelCase')
+    .option('--defaulting', 'scaffold a defaulter (a mutating webhook)')
+    .option('--programmatic-validation', 'scaffold a validator (a validating webhook)')
+    .option('--conversion', 'scaffold the conversion between the versions of the kind (--version is the hub)')
+    .option(
+      '--spoke <versions>',
+      'with --conversion: the other versions, comma-separated',
+      (v: string, all: string[] = []) => [...all, v],
+    )
+    .option('--force', "write the kind's webhook file and its test again", false)
+    .option('-C, --dir <dir>', 'the project (default: the current folder)', '.')
+    .action(async (flags: CreateWebhookFlags & { dir: string }) => {
+      const dir = resolve(flags.dir);
+      const { files, existing } = await createWebhook(dir, flags);
+      for (const t of existing)
+        process.stdout.write(
+          `${t} webhook already exists for ${flags.kind}: left as it is (--force to scaffold it again)\n`,
+        );
+      for (const f of files) process.stdout.write(`wrote ${f}\n`);
+      if (files.length > 0)
+        process.stdout.write(
+          'Next: implement your webhooks, then `kubeloop generate` (or `kubeloop dev`, which registers them).\n',
+        );
     });
 }

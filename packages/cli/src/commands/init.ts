@@ -15,6 +15,7 @@ import {
   resourcesTs,
   testEnvTs,
   tsconfigJson,
+  vitestConfigTs,
 } from '../scaffold/init-templates.js';
 import { checkLabel, checkSubdomain, projectNameFrom } from '../scaffold/names.js';
 import { PROJECT_FILE, readProjectFile, writeProjectFile } from '../scaffold/project-file.js';
@@ -26,6 +27,8 @@ export const KUBELOOP_VERSION = '0.1.0';
 /** TypeScript and @types/node of a new project: those kubeloop itself is built and tested with. */
 export const TYPESCRIPT_RANGE = '~6.0.3';
 export const TYPES_NODE_RANGE = '^20.19.43';
+/** vitest of a new project: the one kubeloop's own tests run on. */
+export const VITEST_RANGE = '^4.1.12';
 
 /** The scaffolding's layout name, recorded in the project file. */
 export const LAYOUT = 'kubeloop.dev/v1alpha1';
@@ -112,13 +115,21 @@ export function registerInitCommand(program: Command): void {
       );
       const name = checkLabel('--name', flags.name ?? projectNameFrom(basename(dir)));
       const source = kubeloopSource(flags.kubeloop);
-      const o = { name, domain, source, typescript: TYPESCRIPT_RANGE, typesNode: TYPES_NODE_RANGE };
+      const o = {
+        name,
+        domain,
+        source,
+        typescript: TYPESCRIPT_RANGE,
+        typesNode: TYPES_NODE_RANGE,
+        vitest: VITEST_RANGE,
+      };
       await mkdir(dir, { recursive: true });
       const written = await writeNewFiles(
         dir,
         {
           'package.json': packageJson(o),
           'tsconfig.json': tsconfigJson(),
+          'vitest.config.ts': vitestConfigTs(),
           'src/main.ts': mainTs(),
           'src/manager.ts': managerTs(o),
           'src/resources.ts': resourcesTs(),

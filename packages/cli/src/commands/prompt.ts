@@ -49,3 +49,18 @@ export async function confirm(
   if (clack.isCancel(answer)) throw new Error('cancelled');
   return answer;
 }
+
+/** Several of `options`, asked in a terminal (at least one must be chosen). */
+export async function choose<T extends string>(
+  question: string,
+  options: ReadonlyArray<{ value: T; label: string }>,
+): Promise<T[]> {
+  const clack = await import('@clack/prompts');
+  const answer = await clack.multiselect<T>({
+    message: question,
+    options: options.map((o) => ({ value: o.value, label: o.label })) as never,
+    required: true,
+  });
+  if (clack.isCancel(answer)) throw new Error('cancelled');
+  return answer as T[];
+}

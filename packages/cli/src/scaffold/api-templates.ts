@@ -1,5 +1,5 @@
 /** The files of a new kind (`kubeloop create api`): its declaration, controller and the controller's test. */
-import { camelKind } from './names.js';
+import { camelKind, withArticle } from './names.js';
 
 /** A kind being scaffolded. */
 export interface ApiOptions {
@@ -39,7 +39,7 @@ export const ${o.kind} = defineResource({
   version: '${o.version}',
   kind: '${o.kind}',${o.namespaced ? '' : "\n  scope: 'Cluster',"}
   description: '${o.kind} is the Schema for the ${o.plural} API.',
-  // TODO: the desired state of a ${o.kind}: its fields, each with its bounds and description.
+  // TODO: the desired state of ${withArticle(o.kind)}: its fields, each with its bounds and description.
   spec: Type.Object({
     foo: Type.Optional(Type.String({ description: 'An example field of ${o.kind}; edit or remove it.' })),
   }),
@@ -52,7 +52,7 @@ export const ${o.kind} = defineResource({
   printerColumns: [{ name: 'Observed', type: 'integer', jsonPath: '.status.observedGeneration' }],
 });
 
-/** A ${o.kind} object, as read from the API. */
+/** ${withArticle(o.kind, true)} object, as read from the API. */
 export type ${o.kind} = Static<typeof ${o.kind}>;
 
 /** The example \`kubeloop generate\` writes to \`config/samples\` (and \`kubeloop dev\` applies). */
@@ -72,7 +72,7 @@ export function controllerTs(o: ApiOptions): string {
 import { ${o.kind} } from '${importPath(o.controllerModule, o.apiModule)}';
 
 /**
- * Reconciles ${o.kind} objects: brings the cluster to what a ${o.kind}'s spec asks, then reports
+ * Reconciles ${o.kind} objects: brings the cluster to what ${withArticle(o.kind)}'s spec asks, then reports
  * what it observed in its status. Declare what else it reads or writes (\`.owns(Deployment)\`,
  * \`.watches(…)\`, \`.needs({ … })\`): the generated RBAC grants exactly that.
  */
@@ -92,17 +92,16 @@ export function controllerTestTs(o: ApiOptions): string {
   const testEnv = importPath(o.controllerModule, 'testing/env');
   const name = `test-${o.kind.toLowerCase()}`;
   const ns = o.namespaced ? ", namespace: 'default'" : '';
-  return `import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+  return `import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ${o.kind}, ${value}Sample } from '${importPath(o.controllerModule, o.apiModule)}';
 import { eventually, type OperatorTestEnv, startOperatorTestEnv } from '${testEnv}';
 
 describe('the ${o.kind} controller', () => {
   let t: OperatorTestEnv;
-  before(async () => {
+  beforeAll(async () => {
     t = await startOperatorTestEnv();
   });
-  after(async () => {
+  afterAll(async () => {
     await t?.stop();
   });
 
@@ -113,7 +112,7 @@ describe('the ${o.kind} controller', () => {
       const live = await t.client.get(${o.kind}, '${name}'${o.namespaced ? ", { namespace: 'default' }" : ''});
       return live.status?.observedGeneration === 1 ? live : undefined;
     });
-    assert.deepEqual(seen.spec, ${value}Sample.spec);
+    expect(seen.spec).toEqual(${value}Sample.spec);
   });
 });
 `;

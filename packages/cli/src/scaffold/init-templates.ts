@@ -19,9 +19,10 @@ export interface InitOptions {
   name: string;
   domain: string;
   source: KubeloopSource;
-  /** TypeScript and @types/node ranges of the project. */
+  /** TypeScript, @types/node and vitest ranges of the project. */
   typescript: string;
   typesNode: string;
+  vitest: string;
 }
 
 /** The project's `package.json`. */
@@ -37,7 +38,9 @@ export function packageJson(o: InitOptions): string {
     // every `npm install`): installing the CRDs is `install-crds` here.
     scripts: {
       build: 'tsc -b',
-      test: 'kubeloop generate && node --test dist/',
+      // vitest, as kubeloop's own tests: it runs the TypeScript sources (no stale dist/), and a
+      // project scaffolded inside kubeloop's repository runs under the repository's vitest as is.
+      test: 'kubeloop generate && vitest run',
       manifests: 'kubeloop generate',
       'install-crds': 'kubeloop install',
       'uninstall-crds': 'kubeloop uninstall',
@@ -53,6 +56,7 @@ export function packageJson(o: InitOptions): string {
       '@kubeloop/server': o.source.server,
       '@types/node': o.typesNode,
       typescript: o.typescript,
+      vitest: o.vitest,
     },
     ...(o.source.overrides && {
       overrides: { kubeloop: '$kubeloop', '@kubeloop/server': '$@kubeloop/server' },
@@ -86,6 +90,17 @@ export function tsconfigJson(): string {
     include: ['src/**/*.ts'],
   };
   return `${JSON.stringify(config, null, 2)}\n`;
+}
+
+/** `vitest.config.ts`: the tests beside the code in src/ (not their compiled copies in dist/). */
+export function vitestConfigTs(): string {
+  return `import { defineConfig } from 'vitest/config';
+
+// Each test file starts its own local control plane: allow it the time a loaded machine takes.
+export default defineConfig({
+  test: { include: ['src/**/*.test.ts'], testTimeout: 60_000, hookTimeout: 60_000 },
+});
+`;
 }
 
 /** `src/main.ts`: the manager, with kubebuilder's flags read by `kubeloop/runtime`. */
@@ -162,7 +177,7 @@ for (const f of files) process.stdout.write(\`wrote \${f.path}\\n\`);
 `;
 }
 
-/** `src/testing/env.ts`: the test set-up, envtest's `suite_test.go` (not in a `test/` folder: node --test would run it as a test file). */
+/** `src/testing/env.ts`: the test set-up, envtest's `suite_test.go`. */
 export function testEnvTs(): string {
   return `/**
  * The test set-up of the controllers' tests (kubebuilder's \`suite_test.go\`): a fresh local
@@ -225,7 +240,11 @@ export async function startOperatorTestEnv(options: { nodes?: number } = {}): Pr
 
 /** `.gitignore`. */
 export function gitignore(): string {
-  return ['node_modules/', 'dist/', '*.tsbuildinfo', '.kubeloop/', '*.log', ''].join('\n');
+  // dist/ holds the build, except dist/install.yaml: `kubeloop generate` renders it to be
+  // committed, as kubebuilder's `make build-installer` (users install with kubectl apply -f <its URL>).
+  return ['node_modules/', 'dist/*', '!dist/install.yaml', '*.tsbuildinfo', '.kubeloop/', '*.log', ''].join(
+    '\n',
+  );
 }
 
 /** The project's README. */
@@ -239,7 +258,8 @@ A Kubernetes operator written in TypeScript with [kubeloop](https://github.com/k
 | \`npx kubeloop create api\` | a new kind (\`--group --version --kind\`): its declaration, controller, test, sample                   |
 | \`npm run build\`           | compile \`src/\` into \`dist/\` (\`make build\`)                                                             |
 | \`npm run manifests\`       | regenerate \`config/\` (CRDs, RBAC, manager, samples) from the code (\`make manifests\`)                   |
-| \`npm test\`                | the controllers' tests, on a local control plane (\`make test\`)                                       |
+| \`npx kubeloop create webhook\` | webhooks of a kind (\`--defaulting --programmatic-validation\`): its defaulter, validator, test   |
+| \`npm test\`                | the controllers' and webhooks' tests (vitest), on a local control plane (\`make test\`)               |
 | \`npm run dev\`             | a local control plane, the CRDs, the operator (rebuilt on changes) and its samples                    |
 | \`npm run install-crds\`    | install the CRDs into the cluster of the current kubeconfig (\`make install\`)                         |
 | \`npm run uninstall-crds\`  | remove them (\`make uninstall\`)                                                                       |

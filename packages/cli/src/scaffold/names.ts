@@ -63,3 +63,17 @@ export function projectNameFrom(folder: string): string {
     .replace(/-+$/, '');
   return name === '' ? 'operator' : name;
 }
+
+/**
+ * `kind` with its indefinite article, as it is read aloud: "an EtcdCluster", "a Memcached",
+ * "a UserProfile" (a vowel letter sounding as a consonant), "an HourlyJob" (a silent h).
+ */
+export function withArticle(kind: string, capital = false): string {
+  const vowelSound =
+    (/^[aeiou]/i.test(kind) && !/^(uni|use|usa|usu|uti|ure|euro|eu[^a-z]|one|once)/i.test(kind)) ||
+    /^(hour|honest|honou?r|heir)/i.test(kind) ||
+    // An acronym spelled out: "an SQLServer", "an XMLDoc", "an NFSShare".
+    /^[FHLMNRSX][A-Z]/.test(kind);
+  const article = vowelSound ? 'an' : 'a';
+  return `${capital ? article.charAt(0).toUpperCase() + article.slice(1) : article} ${kind}`;
+}

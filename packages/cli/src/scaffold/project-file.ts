@@ -8,11 +8,13 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 
-/** The webhooks of a resource (`kubeloop create webhook`, to come: recorded as kubebuilder does). */
+/** The webhooks of a resource (`kubeloop create webhook`), recorded as kubebuilder does. */
 export interface ProjectWebhooks {
   defaulting?: boolean;
   validation?: boolean;
   conversion?: boolean;
+  /** With `conversion`: the other versions, converted through this one (the hub). */
+  spoke?: string[];
   webhookVersion?: 'v1';
 }
 

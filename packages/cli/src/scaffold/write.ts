@@ -33,3 +33,46 @@ export async function insertAtMarker(path: string, marker: string, line: string)
   const indent = text.slice(lineStart, at);
   await writeFile(path, `${text.slice(0, lineStart)}${indent}${line}\n${text.slice(lineStart)}`);
 }
+
+/**
+ * Inserts `block` (whole lines) before the line of the marker `// +kubeloop:scaffold:<marker>`
+ * of `text`; returns `text` unchanged when `present` already occurs in it (scaffolded before).
+ */
+export function insertBlock(text: string, marker: string, block: string, present: string): string {
+  if (text.includes(present)) return text;
+  const tag = `// +kubeloop:scaffold:${marker}`;
+  const at = text.indexOf(tag);
+  if (at < 0) throw new Error(`no "${tag}" marker: add this yourself:\n${block}`);
+  const lineStart = text.lastIndexOf('\n', at) + 1;
+  return `${text.slice(0, lineStart)}${block.endsWith('\n') ? block : `${block}\n`}${text.slice(lineStart)}`;
+}
+
+/**
+ * Adds `names` to the `import { … } from '<module>';` of `text` (sorted as Biome sorts them), or
+ * a new import line after the last one when there is none. Names already imported stay once.
+ */
+export function addNamedImports(text: string, module: string, names: readonly string[]): string {
+  const re = new RegExp(`import \\{([^}]*)\\} from '${module.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}';`);
+  const m = re.exec(text);
+  const key = (s: string) => s.replace(/^type /, '').toLowerCase();
+  if (m) {
+    const have = m[1]!
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
+    const all = [...new Set([...have, ...names])].sort((a, b) =>
+      key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0,
+    );
+    if (all.length === have.length) return text;
+    return text.replace(re, `import { ${all.join(', ')} } from '${module}';`);
+  }
+  // A package's import goes after the last package import, a relative one after the last import.
+  const lines = text.split('\n');
+  let last = -1;
+  lines.forEach((l, i) => {
+    const from = /^import .* from '(.*)';$/.exec(l)?.[1];
+    if (from !== undefined && (module.startsWith('.') || !from.startsWith('.'))) last = i;
+  });
+  lines.splice(last + 1, 0, `import { ${[...names].join(', ')} } from '${module}';`);
+  return lines.join('\n');
+}

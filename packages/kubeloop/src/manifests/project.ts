@@ -16,7 +16,7 @@
  * with a NamespaceTransformer (`unsetOnly`), so that the Roles of a namespaced manager stay in
  * the namespaces they grant access to.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { KubeObject } from '../client/types.js';
 import type { CustomResourceDefinition } from '../schema/types.js';
@@ -387,17 +387,32 @@ export function generateManifests(p: OperatorProject): GeneratedFile[] {
 }
 
 /**
- * Writes generated files under `root`, creating folders as needed.
+ * Writes generated files under `root`, creating folders as needed, and returns the paths it
+ * wrote. A file whose content is already that is left alone (its mtime too: `kubeloop dev`, tsc
+ * and editors watching it see no change). Each file is written to a temporary file beside it,
+ * then renamed over it, so a reader (`kubectl apply -k` during `kubeloop dev`) never sees half a file.
  *
  * @example
  * ```ts
  * await writeGeneratedFiles(process.cwd(), generateManifests(project));
  * ```
  */
-export async function writeGeneratedFiles(root: string, files: readonly GeneratedFile[]): Promise<void> {
+export async function writeGeneratedFiles(root: string, files: readonly GeneratedFile[]): Promise<string[]> {
+  const written: string[] = [];
   for (const f of files) {
     const path = join(root, f.path);
+    const current = await readFile(path, 'utf8').catch(() => undefined);
+    if (current === f.content) continue;
     await mkdir(dirname(path), { recursive: true });
-    await writeFile(path, f.content);
+    const temporary = `${path}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
+    try {
+      await writeFile(temporary, f.content);
+      await rename(temporary, path);
+    } catch (err) {
+      await rm(temporary, { force: true });
+      throw err;
+    }
+    written.push(f.path);
   }
+  return written;
 }

@@ -184,6 +184,64 @@ describe('kubeloop create webhook', () => {
     expect(etcd.webhooks).toEqual({ defaulting: true, validation: true, webhookVersion: 'v1' });
   });
 
+  it('--conversion: refuses a kind of one version, then converts between the versions create api declared as one CRD', () => {
+    const one = kubeloop(
+      ['create', 'webhook', '--group', 'cache', '--version', 'v1', '--kind', 'Memcached', '--conversion'],
+      project,
+    );
+    expect(one.stderr).toContain(
+      "Memcached has one version (v1): a conversion needs another: run 'kubeloop create api --group cache --version <other> --kind Memcached --controller=false' first",
+    );
+    // A second version: no second controller, and one declaration of both versions, registered once.
+    ok(['create', 'api', '--group', 'cache', '--version', 'v2', '--kind', 'Memcached']);
+    const v2 = read('src/api/cache/v2/memcached.ts');
+    expect(v2).toContain(
+      "import { MemcachedSpec as MemcachedSpecV1, MemcachedStatus as MemcachedStatusV1 } from '../v1/memcached.js';",
+    );
+    expect(v2).toMatch(
+      /versions: \{\n {4}v1: \{\n {6}spec: MemcachedSpecV1,\n {6}status: MemcachedStatusV1,\n {6}storage: true,/,
+    );
+    const registry = read('src/resources.ts');
+    expect(registry).toContain("import { Memcached, memcachedSample } from './api/cache/v2/memcached.js';");
+    expect(registry).not.toContain('./api/cache/v1/memcached.js');
+    expect(count(registry, '{ resource: Memcached, sample: memcachedSample },')).toBe(1);
+    expect(count(read('src/manager.ts'), 'manager.add(memcachedController);')).toBe(1);
+
+    ok([
+      'create',
+      'webhook',
+      '--group',
+      'cache',
+      '--version',
+      'v1',
+      '--kind',
+      'Memcached',
+      '--conversion',
+      '--spoke',
+      'v2',
+    ]);
+    const hooks = read('src/webhooks/memcached.ts');
+    // The defaulter and validator are of v1 (its own declaration); the conversion of every version.
+    expect(hooks).toContain("import { Memcached as MemcachedVersions } from '../api/cache/v2/memcached.js';");
+    expect(hooks).toContain(
+      "export const memcachedConversion = conversion(MemcachedVersions, {\n  hub: 'v1',\n  spokes: {\n    v2: {",
+    );
+    expect(hooks).toMatch(/ {2}memcachedValidator,\n {2}memcachedConversion,\n/);
+    expect(read('src/webhooks/memcached.test.ts')).toContain(
+      'expectRoundTrip(memcachedConversion, [memcachedSample]);',
+    );
+    const memcached = parse(read('PROJECT')).resources.find(
+      (r: { kind: string; version: string }) => r.kind === 'Memcached' && r.version === 'v1',
+    );
+    expect(memcached.webhooks).toEqual({
+      defaulting: true,
+      validation: true,
+      conversion: true,
+      spoke: ['v2'],
+      webhookVersion: 'v1',
+    });
+  });
+
   it('leaves a project whose webhook tests pass under its own vitest', () => {
     const vitest = spawnSync(
       process.execPath,
@@ -196,6 +254,6 @@ describe('kubeloop create webhook', () => {
     );
     expect(vitest.status, vitest.stdout + vitest.stderr).toBe(0);
     // biome-ignore lint/suspicious/noControlCharactersInRegex: vitest's colours, whatever the env says
-    expect(vitest.stdout.replace(/\x1b\[[0-9;]*m/g, '')).toMatch(/Tests +4 passed/);
+    expect(vitest.stdout.replace(/\x1b\[[0-9;]*m/g, '')).toMatch(/Tests +5 passed/);
   });
 });

@@ -20,8 +20,10 @@ import {
 import {
   addWebhookServerToMain,
   admissionHelperTs,
+  conversionImport,
   MAIN_WEBHOOK_LINES,
   testBlock,
+  testImports,
   type WebhookOptions,
   type WebhookType,
   webhookBlock,
@@ -86,6 +88,36 @@ async function writeChanged(
   out.push(file);
 }
 
+/**
+ * Refuses a conversion kubeloop cannot scaffold: a kind with one version (kubebuilder asks for
+ * `create api` of another version first), or whose versions are declared apart — `conversion()`
+ * converts between the versions of one `defineResource({ versions })`, the hub's declaration.
+ */
+async function checkConversion(
+  dir: string,
+  hub: ProjectResource,
+  kindVersions: readonly ProjectResource[],
+  spokes: readonly string[],
+): Promise<ProjectResource> {
+  const qualified = fullGroup(hub);
+  if (spokes.length === 0)
+    throw new Error(
+      `${hub.kind} has one version (${hub.version}): a conversion needs another: run 'kubeloop create api --group ${hub.group === '' ? "''" : hub.group} --version <other> --kind ${hub.kind} --controller=false' first`,
+    );
+  // The file declaring them all: the last version's, as create api writes it, or any other.
+  for (const r of [...kindVersions].reverse()) {
+    const text = (await readIfExists(join(dir, r.path ?? ''))) ?? '';
+    const declared = (v: string) => new RegExp(`^\\s*['"]?${v}['"]?: \\{`, 'm').test(text);
+    if (/\bversions: \{/.test(text) && [hub.version, ...spokes].every(declared)) return r;
+  }
+  const files = kindVersions.map((r) => `${r.version}: ${r.path}`).join(', ');
+  throw new Error(
+    `${hub.kind}'s versions are declared apart (${files}); a CRD has one declaration of all its versions, which conversion() converts between. ` +
+      `Declare them in ${hub.path} as defineResource({ group: '${qualified}', kind: '${hub.kind}', versions: { ${[hub.version, ...spokes].map((v) => `${v}: { spec, status${v === hub.version ? ', storage: true' : ''} }`).join(', ')} } }) ` +
+      `(the spec and status of the other files), register it once in src/resources.ts, then run this again`,
+  );
+}
+
 /** Scaffolds the webhooks of a kind in the project at `dir`. */
 export async function createWebhook(dir: string, flags: CreateWebhookFlags): Promise<CreateWebhookResult> {
   const project = await readProjectFile(dir);
@@ -117,19 +149,20 @@ export async function createWebhook(dir: string, flags: CreateWebhookFlags): Pro
     throw new Error(
       `no API found for ${qualified}/${version}, Kind ${kind}: run 'kubeloop create api --group ${group === '' ? "''" : group} --version ${version} --kind ${kind}' first`,
     );
-  const spokes = (flags.spoke ?? [])
+  const versions = resources.filter(sameKind).map((r) => r.version);
+  const given = (flags.spoke ?? [])
     .flatMap((s) => s.split(','))
     .map((s) => s.trim())
     .filter(Boolean);
-  if (spokes.length > 0 && !asked.includes('conversion'))
+  if (given.length > 0 && !asked.includes('conversion'))
     throw new Error('--spoke needs --conversion (the spokes of the hub --version)');
-  for (const s of spokes)
-    if (s === version || !resources.some((r) => sameKind(r) && r.version === s))
-      throw new Error(`invalid spoke version "${s}"`);
-  if (asked.includes('conversion'))
-    throw new Error(
-      'kubeloop create webhook --conversion is not scaffolded yet: declare the versions in one defineResource({ versions }) and write conversion(Kind, { hub, spokes }) from kubeloop/webhook',
-    );
+  for (const s of given)
+    if (s === version || !versions.includes(s)) throw new Error(`invalid spoke version "${s}"`);
+  // Without --spoke, every other version of the kind: conversion() needs each to have its way to the hub.
+  const spokes = given.length > 0 ? [...new Set(given)] : versions.filter((v) => v !== version);
+  const declaration = asked.includes('conversion')
+    ? await checkConversion(dir, resource, resources.filter(sameKind), spokes)
+    : undefined;
 
   const had = resource.webhooks ?? {};
   const recorded: WebhookType[] = [
@@ -158,6 +191,11 @@ export async function createWebhook(dir: string, flags: CreateWebhookFlags): Pro
     ident: otherVersion ? `${value}${version.charAt(0).toUpperCase()}${version.slice(1)}` : value,
     value,
     fooExample: /\bfoo: Type\.Optional\(Type\.String\(/.test(apiSource),
+    hub: version,
+    spokes,
+    ...(declaration?.path && {
+      declarationModule: declaration.path.replace(/^src\//, '').replace(/\.ts$/, ''),
+    }),
   };
   const file = `src/${o.module}.ts`;
   const testFile = `src/${o.module}.test.ts`;
@@ -172,6 +210,9 @@ export async function createWebhook(dir: string, flags: CreateWebhookFlags): Pro
       const name = webhookName(o, t);
       text = insertBlock(text, 'webhook', `${webhookBlock(o, t)}\n`, `export const ${name} =`);
       text = addNamedImports(text, 'kubeloop/webhook', webhookImports(t));
+      const declarationImport = t === 'conversion' ? conversionImport(o) : undefined;
+      if (declarationImport && !text.includes(declarationImport))
+        text = text.replace(/^(import .*\n)(?!import )/m, `$1${declarationImport}\n`);
       text = insertBlock(text, 'webhooks', `  ${name},`, `  ${name},\n`);
     }
     await writeChanged(dir, file, source, text, files);
@@ -185,7 +226,7 @@ export async function createWebhook(dir: string, flags: CreateWebhookFlags): Pro
     for (const t of added) {
       const block = testBlock(o, t);
       text = insertBlock(text, 'tests', block, block.split('\n')[0]!);
-      text = addNamedImports(text, `./${lowerKind(kind)}.js`, [webhookName(o, t)]);
+      for (const [module, names] of testImports(o, t)) text = addNamedImports(text, module, names);
     }
     await writeChanged(dir, testFile, test, text, files);
   }
@@ -240,7 +281,9 @@ export async function createWebhook(dir: string, flags: CreateWebhookFlags): Pro
     ...(all.includes('defaulting') && { defaulting: true }),
     ...(all.includes('validation') && { validation: true }),
     ...(all.includes('conversion') && { conversion: true }),
-    ...(spokes.length > 0 && { spoke: [...new Set([...(had.spoke ?? []), ...spokes])] }),
+    ...(all.includes('conversion') && {
+      spoke: [...new Set([...(had.spoke ?? []), ...(asked.includes('conversion') ? spokes : [])])],
+    }),
     webhookVersion: 'v1',
   };
   project.resources = resources.map((r) => (r === resource ? { ...r, webhooks } : r));

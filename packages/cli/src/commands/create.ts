@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import {
@@ -7,6 +8,7 @@ import {
   controllerTestTs,
   controllerTs,
   importPath,
+  type OtherVersion,
 } from '../scaffold/api-templates.js';
 import { camelKind, checkKind, checkVersion, lowerKind, pluralFor } from '../scaffold/names.js';
 import {
@@ -61,13 +63,14 @@ export async function createApi(dir: string, flags: CreateApiFlags): Promise<str
       validate: checkKind,
     }),
   );
-  const withResource = await confirm(flags.resource, `Create the ${kind} resource (its CRD)?`, true);
-  const withController = await confirm(flags.controller, `Create a controller for ${kind}?`, true);
-  if (!withResource && !withController)
-    throw new Error('nothing to create: both --resource and --controller are false');
-
   const resources = project.resources ?? [];
   const same = (r: ProjectResource) => r.group === group && r.kind === kind && r.domain === project.domain;
+  // Another version of a kind with a controller gets none unless asked: one controller per kind.
+  const hasController = resources.some((r) => same(r) && r.controller);
+  const withResource = await confirm(flags.resource, `Create the ${kind} resource (its CRD)?`, true);
+  const withController = await confirm(flags.controller, `Create a controller for ${kind}?`, !hasController);
+  if (!withResource && !withController)
+    throw new Error('nothing to create: both --resource and --controller are false');
   const existing = resources.find((r) => same(r) && r.version === version);
   if (withResource && existing?.api && !flags.force)
     throw new Error(
@@ -86,20 +89,35 @@ export async function createApi(dir: string, flags: CreateApiFlags): Promise<str
     throw new Error(
       `${kind} is not a resource of this project: create it with --resource (or leave --resource out)`,
     );
-  const namespaced = withResource
-    ? flags.namespaced
-    : (resources.find((r) => same(r) && r.api)?.api?.namespaced ?? true);
+  // The kind's versions declared before: this one joins them in one CRD (same scope and plural).
+  const others = withResource
+    ? resources.filter((r) => same(r) && r.api && r.path && r.version !== version)
+    : [];
+  const namespaced =
+    withResource && others.length === 0
+      ? flags.namespaced
+      : (resources.find((r) => same(r) && r.api)?.api?.namespaced ?? true);
+  const otherVersions: OtherVersion[] = [];
+  for (const r of others) {
+    const module = r.path!.replace(/^src\//, '').replace(/\.ts$/, '');
+    const text = await readFile(join(dir, r.path!), 'utf8').catch(() => '');
+    if (!text.includes(`export const ${kind}Spec =`) || !text.includes(`export const ${kind}Status =`))
+      throw new Error(
+        `${kind} ${r.version} (${r.path}) does not export ${kind}Spec and ${kind}Status: the new version's declaration needs them to declare every version of the kind in one CRD. Export them from it (the schemas of its spec and status), then run this again`,
+      );
+    otherVersions.push({ version: r.version, module });
+  }
   const o: ApiOptions = {
     group: fullGroup({ group, domain: project.domain }),
     version,
     kind,
-    plural: flags.plural ?? pluralFor(kind),
+    plural: others[0]?.plural ?? flags.plural ?? pluralFor(kind),
     namespaced,
     apiModule,
     controllerModule: `controller/${lowerKind(kind)}`,
   };
   const files: Record<string, string> = {};
-  if (withResource) files[`src/${apiModule}.ts`] = apiTs(o);
+  if (withResource) files[`src/${apiModule}.ts`] = apiTs(o, otherVersions);
   if (withController) {
     files[`src/${o.controllerModule}.ts`] = controllerTs(o);
     files[`src/${o.controllerModule}.test.ts`] = controllerTestTs(o);
@@ -109,6 +127,18 @@ export async function createApi(dir: string, flags: CreateApiFlags): Promise<str
   const value = camelKind(kind);
   if (withResource) {
     const file = join(dir, 'src/resources.ts');
+    // The declaration of every version replaces the one registered before (a CRD is registered once).
+    if (otherVersions.length > 0) {
+      const text = await readFile(file, 'utf8');
+      const registered = [
+        ...otherVersions.map(
+          (x) => `import { ${kind}, ${value}Sample } from '${importPath('resources', x.module)}';`,
+        ),
+        `{ resource: ${kind}, sample: ${value}Sample },`,
+      ];
+      const kept = text.split('\n').filter((l) => !registered.includes(l.trim()));
+      await writeFile(file, kept.join('\n'));
+    }
     await insertAtMarker(
       file,
       'imports',

@@ -25,37 +25,44 @@ export function importPath(from: string, to: string): string {
   return `${up === 0 ? './' : '../'.repeat(up)}${b.slice(i).join('/')}.js`;
 }
 
-/** The `defineResource` declaration, with spec and status stubs and its sample. */
-export function apiTs(o: ApiOptions): string {
-  const value = camelKind(o.kind);
-  return `import { defineResource, type Static, Type } from 'kubeloop';
+/** Another version of the kind, declared before: where its spec and status schemas are. */
+export interface OtherVersion {
+  version: string;
+  /** Its declaration's module, relative to `src/` without extension. */
+  module: string;
+}
 
 /**
- * ${o.kind} (\`${o.group}/${o.version}\`). The schema below is the kind's whole validation: the API
- * server rejects an object outside it, and \`kubeloop generate\` writes the CRD from it.
+ * The declaration of a version: its spec and status schemas (kubebuilder's `<Kind>Spec` and
+ * `<Kind>Status`), the `defineResource` and its sample. With `others` (the kind's versions
+ * declared before), the declaration is the kind's in all its versions — one CRD, stored at the
+ * first — and the one `src/resources.ts` registers.
  */
-export const ${o.kind} = defineResource({
-  group: '${o.group}',
-  version: '${o.version}',
-  kind: '${o.kind}',${o.namespaced ? '' : "\n  scope: 'Cluster',"}
-  description: '${o.kind} is the Schema for the ${o.plural} API.',
-  // TODO: the desired state of ${withArticle(o.kind)}: its fields, each with its bounds and description.
-  spec: Type.Object({
-    foo: Type.Optional(Type.String({ description: 'An example field of ${o.kind}; edit or remove it.' })),
-  }),
-  // TODO: the observed state, written by the controller.
-  status: Type.Object({
-    observedGeneration: Type.Optional(
-      Type.Integer({ description: 'The generation of the spec the controller last reconciled.' }),
-    ),
-  }),
-  printerColumns: [{ name: 'Observed', type: 'integer', jsonPath: '.status.observedGeneration' }],
+export function apiTs(o: ApiOptions, others: readonly OtherVersion[] = []): string {
+  const value = camelKind(o.kind);
+  const suffix = (v: string) => v.charAt(0).toUpperCase() + v.slice(1);
+  const columns =
+    "printerColumns: [{ name: 'Observed', type: 'integer', jsonPath: '.status.observedGeneration' }]";
+  const imports = others
+    .map(
+      (x) =>
+        `import { ${o.kind}Spec as ${o.kind}Spec${suffix(x.version)}, ${o.kind}Status as ${o.kind}Status${suffix(x.version)} } from '${importPath(o.apiModule, x.module)}';\n`,
+    )
+    .join('');
+  const schemas = `/** The desired state of ${withArticle(o.kind)} at ${o.version} (kubebuilder's \`${o.kind}Spec\`). */
+export const ${o.kind}Spec = Type.Object({
+  // TODO: the fields, each with its bounds and description.
+  foo: Type.Optional(Type.String({ description: 'An example field of ${o.kind}; edit or remove it.' })),
 });
 
-/** ${withArticle(o.kind, true)} object, as read from the API. */
-export type ${o.kind} = Static<typeof ${o.kind}>;
-
-/** The example \`kubeloop generate\` writes to \`config/samples\` (and \`kubeloop dev\` applies). */
+/** The observed state of ${withArticle(o.kind)} at ${o.version}, written by the controller (kubebuilder's \`${o.kind}Status\`). */
+export const ${o.kind}Status = Type.Object({
+  observedGeneration: Type.Optional(
+    Type.Integer({ description: 'The generation of the spec the controller last reconciled.' }),
+  ),
+});
+`;
+  const sample = `/** The example \`kubeloop generate\` writes to \`config/samples\` (and \`kubeloop dev\` applies). */
 export const ${value}Sample: ${o.kind} = {
   apiVersion: '${o.group}/${o.version}',
   kind: '${o.kind}',
@@ -63,6 +70,60 @@ export const ${value}Sample: ${o.kind} = {
   spec: { foo: 'bar' },
 };
 `;
+  const scope = o.namespaced ? '' : "\n  scope: 'Cluster',";
+  if (others.length === 0)
+    return `import { defineResource, type Static, Type } from 'kubeloop';
+
+${schemas}
+/**
+ * ${o.kind} (\`${o.group}/${o.version}\`). The schemas are the kind's whole validation: the API
+ * server rejects an object outside them, and \`kubeloop generate\` writes the CRD from them.
+ */
+export const ${o.kind} = defineResource({
+  group: '${o.group}',
+  version: '${o.version}',
+  kind: '${o.kind}',${scope}
+  description: '${o.kind} is the Schema for the ${o.plural} API.',
+  spec: ${o.kind}Spec,
+  status: ${o.kind}Status,
+  ${columns},
+});
+
+/** ${withArticle(o.kind, true)} object, as read from the API. */
+export type ${o.kind} = Static<typeof ${o.kind}>;
+
+${sample}`;
+  const stored = others[0]!.version;
+  const versions = [
+    ...others.map(
+      (x) =>
+        `    ${x.version}: {\n      spec: ${o.kind}Spec${suffix(x.version)},\n      status: ${o.kind}Status${suffix(x.version)},${x.version === stored ? '\n      storage: true,' : ''}\n      ${columns},\n    },`,
+    ),
+    `    ${o.version}: {\n      spec: ${o.kind}Spec,\n      status: ${o.kind}Status,\n      ${columns},\n    },`,
+  ].join('\n');
+  return `import { defineResource, type Static, Type } from 'kubeloop';
+${imports}
+${schemas}
+/**
+ * ${o.kind} (\`${o.group}\`) in all its versions: one CRD, stored at ${stored} (the version objects
+ * exist at), every version served. The API server converts between versions by copying the
+ * fields, until \`kubeloop create webhook --conversion\` scaffolds a conversion (needed once their
+ * fields differ). \`src/resources.ts\` registers this declaration.
+ */
+export const ${o.kind} = defineResource({
+  group: '${o.group}',
+  kind: '${o.kind}',${scope}
+  description: '${o.kind} is the Schema for the ${o.plural} API.',
+  versions: {
+${versions}
+  },
+});
+
+const at${suffix(o.version)} = ${o.kind}.at('${o.version}');
+/** ${withArticle(o.kind, true)} object at ${o.version}, as read from the API. */
+export type ${o.kind} = Static<typeof at${suffix(o.version)}>;
+
+${sample}`;
 }
 
 /** The controller with its reconcile skeleton. */

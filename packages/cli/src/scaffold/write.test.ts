@@ -35,3 +35,12 @@ describe('addNamedImports', () => {
     );
   });
 });
+
+describe('addNamedImports among packages', () => {
+  it('puts a package import in order among the others', () => {
+    const text = "import { describe } from 'vitest';\nimport { a } from './a.js';\n";
+    expect(addNamedImports(text, 'kubeloop/webhook', ['expectRoundTrip'])).toBe(
+      "import { expectRoundTrip } from 'kubeloop/webhook';\nimport { describe } from 'vitest';\nimport { a } from './a.js';\n",
+    );
+  });
+});

@@ -66,13 +66,17 @@ export function addNamedImports(text: string, module: string, names: readonly st
     if (all.length === have.length) return text;
     return text.replace(re, `import { ${all.join(', ')} } from '${module}';`);
   }
-  // A package's import goes after the last package import, a relative one after the last import.
+  // A package's import goes among the package imports in order (as Biome sorts them), a
+  // relative one after the last import.
   const lines = text.split('\n');
-  let last = -1;
-  lines.forEach((l, i) => {
+  const imports = lines.flatMap((l, i) => {
     const from = /^import .* from '(.*)';$/.exec(l)?.[1];
-    if (from !== undefined && (module.startsWith('.') || !from.startsWith('.'))) last = i;
+    return from === undefined ? [] : [{ i, from }];
   });
-  lines.splice(last + 1, 0, `import { ${[...names].join(', ')} } from '${module}';`);
+  const after = (imports.at(-1)?.i ?? -1) + 1;
+  const next = module.startsWith('.')
+    ? undefined
+    : imports.find((x) => !x.from.startsWith('node:') && (x.from.startsWith('.') || x.from > module));
+  lines.splice(next?.i ?? after, 0, `import { ${[...names].join(', ')} } from '${module}';`);
   return lines.join('\n');
 }

@@ -2,8 +2,10 @@
  * The whole kubebuilder-like workflow for a project OUTSIDE this repository, as a new user runs
  * it: the packages packed as npm tarballs (`npm run pack`), `kubeloop init --kubeloop <tarballs>`
  * in a temporary folder, `npm install`, `create api` twice (namespaced and cluster-scoped),
- * `generate`, `npm run build`, the project's own `npm test`, and `kubeloop dev` reconciling its
- * samples, checked with kubectl. It prints how long each step took, and the time from `init` to
+ * `create webhook --defaulting --programmatic-validation`, `generate`, `npm run build`, the
+ * project's own `npm test`, and `kubeloop dev` reconciling its samples with the webhooks
+ * registered (a Shop without a field gets it from the defaulter; the validator refuses one),
+ * checked with kubectl. It prints how long each step took, and the time from `init` to
  * the reconciled sample.
  *
  * The install: kubeloop's three packages come from the tarballs; everything else (TypeScript,
@@ -33,7 +35,7 @@ function run(cmd: string, args: readonly string[], cwd: string): string {
 }
 
 describe('a project outside the repository, from the packed tarballs', () => {
-  it('init → install → create api ×2 → generate → build → npm test → kubeloop dev reconciles the samples', async () => {
+  it('init → install → create api ×2 → create webhook → generate → build → npm test → kubeloop dev reconciles the samples, through the webhooks', async () => {
     expect(relative(root, work).startsWith('..')).toBe(true);
     const times: Array<[string, number]> = [];
     let last = performance.now();
@@ -81,9 +83,27 @@ describe('a project outside the repository, from the packed tarballs', () => {
       project,
     );
     step('kubeloop create api ×2');
+    run(
+      kubeloop,
+      [
+        'create',
+        'webhook',
+        '--group',
+        'web',
+        '--version',
+        'v1',
+        '--kind',
+        'Shop',
+        '--defaulting',
+        '--programmatic-validation',
+      ],
+      project,
+    );
+    step('kubeloop create webhook');
     const generated = run(kubeloop, ['generate'], project);
     expect(generated).toContain('wrote config/crd/bases/web.example.com_shops.yaml');
     expect(generated).toContain('wrote config/crd/bases/infra.example.com_regions.yaml');
+    expect(generated).toContain('wrote config/webhook/manifests.yaml');
     step('kubeloop generate');
     run('npm', ['run', 'build'], project);
     step('npm run build');
@@ -105,6 +125,29 @@ describe('a project outside the repository, from the packed tarballs', () => {
         await dev.waitFor(/\[Region\] region-sample .*status\.observedGeneration=1/);
         const at = performance.now();
         step('kubeloop dev: samples reconciled');
+        await dev.waitFor(/registered .* served by the operator/);
+        // The scaffolded defaulter sets spec.foo; the scaffolded validator refuses foo=forbidden.
+        const plain = (name: string, spec: object) =>
+          JSON.stringify({
+            apiVersion: 'web.example.com/v1',
+            kind: 'Shop',
+            metadata: { name, namespace: 'default' },
+            spec,
+          });
+        expect(kubectl(kubeconfig, ['create', '-f', '-'], plain('shop-plain', {})).code).toBe(0);
+        expect(
+          kubectl(kubeconfig, ['get', 'shop', 'shop-plain', '-n', 'default', '-o', 'jsonpath={.spec.foo}'])
+            .stdout,
+        ).toBe('bar');
+        const refused = kubectl(
+          kubeconfig,
+          ['create', '-f', '-'],
+          plain('shop-forbidden', { foo: 'forbidden' }),
+        );
+        expect(refused.code).not.toBe(0);
+        expect(refused.stderr).toContain('spec.foo: Invalid value: "forbidden"');
+        await dev.waitFor(/\[Shop\] default\/shop-plain .*status\.observedGeneration=1/);
+        step('kubeloop dev: through the webhooks');
         expect(
           kubectl(kubeconfig, [
             'get',
@@ -131,8 +174,9 @@ describe('a project outside the repository, from the packed tarballs', () => {
       }
     })();
     const test = run('npm', ['test'], project);
-    expect(test).toMatch(/# pass 2\b/);
-    expect(test).toMatch(/# fail 0\b/);
+    // The controllers' tests (2) and the Shop webhooks' (2), on vitest.
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: vitest's colours
+    expect(test.replace(/\x1b\[[0-9;]*m/g, '')).toMatch(/Tests +4 passed \(4\)/);
     step('npm test (the project’s own)');
 
     const pkg = JSON.parse(readFileSync(join(project, 'package.json'), 'utf8'));

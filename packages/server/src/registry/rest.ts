@@ -98,7 +98,7 @@ export class RestStorage {
     ctx: WriteContext,
   ): Promise<StoredObject> {
     const obj = input;
-    const m = meta(obj);
+    let m = meta(obj);
     checkNamespace(t, m, namespace);
     // Mutating admission (NamespaceLifecycle is one) runs in the create handler before the
     // registry's BeforeCreate: before the name is generated and before validation, so an
@@ -110,6 +110,9 @@ export class RestStorage {
       typeof m.name === 'string' ? m.name : '',
     );
     await this.hooks.mutate?.('CREATE', t, obj, undefined, admission);
+    // A webhook's patch replaces the object's content, metadata included: the uid, timestamp and
+    // generation set below go on the admitted metadata, not the one read before.
+    m = meta(obj);
     confirmWrite(t, obj, undefined, namespace, ctx, this.hooks.authorization);
     if ((m.name === undefined || m.name === '') && typeof m.generateName === 'string' && m.generateName) {
       m.name = `${m.generateName}${randomSuffix()}`;

@@ -41,8 +41,8 @@ describe('kubeloop dev', () => {
       writeFileSync(
         api,
         readFileSync(api, 'utf8').replace(
-          'spec: Type.Object({',
-          "spec: Type.Object({\n    port: Type.Optional(Type.Integer({ description: 'The port.' })),",
+          'ShopSpec = Type.Object({',
+          "ShopSpec = Type.Object({\n  port: Type.Optional(Type.Integer({ description: 'The port.' })),",
         ),
       );
       await dev.waitFor(/applied the changed CRD\(s\): shops\.web\.example\.com/);

@@ -59,7 +59,11 @@ describe('mutating admission webhooks', () => {
     hooks.handle('/default', patch([{ op: 'add', path: '/data/injected', value: 'yes' }]));
     await apply(config('Mutating', 'defaulter', [webhook('default.example.com', '/default', 'mut')]));
     expect((await create(configMap('cm', 'mut'))).code).toBe(0);
-    expect((await getJson('configmap', 'cm', '-n', 'mut')).data).toEqual({ a: 'b', injected: 'yes' });
+    const created = await getJson('configmap', 'cm', '-n', 'mut');
+    expect(created.data).toEqual({ a: 'b', injected: 'yes' });
+    // What the registry sets after mutating admission (its BeforeCreate) is on the patched object.
+    expect(created.metadata.uid).toMatch(/^[0-9a-f-]{36}$/);
+    expect(created.metadata.creationTimestamp).toEqual(expect.any(String));
 
     const [review] = hooks.received('/default');
     expect(review.query).toBe('timeout=10s');
@@ -338,10 +342,9 @@ describe('DELETE and custom resources', () => {
       spec: { size: 3 },
     });
     expect((await create(gadget('v1'))).code).toBe(0);
-    expect((await getJson('gadgets.v1.example.com', 'g-v1', '-n', 'cr')).spec).toEqual({
-      color: 'red',
-      size: 1,
-    });
+    const g1 = await getJson('gadgets.v1.example.com', 'g-v1', '-n', 'cr');
+    expect(g1.spec).toEqual({ color: 'red', size: 1 });
+    expect(g1.metadata.generation).toBe(1);
     // Created through v2, which no rule names: matched as v1 (matchPolicy Equivalent).
     expect((await create(gadget('v2'))).code).toBe(0);
     const review = hooks.received('/gadget').at(-1).request;

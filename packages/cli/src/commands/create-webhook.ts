@@ -8,6 +8,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { importPath } from '../scaffold/api-templates.js';
 import { camelKind, checkKind, checkVersion, lowerKind } from '../scaffold/names.js';
 import {
   fullGroup,
@@ -206,6 +207,11 @@ export async function createWebhook(dir: string, flags: CreateWebhookFlags): Pro
     await writeChanged(dir, file, source, webhookFileTs(o, flags.force ? all : added), files);
   } else {
     let text = source;
+    const ownImport = `import { ${kind} } from '${importPath(o.module, apiModule)}';`;
+    if (added.some((t) => t !== 'conversion') && !text.includes(ownImport))
+      throw new Error(
+        `${file} holds the webhooks of another version of ${kind}: the admission webhooks of ${version} need ${kind} of ${resource.path}, which it does not import. Declare them yourself (defaulter/validator of kubeloop/webhook) in a file of their own, listed in src/webhooks.ts`,
+      );
     for (const t of added) {
       const name = webhookName(o, t);
       text = insertBlock(text, 'webhook', `${webhookBlock(o, t)}\n`, `export const ${name} =`);

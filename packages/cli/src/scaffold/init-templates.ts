@@ -172,8 +172,10 @@ const files = generateManifests({
   samples: resources.flatMap((r) => (r.sample ? [r.sample] : [])),
   ...createManager({ leaderElection: { id: LEADER_ELECTION_ID } }).permissions,
 });
-await writeGeneratedFiles(root, files);
-for (const f of files) process.stdout.write(\`wrote \${f.path}\\n\`);
+// Only the files whose content changed are written (each whole, by a rename).
+const written = await writeGeneratedFiles(root, files);
+for (const f of written) process.stdout.write(\`wrote \${f}\\n\`);
+if (written.length < files.length) process.stdout.write(\`\${files.length - written.length} file(s) unchanged\\n\`);
 `;
 }
 

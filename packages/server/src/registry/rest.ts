@@ -110,7 +110,9 @@ export class RestStorage {
       typeof m.name === 'string' ? m.name : '',
     );
     await this.hooks.mutate?.('CREATE', t, obj, undefined, admission);
-    m = meta(obj); // a mutating webhook's patch replaces the object's content, its metadata with it
+    // A webhook's patch replaces the object's content, metadata included: the uid, timestamp and
+    // generation set below go on the admitted metadata, not the one read before.
+    m = meta(obj);
     confirmWrite(t, obj, undefined, namespace, ctx, this.hooks.authorization);
     if ((m.name === undefined || m.name === '') && typeof m.generateName === 'string' && m.generateName) {
       m.name = `${m.generateName}${randomSuffix()}`;

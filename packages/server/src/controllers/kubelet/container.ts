@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { CrashLoopBackOff, goDuration } from './backoff.js';
 import type { LocalImage } from './images.js';
-import { type ProbeTarget, ProbeWorker } from './probes.js';
+import { type ProbeSubject, type ProbeTarget, ProbeWorker } from './probes.js';
 import type { ExecOutcome, ProcessIO } from './process.js';
 import { ContainerInstance, type SimulatedContainer } from './runtime.js';
 import type { Watchdog } from './watchdog.js';
@@ -44,6 +44,8 @@ export interface ContainerHost {
   terminating(): boolean;
   /** The container's restart policy (the pod's; an init container's: on failure, or always for a sidecar). */
   restartPolicy(): string;
+  /** When the kubelet started (ms since the epoch): its probe workers spread their first probes within a period of it. */
+  kubeletStart: number;
 }
 
 /** Writes a stream's output to a run's log, a line at a time. */
@@ -86,9 +88,13 @@ export class ProcessContainer {
   private run: ContainerInstance | undefined;
   private readonly backoff: CrashLoopBackOff;
   private restartTimer: NodeJS.Timeout | undefined;
-  private probes: ProbeWorker[] = [];
+  /** The probe workers, created at the first run and kept across runs, as the kubelet's. */
+  private probes: ProbeWorker[] | undefined;
+  private readiness: ProbeWorker | undefined;
   private exited: Promise<void> = Promise.resolve();
   private cpu: { at: number; ticks: number } | undefined;
+  /** When the current run started; undefined while none runs. */
+  private startedAt: number | undefined;
 
   constructor(
     readonly spec: Obj,
@@ -115,6 +121,7 @@ export class ProcessContainer {
     const startedAt = Date.now();
     this.ready = false;
     this.started = !this.spec.startupProbe;
+    this.ready = !this.spec.readinessProbe;
     if (!cmd) {
       this.state = { waiting: { reason: 'CreateContainerError', message: 'no command specified' } };
       run.end();
@@ -147,7 +154,6 @@ export class ProcessContainer {
       out.flush();
       err.flush();
       run.end();
-      this.stopProbes();
       if (proc.pid !== undefined) {
         // What the main process left behind goes with it, as with a container's cgroup.
         try {
@@ -159,6 +165,7 @@ export class ProcessContainer {
       }
       this.proc = undefined;
       this.ready = false;
+      this.startedAt = undefined;
       const terminated = {
         exitCode,
         reason,
@@ -187,6 +194,7 @@ export class ProcessContainer {
       finish(exitCode, exitCode === 0 ? 'Completed' : 'Error');
     });
     this.state = { running: { startedAt: rfc3339(startedAt) } };
+    this.startedAt = startedAt;
     this.startProbes();
     this.host.changed();
   }
@@ -221,6 +229,8 @@ export class ProcessContainer {
   }
 
   private startProbes(): void {
+    if (this.probes) return;
+    this.probes = [];
     const target: ProbeTarget = {
       podIP: this.host.podIP,
       container: this.spec,
@@ -229,40 +239,57 @@ export class ProcessContainer {
         return 'exitCode' in outcome ? outcome.exitCode : -1;
       },
     };
-    const startOthers = () => {
-      if (this.spec.livenessProbe)
-        this.addProbe(
-          new ProbeWorker('liveness', this.spec.livenessProbe, target, (ok) => ok || this.failed('liveness')),
-        );
-      if (this.spec.readinessProbe)
-        this.addProbe(
-          new ProbeWorker('readiness', this.spec.readinessProbe, target, (ok) => {
-            this.ready = ok;
-            this.host.changed();
-          }),
-        );
-      else this.ready = true;
+    const subject: ProbeSubject = {
+      current: () =>
+        this.run && {
+          id: this.run.id,
+          running: this.startedAt !== undefined,
+          startedAt: this.startedAt ?? 0,
+          started: this.started,
+        },
+      neverRestarted: () => this.host.restartPolicy() === 'Never',
+    };
+    const add = (kind: 'startup' | 'liveness' | 'readiness', onChange: (ok: boolean) => void) => {
+      const w = new ProbeWorker(
+        kind,
+        this.spec[`${kind}Probe`],
+        target,
+        subject,
+        (runId, ok) => {
+          // A result of a run that has ended meanwhile says nothing of this one.
+          if (runId === this.run?.id && this.startedAt !== undefined) onChange(ok);
+        },
+        this.host.kubeletStart,
+      );
+      this.probes?.push(w);
+      w.start();
+      return w;
     };
     if (this.spec.startupProbe)
-      this.addProbe(
-        new ProbeWorker('startup', this.spec.startupProbe, target, (ok) => {
-          if (!ok) return this.failed('startup');
-          this.started = true;
-          startOthers();
-          this.host.changed();
-        }),
-      );
-    else startOthers();
+      add('startup', (ok) => {
+        if (!ok) return this.failed('startup');
+        this.started = true;
+        this.host.changed();
+      });
+    if (this.spec.livenessProbe) add('liveness', (ok) => ok || this.failed('liveness'));
+    if (this.spec.readinessProbe)
+      this.readiness = add('readiness', (ok) => {
+        this.ready = ok;
+        this.host.changed();
+      });
   }
 
-  private addProbe(w: ProbeWorker): void {
-    this.probes.push(w);
-    w.start();
+  /**
+   * The pod's status is being written: a started container not (yet) ready has its readiness
+   * probed now, as the kubelet's prober manager triggers it in UpdatePodStatus — which is how
+   * a container whose startup probe just passed becomes Ready without waiting for a period.
+   */
+  statusSynced(): void {
+    if (this.startedAt !== undefined && this.started && !this.ready) this.readiness?.trigger();
   }
 
   private stopProbes(): void {
-    for (const p of this.probes) p.stop();
-    this.probes = [];
+    for (const p of this.probes ?? []) p.stop();
   }
 
   /** A liveness or startup probe failed: the kubelet kills the container, which then restarts per policy. */
@@ -271,14 +298,19 @@ export class ProcessContainer {
     const probe = kind === 'liveness' ? this.spec.livenessProbe : this.spec.startupProbe;
     const grace =
       probe?.terminationGracePeriodSeconds ?? this.host.pod().spec?.terminationGracePeriodSeconds ?? 30;
-    void this.kill(grace * 1000);
+    void this.killRun(grace * 1000);
   }
 
-  /** Ends the run: SIGTERM to its main process, SIGKILL to its group after `graceMs`. Resolves once it exited. */
+  /** Ends the container for good: no more probes nor restarts; SIGTERM to its main process, SIGKILL to its group after `graceMs`. Resolves once it exited. */
   async kill(graceMs: number): Promise<void> {
     clearTimeout(this.restartTimer);
     this.restartTimer = undefined;
     this.stopProbes();
+    await this.killRun(graceMs);
+  }
+
+  /** Ends the current run: SIGTERM to its main process, SIGKILL to its group after `graceMs`. */
+  private async killRun(graceMs: number): Promise<void> {
     const proc = this.proc;
     if (!proc?.pid) return;
     const pid = proc.pid;

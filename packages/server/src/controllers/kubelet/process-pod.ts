@@ -66,6 +66,8 @@ export interface ProcessPodDeps extends ProcessPodsDeps {
   watchdog: Watchdog;
   /** The Node.js preload binding unaddressed listens to the pod IP. */
   shim: string;
+  /** When the kubelet started (ms since the epoch), for its probe workers. */
+  kubeletStart: number;
 }
 
 /** A pod whose containers run as processes. */
@@ -169,6 +171,8 @@ export class ProcessPod {
           this.deps.log('warn', 'updating the volumes of a process-backed pod failed', { err: String(err) });
         }
       }
+      // The kubelet's periodic pod sync also writes the status (which triggers readiness probes).
+      this.changed();
       this.syncVolumes();
     });
   }
@@ -200,6 +204,7 @@ export class ProcessPod {
       watchdog: this.deps.watchdog,
       record: this.deps.runtime.container(this.pod, name),
       backoffScale: this.deps.options.backoffScale ?? 1,
+      kubeletStart: this.deps.kubeletStart,
       changed: () => {
         this.advance();
         this.changed();
@@ -270,6 +275,7 @@ export class ProcessPod {
   /** Something changed: the status is written (one write at a time, the last state wins). */
   changed(): void {
     if (this.disposed) return;
+    for (const c of [...this.inits.values(), ...this.containers.values()]) c.statusSynced();
     this.dirty = true;
     if (this.writing) return;
     this.writing = true;

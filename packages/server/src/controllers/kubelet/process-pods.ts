@@ -73,6 +73,8 @@ export class ProcessPods {
   readonly watchdog = new Watchdog();
   private dir: string | undefined;
   private stopping = false;
+  /** When this kubelet started: probe workers of pods started within a period of it spread their first probes. */
+  private readonly started = Date.now();
 
   constructor(private readonly deps: ProcessPodsDeps) {}
 
@@ -99,6 +101,7 @@ export class ProcessPods {
         dir: this.podDir(pod),
         watchdog: this.watchdog,
         shim: join(this.stateDir(), 'listen-shim.cjs'),
+        kubeletStart: this.started,
       });
       this.pods.set(uid, p);
       p.start();

@@ -29,6 +29,13 @@ const SIGNALS: Record<string, number> = {
   SIGTERM: 15,
 };
 
+/** What a container's process gets. */
+export interface ContainerContext {
+  env: Record<string, string>;
+  argv: string[];
+  cwd: string;
+}
+
 /** What a container gets from its pod. */
 export interface ContainerHost {
   /** The pod as last seen. */
@@ -96,10 +103,13 @@ export class ProcessContainer {
   /** When the current run started; undefined while none runs. */
   private startedAt: number | undefined;
 
+  /** Being killed to start again from another image: its exit does not go through the restart policy. */
+  private redefining = false;
+
   constructor(
-    readonly spec: Obj,
-    readonly image: LocalImage,
-    readonly context: { env: Record<string, string>; argv: string[]; cwd: string },
+    public spec: Obj,
+    public image: LocalImage,
+    public context: ContainerContext,
     private readonly host: ContainerHost,
   ) {
     this.backoff = new CrashLoopBackOff(host.backoffScale);
@@ -201,6 +211,7 @@ export class ProcessContainer {
 
   /** The run ended: restart it per the pod's restartPolicy, after the back-off. */
   private afterExit(finishedAt: number, exitCode: number): void {
+    if (this.redefining) return;
     const policy = this.host.restartPolicy();
     if (this.host.terminating() || policy === 'Never' || (policy === 'OnFailure' && exitCode === 0)) return;
     const wait = this.backoff.delay(finishedAt, Date.now());
@@ -328,6 +339,45 @@ export class ProcessContainer {
     }, graceMs);
     await this.exited;
     clearTimeout(timer);
+  }
+
+  /**
+   * Runs another image (the pod's spec changed it): the current run is killed with `graceMs`,
+   * and the container starts again at once from the new image — a new container for the kubelet,
+   * hence no back-off — counted as a restart. Without a runnable image (undefined), it waits with
+   * `ErrImagePull`.
+   */
+  async redefine(
+    spec: Obj,
+    image: LocalImage | undefined,
+    context: ContainerContext | undefined,
+    graceMs: number,
+  ): Promise<void> {
+    this.redefining = true;
+    clearTimeout(this.restartTimer);
+    this.restartTimer = undefined;
+    this.run?.write(
+      'stderr',
+      `kubeloop: container "${this.name}" definition changed (image ${spec.image}), will be restarted\n`,
+    );
+    await this.killRun(graceMs);
+    this.redefining = false;
+    this.spec = spec;
+    if (!image || !context) {
+      if (this.state.terminated) this.lastState = { terminated: this.state.terminated };
+      this.state = {
+        waiting: {
+          reason: 'ErrImagePull',
+          message: `image ${JSON.stringify(spec.image)} is not one this machine runs: a kubeloop.local/ image of the local image store (kubeloop build), or one mapped by the node's processes.images`,
+        },
+      };
+      this.host.changed();
+      return;
+    }
+    this.image = image;
+    this.context = context;
+    if (this.host.terminating()) return;
+    this.restart();
   }
 
   /** Stops restarting (the pod is going away). */

@@ -11,9 +11,11 @@ import {
   mkdirSync,
   readdirSync,
   readFileSync,
+  readlinkSync,
   renameSync,
   rmSync,
   symlinkSync,
+  unlinkSync,
   writeFileSync,
 } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -147,6 +149,19 @@ export function linkImage(image: LocalImage, root: string): void {
       symlinkSync(join(image.dir, entry), join(workdir, entry));
     } catch {
       // Already linked (a restarted container keeps its root), or written by the container.
+    }
+  }
+}
+
+/** Removes the links {@link linkImage} made to an image's files (the container runs another image now). */
+export function unlinkImage(image: LocalImage, root: string): void {
+  const workdir = inRoot(root, image.workingDir ?? '/app');
+  for (const entry of readdirSync(image.dir)) {
+    const at = join(workdir, entry);
+    try {
+      if (readlinkSync(at) === join(image.dir, entry)) unlinkSync(at);
+    } catch {
+      // Not a link of the image (gone, or written by the container).
     }
   }
 }

@@ -34,7 +34,10 @@
  * per `restartPolicy` with the crash-loop back-off (./backoff.ts; `backoffScale` shortens it for
  * tests); startup, liveness and readiness probes (./probes.ts) driving `started`, `Ready` and
  * restarts; deletion: SIGTERM to the main process, SIGKILL to its process group after the grace
- * period, then the pod is removed. Logs, exec and port-forward reach the processes.
+ * period, then the pod is removed. A changed `image` of a container (the API lets a pod change
+ * it) kills the container and starts it again from the new image, counted as a restart, as the
+ * kubelet does when a container's spec hash changes. Logs, exec and port-forward reach the
+ * processes.
  *
  * ## Hygiene
  * Each container is a child of the control plane in its own process group; a stop of the

@@ -4,12 +4,13 @@
  * `periodSeconds` from the pod's start, skipping runs younger than `initialDelaySeconds`,
  * reporting a change only after `successThreshold` successes or `failureThreshold` failures in
  * a row; a readiness probe also runs whenever the kubelet writes the status of a started
- * container that is not ready. HTTP (2xx and 3xx succeed), TCP (a connection succeeds) and exec
- * (exit code 0 succeeds) probes.
+ * container that is not ready. HTTP (2xx and 3xx succeed), TCP (a connection succeeds), exec
+ * (exit code 0 succeeds) and gRPC (./grpc-probe.ts: the health service answers SERVING) probes.
  */
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { connect } from 'node:net';
+import { grpcProbe } from './grpc-probe.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: probes are read loosely, as the JSON they are
 type Obj = Record<string, any>;
@@ -61,7 +62,9 @@ export async function probeOnce(probe: Obj, target: ProbeTarget): Promise<ProbeO
       socket.once('error', (err) => done({ ok: false, message: `dial tcp ${host}:${port}: ${err.message}` }));
     });
   }
-  return { ok: false, message: 'grpc probes are not run for process-backed pods' };
+  if (probe.grpc)
+    return grpcProbe(target.podIP, Number(probe.grpc.port), probe.grpc.service ?? '', timeoutMs);
+  return { ok: false, message: 'the probe has no handler' };
 }
 
 function httpProbe(get: Obj, target: ProbeTarget, timeoutMs: number): Promise<ProbeOutcome> {

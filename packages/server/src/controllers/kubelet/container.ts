@@ -12,6 +12,7 @@ import type { LocalImage } from './images.js';
 import { type ProbeSubject, type ProbeTarget, ProbeWorker } from './probes.js';
 import type { ExecOutcome, ProcessIO } from './process.js';
 import { ContainerInstance, type SimulatedContainer } from './runtime.js';
+import { followTerminalSize, inTerminal, type Terminal } from './tty.js';
 import type { Watchdog } from './watchdog.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: pods are read loosely, as the JSON they are
@@ -390,13 +391,19 @@ export class ProcessContainer {
    * Runs a command in the container's working directory with its environment, in a process group
    * of its own that the watchdog also kills; without `io`, its output is dropped.
    */
-  exec(argv: string[], o: { io?: ProcessIO; signal: AbortSignal }): Promise<ExecOutcome> {
-    const [cmd, ...args] = argv;
-    if (!cmd) return Promise.resolve({ startError: 'exec: "": executable file not found in $PATH' });
+  exec(
+    argv: string[],
+    o: { io?: ProcessIO; signal: AbortSignal; tty?: boolean; terminal?: Terminal },
+  ): Promise<ExecOutcome> {
+    if (!argv[0]) return Promise.resolve({ startError: 'exec: "": executable file not found in $PATH' });
+    const program = [argv[0] === 'node' ? process.execPath : argv[0], ...argv.slice(1)];
+    // With a terminal (`exec -t`): under `script` (./tty.ts), TERM set as container runtimes do.
+    const terminal = o.tty ? inTerminal(program) : undefined;
+    const [cmd = '', ...args] = terminal ?? program;
     return new Promise((resolve) => {
-      const child = spawn(cmd === 'node' ? process.execPath : cmd, args, {
+      const child = spawn(cmd, args, {
         cwd: this.context.cwd,
-        env: this.context.env,
+        env: terminal ? { TERM: 'xterm', ...this.context.env } : this.context.env,
         detached: true,
         stdio: ['pipe', 'pipe', 'pipe'],
       });
@@ -417,6 +424,7 @@ export class ProcessContainer {
       if (child.pid === undefined) return;
       const pid = child.pid;
       this.host.watchdog.watch(pid);
+      if (terminal && o.terminal) followTerminalSize(pid, o.terminal, o.signal);
       o.signal.addEventListener('abort', kill, { once: true });
       child.stdout?.on('data', (b: Buffer) => o.io?.stdout(b));
       child.stderr?.on('data', (b: Buffer) => o.io?.stderr(b));

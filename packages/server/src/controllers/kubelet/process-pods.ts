@@ -130,7 +130,12 @@ export class ProcessPods {
   exec(pod: Obj, container: string, req: ExecRequest): Promise<ExecOutcome> | undefined {
     const c = this.pods.get(pod.metadata?.uid ?? '')?.containers.get(container);
     if (!c) return undefined;
-    return c.exec(req.command, { io: req.io, signal: req.signal });
+    return c.exec(req.command, {
+      io: req.io,
+      signal: req.signal,
+      ...(req.tty && { tty: true }),
+      ...(req.terminal && { terminal: req.terminal }),
+    });
   }
 
   /** Connects to a port of a process-backed pod (undefined when the pod is not one). */

@@ -222,6 +222,33 @@ describe('process-backed pods', () => {
     expect(await k.ok(['logs', 'reimage', '--previous'])).toContain('definition changed');
   });
 
+  it('kill a container whose memory passes its limit: OOMKilled, exit code 137', async () => {
+    await client.api(Pod, 'default').create(
+      pod(
+        'hungry',
+        {
+          // 16 MiB more resident memory every 50 ms, kept.
+          command: ['node', '-e', 'const a = []; setInterval(() => a.push(Buffer.alloc(16 << 20, 1)), 50)'],
+          resources: { limits: { memory: '96Mi' } },
+          readinessProbe: undefined,
+        },
+        { restartPolicy: 'Never' },
+      ),
+    );
+    const failed = await eventually(
+      async () => {
+        const got = await client.api(Pod, 'default').get('hungry');
+        return got.status?.phase === 'Failed' ? got : undefined;
+      },
+      15_000,
+      'OOMKilled',
+    );
+    expect(failed.status?.containerStatuses?.[0]?.state?.terminated).toMatchObject({
+      exitCode: 137,
+      reason: 'OOMKilled',
+    });
+  });
+
   it('end a pod per its restartPolicy: Failed with the exit code under Never, Succeeded under OnFailure', async () => {
     await client
       .api(Pod, 'default')

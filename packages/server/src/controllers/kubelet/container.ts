@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { CrashLoopBackOff, goDuration } from './backoff.js';
 import type { LocalImage } from './images.js';
+import { MEMORY_SAMPLE_MS, memoryLimit, treeRss } from './memory-limit.js';
 import { type ProbeSubject, type ProbeTarget, ProbeWorker } from './probes.js';
 import type { ExecOutcome, ProcessIO } from './process.js';
 import { ContainerInstance, type SimulatedContainer } from './runtime.js';
@@ -161,7 +162,10 @@ export class ProcessContainer {
     this.exited = new Promise((resolve) => {
       done = resolve;
     });
+    let oomKilled = false;
+    let memoryWatch: NodeJS.Timeout | undefined;
     const finish = (exitCode: number, reason: string, message?: string) => {
+      clearInterval(memoryWatch);
       out.flush();
       err.flush();
       run.end();
@@ -202,8 +206,25 @@ export class ProcessContainer {
     this.host.watchdog.watch(proc.pid);
     proc.once('close', (code, signal) => {
       const exitCode = code ?? 128 + (SIGNALS[signal ?? ''] ?? 9);
-      finish(exitCode, exitCode === 0 ? 'Completed' : 'Error');
+      if (oomKilled) finish(137, 'OOMKilled');
+      else finish(exitCode, exitCode === 0 ? 'Completed' : 'Error');
     });
+    const limit = memoryLimit(this.spec);
+    if (limit !== undefined) {
+      const pid = proc.pid;
+      // Over its memory limit, the container's processes are killed (./memory-limit.ts).
+      memoryWatch = setInterval(() => {
+        if (treeRss(pid) <= limit) return;
+        oomKilled = true;
+        clearInterval(memoryWatch);
+        try {
+          process.kill(-pid, 'SIGKILL');
+        } catch {
+          // Exited meanwhile.
+        }
+      }, MEMORY_SAMPLE_MS);
+      memoryWatch.unref();
+    }
     this.state = { running: { startedAt: rfc3339(startedAt) } };
     this.startedAt = startedAt;
     this.startProbes();

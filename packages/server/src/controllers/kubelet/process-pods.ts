@@ -44,18 +44,19 @@
  * control plane ends them (SIGTERM, then SIGKILL after a second), and a watchdog process
  * (./watchdog.ts) kills every group when the control plane dies without stopping (`kill -9`).
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { resolveImage } from './images.js';
-import { LISTEN_SHIM } from './pod-files.js';
+import { CLUSTER_DNS_FILE, LISTEN_SHIM } from './pod-files.js';
 import type { ExecOutcome } from './process.js';
 import { ProcessPod, type ProcessPodsDeps } from './process-pod.js';
 
 export type { ProcessPodsDeps, ProcessPodsOptions } from './process-pod.js';
 
 import type { ExecRequest } from './runtime.js';
+import type { ClusterName } from './service-proxy.js';
 import { Watchdog } from './watchdog.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: pods are read loosely, as the JSON they are
@@ -76,6 +77,8 @@ export class ProcessPods {
   readonly watchdog = new Watchdog();
   private dir: string | undefined;
   private stopping = false;
+  private names: Record<string, ClusterName> = {};
+  private namesTimer: NodeJS.Timeout | undefined;
   /** When this kubelet started: probe workers of pods started within a period of it spread their first probes. */
   private readonly started = Date.now();
 
@@ -111,6 +114,22 @@ export class ProcessPods {
       return;
     }
     p.update(pod);
+  }
+
+  /**
+   * The Services' cluster DNS names, written where the pods' preload reads them (a file of the
+   * state directory; a moment later, so that a burst of Service changes is one write).
+   */
+  setClusterNames(names: Record<string, ClusterName>): void {
+    this.names = names;
+    if (this.namesTimer || this.stopping) return;
+    this.namesTimer = setTimeout(() => {
+      this.namesTimer = undefined;
+      const file = join(this.stateDir(), CLUSTER_DNS_FILE);
+      writeFileSync(`${file}.tmp`, JSON.stringify(this.names));
+      renameSync(`${file}.tmp`, file);
+    }, 50);
+    this.namesTimer.unref();
   }
 
   /** The pod is gone from the API: its processes end, its files go. */
@@ -160,6 +179,7 @@ export class ProcessPods {
   /** Ends every process (SIGTERM, SIGKILL after a second) and removes the state directory. */
   async stop(): Promise<void> {
     this.stopping = true;
+    clearTimeout(this.namesTimer);
     await Promise.all([...this.pods.values()].map((p) => p.dispose(1000)));
     this.pods.clear();
     this.watchdog.close();

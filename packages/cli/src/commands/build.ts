@@ -126,7 +126,8 @@ export function storeImage(
   const store = imageStore(o.store);
   const name = o.name ?? imageName(pkg.name ?? 'operator');
   const tag = o.tag ?? 'latest';
-  const image = { dir: 'app', entrypoint: entrypoint(pkg), workingDir: '/app' };
+  // USER as kubebuilder's Dockerfile (distroless nonroot): what runAsNonRoot is checked against.
+  const image = { dir: 'app', entrypoint: entrypoint(pkg), workingDir: '/app', user: '65532:65532' };
   const content = digest(join(project, 'dist')).update(pkgText).digest('hex').slice(0, 12);
   const modules = nearestNodeModules(project);
   for (const t of new Set([tag, `sha-${content}`]))

@@ -249,6 +249,25 @@ describe('process-backed pods', () => {
     });
   });
 
+  it('refuse runAsNonRoot for an image that runs as root, as the kubelet: CreateContainerConfigError', async () => {
+    await client
+      .api(Pod, 'default')
+      .create(pod('rooted', { readinessProbe: undefined }, { securityContext: { runAsNonRoot: true } }));
+    const p = await eventually(
+      async () => {
+        const got = await client.api(Pod, 'default').get('rooted');
+        const s = got.status?.containerStatuses?.[0];
+        return s?.state?.waiting?.reason === 'CreateContainerConfigError' ? got : undefined;
+      },
+      15_000,
+      'CreateContainerConfigError',
+    );
+    expect(p.status?.phase).toBe('Pending');
+    expect(p.status?.containerStatuses?.[0]?.state?.waiting?.message).toBe(
+      `container has runAsNonRoot and image will run as root (pod: "rooted_default(${p.metadata?.uid})", container: app)`,
+    );
+  });
+
   it('end a pod per its restartPolicy: Failed with the exit code under Never, Succeeded under OnFailure', async () => {
     await client
       .api(Pod, 'default')

@@ -13,6 +13,7 @@ import { MEMORY_SAMPLE_MS, memoryLimit, treeRss } from './memory-limit.js';
 import { type ProbeSubject, type ProbeTarget, ProbeWorker } from './probes.js';
 import type { ExecOutcome, ProcessIO } from './process.js';
 import { ContainerInstance, type SimulatedContainer } from './runtime.js';
+import { runAsNonRootError } from './security-context.js';
 import { followTerminalSize, inTerminal, type Terminal } from './tty.js';
 import type { Watchdog } from './watchdog.js';
 
@@ -105,6 +106,8 @@ export class ProcessContainer {
   /** When the current run started; undefined while none runs. */
   private startedAt: number | undefined;
 
+  /** Why the container cannot be created (kube's CreateContainerConfigError), if so. */
+  configError: string | undefined;
   /** Being killed to start again from another image: its exit does not go through the restart policy. */
   private redefining = false;
 
@@ -115,6 +118,7 @@ export class ProcessContainer {
     private readonly host: ContainerHost,
   ) {
     this.backoff = new CrashLoopBackOff(host.backoffScale);
+    this.configError = runAsNonRootError(host.pod(), spec, image);
   }
 
   get name(): string {
@@ -123,6 +127,11 @@ export class ProcessContainer {
 
   /** Starts a run of the container. */
   start(): void {
+    if (this.configError) {
+      this.state = { waiting: { reason: 'CreateContainerConfigError', message: this.configError } };
+      this.host.changed();
+      return;
+    }
     const [cmd, ...args] = this.context.argv;
     const run = new ContainerInstance();
     const runs = this.host.record.instances;
@@ -398,6 +407,7 @@ export class ProcessContainer {
     }
     this.image = image;
     this.context = context;
+    this.configError = runAsNonRootError(this.host.pod(), spec, image);
     if (this.host.terminating()) return;
     this.restart();
   }

@@ -350,7 +350,7 @@ export class ProcessPod {
     });
     const statusOf = (spec: Obj, init: boolean): Obj => {
       const c = (init ? this.inits : this.containers).get(spec.name);
-      if (c?.everStarted) return c.status();
+      if (c?.everStarted || c?.configError) return c.status();
       const local = resolveImage(spec.image, this.deps.options) !== undefined;
       if (local || (init && !this.mainStarted))
         return waiting(spec, this.preparing && !init ? this.preparing : { reason: 'PodInitializing' });

@@ -289,7 +289,8 @@ export class ProcessContainer {
           startedAt: this.startedAt ?? 0,
           started: this.started,
         },
-      neverRestarted: () => this.host.restartPolicy() === 'Never',
+      // Exited under a policy that does not restart it (the kubelet's worker ends with the pod's phase).
+      neverRestarted: () => this.host.restartPolicy() === 'Never' || this.done,
     };
     const add = (kind: 'startup' | 'liveness' | 'readiness', onChange: (ok: boolean) => void) => {
       const w = new ProbeWorker(

@@ -122,14 +122,20 @@ export class ProcessPods {
    */
   setClusterNames(names: Record<string, ClusterName>): void {
     this.names = names;
-    if (this.namesTimer || this.stopping) return;
+    // No state directory yet (no process-backed pod): the file is written when it is made.
+    if (this.namesTimer || this.stopping || !this.dir) return;
     this.namesTimer = setTimeout(() => {
       this.namesTimer = undefined;
-      const file = join(this.stateDir(), CLUSTER_DNS_FILE);
-      writeFileSync(`${file}.tmp`, JSON.stringify(this.names));
-      renameSync(`${file}.tmp`, file);
+      this.writeNames();
     }, 50);
     this.namesTimer.unref();
+  }
+
+  private writeNames(): void {
+    if (!this.dir) return;
+    const file = join(this.dir, CLUSTER_DNS_FILE);
+    writeFileSync(`${file}.tmp`, JSON.stringify(this.names));
+    renameSync(`${file}.tmp`, file);
   }
 
   /** The pod is gone from the API: its processes end, its files go. */
@@ -194,6 +200,7 @@ export class ProcessPods {
       // A temporary directory goes with the control plane, even one killed with kill -9.
       if (!base) this.watchdog.cleanup = this.dir;
       writeFileSync(join(this.dir, 'listen-shim.cjs'), LISTEN_SHIM);
+      this.writeNames();
     }
     return this.dir;
   }

@@ -60,14 +60,17 @@ function copySample(): string {
     }),
   );
   // Two replicas, as a user would declare them for leader election to matter; without the
-  // webhooks in config/ (no cert-manager here, and these tests are about the operator's pods:
-  // its webhook server then serves a certificate of its own that nothing calls).
+  // webhooks (no cert-manager here, and these tests are about the operator's pods): none in
+  // config/, and ENABLE_WEBHOOKS=false as kubebuilder runs a manager without them.
   const manifests = join(dir, 'src/manifests.ts');
   const text = readFileSync(manifests, 'utf8');
   writeFileSync(
     manifests,
     text
-      .replace('samples: [sampleFoo],', 'samples: [sampleFoo],\n  manager: { replicas: 2 },')
+      .replace(
+        'samples: [sampleFoo],',
+        "samples: [sampleFoo],\n  manager: { replicas: 2, env: [{ name: 'ENABLE_WEBHOOKS', value: 'false' }] },",
+      )
       .replace(/\n {2}webhooks,\n/, '\n'),
   );
   expect(readFileSync(manifests, 'utf8')).not.toBe(text);

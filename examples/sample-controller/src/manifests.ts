@@ -1,6 +1,7 @@
 /**
  * `npm run manifests`: regenerates `config/` (CRD, RBAC, manager, samples, webhooks and
- * cert-manager) from the declarations, so the YAML never drifts from the code.
+ * cert-manager) and `dist/install.yaml` from the declarations, so the YAML never drifts from the
+ * code. `IMG` sets the manager's image (`kubeloop deploy` sets it).
  */
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,14 +21,13 @@ export const sampleFoo: Foo = {
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const files = generateManifests({
   name: 'sample-controller',
-  image: 'sample-controller:latest',
+  image: process.env.IMG || 'sample-controller:latest',
   resources: [Foo],
   ...createManager({ leaderElection: { id: LEADER_ELECTION_ID } }).permissions,
   samples: [sampleFoo],
   webhooks,
 });
-await writeGeneratedFiles(
-  root,
-  files.filter((f) => f.path.startsWith('config/')),
-);
-for (const f of files) if (f.path.startsWith('config/')) process.stdout.write(`wrote ${f.path}\n`);
+// Not the Dockerfile: the sample is built into the local image store (`kubeloop build`) instead.
+const written = files.filter((f) => f.path.startsWith('config/') || f.path === 'dist/install.yaml');
+await writeGeneratedFiles(root, written);
+for (const f of written) process.stdout.write(`wrote ${f.path}\n`);

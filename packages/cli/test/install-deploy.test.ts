@@ -88,4 +88,24 @@ describe('kubeloop deploy / undeploy', () => {
       (await kubectlAsync(kubeconfig.path, ['get', 'crd', 'gadgets.tools.example.com'])).stderr,
     ).toContain('NotFound');
   });
+
+  it('refuses a kubeloop.local image the local image store does not hold (its pods would run nothing)', async () => {
+    const store = join(dir, 'empty-store');
+    const r = await kubeloopAsync(
+      [
+        'deploy',
+        '--image',
+        'kubeloop.local/gadget-operator:v9',
+        '--store',
+        store,
+        '--kubeconfig',
+        kubeconfig.path,
+      ],
+      project,
+    );
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(
+      `kubeloop.local/gadget-operator:v9 is not in the local image store ${store}: build it with \`kubeloop build --store ${store}\``,
+    );
+  });
 });

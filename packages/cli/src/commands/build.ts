@@ -49,10 +49,20 @@ function entrypoint(pkg: { main?: string; scripts?: Record<string, string> }): s
   return ['node', start?.[1] ?? pkg.main ?? 'dist/main.js'];
 }
 
-/** A digest of every file of a directory tree (names and contents). */
+/**
+ * Whether a file of `dist/` is not part of the image: `dist/install.yaml`, which `kubeloop deploy`
+ * renders there naming the image (in the digest, every deploy would make a new content tag), and
+ * TypeScript's build info (it changes with every compile, not with the code).
+ */
+function notInImage(src: string, dist: string): boolean {
+  return src === join(dist, 'install.yaml') || src.endsWith('.tsbuildinfo');
+}
+
+/** A digest of every file of a directory tree (names and contents) that goes into the image. */
 function digest(dir: string, h = createHash('sha256'), base = dir): ReturnType<typeof createHash> {
   for (const entry of readdirSync(dir).sort()) {
     const path = join(dir, entry);
+    if (notInImage(path, base)) continue;
     if (statSync(path).isDirectory()) digest(path, h, base);
     else h.update(relative(base, path)).update('\0').update(readFileSync(path)).update('\0');
   }
@@ -79,9 +89,50 @@ function writeTag(
   const app = join(at, 'app');
   mkdirSync(app, { recursive: true });
   writeFileSync(join(app, 'package.json'), pkgText);
-  cpSync(join(project, 'dist'), join(app, 'dist'), { recursive: true });
+  const dist = join(project, 'dist');
+  cpSync(dist, join(app, 'dist'), { recursive: true, filter: (src) => !notInImage(src, dist) });
   if (modules) symlinkSync(modules, join(app, 'node_modules'));
   writeFileSync(join(at, 'image.json'), `${JSON.stringify(image, null, 2)}\n`);
+}
+
+/** Where `kubeloop build` stores images: `--store`, else `$KUBELOOP_IMAGE_STORE`, else `~/.kubeloop/images`. */
+export function imageStore(flag?: string): string {
+  return resolve(flag ?? (process.env.KUBELOOP_IMAGE_STORE || join(homedir(), '.kubeloop', 'images')));
+}
+
+/** What {@link storeImage} stored: the image under its content tag, and under the given tag. */
+export interface StoredImage {
+  /** `kubeloop.local/<name>:sha-<12 hex>`: what a Deployment names to roll out exactly this build. */
+  content: string;
+  /** `kubeloop.local/<name>:<tag>`. */
+  tagged: string;
+}
+
+/**
+ * Stores the compiled project (its `dist/`, which must exist) as an image of the local store.
+ *
+ * @example
+ * ```ts
+ * const { content } = storeImage('/src/foo-operator', { tag: 'latest' }); // kubeloop.local/foo-operator:sha-…
+ * ```
+ */
+export function storeImage(
+  project: string,
+  o: { tag?: string; name?: string; store?: string } = {},
+): StoredImage {
+  const pkgText = readFileSync(join(project, 'package.json'), 'utf8');
+  const pkg = JSON.parse(pkgText) as { name?: string; main?: string; scripts?: Record<string, string> };
+  if (!existsSync(join(project, 'dist'))) throw new Error(`${project} has no dist/ to store`);
+  const store = imageStore(o.store);
+  const name = o.name ?? imageName(pkg.name ?? 'operator');
+  const tag = o.tag ?? 'latest';
+  // USER as kubebuilder's Dockerfile (distroless nonroot): what runAsNonRoot is checked against.
+  const image = { dir: 'app', entrypoint: entrypoint(pkg), workingDir: '/app', user: '65532:65532' };
+  const content = digest(join(project, 'dist')).update(pkgText).digest('hex').slice(0, 12);
+  const modules = nearestNodeModules(project);
+  for (const t of new Set([tag, `sha-${content}`]))
+    writeTag(join(store, name, t), project, pkgText, image, modules);
+  return { content: `kubeloop.local/${name}:sha-${content}`, tagged: `kubeloop.local/${name}:${tag}` };
 }
 
 /** Registers `kubeloop build`. */
@@ -96,22 +147,18 @@ export function registerBuildCommand(program: Command): void {
     .option('--store <dir>', 'the local image store (default: $KUBELOOP_IMAGE_STORE or ~/.kubeloop/images)')
     .action((dirArg: string, flags: BuildFlags) => {
       const project = resolve(dirArg);
-      const pkgText = readFileSync(join(project, 'package.json'), 'utf8');
-      const pkg = JSON.parse(pkgText) as { name?: string; main?: string; scripts?: Record<string, string> };
+      const pkg = JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')) as {
+        scripts?: Record<string, string>;
+      };
       if (flags.compile && pkg.scripts?.build) {
         const r = spawnSync('npm', ['run', '--silent', 'build'], { cwd: project, stdio: 'inherit' });
         if (r.status !== 0) throw new Error(`the build of ${project} failed`);
       }
-      if (!existsSync(join(project, 'dist'))) throw new Error(`${project} has no dist/ to store`);
-      const store = resolve(
-        flags.store ?? (process.env.KUBELOOP_IMAGE_STORE || join(homedir(), '.kubeloop', 'images')),
-      );
-      const name = flags.name ?? imageName(pkg.name ?? 'operator');
-      const image = { dir: 'app', entrypoint: entrypoint(pkg), workingDir: '/app' };
-      const content = digest(join(project, 'dist')).update(pkgText).digest('hex').slice(0, 12);
-      const modules = nearestNodeModules(project);
-      for (const tag of new Set([flags.tag, `sha-${content}`]))
-        writeTag(join(store, name, tag), project, pkgText, image, modules);
-      process.stdout.write(`kubeloop.local/${name}:sha-${content}\nkubeloop.local/${name}:${flags.tag}\n`);
+      const stored = storeImage(project, {
+        tag: flags.tag,
+        ...(flags.name !== undefined && { name: flags.name }),
+        ...(flags.store !== undefined && { store: flags.store }),
+      });
+      process.stdout.write(`${stored.content}\n${stored.tagged}\n`);
     });
 }

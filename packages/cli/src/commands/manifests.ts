@@ -16,6 +16,7 @@ import {
   loadKubeconfig,
 } from 'kubeloop/client';
 import { parseAllDocuments } from 'yaml';
+import { imageStore, storeImage } from './build.js';
 import { applyObjects, buildProject, installCrds, readProjectCrds } from './project.js';
 
 /** Runs the project's generator (`dist/manifests.js`); rejects with its output when it fails. */
@@ -46,12 +47,15 @@ function runGenerator(dir: string, image: string | undefined): Promise<string> {
  * Builds the project and regenerates `config/` (and `dist/install.yaml`, the Dockerfile) from its
  * declarations: the project's `src/manifests.ts`, which `kubeloop init` scaffolds.
  */
-export async function generate(dir: string, options: { image?: string } = {}): Promise<string[]> {
+export async function generate(
+  dir: string,
+  options: { image?: string; compiled?: boolean } = {},
+): Promise<string[]> {
   if (!existsSync(join(dir, 'src/manifests.ts')))
     throw new Error(
       `${dir} has no src/manifests.ts to generate config/ from (kubeloop init scaffolds it; see kubeloop/manifests' generateManifests)`,
     );
-  await buildProject(dir);
+  if (!options.compiled) await buildProject(dir);
   const output = await runGenerator(dir, options.image);
   return output
     .split('\n')
@@ -99,6 +103,45 @@ async function deleteObjects(client: Client, objects: readonly KubeObject[]): Pr
 
 const describe = (o: KubeObject) =>
   `${o.kind} ${o.metadata?.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata?.name ?? ''}`;
+
+/** Whether the cluster is kubeloop's local control plane (its version says so, as `v1.32.0-kubeloop`). */
+async function isLocalPlane(client: Client): Promise<boolean> {
+  return (await client.version()).gitVersion.endsWith('-kubeloop');
+}
+
+/**
+ * The image `deploy` writes into config/manager. On the local control plane, whose kubelet runs
+ * `kubeloop.local/…` images of the local store as processes: without `--image`, the project
+ * is compiled and stored, and its content tag deployed (a changed build rolls out, an unchanged
+ * one changes nothing); a `kubeloop.local/…` image must be in the store, else its pods would be
+ * simulated with nothing running. Elsewhere `--image` goes through as given.
+ */
+async function deployImage(
+  client: Client,
+  dir: string,
+  flags: { image?: string; store?: string },
+): Promise<{ name: string; compiled: boolean } | undefined> {
+  const given = flags.image ? { name: flags.image, compiled: false } : undefined;
+  if (flags.image && !flags.image.startsWith('kubeloop.local/')) return given;
+  if (!(await isLocalPlane(client))) {
+    if (flags.image)
+      process.stderr.write(
+        `warning: ${flags.image} is an image of kubeloop's local image store; this cluster is not kubeloop's local control plane and cannot pull it\n`,
+      );
+    return given;
+  }
+  if (!flags.image) {
+    await buildProject(dir);
+    return { name: storeImage(dir, flags.store ? { store: flags.store } : {}).content, compiled: true };
+  }
+  const [name = '', tag = 'latest'] = flags.image.slice('kubeloop.local/'.length).split('@')[0]!.split(':');
+  const store = imageStore(flags.store);
+  if (!existsSync(join(store, name, tag, 'image.json')))
+    throw new Error(
+      `${flags.image} is not in the local image store ${store}: build it with \`kubeloop build${flags.store ? ` --store ${flags.store}` : ''}\` (or deploy without --image to deploy the project's build)`,
+    );
+  return given;
+}
 
 /** Registers `generate`, `install`, `uninstall`, `deploy` and `undeploy`. */
 export function registerManifestCommands(program: Command): void {
@@ -160,14 +203,20 @@ export function registerManifestCommands(program: Command): void {
       "deploy the operator (CRDs, RBAC, manager) to the current kubeconfig's cluster (make deploy); the same as kubectl apply -k config/default",
     )
     .argument('[dir]', 'the operator project', '.')
-    .option('--image <image>', "the manager's image (make deploy IMG=…); written into config/manager")
+    .option(
+      '--image <image>',
+      "the manager's image (make deploy IMG=…), written into config/manager; on kubeloop's local control plane the default is the project's build, stored as kubeloop.local/<name>:sha-…",
+    )
+    .option('--store <dir>', 'the local image store (default: $KUBELOOP_IMAGE_STORE or ~/.kubeloop/images)')
     .option('--kubeconfig <path>', 'the kubeconfig (default: $KUBECONFIG or ~/.kube/config)')
-    .action(async (dirArg: string, flags: { image?: string; kubeconfig?: string }) => {
+    .action(async (dirArg: string, flags: { image?: string; store?: string; kubeconfig?: string }) => {
       const dir = resolve(dirArg);
-      await generate(dir, flags.image ? { image: flags.image } : {});
-      const objects = await readObjects(join(dir, 'dist/install.yaml'));
       const client = await currentClient(flags.kubeconfig);
       try {
+        const image = await deployImage(client, dir, flags);
+        if (image) process.stdout.write(`image ${image.name}\n`);
+        await generate(dir, image ? { image: image.name, compiled: image.compiled } : {});
+        const objects = await readObjects(join(dir, 'dist/install.yaml'));
         const crds = objects.filter(
           (o) => o.kind === 'CustomResourceDefinition',
         ) as CustomResourceDefinition[];

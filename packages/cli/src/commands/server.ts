@@ -1,5 +1,4 @@
 import { resolve } from 'node:path';
-import { startControlPlane } from '@kubeloop/server';
 import type { Command } from 'commander';
 
 interface ServerFlags {
@@ -106,6 +105,8 @@ export function registerServerCommand(program: Command): void {
       const kubeconfigPath = resolve(
         flags.kubeconfig ?? (dataDir ? `${dataDir}/kubeconfig` : '.kubeloop/kubeconfig'),
       );
+      // Loaded here, not with the command line: every other command starts without the control plane's code.
+      const { startControlPlane } = await import('@kubeloop/server');
       const cp = await startControlPlane({
         host: flags.host,
         port,

@@ -119,8 +119,16 @@ export function managerDeployment(n: ManagerNames, o: ManagerOptions = {}): Mani
               },
               readinessProbe: {
                 httpGet: { path: '/readyz', port: health },
-                initialDelaySeconds: 5,
                 periodSeconds: 10,
+              },
+              // Ready as soon as the caches synced: the kubelet probes /readyz every second until it
+              // first passes, then runs the readiness probe at once (a fixed initial delay would
+              // wait for the next 10 s tick). Up to 2 minutes, controller-runtime's cache sync
+              // timeout; past it the manager is restarted.
+              startupProbe: {
+                httpGet: { path: '/readyz', port: health },
+                periodSeconds: 1,
+                failureThreshold: 120,
               },
               resources: o.resources ?? {
                 limits: { cpu: '500m', memory: '512Mi' },

@@ -20,6 +20,17 @@ if (mode === 'cat') {
 }
 if (mode === 'exit') { console.error('exiting with ' + process.argv[3]); process.exit(Number(process.argv[3])); }
 let ready = mode !== 'unready';
+if (process.env.GRPC_PORT) {
+  // grpc.health.v1.Health/Check over plaintext HTTP/2: SERVING for every service.
+  require('node:http2').createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'application/grpc' });
+      res.addTrailers({ 'grpc-status': '0' });
+      res.end(Buffer.from([0, 0, 0, 0, 2, 0x08, 1]));
+    });
+  }).listen(Number(process.env.GRPC_PORT));
+}
 if (mode === 'with-child') {
   // A process of the container that its main process does not wait for: it must go with the container.
   const child = require('node:child_process').spawn('sleep', ['600'], { stdio: 'ignore' });

@@ -103,6 +103,15 @@ describe('probes of process-backed pods', () => {
     expect(previous).toContain('failed liveness probe, will be restarted');
   });
 
+  it('grpc: the pod is Ready once its process answers grpc.health.v1 SERVING', async () => {
+    await create('grpc', {
+      env: [{ name: 'GRPC_PORT', value: '9090' }],
+      readinessProbe: { grpc: { port: 9090 }, periodSeconds: 1 },
+    });
+    const p = await until('grpc', (x) => readyOf(x) === 'True', 'Ready');
+    expect(p.status?.containerStatuses?.[0]?.ready).toBe(true);
+  });
+
   it('startup: the container is not started nor ready until its exec probe succeeds in its working directory', async () => {
     await create('slow', {
       startupProbe: {

@@ -10,17 +10,23 @@ import { writeTestImage } from './app.js';
 let k: KubectlEnv;
 let client: Client;
 let imageDir: string;
+let imageDirV2: string;
 let marks: string;
 const IMAGE = 'example.com/test-app:dev';
+const IMAGE_V2 = 'example.com/test-app:v2';
 
 beforeAll(async () => {
   imageDir = writeTestImage();
+  imageDirV2 = writeTestImage();
   marks = mkdtempSync(join(tmpdir(), 'kubeloop-marks-'));
   k = await startKubectlEnv({
     nodes: {
       count: 1,
       processes: {
-        images: { [IMAGE]: { dir: imageDir, entrypoint: ['node', 'server.js'] } },
+        images: {
+          [IMAGE]: { dir: imageDir, entrypoint: ['node', 'server.js'] },
+          [IMAGE_V2]: { dir: imageDirV2, entrypoint: ['node', 'server.js'], env: { APP_VERSION: 'v2' } },
+        },
         backoffScale: 0.01,
         syncIntervalMs: 200,
       },
@@ -32,6 +38,7 @@ afterAll(async () => {
   await client.close();
   await k.stop();
   rmSync(imageDir, { recursive: true, force: true });
+  rmSync(imageDirV2, { recursive: true, force: true });
   rmSync(marks, { recursive: true, force: true });
 });
 
@@ -191,6 +198,74 @@ describe('process-backed pods', () => {
     );
     expect(s?.lastState?.terminated).toMatchObject({ exitCode: 3, reason: 'Error' });
     expect(s?.ready).toBe(false);
+  });
+
+  it("restart a container whose image the pod's spec changes, from the new image", async () => {
+    await client.api(Pod, 'default').create(pod('reimage'));
+    const before = (await ready('reimage')).status?.containerStatuses?.[0];
+    await k.ok(['set', 'image', 'pod/reimage', `app=${IMAGE_V2}`]);
+    const after = await eventually(
+      async () => {
+        const p = await client.api(Pod, 'default').get('reimage');
+        const s = p.status?.containerStatuses?.[0];
+        return s?.image === IMAGE_V2 && s.state?.running && s.ready ? p : undefined;
+      },
+      15_000,
+      'running the new image',
+    );
+    const s = after.status?.containerStatuses?.[0];
+    expect(s?.restartCount).toBe(1);
+    expect(s?.imageID).not.toBe(before?.imageID);
+    expect(s?.containerID).not.toBe(before?.containerID);
+    expect(s?.lastState?.terminated).toBeDefined();
+    expect(JSON.parse((await get(after.status?.podIP ?? '', '/env')).body).APP_VERSION).toBe('v2');
+    expect(await k.ok(['logs', 'reimage', '--previous'])).toContain('definition changed');
+  });
+
+  it('kill a container whose memory passes its limit: OOMKilled, exit code 137', async () => {
+    await client.api(Pod, 'default').create(
+      pod(
+        'hungry',
+        {
+          // 16 MiB more resident memory every 50 ms, kept.
+          command: ['node', '-e', 'const a = []; setInterval(() => a.push(Buffer.alloc(16 << 20, 1)), 50)'],
+          resources: { limits: { memory: '96Mi' } },
+          readinessProbe: undefined,
+        },
+        { restartPolicy: 'Never' },
+      ),
+    );
+    const failed = await eventually(
+      async () => {
+        const got = await client.api(Pod, 'default').get('hungry');
+        return got.status?.phase === 'Failed' ? got : undefined;
+      },
+      15_000,
+      'OOMKilled',
+    );
+    expect(failed.status?.containerStatuses?.[0]?.state?.terminated).toMatchObject({
+      exitCode: 137,
+      reason: 'OOMKilled',
+    });
+  });
+
+  it('refuse runAsNonRoot for an image that runs as root, as the kubelet: CreateContainerConfigError', async () => {
+    await client
+      .api(Pod, 'default')
+      .create(pod('rooted', { readinessProbe: undefined }, { securityContext: { runAsNonRoot: true } }));
+    const p = await eventually(
+      async () => {
+        const got = await client.api(Pod, 'default').get('rooted');
+        const s = got.status?.containerStatuses?.[0];
+        return s?.state?.waiting?.reason === 'CreateContainerConfigError' ? got : undefined;
+      },
+      15_000,
+      'CreateContainerConfigError',
+    );
+    expect(p.status?.phase).toBe('Pending');
+    expect(p.status?.containerStatuses?.[0]?.state?.waiting?.message).toBe(
+      `container has runAsNonRoot and image will run as root (pod: "rooted_default(${p.metadata?.uid})", container: app)`,
+    );
   });
 
   it('end a pod per its restartPolicy: Failed with the exit code under Never, Succeeded under OnFailure', async () => {

@@ -103,4 +103,26 @@ describe('Services of process-backed pods', () => {
     );
     expect([...hosts].sort()).toEqual(['svc-a', 'svc-b']);
   });
+
+  it('resolve Service DNS names for the pods processes: short, namespaced and full; others not found', async () => {
+    // In a pod of the Service above: its name through the search list, then fully qualified.
+    const script = `
+      const http = require('node:http');
+      const get = (url) => new Promise((resolve) => http.get(url, (r) => { let b = ''; r.on('data', (d) => (b += d)); r.on('end', () => resolve(JSON.parse(b).HOSTNAME)); }).on('error', (e) => resolve(e.code)));
+      (async () => {
+        for (const host of ['web', 'web.default', 'web.default.svc.cluster.local', 'nope.default.svc.cluster.local'])
+          console.log(host, await get('http://' + host + ':8081/env'));
+      })();`;
+    const out = await eventually(
+      async () => {
+        const text = await k.ok(['exec', 'svc-a', '--', 'node', '-e', script]);
+        return text.includes('ENOTFOUND') && !/web\S* (ENOTFOUND|ECONNREFUSED)/.test(text) ? text : undefined;
+      },
+      10_000,
+      'the names resolved',
+    );
+    const lines = out.trim().split('\n');
+    for (const line of lines.slice(0, 3)) expect(line).toMatch(/^web\S* svc-[ab]$/);
+    expect(lines[3]).toBe('nope.default.svc.cluster.local ENOTFOUND');
+  });
 });

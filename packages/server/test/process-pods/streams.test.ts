@@ -1,7 +1,9 @@
+import { once } from 'node:events';
 import { rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { Client, Pod } from 'kubeloop/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { eventually, type KubectlEnv, startKubectlEnv } from '../kubectl.js';
 import { writeTestImage } from './app.js';
 
@@ -93,6 +95,38 @@ describe('kubectl and process-backed pods', () => {
     expect(failed.code).toBe(7);
     const missing = await k.run(['exec', 'web', '--', 'no-such-program']);
     expect(missing.stderr).toContain('executable file not found in $PATH');
+  });
+
+  it('exec -t: the command gets a terminal of the client size, which follows the resize channel', async () => {
+    const path = '/api/v1/namespaces/default/pods/web/exec?command=sh&stdin=true&stdout=true&tty=true';
+    const ws = new WebSocket(`${k.cp.url.replace('https', 'wss')}${path}`, ['v5.channel.k8s.io'], {
+      ca: k.cp.clientConfig.caData,
+      headers: { Authorization: `Bearer ${k.cp.clientConfig.token}` },
+    });
+    let out = '';
+    let status = '';
+    ws.on('message', (data: Buffer) => {
+      if (data[0] === 1) out += data.subarray(1).toString();
+      if (data[0] === 3) status += data.subarray(1).toString();
+    });
+    await once(ws, 'open');
+    const send = (channel: number, text: string) =>
+      ws.send(Buffer.concat([Buffer.from([channel]), Buffer.from(text)]));
+    // As kubectl: the terminal size first, then what is typed. The markers are printed as
+    // $(…) so that the terminal's echo of the typed line does not match them.
+    send(4, JSON.stringify({ Width: 100, Height: 40 }));
+    send(0, 'tty; until [ "$(stty size)" = "40 100" ]; do sleep 0.05; done; echo first$(echo -size)\n');
+    await eventually(() => /\/dev\/pts\/\d+[\s\S]*first-size/.test(out), 10_000, 'the first size');
+    send(4, JSON.stringify({ Width: 120, Height: 50 }));
+    send(0, 'until [ "$(stty size)" = "50 120" ]; do sleep 0.05; done; echo re$(echo sized)\n');
+    await eventually(() => out.includes('resized'), 10_000, 'the new size');
+    send(0, 'exit 3\n');
+    await once(ws, 'close');
+    expect(JSON.parse(status)).toMatchObject({
+      status: 'Failure',
+      reason: 'NonZeroExitCode',
+      details: { causes: [{ reason: 'ExitCode', message: '3' }] },
+    });
   });
 
   it('port-forward: connects to the process port', async () => {

@@ -9,9 +9,12 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { CrashLoopBackOff, goDuration } from './backoff.js';
 import type { LocalImage } from './images.js';
-import { type ProbeTarget, ProbeWorker } from './probes.js';
+import { MEMORY_SAMPLE_MS, memoryLimit, treeRss } from './memory-limit.js';
+import { type ProbeSubject, type ProbeTarget, ProbeWorker } from './probes.js';
 import type { ExecOutcome, ProcessIO } from './process.js';
 import { ContainerInstance, type SimulatedContainer } from './runtime.js';
+import { runAsNonRootError } from './security-context.js';
+import { followTerminalSize, inTerminal, type Terminal } from './tty.js';
 import type { Watchdog } from './watchdog.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: pods are read loosely, as the JSON they are
@@ -29,6 +32,13 @@ const SIGNALS: Record<string, number> = {
   SIGTERM: 15,
 };
 
+/** What a container's process gets. */
+export interface ContainerContext {
+  env: Record<string, string>;
+  argv: string[];
+  cwd: string;
+}
+
 /** What a container gets from its pod. */
 export interface ContainerHost {
   /** The pod as last seen. */
@@ -44,6 +54,8 @@ export interface ContainerHost {
   terminating(): boolean;
   /** The container's restart policy (the pod's; an init container's: on failure, or always for a sidecar). */
   restartPolicy(): string;
+  /** When the kubelet started (ms since the epoch): its probe workers spread their first probes within a period of it. */
+  kubeletStart: number;
 }
 
 /** Writes a stream's output to a run's log, a line at a time. */
@@ -86,17 +98,27 @@ export class ProcessContainer {
   private run: ContainerInstance | undefined;
   private readonly backoff: CrashLoopBackOff;
   private restartTimer: NodeJS.Timeout | undefined;
-  private probes: ProbeWorker[] = [];
+  /** The probe workers, created at the first run and kept across runs, as the kubelet's. */
+  private probes: ProbeWorker[] | undefined;
+  private readiness: ProbeWorker | undefined;
   private exited: Promise<void> = Promise.resolve();
   private cpu: { at: number; ticks: number } | undefined;
+  /** When the current run started; undefined while none runs. */
+  private startedAt: number | undefined;
+
+  /** Why the container cannot be created (kube's CreateContainerConfigError), if so. */
+  configError: string | undefined;
+  /** Being killed to start again from another image: its exit does not go through the restart policy. */
+  private redefining = false;
 
   constructor(
-    readonly spec: Obj,
-    readonly image: LocalImage,
-    readonly context: { env: Record<string, string>; argv: string[]; cwd: string },
+    public spec: Obj,
+    public image: LocalImage,
+    public context: ContainerContext,
     private readonly host: ContainerHost,
   ) {
     this.backoff = new CrashLoopBackOff(host.backoffScale);
+    this.configError = runAsNonRootError(host.pod(), spec, image);
   }
 
   get name(): string {
@@ -105,6 +127,11 @@ export class ProcessContainer {
 
   /** Starts a run of the container. */
   start(): void {
+    if (this.configError) {
+      this.state = { waiting: { reason: 'CreateContainerConfigError', message: this.configError } };
+      this.host.changed();
+      return;
+    }
     const [cmd, ...args] = this.context.argv;
     const run = new ContainerInstance();
     const runs = this.host.record.instances;
@@ -115,6 +142,7 @@ export class ProcessContainer {
     const startedAt = Date.now();
     this.ready = false;
     this.started = !this.spec.startupProbe;
+    this.ready = !this.spec.readinessProbe;
     if (!cmd) {
       this.state = { waiting: { reason: 'CreateContainerError', message: 'no command specified' } };
       run.end();
@@ -143,11 +171,13 @@ export class ProcessContainer {
     this.exited = new Promise((resolve) => {
       done = resolve;
     });
+    let oomKilled = false;
+    let memoryWatch: NodeJS.Timeout | undefined;
     const finish = (exitCode: number, reason: string, message?: string) => {
+      clearInterval(memoryWatch);
       out.flush();
       err.flush();
       run.end();
-      this.stopProbes();
       if (proc.pid !== undefined) {
         // What the main process left behind goes with it, as with a container's cgroup.
         try {
@@ -159,6 +189,7 @@ export class ProcessContainer {
       }
       this.proc = undefined;
       this.ready = false;
+      this.startedAt = undefined;
       const terminated = {
         exitCode,
         reason,
@@ -184,15 +215,34 @@ export class ProcessContainer {
     this.host.watchdog.watch(proc.pid);
     proc.once('close', (code, signal) => {
       const exitCode = code ?? 128 + (SIGNALS[signal ?? ''] ?? 9);
-      finish(exitCode, exitCode === 0 ? 'Completed' : 'Error');
+      if (oomKilled) finish(137, 'OOMKilled');
+      else finish(exitCode, exitCode === 0 ? 'Completed' : 'Error');
     });
+    const limit = memoryLimit(this.spec);
+    if (limit !== undefined) {
+      const pid = proc.pid;
+      // Over its memory limit, the container's processes are killed (./memory-limit.ts).
+      memoryWatch = setInterval(() => {
+        if (treeRss(pid) <= limit) return;
+        oomKilled = true;
+        clearInterval(memoryWatch);
+        try {
+          process.kill(-pid, 'SIGKILL');
+        } catch {
+          // Exited meanwhile.
+        }
+      }, MEMORY_SAMPLE_MS);
+      memoryWatch.unref();
+    }
     this.state = { running: { startedAt: rfc3339(startedAt) } };
+    this.startedAt = startedAt;
     this.startProbes();
     this.host.changed();
   }
 
   /** The run ended: restart it per the pod's restartPolicy, after the back-off. */
   private afterExit(finishedAt: number, exitCode: number): void {
+    if (this.redefining) return;
     const policy = this.host.restartPolicy();
     if (this.host.terminating() || policy === 'Never' || (policy === 'OnFailure' && exitCode === 0)) return;
     const wait = this.backoff.delay(finishedAt, Date.now());
@@ -221,6 +271,8 @@ export class ProcessContainer {
   }
 
   private startProbes(): void {
+    if (this.probes) return;
+    this.probes = [];
     const target: ProbeTarget = {
       podIP: this.host.podIP,
       container: this.spec,
@@ -229,40 +281,58 @@ export class ProcessContainer {
         return 'exitCode' in outcome ? outcome.exitCode : -1;
       },
     };
-    const startOthers = () => {
-      if (this.spec.livenessProbe)
-        this.addProbe(
-          new ProbeWorker('liveness', this.spec.livenessProbe, target, (ok) => ok || this.failed('liveness')),
-        );
-      if (this.spec.readinessProbe)
-        this.addProbe(
-          new ProbeWorker('readiness', this.spec.readinessProbe, target, (ok) => {
-            this.ready = ok;
-            this.host.changed();
-          }),
-        );
-      else this.ready = true;
+    const subject: ProbeSubject = {
+      current: () =>
+        this.run && {
+          id: this.run.id,
+          running: this.startedAt !== undefined,
+          startedAt: this.startedAt ?? 0,
+          started: this.started,
+        },
+      // Exited under a policy that does not restart it (the kubelet's worker ends with the pod's phase).
+      neverRestarted: () => this.host.restartPolicy() === 'Never' || this.done,
+    };
+    const add = (kind: 'startup' | 'liveness' | 'readiness', onChange: (ok: boolean) => void) => {
+      const w = new ProbeWorker(
+        kind,
+        this.spec[`${kind}Probe`],
+        target,
+        subject,
+        (runId, ok) => {
+          // A result of a run that has ended meanwhile says nothing of this one.
+          if (runId === this.run?.id && this.startedAt !== undefined) onChange(ok);
+        },
+        this.host.kubeletStart,
+      );
+      this.probes?.push(w);
+      w.start();
+      return w;
     };
     if (this.spec.startupProbe)
-      this.addProbe(
-        new ProbeWorker('startup', this.spec.startupProbe, target, (ok) => {
-          if (!ok) return this.failed('startup');
-          this.started = true;
-          startOthers();
-          this.host.changed();
-        }),
-      );
-    else startOthers();
+      add('startup', (ok) => {
+        if (!ok) return this.failed('startup');
+        this.started = true;
+        this.host.changed();
+      });
+    if (this.spec.livenessProbe) add('liveness', (ok) => ok || this.failed('liveness'));
+    if (this.spec.readinessProbe)
+      this.readiness = add('readiness', (ok) => {
+        this.ready = ok;
+        this.host.changed();
+      });
   }
 
-  private addProbe(w: ProbeWorker): void {
-    this.probes.push(w);
-    w.start();
+  /**
+   * The pod's status is being written: a started container not (yet) ready has its readiness
+   * probed now, as the kubelet's prober manager triggers it in UpdatePodStatus — which is how
+   * a container whose startup probe just passed becomes Ready without waiting for a period.
+   */
+  statusSynced(): void {
+    if (this.startedAt !== undefined && this.started && !this.ready) this.readiness?.trigger();
   }
 
   private stopProbes(): void {
-    for (const p of this.probes) p.stop();
-    this.probes = [];
+    for (const p of this.probes ?? []) p.stop();
   }
 
   /** A liveness or startup probe failed: the kubelet kills the container, which then restarts per policy. */
@@ -271,14 +341,19 @@ export class ProcessContainer {
     const probe = kind === 'liveness' ? this.spec.livenessProbe : this.spec.startupProbe;
     const grace =
       probe?.terminationGracePeriodSeconds ?? this.host.pod().spec?.terminationGracePeriodSeconds ?? 30;
-    void this.kill(grace * 1000);
+    void this.killRun(grace * 1000);
   }
 
-  /** Ends the run: SIGTERM to its main process, SIGKILL to its group after `graceMs`. Resolves once it exited. */
+  /** Ends the container for good: no more probes nor restarts; SIGTERM to its main process, SIGKILL to its group after `graceMs`. Resolves once it exited. */
   async kill(graceMs: number): Promise<void> {
     clearTimeout(this.restartTimer);
     this.restartTimer = undefined;
     this.stopProbes();
+    await this.killRun(graceMs);
+  }
+
+  /** Ends the current run: SIGTERM to its main process, SIGKILL to its group after `graceMs`. */
+  private async killRun(graceMs: number): Promise<void> {
     const proc = this.proc;
     if (!proc?.pid) return;
     const pid = proc.pid;
@@ -298,6 +373,46 @@ export class ProcessContainer {
     clearTimeout(timer);
   }
 
+  /**
+   * Runs another image (the pod's spec changed it): the current run is killed with `graceMs`,
+   * and the container starts again at once from the new image — a new container for the kubelet,
+   * hence no back-off — counted as a restart. Without a runnable image (undefined), it waits with
+   * `ErrImagePull`.
+   */
+  async redefine(
+    spec: Obj,
+    image: LocalImage | undefined,
+    context: ContainerContext | undefined,
+    graceMs: number,
+  ): Promise<void> {
+    this.redefining = true;
+    clearTimeout(this.restartTimer);
+    this.restartTimer = undefined;
+    this.run?.write(
+      'stderr',
+      `kubeloop: container "${this.name}" definition changed (image ${spec.image}), will be restarted\n`,
+    );
+    await this.killRun(graceMs);
+    this.redefining = false;
+    this.spec = spec;
+    if (!image || !context) {
+      if (this.state.terminated) this.lastState = { terminated: this.state.terminated };
+      this.state = {
+        waiting: {
+          reason: 'ErrImagePull',
+          message: `image ${JSON.stringify(spec.image)} is not one this machine runs: a kubeloop.local/ image of the local image store (kubeloop build), or one mapped by the node's processes.images`,
+        },
+      };
+      this.host.changed();
+      return;
+    }
+    this.image = image;
+    this.context = context;
+    this.configError = runAsNonRootError(this.host.pod(), spec, image);
+    if (this.host.terminating()) return;
+    this.restart();
+  }
+
   /** Stops restarting (the pod is going away). */
   cancelRestart(): void {
     clearTimeout(this.restartTimer);
@@ -308,13 +423,19 @@ export class ProcessContainer {
    * Runs a command in the container's working directory with its environment, in a process group
    * of its own that the watchdog also kills; without `io`, its output is dropped.
    */
-  exec(argv: string[], o: { io?: ProcessIO; signal: AbortSignal }): Promise<ExecOutcome> {
-    const [cmd, ...args] = argv;
-    if (!cmd) return Promise.resolve({ startError: 'exec: "": executable file not found in $PATH' });
+  exec(
+    argv: string[],
+    o: { io?: ProcessIO; signal: AbortSignal; tty?: boolean; terminal?: Terminal },
+  ): Promise<ExecOutcome> {
+    if (!argv[0]) return Promise.resolve({ startError: 'exec: "": executable file not found in $PATH' });
+    const program = [argv[0] === 'node' ? process.execPath : argv[0], ...argv.slice(1)];
+    // With a terminal (`exec -t`): under `script` (./tty.ts), TERM set as container runtimes do.
+    const terminal = o.tty ? inTerminal(program) : undefined;
+    const [cmd = '', ...args] = terminal ?? program;
     return new Promise((resolve) => {
-      const child = spawn(cmd === 'node' ? process.execPath : cmd, args, {
+      const child = spawn(cmd, args, {
         cwd: this.context.cwd,
-        env: this.context.env,
+        env: terminal ? { TERM: 'xterm', ...this.context.env } : this.context.env,
         detached: true,
         stdio: ['pipe', 'pipe', 'pipe'],
       });
@@ -335,6 +456,7 @@ export class ProcessContainer {
       if (child.pid === undefined) return;
       const pid = child.pid;
       this.host.watchdog.watch(pid);
+      if (terminal && o.terminal) followTerminalSize(pid, o.terminal, o.signal);
       o.signal.addEventListener('abort', kill, { once: true });
       child.stdout?.on('data', (b: Buffer) => o.io?.stdout(b));
       child.stderr?.on('data', (b: Buffer) => o.io?.stderr(b));

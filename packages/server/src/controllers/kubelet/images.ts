@@ -37,6 +37,8 @@ export interface LocalImage {
   workingDir?: string;
   /** `ENV`. */
   env?: Record<string, string>;
+  /** `USER` (`uid[:gid]` or a name): what `runAsNonRoot` is checked against (see ./security-context.ts); none is root. */
+  user?: string;
 }
 
 /** Where local images come from. */

@@ -79,7 +79,8 @@ export class Kubelet {
         log: this.log,
       });
       options.runtime.backing = this.processes;
-      this.proxy = serviceProxy(client, this.log);
+      const processes = this.processes;
+      this.proxy = serviceProxy(client, this.log, (names) => processes.setClusterNames(names));
     }
   }
 

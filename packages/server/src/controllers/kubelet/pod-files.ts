@@ -11,9 +11,11 @@ import {
   mkdirSync,
   readdirSync,
   readFileSync,
+  readlinkSync,
   renameSync,
   rmSync,
   symlinkSync,
+  unlinkSync,
   writeFileSync,
 } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -28,6 +30,8 @@ type Obj = Record<string, any>;
 export const CONTAINER_ROOT_ENV = 'KUBELOOP_ROOT';
 /** The environment variable holding the pod's IP (its loopback address). */
 export const POD_IP_ENV = 'KUBELOOP_POD_IP';
+/** The file of the state directory (beside the preload) holding the Services' cluster DNS names. */
+export const CLUSTER_DNS_FILE = 'cluster-dns.json';
 
 /** A path of the container under its root directory. */
 export function inRoot(root: string, path: string): string {
@@ -151,6 +155,19 @@ export function linkImage(image: LocalImage, root: string): void {
   }
 }
 
+/** Removes the links {@link linkImage} made to an image's files (the container runs another image now). */
+export function unlinkImage(image: LocalImage, root: string): void {
+  const workdir = inRoot(root, image.workingDir ?? '/app');
+  for (const entry of readdirSync(image.dir)) {
+    const at = join(workdir, entry);
+    try {
+      if (readlinkSync(at) === join(image.dir, entry)) unlinkSync(at);
+    } catch {
+      // Not a link of the image (gone, or written by the container).
+    }
+  }
+}
+
 /** Where the container's process runs: its `workingDir`, else the image's, under its root. */
 export function workingDirectory(spec: Obj, image: LocalImage, root: string): string {
   const dir = inRoot(root, spec.workingDir ?? image.workingDir ?? '/app');
@@ -199,6 +216,10 @@ export function processEnvironment(o: {
   for (const [k, v] of Object.entries(kube)) if (!fromSpec.has(k)) out[k] = v;
   out[CONTAINER_ROOT_ENV] = o.root;
   out[POD_IP_ENV] = podIP;
+  // The cluster DNS of a pod (dnsPolicy ClusterFirst): the names and the search list of its resolv.conf.
+  out.KUBELOOP_CLUSTER_DNS = join(dirname(o.listenShim), CLUSTER_DNS_FILE);
+  const ns = pod.metadata?.namespace ?? 'default';
+  out.KUBELOOP_DNS_SEARCH = `${ns}.svc.cluster.local svc.cluster.local cluster.local`;
   const nodeOptions = out.NODE_OPTIONS ?? '';
   out.NODE_OPTIONS = `--require ${JSON.stringify(o.listenShim)}${nodeOptions ? ` ${nodeOptions}` : ''}`;
   return out;
@@ -217,7 +238,14 @@ export function commandLine(spec: Obj, image: LocalImage, env: Record<string, st
  * The preload of Node.js processes, for what a pod's namespaces would do: its own network
  * namespace, so an unaddressed `listen(port)` binds all of the pod's addresses, not the host's
  * (here the pod's loopback IP: two pods can listen on the same port); its own UTS namespace, so
- * `os.hostname()` is the pod's hostname (leader election identities name the pod).
+ * `os.hostname()` is the pod's hostname (leader election identities name the pod); and its
+ * cluster DNS, there being no DNS server: `dns.lookup` (what `net`, `http` and `fetch` resolve
+ * with) answers a Service's name — `<service>.<namespace>.svc.cluster.local`, or shorter through
+ * the search list `<namespace>.svc.cluster.local svc.cluster.local cluster.local` with
+ * `ndots:5`, as a pod's resolv.conf — with the loopback twin of its ClusterIP where the service
+ * proxy listens (./service-proxy.ts); an ExternalName Service's with its external name's
+ * addresses. A name of the cluster domain that is no Service is not found (ENOTFOUND); every
+ * other name resolves as usual.
  */
 export const LISTEN_SHIM = `'use strict';
 const net = require('node:net');
@@ -225,6 +253,58 @@ const os = require('node:os');
 if (process.env.HOSTNAME) {
   const name = process.env.HOSTNAME;
   os.hostname = () => name;
+  require('node:module').syncBuiltinESMExports();
+}
+const dnsFile = process.env.KUBELOOP_CLUSTER_DNS;
+const dns = require('node:dns');
+if (dnsFile && !dns.__kubeloopDns) {
+  dns.__kubeloopDns = true;
+  const fs = require('node:fs');
+  const search = (process.env.KUBELOOP_DNS_SEARCH || '').split(' ').filter(Boolean);
+  let table = { mtime: -1, names: {} };
+  const names = () => {
+    try {
+      const mtime = fs.statSync(dnsFile).mtimeMs;
+      if (mtime !== table.mtime) table = { mtime, names: JSON.parse(fs.readFileSync(dnsFile, 'utf8')) };
+    } catch {}
+    return table.names;
+  };
+  // What a name is in the cluster: a record, 'none' (the cluster domain, no such Service), or undefined (not the cluster's).
+  const cluster = (host) => {
+    if (typeof host !== 'string' || host === '' || /^[d.]+$/.test(host) || host.includes(':')) return undefined;
+    const h = host.toLowerCase();
+    const absolute = h.endsWith('.');
+    const name = absolute ? h.slice(0, -1) : h;
+    const dots = name.split('.').length - 1;
+    const tries = absolute ? [name] : dots >= 5 ? [name, ...search.map((s) => name + '.' + s)] : [...search.map((s) => name + '.' + s), name];
+    const known = names();
+    for (const t of tries) if (known[t]) return known[t];
+    return /(^|.)cluster.local$/.test(name) ? 'none' : undefined;
+  };
+  const notFound = (host) => Object.assign(new Error('getaddrinfo ENOTFOUND ' + host), { code: 'ENOTFOUND', errno: -3008, syscall: 'getaddrinfo', hostname: host });
+  const lookup = dns.lookup;
+  dns.lookup = function (host, options, callback) {
+    const cb = typeof options === 'function' ? options : callback;
+    const o = typeof options === 'function' ? {} : typeof options === 'number' ? { family: options } : options || {};
+    const found = cluster(host);
+    if (found === undefined) return lookup.apply(this, arguments);
+    if (found.cname) return lookup.call(this, found.cname, o, cb);
+    if (found === 'none' || o.family === 6 || o.family === 'IPv6') {
+      process.nextTick(cb, notFound(host));
+      return {};
+    }
+    if (o.all) process.nextTick(cb, null, [{ address: found.address, family: 4 }]);
+    else process.nextTick(cb, null, found.address, 4);
+    return {};
+  };
+  const promised = dns.promises.lookup;
+  dns.promises.lookup = function (host, options) {
+    const found = cluster(host);
+    if (found === undefined) return promised.apply(this, arguments);
+    return new Promise((resolve, reject) =>
+      dns.lookup(host, options || {}, (err, address, family) => (err ? reject(err) : resolve(Array.isArray(address) ? address : { address, family }))),
+    );
+  };
   require('node:module').syncBuiltinESMExports();
 }
 const ip = process.env.${POD_IP_ENV};

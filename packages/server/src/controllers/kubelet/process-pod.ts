@@ -7,12 +7,13 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Client, isConflict, isNotFound, Pod } from 'kubeloop/client';
 import type { ControllerLog } from '../log.js';
-import { type ContainerHost, ProcessContainer } from './container.js';
-import { type ImageSource, resolveImage } from './images.js';
+import { type ContainerContext, type ContainerHost, ProcessContainer } from './container.js';
+import { type ImageSource, type LocalImage, resolveImage } from './images.js';
 import {
   commandLine,
   linkImage,
   processEnvironment,
+  unlinkImage,
   workingDirectory,
   writeMountedFiles,
   writeToken,
@@ -66,6 +67,8 @@ export interface ProcessPodDeps extends ProcessPodsDeps {
   watchdog: Watchdog;
   /** The Node.js preload binding unaddressed listens to the pod IP. */
   shim: string;
+  /** When the kubelet started (ms since the epoch), for its probe workers. */
+  kubeletStart: number;
 }
 
 /** A pod whose containers run as processes. */
@@ -104,8 +107,10 @@ export class ProcessPod {
 
   /** The pod as stored now: a deletion starts its termination. */
   update(pod: Obj): void {
+    const previous = this.pod;
     this.pod = pod;
     if (pod.metadata?.deletionTimestamp && !this.terminating) void this.terminate();
+    else if (!this.terminating && !this.preparing) this.redefine(previous);
   }
 
   private async prepare(): Promise<void> {
@@ -124,21 +129,7 @@ export class ProcessPod {
           const refreshAt = await writeToken(client, this.pod, t.file, t.source);
           this.refreshToken(t.file, t.source, refreshAt);
         }
-        const env = processEnvironment({
-          runtime,
-          pod: this.pod,
-          spec,
-          image,
-          root,
-          podIP: this.ip,
-          apiServer: new URL(this.deps.apiServer),
-          listenShim: this.deps.shim,
-        });
-        const context = {
-          env,
-          argv: commandLine(spec, image, env),
-          cwd: workingDirectory(spec, image, root),
-        };
+        const context = this.context(spec, image, root);
         const c = new ProcessContainer(spec, image, context, this.host(spec.name, init ? spec : undefined));
         (init ? this.inits : this.containers).set(spec.name, c);
       }
@@ -159,6 +150,50 @@ export class ProcessPod {
     this.advance();
   }
 
+  /** What a container's process gets: its environment, command line and working directory. */
+  private context(spec: Obj, image: LocalImage, root: string): ContainerContext {
+    const env = processEnvironment({
+      runtime: this.deps.runtime,
+      pod: this.pod,
+      spec,
+      image,
+      root,
+      podIP: this.ip,
+      apiServer: new URL(this.deps.apiServer),
+      listenShim: this.deps.shim,
+    });
+    return { env, argv: commandLine(spec, image, env), cwd: workingDirectory(spec, image, root) };
+  }
+
+  /**
+   * The pod's spec changed a container's image (the one field of a container the API lets change
+   * on a pod): as the kubelet, whose hash of the container's spec no longer matches, the
+   * container is killed (with the pod's grace period) and started again from the new image, its
+   * restart count one more, with no back-off. An image this machine cannot run is simulated.
+   */
+  private redefine(previous: Obj): void {
+    const before = new Map<string, Obj>((previous.spec?.containers ?? []).map((c: Obj) => [c.name, c]));
+    // Only the containers: an init container that has completed is not run again.
+    for (const spec of this.pod.spec?.containers ?? []) {
+      const c = this.containers.get(spec.name);
+      if (!c || before.get(spec.name)?.image === spec.image || c.spec.image === spec.image) continue;
+      const image = resolveImage(spec.image, this.deps.options);
+      const root = join(this.deps.dir, spec.name);
+      try {
+        if (image) {
+          unlinkImage(c.image, root);
+          linkImage(image, root);
+        }
+      } catch (err) {
+        this.deps.log('warn', 'linking the new image of a process-backed container failed', {
+          err: String(err),
+        });
+      }
+      const grace = this.pod.spec?.terminationGracePeriodSeconds ?? 30;
+      void c.redefine(spec, image, image ? this.context(spec, image, root) : undefined, grace * 1000);
+    }
+  }
+
   /** Every sync period, the ConfigMap and Secret volumes follow their objects, as the kubelet's pod sync. */
   private syncVolumes(): void {
     this.later(this.deps.options.syncIntervalMs ?? 60_000, () => {
@@ -169,6 +204,8 @@ export class ProcessPod {
           this.deps.log('warn', 'updating the volumes of a process-backed pod failed', { err: String(err) });
         }
       }
+      // The kubelet's periodic pod sync also writes the status (which triggers readiness probes).
+      this.changed();
       this.syncVolumes();
     });
   }
@@ -200,6 +237,7 @@ export class ProcessPod {
       watchdog: this.deps.watchdog,
       record: this.deps.runtime.container(this.pod, name),
       backoffScale: this.deps.options.backoffScale ?? 1,
+      kubeletStart: this.deps.kubeletStart,
       changed: () => {
         this.advance();
         this.changed();
@@ -270,6 +308,7 @@ export class ProcessPod {
   /** Something changed: the status is written (one write at a time, the last state wins). */
   changed(): void {
     if (this.disposed) return;
+    for (const c of [...this.inits.values(), ...this.containers.values()]) c.statusSynced();
     this.dirty = true;
     if (this.writing) return;
     this.writing = true;
@@ -311,7 +350,7 @@ export class ProcessPod {
     });
     const statusOf = (spec: Obj, init: boolean): Obj => {
       const c = (init ? this.inits : this.containers).get(spec.name);
-      if (c?.everStarted) return c.status();
+      if (c?.everStarted || c?.configError) return c.status();
       const local = resolveImage(spec.image, this.deps.options) !== undefined;
       if (local || (init && !this.mainStarted))
         return waiting(spec, this.preparing && !init ? this.preparing : { reason: 'PodInitializing' });

@@ -34,25 +34,29 @@
  * per `restartPolicy` with the crash-loop back-off (./backoff.ts; `backoffScale` shortens it for
  * tests); startup, liveness and readiness probes (./probes.ts) driving `started`, `Ready` and
  * restarts; deletion: SIGTERM to the main process, SIGKILL to its process group after the grace
- * period, then the pod is removed. Logs, exec and port-forward reach the processes.
+ * period, then the pod is removed. A changed `image` of a container (the API lets a pod change
+ * it) kills the container and starts it again from the new image, counted as a restart, as the
+ * kubelet does when a container's spec hash changes. Logs, exec and port-forward reach the
+ * processes.
  *
  * ## Hygiene
  * Each container is a child of the control plane in its own process group; a stop of the
  * control plane ends them (SIGTERM, then SIGKILL after a second), and a watchdog process
  * (./watchdog.ts) kills every group when the control plane dies without stopping (`kill -9`).
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { resolveImage } from './images.js';
-import { LISTEN_SHIM } from './pod-files.js';
+import { CLUSTER_DNS_FILE, LISTEN_SHIM } from './pod-files.js';
 import type { ExecOutcome } from './process.js';
 import { ProcessPod, type ProcessPodsDeps } from './process-pod.js';
 
 export type { ProcessPodsDeps, ProcessPodsOptions } from './process-pod.js';
 
 import type { ExecRequest } from './runtime.js';
+import type { ClusterName } from './service-proxy.js';
 import { Watchdog } from './watchdog.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: pods are read loosely, as the JSON they are
@@ -73,6 +77,10 @@ export class ProcessPods {
   readonly watchdog = new Watchdog();
   private dir: string | undefined;
   private stopping = false;
+  private names: Record<string, ClusterName> = {};
+  private namesTimer: NodeJS.Timeout | undefined;
+  /** When this kubelet started: probe workers of pods started within a period of it spread their first probes. */
+  private readonly started = Date.now();
 
   constructor(private readonly deps: ProcessPodsDeps) {}
 
@@ -99,12 +107,35 @@ export class ProcessPods {
         dir: this.podDir(pod),
         watchdog: this.watchdog,
         shim: join(this.stateDir(), 'listen-shim.cjs'),
+        kubeletStart: this.started,
       });
       this.pods.set(uid, p);
       p.start();
       return;
     }
     p.update(pod);
+  }
+
+  /**
+   * The Services' cluster DNS names, written where the pods' preload reads them (a file of the
+   * state directory; a moment later, so that a burst of Service changes is one write).
+   */
+  setClusterNames(names: Record<string, ClusterName>): void {
+    this.names = names;
+    // No state directory yet (no process-backed pod): the file is written when it is made.
+    if (this.namesTimer || this.stopping || !this.dir) return;
+    this.namesTimer = setTimeout(() => {
+      this.namesTimer = undefined;
+      this.writeNames();
+    }, 50);
+    this.namesTimer.unref();
+  }
+
+  private writeNames(): void {
+    if (!this.dir) return;
+    const file = join(this.dir, CLUSTER_DNS_FILE);
+    writeFileSync(`${file}.tmp`, JSON.stringify(this.names));
+    renameSync(`${file}.tmp`, file);
   }
 
   /** The pod is gone from the API: its processes end, its files go. */
@@ -124,7 +155,12 @@ export class ProcessPods {
   exec(pod: Obj, container: string, req: ExecRequest): Promise<ExecOutcome> | undefined {
     const c = this.pods.get(pod.metadata?.uid ?? '')?.containers.get(container);
     if (!c) return undefined;
-    return c.exec(req.command, { io: req.io, signal: req.signal });
+    return c.exec(req.command, {
+      io: req.io,
+      signal: req.signal,
+      ...(req.tty && { tty: true }),
+      ...(req.terminal && { terminal: req.terminal }),
+    });
   }
 
   /** Connects to a port of a process-backed pod (undefined when the pod is not one). */
@@ -149,6 +185,7 @@ export class ProcessPods {
   /** Ends every process (SIGTERM, SIGKILL after a second) and removes the state directory. */
   async stop(): Promise<void> {
     this.stopping = true;
+    clearTimeout(this.namesTimer);
     await Promise.all([...this.pods.values()].map((p) => p.dispose(1000)));
     this.pods.clear();
     this.watchdog.close();
@@ -163,6 +200,7 @@ export class ProcessPods {
       // A temporary directory goes with the control plane, even one killed with kill -9.
       if (!base) this.watchdog.cleanup = this.dir;
       writeFileSync(join(this.dir, 'listen-shim.cjs'), LISTEN_SHIM);
+      this.writeNames();
     }
     return this.dir;
   }

@@ -12,6 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { parseQuantity as parseQuantityExact } from 'kubeloop/api';
 import { SIMULATE_ANNOTATION } from '../simulate.js';
 import { type ExecOutcome, execProgram, type ProcessIO } from './shell.js';
+import type { Terminal } from './tty.js';
 import { ContainerFs, ContainerLayer, type Mount } from './vfs.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: pods, ConfigMaps and Secrets are read loosely, as the JSON they are
@@ -111,6 +112,8 @@ export interface ExecRequest {
   signal: AbortSignal;
   /** A terminal was asked for (`tty=true`). */
   tty?: boolean;
+  /** The terminal's size and resizes (the resize channel), for commands given a real terminal. */
+  terminal?: Terminal;
 }
 
 const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';

@@ -6,7 +6,9 @@
  * connection is closed, as kube-proxy rejects a Service without endpoints.
  *
  * So another process on this machine reaches a Service of process-backed pods at the mapped
- * address (e.g. 10.96.12.34:80 at 127.96.12.34:80). Ports below 1024 need the privilege to bind
+ * address (e.g. 10.96.12.34:80 at 127.96.12.34:80), and the pods by its DNS name (the preload of
+ * ./pod-files.ts resolves `<service>.<namespace>.svc.cluster.local` to that address, there being
+ * no cluster DNS server). Ports below 1024 need the privilege to bind
  * them; where it is missing that port is skipped (silently: the `kubernetes` Service's 443 is one)
  * and only the endpoints serve it.
  */
@@ -15,6 +17,13 @@ import type { Client } from 'kubeloop/client';
 import { Endpoints, Service } from 'kubeloop/client';
 import { type ControllerDefinition, controller } from 'kubeloop/runtime';
 import type { ControllerLog } from '../log.js';
+
+/**
+ * What a Service's cluster DNS name resolves to for process-backed pods: the loopback twin of its
+ * ClusterIP (where this proxy listens), or, for an ExternalName Service, the external name.
+ * Headless Services (no ClusterIP) have none.
+ */
+export type ClusterName = { address: string } | { cname: string };
 
 /** The loopback address of a ClusterIP (IPv4 in 10.0.0.0/8), or undefined. */
 export function loopbackOf(clusterIP: string | undefined): string | undefined {
@@ -37,9 +46,19 @@ const isLoopback = (ip: string | undefined) => /^127\./.test(ip ?? '');
 export function serviceProxy(
   client: Client,
   log: ControllerLog,
+  /** Told the cluster DNS names of the Services whenever they change (see {@link ClusterName}). */
+  onNames?: (names: Record<string, ClusterName>) => void,
 ): { controller: ControllerDefinition<Service>; stop(): Promise<void> } {
   /** Listeners by Service key, then `address:port`. */
   const listeners = new Map<string, Map<string, Server>>();
+  /** `<name>.<namespace>.svc.cluster.local` of each Service by its key. */
+  const names = new Map<string, [string, ClusterName]>();
+  const setName = (key: string, entry: [string, ClusterName] | undefined) => {
+    const before = JSON.stringify(names.get(key));
+    if (entry) names.set(key, entry);
+    else names.delete(key);
+    if (JSON.stringify(entry) !== before) onNames?.(Object.fromEntries(names.values()));
+  };
   let next = 0;
 
   const forward = async (socket: Socket, ns: string, name: string, portName: string | undefined) => {
@@ -80,12 +99,19 @@ export function serviceProxy(
 
   const definition = controller(Service)
     .named('kubeloop-service-proxy')
-    .onGone((req) => close(`${req.namespace}/${req.name}`))
+    .onGone((req) => {
+      close(`${req.namespace}/${req.name}`);
+      setName(`${req.namespace}/${req.name}`, undefined);
+    })
     .reconcile(async (svc) => {
       const ns = svc.metadata?.namespace ?? 'default';
       const name = svc.metadata?.name ?? '';
       const key = `${ns}/${name}`;
       const address = svc.spec?.type === 'ExternalName' ? undefined : loopbackOf(svc.spec?.clusterIP);
+      const fqdn = `${name}.${ns}.svc.cluster.local`;
+      if (svc.spec?.type === 'ExternalName' && svc.spec.externalName)
+        setName(key, [fqdn, { cname: svc.spec.externalName }]);
+      else setName(key, address ? [fqdn, { address }] : undefined);
       const wanted = new Map<string, string | undefined>();
       if (address)
         for (const p of svc.spec?.ports ?? [])

@@ -137,6 +137,7 @@ async function runExec(
       command,
       signal: session.signal,
       tty: session.options.tty,
+      terminal: { size: () => session.terminalSize, onResize: (l) => session.onResize(l) },
       io: {
         stdin: session.stdin,
         stdout: (d) => session.write(Channel.stdout, Buffer.from(d)),

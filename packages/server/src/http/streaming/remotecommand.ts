@@ -103,6 +103,8 @@ export class RemoteCommandSession {
   readonly signal: AbortSignal;
   /** The last terminal size the client sent (TTY sessions), if any. */
   terminalSize: TerminalSize | undefined;
+  /** Told each terminal size the client sends (a process given a real terminal follows them). */
+  private readonly resizeListeners: Array<(size: TerminalSize) => void> = [];
   private readonly input = new ChunkQueue();
   private readonly abort = new AbortController();
   private resizeText = '';
@@ -115,6 +117,11 @@ export class RemoteCommandSession {
     this.stdin = this.input;
     this.signal = this.abort.signal;
     if (!options.stdin) this.input.end();
+  }
+
+  /** Calls `listener` with each terminal size the client sends from now on. */
+  onResize(listener: (size: TerminalSize) => void): void {
+    this.resizeListeners.push(listener);
   }
 
   /** The protocol the client chose. */
@@ -180,6 +187,7 @@ export class RemoteCommandSession {
       try {
         const size = JSON.parse(text.slice(0, end)) as { Width?: unknown; Height?: unknown };
         this.terminalSize = { width: Number(size.Width ?? 0), height: Number(size.Height ?? 0) };
+        for (const l of this.resizeListeners) l(this.terminalSize);
       } catch {
         // kubelet's decoder stops at the first malformed size; later ones are ignored.
         this.resizeText = '';

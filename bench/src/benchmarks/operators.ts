@@ -352,6 +352,7 @@ async function main(): Promise<void> {
       'cpu-prof': { type: 'string' },
       'heap-prof': { type: 'string' },
       json: { type: 'string' },
+      keep: { type: 'boolean', default: false },
     },
     strict: true,
   });
@@ -404,7 +405,7 @@ async function main(): Promise<void> {
       const { writeFileSync } = await import('node:fs');
       writeFileSync(values.json, `${JSON.stringify(result, null, 2)}\n`);
     }
-    rmSync(work, { recursive: true, force: true });
+    if (!values.keep) rmSync(work, { recursive: true, force: true });
   } finally {
     await server?.stop();
   }

@@ -9,6 +9,14 @@
  *
  *   npm run build && node bench/dist/benchmarks/informer.js
  *   node bench/dist/benchmarks/informer.js --sizes=10000 --runs=5
+ *   node bench/dist/benchmarks/informer.js --kubeconfig=/tmp/anchor/run/admin.kubeconfig --sizes=10000
+ *
+ * With `--kubeconfig=PATH` the same runs go against any API server (a real kube-apiserver, e.g.
+ * `../shared/tools/anchor/`) instead of a fresh local control plane; objects already there are
+ * counted and only the missing ones created. client-go joins the comparison when the anchor's
+ * `anchor-informer` is built (`--client-go=PATH`, default `$ANCHOR_BIN/anchor-informer` or
+ * `/tmp/anchor/bin/anchor-informer`): client-go 1.24's dynamic SharedInformer with an add
+ * handler, its memory read by the Go process itself (heap after GC and VmRSS growth).
  *
  * The objects are what the server stores, `managedFields` included (as a real kube-apiserver,
  * the local control plane records them on every write; the bench prints whether they are
@@ -24,7 +32,7 @@
  * kept in a Buffer, and leaving it out would flatter kubeloop.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -33,6 +41,7 @@ import type { KubernetesListObject, KubernetesObject } from '@kubernetes/client-
 import {
   Client,
   CustomResourceDefinition,
+  isAlreadyExists,
   type KubeObject,
   Namespace,
   type ResourceDescriptor,
@@ -65,7 +74,8 @@ export const VARIANTS = [
   'kubeloop-nofreeze',
   'client-node',
 ] as const;
-export type Variant = (typeof VARIANTS)[number];
+/** A compared informer: one of {@link VARIANTS}, or client-go (when its binary is there). */
+export type Variant = (typeof VARIANTS)[number] | 'client-go';
 
 const LABELS: Record<Variant, string> = {
   kubeloop: 'kubeloop/runtime Informer',
@@ -73,6 +83,7 @@ const LABELS: Record<Variant, string> = {
   'kubeloop-list': 'kubeloop (paged list)',
   'kubeloop-nofreeze': 'kubeloop (no freeze)',
   'client-node': '@kubernetes/client-node 1.x',
+  'client-go': 'client-go 1.24 (dynamic, handler)',
 };
 
 /** One measurement, made by a child process. */
@@ -99,6 +110,8 @@ export interface InformerSizeResult {
   variants: VariantResult[];
   /** kubeloop (default) / client-node: below 1 is better; the target is ≤ 0.5. */
   ratio: { syncedMs: number; heapGrowthMb: number; rssGrowthMb: number };
+  /** kubeloop (default) / client-go, when it ran: targets ≤ 1.0 (time) and ≤ 0.5 (RSS growth). */
+  ratioGo?: { syncedMs: number; rssGrowthMb: number };
 }
 
 /** The issue's reference figures (real kube-apiserver 1.24) and targets. */
@@ -182,8 +195,75 @@ export async function createWidgets(
   await Promise.all(Array.from({ length: concurrency }, worker));
 }
 
+/** Where the anchor's client-go informer is, if built. */
+export function clientGoInformer(explicit?: string): string | undefined {
+  const path = explicit ?? join(process.env.ANCHOR_BIN ?? '/tmp/anchor/bin', 'anchor-informer');
+  return existsSync(path) ? path : undefined;
+}
+
+/**
+ * One client-go measurement: `anchor-informer` syncs the collection with an add handler and
+ * prints `informer synced N … in S s; heap … (+H MB over …); RSS R MB (+G MB)` (Go's MB: 10^6).
+ */
+function sampleGo(binary: string, kubeconfigPath: string, expected: number): Promise<Sample> {
+  const args = ['-kubeconfig', kubeconfigPath, '-group', GROUP, '-version', VERSION, '-resource', PLURAL];
+  return new Promise((resolvePromise, reject) => {
+    execFile(binary, [...args, '-namespace', NAMESPACE], { timeout: 300_000 }, (err, stdout, stderr) => {
+      if (err) {
+        reject(new Error(`client-go run failed: ${err.message}\n${stderr}`));
+        return;
+      }
+      const m =
+        /informer synced (\d+) .* in ([\d.]+) s; .*\(\+(-?[\d.]+) MB over .*RSS [\d.]+ MB \(\+(-?[\d.]+) MB\)/.exec(
+          stdout,
+        );
+      if (!m) {
+        reject(new Error(`client-go printed no result:\n${stdout}\n${stderr}`));
+        return;
+      }
+      const objects = Number(m[1]);
+      if (objects !== expected) {
+        reject(new Error(`client-go cached ${objects} objects, expected ${expected}`));
+        return;
+      }
+      resolvePromise({
+        syncedMs: Number(m[2]) * 1000,
+        heapGrowthMb: (Number(m[3]) * 1e6) / MB,
+        rssGrowthMb: (Number(m[4]) * 1e6) / MB,
+        objects,
+      });
+    });
+  });
+}
+
+/** Settles when `p` does or fails with 409 AlreadyExists. */
+async function ignoreExists(p: Promise<unknown>): Promise<void> {
+  try {
+    await p;
+  } catch (err) {
+    if (!isAlreadyExists(err)) throw err;
+  }
+}
+
+/** The widgets in the bench namespace. */
+async function countWidgets(client: Client): Promise<number> {
+  let n = 0;
+  for await (const page of client.api(Widget, NAMESPACE).listPages({ limit: 5000, metadataOnly: true }))
+    n += page.items?.length ?? 0;
+  return n;
+}
+
 /** Runs one measurement in a fresh process. */
-function sample(kubeconfigPath: string, variant: Variant, expected: number): Promise<Sample> {
+function sample(
+  kubeconfigPath: string,
+  variant: Variant,
+  expected: number,
+  goBinary?: string,
+): Promise<Sample> {
+  if (variant === 'client-go') {
+    if (!goBinary) throw new Error('no client-go informer binary (build ../shared/tools/anchor)');
+    return sampleGo(goBinary, kubeconfigPath, expected);
+  }
   const self = fileURLToPath(import.meta.url);
   return new Promise((resolvePromise, reject) => {
     execFile(
@@ -216,6 +296,8 @@ export async function runInformer(
     sizes: readonly number[];
     runs: number;
     variants?: readonly Variant[];
+    /** The client-go informer binary, for the `client-go` variant. */
+    clientGo?: string;
     log?: (s: string) => void;
   },
 ): Promise<InformerSizeResult[]> {
@@ -224,13 +306,19 @@ export async function runInformer(
   const client = await Client.fromKubeconfig({ path: kubeconfigPath });
   const results: InformerSizeResult[] = [];
   try {
-    await client.api(Namespace).create({ metadata: { name: NAMESPACE } });
-    await installCrd(client);
-    let have = 0;
+    // Idempotent, for a server that is not fresh (`--kubeconfig`): what exists is kept.
+    await ignoreExists(client.api(Namespace).create({ metadata: { name: NAMESPACE } }));
+    await ignoreExists(installCrd(client));
+    let have = await countWidgets(client);
+    if (have > 0) log(`${have.toLocaleString('en-US')} widgets exist already`);
     for (const size of [...options.sizes].sort((a, b) => a - b)) {
+      if (size < have) {
+        log(`skipping ${size.toLocaleString('en-US')}: ${have.toLocaleString('en-US')} widgets exist`);
+        continue;
+      }
       log(`creating widgets ${have.toLocaleString('en-US')} → ${size.toLocaleString('en-US')}…`);
       await createWidgets(client, have, size);
-      if (have === 0) {
+      if (results.length === 0) {
         // What informers receive: with managedFields when the server records them, as real ones do.
         const [first] = (await client.api(Widget, NAMESPACE).list({ limit: 1 })).items;
         log(
@@ -243,7 +331,7 @@ export async function runInformer(
         // Rotate the order, so that no variant always follows the same one.
         const order = variants.map((_, i) => variants[(i + r) % variants.length]!);
         for (const v of order) {
-          const s = await sample(kubeconfigPath, v, size);
+          const s = await sample(kubeconfigPath, v, size, options.clientGo);
           runs.get(v)!.push(s);
           log(
             `  ${size} ${v.padEnd(18)} run ${r + 1}: synced ${s.syncedMs.toFixed(0)} ms, heap +${s.heapGrowthMb.toFixed(1)} MB, rss +${s.rssGrowthMb.toFixed(1)} MB`,
@@ -265,6 +353,7 @@ export async function runInformer(
       const theirs = summary.find((s) => s.variant === 'client-node');
       const ratio = (k: 'syncedMs' | 'heapGrowthMb' | 'rssGrowthMb') =>
         ours && theirs ? ours[k] / theirs[k] : Number.NaN;
+      const go = summary.find((s) => s.variant === 'client-go');
       results.push({
         objects: size,
         variants: summary,
@@ -273,6 +362,13 @@ export async function runInformer(
           heapGrowthMb: ratio('heapGrowthMb'),
           rssGrowthMb: ratio('rssGrowthMb'),
         },
+        ...(ours &&
+          go && {
+            ratioGo: {
+              syncedMs: ours.syncedMs / go.syncedMs,
+              rssGrowthMb: ours.rssGrowthMb / go.rssGrowthMb,
+            },
+          }),
       });
     }
   } finally {
@@ -290,11 +386,11 @@ export function renderInformer(results: readonly InformerSizeResult[], runs: num
       `informer of ${r.objects.toLocaleString('en-US')} custom objects (median of ${runs}; memory after GC, growth over the idle client):`,
     );
     lines.push(
-      `  ${'client'.padEnd(30)}${'synced'.padStart(12)}${'heap growth'.padStart(14)}${'RSS growth'.padStart(14)}`,
+      `  ${'client'.padEnd(36)}${'synced'.padStart(12)}${'heap growth'.padStart(14)}${'RSS growth'.padStart(14)}`,
     );
     for (const v of r.variants) {
       lines.push(
-        `  ${v.label.padEnd(30)}${`${v.syncedMs.toFixed(0)} ms`.padStart(12)}${`${v.heapGrowthMb.toFixed(1)} MB`.padStart(14)}${`${v.rssGrowthMb.toFixed(1)} MB`.padStart(14)}`,
+        `  ${v.label.padEnd(36)}${`${v.syncedMs.toFixed(0)} ms`.padStart(12)}${`${v.heapGrowthMb.toFixed(1)} MB`.padStart(14)}${`${v.rssGrowthMb.toFixed(1)} MB`.padStart(14)}`,
       );
     }
     const verdict = (x: number) =>
@@ -302,6 +398,12 @@ export function renderInformer(results: readonly InformerSizeResult[], runs: num
     lines.push(
       `  kubeloop / client-node: synced ${verdict(r.ratio.syncedMs)}, heap ${verdict(r.ratio.heapGrowthMb)}, RSS ${verdict(r.ratio.rssGrowthMb)} (target ≤ ${ref.targetRatio}×)`,
     );
+    if (r.ratioGo) {
+      const vs = (x: number, target: number) => `${x.toFixed(2)}× ${x <= target ? 'PASS' : 'MISS'}`;
+      lines.push(
+        `  kubeloop / client-go: synced ${vs(r.ratioGo.syncedMs, 1)} (target ≤ 1.0×), RSS growth ${vs(r.ratioGo.rssGrowthMb, 0.5)} (target ≤ 0.5×)`,
+      );
+    }
     lines.push('');
   }
   lines.push(
@@ -364,7 +466,8 @@ async function child(variant: Variant, kubeconfigPath: string, expected: number)
   const { Informer } = await import('kubeloop/runtime');
   const client = await Client.fromKubeconfig({ path: kubeconfigPath });
   const informer = new Informer(client.api(Widget, NAMESPACE), {
-    watchList: variant !== 'kubeloop-list',
+    // The default ('auto'): watch-list where the server has it, else lists (kube-apiserver < 1.27).
+    ...(variant === 'kubeloop-list' && { watchList: false }),
     freeze: variant !== 'kubeloop-nofreeze',
   });
   let handled = 0;
@@ -403,7 +506,8 @@ async function main(): Promise<void> {
       expect: { type: 'string' },
       sizes: { type: 'string', default: '10000,50000' },
       runs: { type: 'string', default: '3' },
-      variants: { type: 'string', default: VARIANTS.join(',') },
+      variants: { type: 'string' },
+      'client-go': { type: 'string' },
       json: { type: 'string' },
     },
   });
@@ -415,27 +519,48 @@ async function main(): Promise<void> {
   }
   const sizes = values.sizes.split(',').map(Number);
   const runs = Number(values.runs);
-  const variants = values.variants.split(',') as Variant[];
+  const clientGo = clientGoInformer(values['client-go']);
+  const variants = (
+    values.variants ? values.variants.split(',') : [...VARIANTS, ...(clientGo ? ['client-go'] : [])]
+  ) as Variant[];
   for (const v of variants)
-    if (!(VARIANTS as readonly string[]).includes(v)) throw new Error(`unknown variant ${v}`);
+    if (!(VARIANTS as readonly string[]).includes(v) && v !== 'client-go')
+      throw new Error(`unknown variant ${v}`);
   const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
   const work = mkdtempSync(join(tmpdir(), 'kubeloop-informer-'));
-  const kubeconfigPath = join(work, 'kubeconfig');
   const log = (s: string) => process.stdout.write(`${s}\n`);
-  const server = await startKubeloop({ root, kubeconfigPath });
+  const rerun = [
+    'rerun: npm run build && node bench/dist/benchmarks/informer.js',
+    `--sizes=${sizes.join(',')}`,
+    `--runs=${runs}`,
+    `--variants=${variants.join(',')}`,
+    ...(values.kubeconfig ? [`--kubeconfig=${values.kubeconfig}`] : []),
+    ...(values['client-go'] ? [`--client-go=${values['client-go']}`] : []),
+  ].join(' ');
+  log(rerun);
+  // A given API server, or a fresh local control plane.
+  const kubeconfigPath = values.kubeconfig ? resolve(values.kubeconfig) : join(work, 'kubeconfig');
+  const server = values.kubeconfig ? undefined : await startKubeloop({ root, kubeconfigPath });
   try {
     log(
-      `${server.name} ready in ${server.readyMs.toFixed(0)} ms; sizes ${sizes.join(', ')}; ${runs} runs each`,
+      `${server ? `${server.name} ready in ${server.readyMs.toFixed(0)} ms` : `API server of ${kubeconfigPath}`}; sizes ${sizes.join(', ')}; ${runs} runs each; client-go: ${clientGo ?? 'not built'}`,
     );
-    const results = await runInformer(kubeconfigPath, { sizes, runs, variants, log });
+    const results = await runInformer(kubeconfigPath, {
+      sizes,
+      runs,
+      variants,
+      log,
+      ...(clientGo && { clientGo }),
+    });
     log('');
     log(renderInformer(results, runs));
+    log(rerun);
     if (values.json) {
       const { writeFileSync } = await import('node:fs');
       writeFileSync(values.json, `${JSON.stringify(results, null, 2)}\n`);
     }
   } finally {
-    await server.stop();
+    await server?.stop();
     rmSync(work, { recursive: true, force: true });
   }
 }

@@ -157,22 +157,31 @@ export async function startOperator(
         `--cpu-prof-name=operator-${o.label ?? 'run'}.cpuprofile`,
       ]
     : [];
+  // Older builds (a baseline of compare.js) read the workers from the environment and refuse
+  // flags they do not know.
+  const main = join(o.root, EXAMPLE, 'dist/main.js');
+  const workersFlag = readFileSync(main, 'utf8').includes('managerFlags');
   const out = openSync(logPath, 'w');
   const start = process.hrtime.bigint();
   const child = spawn(
     process.execPath,
     [
       ...prof,
-      join(o.root, EXAMPLE, 'dist/main.js'),
+      main,
       '--leader-elect',
       `--metrics-bind-address=${address}`,
       `--health-probe-bind-address=${address}`,
-      `--max-concurrent-reconciles=${o.workers}`,
+      ...(workersFlag ? [`--max-concurrent-reconciles=${o.workers}`] : []),
     ],
     {
       cwd: join(o.root, EXAMPLE),
       // The reconciles are measured, not the webhooks (nor a server on its port 9443 per operator).
-      env: { ...process.env, KUBECONFIG: kubeconfigPath, ENABLE_WEBHOOKS: 'false' },
+      env: {
+        ...process.env,
+        KUBECONFIG: kubeconfigPath,
+        ENABLE_WEBHOOKS: 'false',
+        MAX_CONCURRENT_RECONCILES: String(o.workers),
+      },
       stdio: ['ignore', out, out],
     },
   );

@@ -535,6 +535,21 @@ describe('lists', () => {
     expect(tooLarge.message).toMatch(/^Timeout: Too large resource version: \d+, current: \d+$/);
     expect(tooLarge.details.retryAfterSeconds).toBe(1);
   });
+
+  it('serves resourceVersion=0 lists whole, as a watch cache does, whatever the limit', async () => {
+    const t = fresh('rv0');
+    for (let i = 0; i < 3; i++) await create(CM, configMap(`${t}-${i}`, { metadata: { labels: { t } } }));
+    const whole = await http.get(`${CM}?labelSelector=t%3D${t}&resourceVersion=0&limit=1`);
+    expect(whole.status, whole.text).toBe(200);
+    expect(whole.json.items.map((i: any) => i.metadata.name)).toEqual([`${t}-0`, `${t}-1`, `${t}-2`]);
+    expect(whole.json.metadata.continue).toBeUndefined();
+    expect(whole.json.metadata.remainingItemCount).toBeUndefined();
+    // Any other resourceVersion with a limit is paged from storage.
+    const rv = whole.json.metadata.resourceVersion;
+    const paged = await http.get(`${CM}?labelSelector=t%3D${t}&resourceVersion=${rv}&limit=1`);
+    expect(paged.json.items).toHaveLength(1);
+    expect(paged.json.metadata.continue).toEqual(expect.any(String));
+  });
 });
 
 describe('watches', () => {

@@ -6,6 +6,7 @@ import type { Scale } from 'kubernetes-types/autoscaling/v1.js';
 import { ApiError, isNotFound, type Status } from '../api/status.js';
 import { apiVersionOf, formatGvk, type ResolvedResource, type ResourceDescriptor } from './descriptor.js';
 import type { Discovery } from './discovery.js';
+import { decodeListBatches, type ListHead } from './list-stream.js';
 import {
   ACCEPT_METADATA,
   ACCEPT_METADATA_LIST,
@@ -15,6 +16,7 @@ import {
   deleteBody,
   type GetOptions,
   type ListOptions,
+  type ListStreamOptions,
   type PatchOptions,
   type PatchType,
   query,
@@ -154,6 +156,55 @@ export class ResourceApi<T extends KubeObject> {
       yield page;
       cont = page.metadata.continue || undefined;
     } while (cont);
+  }
+
+  /**
+   * Lists like {@link list}, decoding the answer as it arrives: yields the items in batches and
+   * returns the list's `metadata` (its `resourceVersion` and `continue`) at the end. For large
+   * answers, such as a `resourceVersion: '0'` list of a whole collection, which a
+   * kube-apiserver serves from its watch cache in one answer whatever the `limit`: the body is
+   * never held whole, as text or as a tree.
+   *
+   * @example
+   * ```ts
+   * const it = pods.listBatches({ resourceVersion: '0' });
+   * let r = await it.next();
+   * for (; !r.done; r = await it.next()) for (const pod of r.value) use(pod);
+   * console.log('as of', r.value.metadata.resourceVersion);
+   * ```
+   */
+  async *listBatches(options: ListStreamOptions = {}): AsyncGenerator<T[], ListHead, undefined> {
+    const path = await this.path(undefined, '', undefined, 'list');
+    const req: HttpRequest = {
+      method: 'GET',
+      path:
+        path +
+        query({
+          ...selectorParams(options),
+          limit: options.limit,
+          continue: options.continue,
+          resourceVersion: options.resourceVersion,
+          resourceVersionMatch: options.resourceVersionMatch,
+          timeoutSeconds: options.timeoutSeconds,
+        }),
+      signal: options.signal,
+      timeoutMs: options.timeoutMs,
+      ...(options.metadataOnly && { accept: ACCEPT_METADATA_LIST }),
+    };
+    const transport = this.core.transport;
+    const res = await this.send(() => transport.stream(req));
+    return yield* decodeListBatches<T>(
+      res.body,
+      { method: 'GET', url: transport.origin + req.path },
+      {
+        ...(options.lineDecoder && { decode: options.lineDecoder as LineDecoder<T> }),
+        ...(!options.metadataOnly && {
+          itemType: { apiVersion: apiVersionOf(this.descriptor), kind: this.descriptor.kind },
+        }),
+        ...(options.signal && { signal: options.signal }),
+        closed: () => transport.isClosed,
+      },
+    );
   }
 
   /** Creates an object; `apiVersion` and `kind` are filled in when missing. */

@@ -74,6 +74,7 @@ export {
   type ResourceDescriptor,
 } from './descriptor.js';
 export { type DiscoveredResource, Discovery, isNoKindMatch, NoKindMatchError } from './discovery.js';
+export type { ListHead } from './list-stream.js';
 export type {
   ApplyOptions,
   DeleteCollectionOptions,
@@ -83,6 +84,7 @@ export type {
   GetOptions,
   LabelSelectorInput,
   ListOptions,
+  ListStreamOptions,
   PatchOptions,
   PatchType,
   RequestOptions,

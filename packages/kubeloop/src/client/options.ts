@@ -74,6 +74,15 @@ export interface ListOptions extends RequestOptions, SelectorOptions {
   timeoutSeconds?: number;
 }
 
+/** Options of `ResourceApi.listBatches`. */
+export interface ListStreamOptions extends ListOptions {
+  /**
+   * How the items become objects (default: decoded at once); each item is handed to it as the
+   * line of an `ADDED` watch event. The runtime's informers pass the decoder of their watches.
+   */
+  lineDecoder?: LineDecoder<KubeObject>;
+}
+
 /** Options of watch. */
 export interface WatchOptions extends SelectorOptions {
   /** Start after this resourceVersion (typically a list's); from "now" (with the current state first) when omitted. */

@@ -1,4 +1,4 @@
-import { type ApiError, Client, isGone } from 'kubeloop/client';
+import { type ApiError, Client, isGone, type RequestRecord } from 'kubeloop/client';
 import { type ListMode, type WatcherEvent, type WatcherLifecycleEvent, watcher } from 'kubeloop/runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, type RuntimeEnv, record, startRuntimeEnv, Widget } from './helpers.js';
@@ -402,7 +402,14 @@ describe('watcher errors', () => {
     const widgets = t.client.api(Widget, ns);
     for (let i = 0; i < 6; i++) await widgets.create({ metadata: { name: `c${i}` } });
     const client = t.newClient({ retry: false });
-    // The second page fails as an expired continue token does.
+    // Continuations belong to lists from storage: the first list (at resourceVersion 0) is
+    // answered as by a server that cannot serve it from a cache, then the second page of the
+    // consistent list fails as an expired continue token does.
+    t.env.faults.inject({
+      match: { verb: 'list', resource: 'widgets', namespace: ns },
+      action: { status: 410, reason: 'Expired', message: 'too old resource version: 1 (2)' },
+      times: 1,
+    });
     t.env.faults.inject({
       match: { verb: 'list', resource: 'widgets', namespace: ns, path: 'widgets' },
       action: { delayMs: 1 },
@@ -426,10 +433,100 @@ describe('watcher errors', () => {
     );
     await rec.until((evs) => evs.some((e) => e.type === 'SYNCED'), 'the sync');
     expect(names(rec.events, 'ADDED')).toEqual(['c0', 'c1', 'c2', 'c3', 'c4', 'c5']);
-    expect(lifecycle.filter((e) => e.type === 'relisting')).toHaveLength(2);
+    expect(lifecycle.filter((e) => e.type === 'relisting')).toHaveLength(3);
     expect(lifecycle.some((e) => e.type === 'error' && isGone(e.error))).toBe(false);
     ac.abort();
     await rec.done;
+  });
+});
+
+describe('watcher lists', () => {
+  /** The queries of the list requests a client sends (watches left out). */
+  const listQueries = (records: RequestRecord[]) =>
+    records
+      .map((r) => new URL(r.path, 'http://x').searchParams)
+      .filter((q) => q.get('watch') === null)
+      .map((q) => Object.fromEntries([...q].filter(([k]) => k !== 'continue' || q.get(k) !== '')));
+
+  it('lists first at resourceVersion 0, whole in one answer, and relists after 410 page by page from storage', async () => {
+    const ns = 'w-rv0';
+    await t.namespace(ns);
+    const widgets = t.client.api(Widget, ns);
+    for (let i = 0; i < 5; i++) await widgets.create({ metadata: { name: `r${i}` } });
+    const records: RequestRecord[] = [];
+    const client = t.newClient({ retry: false, onRequest: (r) => records.push(r) });
+    const ac = new AbortController();
+    const lifecycle: WatcherLifecycleEvent[] = [];
+    const rec = record(
+      watcher(client.api(Widget, ns), {
+        signal: ac.signal,
+        watchList: false,
+        pageSize: 2,
+        backoff: fast,
+        onLifecycle: (e) => lifecycle.push(e),
+      }),
+    );
+    await rec.until((evs) => evs.some((e) => e.type === 'SYNCED'), 'the sync');
+    expect(names(rec.events, 'ADDED')).toEqual(['r0', 'r1', 'r2', 'r3', 'r4']);
+    // As client-go's reflector asks it: the server's cache answers it whole, whatever the limit.
+    expect(listQueries(records)).toEqual([{ resourceVersion: '0', limit: '2' }]);
+    const synced = lifecycle.find((e) => e.type === 'synced');
+    expect(synced?.type === 'synced' && synced.resourceVersion).toMatch(/^\d+$/);
+
+    // The watch's resourceVersion expires: a relist must not go back in time, so it is a
+    // consistent list from storage, paged.
+    await eventually(() => lifecycle.some((e) => e.type === 'connected'), 5000, 'the watch');
+    records.splice(0);
+    rec.events.splice(0);
+    t.env.faults.inject({
+      match: { verb: 'watch', resource: 'widgets', namespace: ns },
+      action: { status: 410, reason: 'Expired', message: 'too old resource version' },
+      times: 1,
+    });
+    t.env.faults.dropWatches({ resource: 'widgets', namespace: ns });
+    await rec.until((evs) => evs.some((e) => e.type === 'SYNCED'), 'the relist');
+    expect(lifecycle).toContainEqual(expect.objectContaining({ type: 'relisting', reason: 'expired' }));
+    const queries = listQueries(records);
+    expect(queries).toHaveLength(3);
+    expect(queries[0]).toEqual({ limit: '2' });
+    expect(queries[2]).toMatchObject({ limit: '2', continue: expect.any(String) });
+    // Nothing changed meanwhile: nothing but the end of the relist is delivered.
+    expect(rec.events.map((e) => e.type)).toEqual(['SYNCED']);
+    ac.abort();
+    await rec.done;
+  });
+
+  it('falls back at once to a list from storage when resourceVersion 0 cannot be served', async () => {
+    const ns = 'w-rv0-fallback';
+    await t.namespace(ns);
+    const widgets = t.client.api(Widget, ns);
+    for (let i = 0; i < 3; i++) await widgets.create({ metadata: { name: `f${i}` } });
+    const records: RequestRecord[] = [];
+    const client = t.newClient({ retry: false, onRequest: (r) => records.push(r) });
+    // What a kube-apiserver answers when its cache is behind the asked version (504) or a
+    // storage without history cannot serve it (410).
+    for (const action of [{ status: 410, reason: 'Expired', message: 'too old resource version' }]) {
+      records.splice(0);
+      t.env.faults.inject({ match: { verb: 'list', resource: 'widgets', namespace: ns }, action, times: 1 });
+      const ac = new AbortController();
+      const lifecycle: WatcherLifecycleEvent[] = [];
+      // A backoff far longer than the test: the fallback must not wait for it.
+      const slow = { initialMs: 600_000, maxMs: 600_000, resetAfterMs: 600_000 };
+      const rec = record(
+        watcher(client.api(Widget, ns), {
+          signal: ac.signal,
+          watchList: false,
+          backoff: slow,
+          onLifecycle: (e) => lifecycle.push(e),
+        }),
+      );
+      await rec.until((evs) => evs.some((e) => e.type === 'SYNCED'), 'the sync');
+      expect(names(rec.events, 'ADDED')).toEqual(['f0', 'f1', 'f2']);
+      expect(listQueries(records)).toEqual([{ resourceVersion: '0', limit: '500' }, { limit: '500' }]);
+      expect(lifecycle.filter((e) => e.type === 'error' || e.type === 'backoff')).toEqual([]);
+      ac.abort();
+      await rec.done;
+    }
   });
 });
 

@@ -27,6 +27,7 @@ import { type LeaderElectionOptions, LeaderElector } from './leader-election.js'
 import { PermissionMonitor } from './permissions.js';
 import { WriteTracker } from './read-your-writes.js';
 import { trackingClient } from './tracking-client.js';
+import { capYoungGeneration } from './young-generation.js';
 
 /**
  * Options of a {@link Manager}. Every one has a production default.
@@ -75,6 +76,12 @@ export interface ManagerOptions {
    * only the objects labeled with its shard; instead of leader election, not with it.
    */
   sharding?: ShardingOptions;
+  /**
+   * Once started, V8's young generation stops growing at this size in MB (default 4; `false`:
+   * V8's own, up to 32): informer caches make it grow to its maximum and keep it, empty
+   * (`young-generation.ts`).
+   */
+  youngGenerationLimitMb?: number | false;
 }
 
 /**
@@ -312,9 +319,12 @@ export class Manager {
    * could not sync or leadership was lost.
    */
   start(): Promise<void> {
+    const limit = this.options.youngGenerationLimitMb ?? 4;
+    const uncap = !this.running && limit !== false ? capYoungGeneration(limit) : undefined;
     this.running ??= this.run().then(
-      () => undefined,
+      () => uncap?.(),
       (err: unknown) => {
+        uncap?.();
         this.failed = err;
         for (const w of this.readyWaiters.splice(0)) w.reject(err);
         throw err;

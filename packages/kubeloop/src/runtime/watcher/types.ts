@@ -122,7 +122,10 @@ export interface WatcherOptions<T> {
    * it is detected and plain lists are used from then on.
    */
   watchList?: boolean | 'auto';
-  /** Page size of lists (default 500); 0 lists everything in one request. */
+  /**
+   * Page size of lists (default 500); 0 lists everything in one request. A kube-apiserver
+   * answers the first list (at resourceVersion 0, from its watch cache) whole all the same.
+   */
   pageSize?: number;
   /** Waits between failed attempts (default 0.8 s doubling to 30 s, jittered, reset after 2 min). */
   backoff?: BackoffOptions;

@@ -115,8 +115,8 @@ class MapMemory<T> implements WatcherMemory<T> {
 }
 
 /**
- * Watches a collection: lists it (paged, or as a streaming watch-list where the server supports
- * it), then watches from the list's resourceVersion with bookmarks; resumes dropped streams
+ * Watches a collection: lists it (as a streaming watch-list where the server supports it, else
+ * first at resourceVersion 0 from the server's cache, as client-go does), then watches from the list's resourceVersion with bookmarks; resumes dropped streams
  * from the last resourceVersion seen, relists on 410 Gone delivering only the differences,
  * backs off on errors (jittered, 0.8 s to 30 s), and reopens a stream gone quiet. Runs until
  * `signal` aborts.
@@ -171,6 +171,10 @@ class WatcherRun<T extends KubeObject> {
   private watchListMode: boolean | 'auto';
   /** A continuation expired: list the next time in one request. */
   private fullList = false;
+  /** The list under way is at resourceVersion 0 (from the server's cache). */
+  private listingFromCache = false;
+  /** The server could not serve a list at resourceVersion 0: list from storage. */
+  private cacheUnavailable = false;
   private synced = false;
   /** Events delivered since the last failure: a failure after a healthy stream retries at once. */
   private healthy = false;
@@ -249,6 +253,12 @@ class WatcherRun<T extends KubeObject> {
   private failed(err: unknown): number {
     const wasHealthy = this.healthy;
     this.healthy = false;
+    if (this.verb === 'list' && this.listingFromCache && (isGone(err) || isTooLargeResourceVersion(err))) {
+      // The server cannot serve resourceVersion 0 (its cache is not there, or behind what it was
+      // asked before): a consistent list from storage, at once, as client-go's reflector does.
+      this.cacheUnavailable = true;
+      return 0;
+    }
     if (isGone(err) || isTooLargeResourceVersion(err)) {
       // The resourceVersion is no longer served: only a relist can catch up.
       this.rv = undefined;
@@ -387,36 +397,53 @@ class WatcherRun<T extends KubeObject> {
     };
   }
 
-  /** A paged (or, after an expired continuation, whole) list, delivered as differences. */
+  /**
+   * A (re)list, delivered as differences. The first one is asked as client-go's reflector asks
+   * it: at `resourceVersion=0`, which a kube-apiserver serves from its watch cache in one answer
+   * whatever the limit (a server without that cache pages it, and the pages are followed). A
+   * later relist, after an expired resourceVersion, must not go back in time: it is a consistent
+   * paged list from storage (whole after an expired continuation). Answers are decoded as they
+   * arrive, in batches: a whole collection is never held as one text.
+   */
   private async *list(): AsyncGenerator<Batch<T>, void, undefined> {
     this.verb = 'list';
     this.report({ type: 'relisting', resource: this.resource, reason: this.relistReason, mode: 'list' });
     const started = this.clock.now();
     const seen = this.memory.size > 0 ? new Set<string>() : undefined;
-    const options = {
-      ...this.selectors(),
-      signal: this.signal,
-      ...(this.o.metadataOnly && { metadataOnly: true }),
-    };
+    this.listingFromCache = this.relistReason === 'initial' && !this.cacheUnavailable;
+    const limit = this.fullList || this.pageSize === 0 ? undefined : this.pageSize;
     let resourceVersion = '';
-    if (this.fullList || this.pageSize === 0) {
-      const list = await this.api.list(options);
-      resourceVersion = list.metadata.resourceVersion ?? '';
-      for (const item of list.items) this.relisted(this.prepare(item), seen);
-    } else {
-      let pages = 0;
-      try {
-        for await (const page of this.api.listPages({ ...options, limit: this.pageSize })) {
-          pages++;
-          resourceVersion = page.metadata.resourceVersion ?? resourceVersion;
-          for (const item of page.items) this.relisted(this.prepare(item), seen);
-          if (this.out.length > 0) yield this.take();
+    let cont: string | undefined;
+    let pages = 0;
+    try {
+      do {
+        const batches = this.api.listBatches({
+          ...this.selectors(),
+          signal: this.signal,
+          ...(this.o.metadataOnly && { metadataOnly: true }),
+          ...(this.lineDecoder && { lineDecoder: this.lineDecoder as LineDecoder<KubeObject> }),
+          ...(limit !== undefined && { limit }),
+          // resourceVersion and continue are exclusive: the token carries the revision.
+          ...(cont ? { continue: cont } : this.listingFromCache && { resourceVersion: '0' }),
+        });
+        let r = await batches.next();
+        try {
+          for (; !r.done; r = await batches.next()) {
+            for (const item of r.value) this.relisted(this.prepare(item), seen);
+            if (this.out.length > 0) yield this.take();
+          }
+        } finally {
+          // The consumer stopped while a page was streaming: its connection is let go.
+          if (!r.done) await batches.return(undefined as never);
         }
-      } catch (err) {
-        // The continuation expired (the list took longer than the server keeps history).
-        if (pages > 0 && isGone(err)) this.fullList = true;
-        throw err;
-      }
+        pages++;
+        resourceVersion = r.value.metadata.resourceVersion ?? resourceVersion;
+        cont = r.value.metadata.continue || undefined;
+      } while (cont);
+    } catch (err) {
+      // The continuation expired (the list took longer than the server keeps history).
+      if (pages > 0 && isGone(err)) this.fullList = true;
+      throw err;
     }
     this.finishRelist(seen, resourceVersion, 'list', started);
     yield this.take();

@@ -78,11 +78,14 @@ export function listObjects(
     }
   }
 
+  const anyVersion = p.resourceVersion === '0' && !p.continue;
   let result: ReturnType<Store['list']>;
   try {
     result = store.list(prefix, {
       ...(after !== undefined && { after }),
-      ...(p.limit !== undefined && p.limit > 0 && { limit: p.limit }),
+      // resourceVersion=0 is served as a kube-apiserver serves it, from the watch cache, which
+      // does not page: the whole list, whatever the limit (client-go's reflectors ask so).
+      ...(p.limit !== undefined && p.limit > 0 && !anyVersion && { limit: p.limit }),
       ...(atRevision !== undefined && { atRevision }),
       ...(filter && { filter }),
     });

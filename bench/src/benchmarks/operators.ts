@@ -1,0 +1,422 @@
+/**
+ * The sample operator beside client-go's sample-controller, on the same API server in the same
+ * run: N Foos exist, then the operator starts; timed from its spawn until every Foo has its
+ * Deployment and a status (`status.availableReplicas` set; 0 without a kubelet), with its RSS
+ * then (and its peak) and the CPU it used. This is issue 24's job: the whole reconcile path of
+ * each (start, first list, queue, cache read, Deployment create, status write, event).
+ *
+ *   npm run build && node bench/dist/benchmarks/operators.js                      # fresh local plane (--no-controllers)
+ *   node bench/dist/benchmarks/operators.js --kubeconfig=/tmp/anchor/run/admin.kubeconfig   # any API server
+ *   node bench/dist/benchmarks/operators.js --cpu-prof=/tmp/prof --heap-prof=/tmp/prof --operators=kubeloop
+ *
+ * - kubeloop: `node examples/sample-controller/dist/main.js`, 2 workers, no leader election,
+ *   metrics and probes on (free loopback ports), as a user runs it; its logs to a file.
+ * - client-go: the real k8s.io/sample-controller (kubernetes-1.24.1, 2 workers) that
+ *   `../shared/tools/anchor/build-peers.sh` builds (`--sample-controller=PATH`, default
+ *   `$ANCHOR_BIN/sample-controller` or `/tmp/anchor/bin/sample-controller`), with
+ *   `-qps 1000 -burst 1000` (client-go's default 5 QPS would measure its rate limiter).
+ *
+ * Rounds alternate the operators (ABBA…); each round uses a namespace of its own, whose Foos and
+ * Deployments are deleted after it (a server without kube-controller-manager collects nothing),
+ * so that every operator starts on the same N Foos. Medians, ratios kubeloop / client-go
+ * (targets: time ≤ 1.0×, RSS ≤ 1.25×).
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import {
+  Client,
+  CustomResourceDefinition,
+  Deployment,
+  isAlreadyExists,
+  isNotFound,
+  type KubeObject,
+  Namespace,
+  type ResourceDescriptor,
+} from 'kubeloop/client';
+import { parseCustomResourceDefinitions } from 'kubeloop/manifests';
+import { cpuMs, peakRssBytes, rssBytes } from '../lib/proc.js';
+import { freePort, terminate } from '../lib/process.js';
+import { startKubeloop } from '../lib/servers.js';
+import { median } from '../lib/stats.js';
+import { GROUP, VERSION } from './reconcile-support.js';
+
+interface Foo extends KubeObject {
+  spec?: { deploymentName?: string; replicas?: number };
+  status?: { availableReplicas?: number };
+}
+const Foo: ResourceDescriptor<Foo> = {
+  group: GROUP,
+  version: VERSION,
+  kind: 'Foo',
+  plural: 'foos',
+  namespaced: true,
+};
+
+export const OPERATORS = ['kubeloop', 'client-go'] as const;
+export type Operator = (typeof OPERATORS)[number];
+
+/** One round of one operator. */
+export interface OperatorSample {
+  /** Spawn → every Foo has its Deployment and its status. */
+  ms: number;
+  rssMb: number;
+  peakRssMb: number;
+  cpuMs: number;
+}
+
+export interface OperatorsResult {
+  foos: number;
+  samples: Record<Operator, OperatorSample[]>;
+  medians: Partial<Record<Operator, OperatorSample>>;
+  /** kubeloop / client-go of the medians. */
+  ratio?: { ms: number; rssMb: number; cpuMs: number };
+}
+
+interface Options {
+  root: string;
+  kubeconfigPath: string;
+  foos: number;
+  runs: number;
+  operators: readonly Operator[];
+  sampleController?: string;
+  qps: number;
+  cpuProfDir?: string;
+  heapProfDir?: string;
+  work: string;
+  log: (s: string) => void;
+}
+
+/** Where the anchor's client-go sample-controller is, if built. */
+export function clientGoSampleController(explicit?: string): string | undefined {
+  const path = explicit ?? join(process.env.ANCHOR_BIN ?? '/tmp/anchor/bin', 'sample-controller');
+  return existsSync(path) ? path : undefined;
+}
+
+async function ignoring(p: Promise<unknown>, what: (err: unknown) => boolean): Promise<void> {
+  try {
+    await p;
+  } catch (err) {
+    if (!what(err)) throw err;
+  }
+}
+
+/** The example's Foo CRD, unless the server has one; waits until Foos are served. */
+async function installFooCrd(client: Client, root: string): Promise<void> {
+  const file = join(root, 'examples/sample-controller/config/crd/bases/samplecontroller.k8s.io_foos.yaml');
+  for (const crd of parseCustomResourceDefinitions(readFileSync(file, 'utf8')))
+    await ignoring(
+      client.api(CustomResourceDefinition).create({
+        ...crd,
+        apiVersion: 'apiextensions.k8s.io/v1',
+        kind: 'CustomResourceDefinition',
+      } as CustomResourceDefinition),
+      isAlreadyExists,
+    );
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    try {
+      await client.api(Foo, '').list({ limit: 1 });
+      return;
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+
+/** Creates Foos 0 … n-1 in `namespace` from 16 concurrent requests. */
+async function createFoos(client: Client, namespace: string, n: number): Promise<void> {
+  const api = client.api(Foo, namespace);
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < n; i = next++) {
+      const name = `foo-${String(i).padStart(6, '0')}`;
+      await api.create({ metadata: { name }, spec: { deploymentName: name, replicas: 1 } });
+    }
+  };
+  await Promise.all(Array.from({ length: 16 }, worker));
+}
+
+/**
+ * Resolves once every one of `n` Foos of `namespace` has its Deployment and its status, seen by
+ * watches opened now (before the operator starts).
+ */
+async function convergence(client: Client, namespace: string, n: number, signal: AbortSignal) {
+  const foos = client.api(Foo, namespace);
+  const deployments = client.api(Deployment, namespace);
+  const [fooRv, depRv] = await Promise.all([
+    foos.list({ limit: 1 }).then((l) => l.metadata.resourceVersion),
+    deployments.list({ limit: 1 }).then((l) => l.metadata.resourceVersion),
+  ]);
+  const withStatus = new Set<string>();
+  const withDeployment = new Set<string>();
+  let done: () => void = () => undefined;
+  const finished = new Promise<void>((r) => {
+    done = r;
+  });
+  const check = () => {
+    if (withStatus.size >= n && withDeployment.size >= n) done();
+  };
+  const follow = async (
+    api: typeof foos | typeof deployments,
+    rv: string | undefined,
+    onObject: (o: KubeObject) => void,
+  ) => {
+    for await (const batch of api.watchBatches({ resourceVersion: rv, timeoutSeconds: 3600, signal }))
+      for (const ev of batch) if (ev.type === 'ADDED' || ev.type === 'MODIFIED') onObject(ev.object);
+  };
+  const watches = Promise.all([
+    follow(foos, fooRv, (o) => {
+      if (Number.isInteger((o as Foo).status?.availableReplicas)) withStatus.add(o.metadata!.name!);
+      check();
+    }),
+    follow(deployments, depRv, (o) => {
+      withDeployment.add(o.metadata!.name!);
+      check();
+    }),
+  ]);
+  return {
+    finished,
+    watches,
+    counts: () => `${withDeployment.size} Deployments, ${withStatus.size} statuses`,
+  };
+}
+
+/** Starts one operator against the kubeconfig. */
+async function spawnOperator(o: Options, op: Operator, label: string): Promise<ChildProcess> {
+  const logPath = join(o.work, `${label}.log`);
+  const out = openSync(logPath, 'w');
+  let child: ChildProcess;
+  if (op === 'kubeloop') {
+    const [metrics, probes] = [await freePort(), await freePort()];
+    const prof = [
+      ...(o.cpuProfDir
+        ? ['--cpu-prof', `--cpu-prof-dir=${o.cpuProfDir}`, `--cpu-prof-name=operator-${label}.cpuprofile`]
+        : []),
+      ...(o.heapProfDir
+        ? [
+            '--heap-prof',
+            `--heap-prof-dir=${o.heapProfDir}`,
+            `--heap-prof-name=operator-${label}.heapprofile`,
+          ]
+        : []),
+    ];
+    child = spawn(
+      process.execPath,
+      [
+        ...prof,
+        join(o.root, 'examples/sample-controller/dist/main.js'),
+        `--metrics-bind-address=127.0.0.1:${metrics}`,
+        `--health-probe-bind-address=127.0.0.1:${probes}`,
+        '--max-concurrent-reconciles=2',
+      ],
+      {
+        cwd: join(o.root, 'examples/sample-controller'),
+        // The reconciles are measured, not the webhooks (client-go's sample-controller has none).
+        env: { ...process.env, KUBECONFIG: o.kubeconfigPath, ENABLE_WEBHOOKS: 'false' },
+        stdio: ['ignore', out, out],
+      },
+    );
+  } else {
+    if (!o.sampleController)
+      throw new Error('client-go sample-controller not built (../shared/tools/anchor)');
+    child = spawn(
+      o.sampleController,
+      ['-kubeconfig', o.kubeconfigPath, '-qps', String(o.qps), '-burst', String(o.qps)],
+      { stdio: ['ignore', out, out] },
+    );
+  }
+  closeSync(out);
+  return child;
+}
+
+/** One round of one operator on `foos` fresh Foos in a namespace of its own. */
+async function round(client: Client, o: Options, op: Operator, label: string): Promise<OperatorSample> {
+  const namespace = `ops-${label}`;
+  await ignoring(client.api(Namespace).create({ metadata: { name: namespace } }), isAlreadyExists);
+  await createFoos(client, namespace, o.foos);
+  const ac = new AbortController();
+  const conv = await convergence(client, namespace, o.foos, ac.signal);
+  const start = process.hrtime.bigint();
+  const child = await spawnOperator(o, op, label);
+  const pid = child.pid!;
+  let timer: NodeJS.Timeout | undefined;
+  const exited = new Promise<never>((_, reject) => {
+    child.once('exit', (code, sig) =>
+      reject(new Error(`${op} exited (${sig ?? code}); log: ${join(o.work, `${label}.log`)}`)),
+    );
+  });
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${op}: not converged in 300 s: ${conv.counts()}`)), 300_000);
+  });
+  try {
+    await Promise.race([conv.finished, exited, timeout]);
+    const ms = Number(process.hrtime.bigint() - start) / 1e6;
+    const sample: OperatorSample = {
+      ms,
+      rssMb: rssBytes(pid) / 2 ** 20,
+      peakRssMb: peakRssBytes(pid) / 2 ** 20,
+      cpuMs: cpuMs(pid),
+    };
+    o.log(
+      `  ${label.padEnd(16)} ${(ms / 1000).toFixed(2)} s, RSS ${sample.rssMb.toFixed(0)} MB (peak ${sample.peakRssMb.toFixed(0)}), CPU ${(sample.cpuMs / 1000).toFixed(2)} s`,
+    );
+    return sample;
+  } finally {
+    clearTimeout(timer);
+    exited.catch(() => undefined);
+    await terminate(child);
+    ac.abort();
+    await conv.watches.catch(() => undefined);
+    // What the round left is removed: the next operator must start on its own Foos only.
+    await client.api(Foo, namespace).deleteCollection();
+    await client.api(Deployment, namespace).deleteCollection();
+    await ignoring(client.api(Namespace).delete(namespace), isNotFound);
+  }
+}
+
+export async function runOperators(o: Options): Promise<OperatorsResult> {
+  const client = await Client.fromKubeconfig({ path: o.kubeconfigPath });
+  const samples: Record<Operator, OperatorSample[]> = { kubeloop: [], 'client-go': [] };
+  try {
+    await installFooCrd(client, o.root);
+    for (let r = 0; r < o.runs; r++) {
+      // Alternated (ABBA…), so that a busy neighbour weighs on both alike.
+      const order = r % 2 === 0 ? o.operators : [...o.operators].reverse();
+      for (const op of order) samples[op].push(await round(client, o, op, `${op}-${r + 1}`));
+    }
+  } finally {
+    await client.close();
+  }
+  const medians: Partial<Record<Operator, OperatorSample>> = {};
+  for (const op of o.operators) {
+    const s = samples[op];
+    medians[op] = {
+      ms: median(s.map((x) => x.ms)),
+      rssMb: median(s.map((x) => x.rssMb)),
+      peakRssMb: median(s.map((x) => x.peakRssMb)),
+      cpuMs: median(s.map((x) => x.cpuMs)),
+    };
+  }
+  const [ours, theirs] = [medians.kubeloop, medians['client-go']];
+  return {
+    foos: o.foos,
+    samples,
+    medians,
+    ...(ours &&
+      theirs && {
+        ratio: {
+          ms: ours.ms / theirs.ms,
+          rssMb: ours.rssMb / theirs.rssMb,
+          cpuMs: ours.cpuMs / theirs.cpuMs,
+        },
+      }),
+  };
+}
+
+export function renderOperators(r: OperatorsResult, runs: number, where: string): string {
+  const lines = [
+    `${r.foos.toLocaleString('en-US')} existing Foos → Deployments + status, 2 workers, on ${where} (median of ${runs}):`,
+    `  ${'operator'.padEnd(34)}${'time'.padStart(10)}${'RSS'.padStart(10)}${'peak RSS'.padStart(10)}${'CPU'.padStart(10)}`,
+  ];
+  const label: Record<Operator, string> = {
+    kubeloop: 'kubeloop examples/sample-controller',
+    'client-go': 'client-go 1.24 sample-controller',
+  };
+  for (const [op, m] of Object.entries(r.medians) as [Operator, OperatorSample][]) {
+    lines.push(
+      `  ${label[op].padEnd(34)}${`${(m.ms / 1000).toFixed(2)} s`.padStart(10)}${`${m.rssMb.toFixed(0)} MB`.padStart(10)}${`${m.peakRssMb.toFixed(0)} MB`.padStart(10)}${`${(m.cpuMs / 1000).toFixed(2)} s`.padStart(10)}`,
+    );
+  }
+  if (r.ratio) {
+    const v = (x: number, t: number) => `${x.toFixed(2)}× ${x <= t ? 'PASS' : 'MISS'}`;
+    lines.push(
+      `  kubeloop / client-go: time ${v(r.ratio.ms, 1)} (target ≤ 1.0×), RSS ${v(r.ratio.rssMb, 1.25)} (target ≤ 1.25×), CPU ${r.ratio.cpuMs.toFixed(2)}×`,
+    );
+  }
+  return lines.join('\n');
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      kubeconfig: { type: 'string' },
+      foos: { type: 'string', default: '1000' },
+      runs: { type: 'string', default: '3' },
+      operators: { type: 'string' },
+      'sample-controller': { type: 'string' },
+      qps: { type: 'string', default: '1000' },
+      'cpu-prof': { type: 'string' },
+      'heap-prof': { type: 'string' },
+      json: { type: 'string' },
+      keep: { type: 'boolean', default: false },
+    },
+    strict: true,
+  });
+  const log = (s: string) => process.stdout.write(`${s}\n`);
+  const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+  const sampleController = clientGoSampleController(values['sample-controller']);
+  const operators = (
+    values.operators ? values.operators.split(',') : sampleController ? OPERATORS : ['kubeloop']
+  ) as Operator[];
+  for (const op of operators)
+    if (!(OPERATORS as readonly string[]).includes(op)) throw new Error(`unknown operator ${op}`);
+  const rerun = [
+    'rerun: npm run build && node bench/dist/benchmarks/operators.js',
+    `--foos=${values.foos} --runs=${values.runs} --operators=${operators.join(',')}`,
+    ...(values.kubeconfig ? [`--kubeconfig=${values.kubeconfig}`] : []),
+    ...(values['cpu-prof'] ? [`--cpu-prof=${values['cpu-prof']}`] : []),
+    ...(values['heap-prof'] ? [`--heap-prof=${values['heap-prof']}`] : []),
+  ].join(' ');
+  log(rerun);
+  const work = mkdtempSync(join(tmpdir(), 'kubeloop-operators-'));
+  const kubeconfigPath = values.kubeconfig ? resolve(values.kubeconfig) : join(work, 'kubeconfig');
+  // A bare local control plane, as a kube-apiserver + etcd without kube-controller-manager.
+  const server = values.kubeconfig
+    ? undefined
+    : await startKubeloop({ root, kubeconfigPath, args: ['--no-controllers', '--nodes', '0'] });
+  const cpuProfDir = values['cpu-prof'] ? resolve(values['cpu-prof']) : undefined;
+  const heapProfDir = values['heap-prof'] ? resolve(values['heap-prof']) : undefined;
+  for (const d of [cpuProfDir, heapProfDir]) if (d) mkdirSync(d, { recursive: true });
+  const where = server ? 'the local control plane (--no-controllers)' : `the API server of ${kubeconfigPath}`;
+  try {
+    log(`${where}; client-go sample-controller: ${sampleController ?? 'not built'}; logs in ${work}`);
+    const runs = Number(values.runs);
+    const result = await runOperators({
+      root,
+      kubeconfigPath,
+      foos: Number(values.foos),
+      runs,
+      operators,
+      ...(sampleController && { sampleController }),
+      qps: Number(values.qps),
+      ...(cpuProfDir && { cpuProfDir }),
+      ...(heapProfDir && { heapProfDir }),
+      work,
+      log,
+    });
+    log('');
+    log(renderOperators(result, runs, where));
+    log(rerun);
+    if (values.json) {
+      const { writeFileSync } = await import('node:fs');
+      writeFileSync(values.json, `${JSON.stringify(result, null, 2)}\n`);
+    }
+    if (!values.keep) rmSync(work, { recursive: true, force: true });
+  } finally {
+    await server?.stop();
+  }
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main().catch((err: unknown) => {
+    process.stderr.write(
+      `operators bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+    );
+    process.exit(1);
+  });
+}

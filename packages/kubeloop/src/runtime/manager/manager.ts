@@ -77,9 +77,12 @@ export interface ManagerOptions {
    */
   sharding?: ShardingOptions;
   /**
-   * Once started, V8's young generation stops growing at this size in MB (default 4; `false`:
-   * V8's own, up to 32): informer caches make it grow to its maximum and keep it, empty
-   * (`young-generation.ts`).
+   * Once started, V8's young generation stops growing at this size in MB (e.g. 4): informer
+   * caches make it grow to its maximum (32 MB in Node 20) and keep it, mostly empty
+   * (`young-generation.ts`). Off by default (`false`): the cap changes a V8 flag for the whole
+   * process, which an operator's own `main` may choose but a library must not impose on the
+   * process it runs in (a test runner, an app embedding the manager). The same effect at start:
+   * `node --max-semi-space-size=4 dist/main.js`.
    */
   youngGenerationLimitMb?: number | false;
 }
@@ -319,7 +322,7 @@ export class Manager {
    * could not sync or leadership was lost.
    */
   start(): Promise<void> {
-    const limit = this.options.youngGenerationLimitMb ?? 4;
+    const limit = this.options.youngGenerationLimitMb ?? false;
     const uncap = !this.running && limit !== false ? capYoungGeneration(limit) : undefined;
     this.running ??= this.run().then(
       () => uncap?.(),

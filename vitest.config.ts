@@ -15,5 +15,9 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Most tests wait on sockets, timers and child processes (kubectl, operators, pods), not on
+    // the CPU: two workers on CI's two cores (vitest's default there is one) keep the suite
+    // inside CI's budget.
+    maxWorkers: 2,
   },
 });

@@ -89,6 +89,60 @@ describe('kubeloop deploy / undeploy', () => {
     ).toContain('NotFound');
   });
 
+  it('deploys a project with webhooks to the local control plane, which has no cert-manager: the certificate is issued and its CA injected as cert-manager would', async () => {
+    const hook = kubeloop(
+      [
+        'create',
+        'webhook',
+        '--group',
+        'tools',
+        '--version',
+        'v1',
+        '--kind',
+        'Gadget',
+        '--defaulting',
+        '--programmatic-validation',
+      ],
+      project,
+    );
+    expect(hook.code).toBe(0);
+    const deploy = await kubeloopAsync(
+      ['deploy', '--image', 'registry.example.com/gadget-operator:v0.1.0', '--kubeconfig', kubeconfig.path],
+      project,
+    );
+    expect(deploy.stderr).toBe('');
+    expect(deploy.stdout).toContain("no cert-manager on kubeloop's local control plane");
+    expect(deploy.stdout).toContain(
+      'MutatingWebhookConfiguration gadget-operator-mutating-webhook-configuration applied',
+    );
+    const ns = 'gadget-operator-system';
+    const ca = await kubectlAsync(kubeconfig.path, [
+      'get',
+      'secret',
+      'webhook-server-cert',
+      '-n',
+      ns,
+      '-o',
+      'jsonpath={.data.ca\\.crt}',
+    ]);
+    expect(ca.stdout).toMatch(/^[A-Za-z0-9+/]+=*$/);
+    const bundle = await kubectlAsync(kubeconfig.path, [
+      'get',
+      'mutatingwebhookconfiguration',
+      'gadget-operator-mutating-webhook-configuration',
+      '-o',
+      'jsonpath={.webhooks[0].clientConfig.caBundle}',
+    ]);
+    expect(bundle.stdout).toBe(ca.stdout);
+    const undeploy = await kubeloopAsync(['undeploy', '--kubeconfig', kubeconfig.path], project);
+    expect(undeploy.stderr).toBe('');
+    expect(undeploy.code).toBe(0);
+    expect(undeploy.stdout).toContain(`Namespace ${ns} deleted`);
+    expect(undeploy.stdout).toContain(
+      'MutatingWebhookConfiguration gadget-operator-mutating-webhook-configuration deleted',
+    );
+  });
+
   it('refuses a kubeloop.local image the local image store does not hold (its pods would run nothing)', async () => {
     const store = join(dir, 'empty-store');
     const r = await kubeloopAsync(

@@ -10,11 +10,12 @@ import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import {
   Client,
-  type CustomResourceDefinition,
+  CustomResourceDefinition,
   isNotFound,
   type KubeObject,
   loadKubeconfig,
 } from 'kubeloop/client';
+import { type Manifest, standInForCertManager } from 'kubeloop/manifests';
 import { parseAllDocuments } from 'yaml';
 import { imageStore, storeImage } from './build.js';
 import { applyObjects, buildProject, installCrds, readProjectCrds } from './project.js';
@@ -107,6 +108,36 @@ const describe = (o: KubeObject) =>
 /** Whether the cluster is kubeloop's local control plane (its version says so, as `v1.32.0-kubeloop`). */
 async function isLocalPlane(client: Client): Promise<boolean> {
   return (await client.version()).gitVersion.endsWith('-kubeloop');
+}
+
+const isCertManagerObject = (o: KubeObject) => String(o.apiVersion).startsWith('cert-manager.io/');
+
+/** Whether the cluster serves cert-manager's Certificates (its CRD is installed). */
+async function servesCertManager(client: Client): Promise<boolean> {
+  try {
+    await client.api(CustomResourceDefinition).get('certificates.cert-manager.io');
+    return true;
+  } catch (err) {
+    if (isNotFound(err)) return false;
+    throw err;
+  }
+}
+
+/**
+ * config/default of a project with webhooks asks cert-manager for the webhook server's
+ * certificate and its CA's injection. kubeloop's local control plane has no cert-manager (unless
+ * one was installed): there the certificate is issued as cert-manager would issue it (the Secret
+ * the manager mounts, the CA injected into the webhook configurations and the CRDs' conversion),
+ * so `kubeloop deploy` of a project with webhooks works there as on a cluster with cert-manager.
+ * Any other cluster needs cert-manager, as kubebuilder's layout does, and its API server says so.
+ */
+async function certificatesFor(client: Client, objects: KubeObject[]): Promise<KubeObject[]> {
+  if (!objects.some(isCertManagerObject)) return objects;
+  if ((await servesCertManager(client)) || !(await isLocalPlane(client))) return objects;
+  process.stdout.write(
+    "no cert-manager on kubeloop's local control plane: the webhook certificate is issued and its CA injected as cert-manager would\n",
+  );
+  return standInForCertManager(objects as Manifest[]) as KubeObject[];
 }
 
 /**
@@ -216,7 +247,7 @@ export function registerManifestCommands(program: Command): void {
         const image = await deployImage(client, dir, flags);
         if (image) process.stdout.write(`image ${image.name}\n`);
         await generate(dir, image ? { image: image.name, compiled: image.compiled } : {});
-        const objects = await readObjects(join(dir, 'dist/install.yaml'));
+        const objects = await certificatesFor(client, await readObjects(join(dir, 'dist/install.yaml')));
         const crds = objects.filter(
           (o) => o.kind === 'CustomResourceDefinition',
         ) as CustomResourceDefinition[];
@@ -242,7 +273,11 @@ export function registerManifestCommands(program: Command): void {
         throw new Error(`no ${file}: nothing deployed from here (kubeloop deploy renders it)`);
       const client = await currentClient(flags.kubeconfig);
       try {
-        for (const o of await deleteObjects(client, await readObjects(file)))
+        let objects = await readObjects(file);
+        // Issuers and Certificates were stood in for where cert-manager is not served (see deploy).
+        if (objects.some(isCertManagerObject) && !(await servesCertManager(client)))
+          objects = objects.filter((o) => !isCertManagerObject(o));
+        for (const o of await deleteObjects(client, objects))
           process.stdout.write(`${describe(o)} deleted\n`);
       } finally {
         await client.close();

@@ -526,9 +526,30 @@ describe('lists', () => {
     expect(exact.json.metadata.resourceVersion).toBe(o.metadata.resourceVersion);
     expect(exact.json.items[0].data.key).toBe('value');
 
-    expect(expectStatus(await http.get(`${CM}?resourceVersionMatch=Exact`), 400, 'BadRequest').message).toBe(
-      'resourceVersionMatch is forbidden unless resourceVersion is provided',
+    // apimachinery's ValidateListOptions: 422 Invalid, every cause in its order.
+    expect(expectStatus(await http.get(`${CM}?resourceVersionMatch=Exact`), 422, 'Invalid').message).toBe(
+      'ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided',
     );
+    expect(
+      expectStatus(await http.get(`${CM}?resourceVersion=0&resourceVersionMatch=Exact`), 422, 'Invalid')
+        .message,
+    ).toBe(
+      'ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch "exact" is forbidden for resourceVersion "0"',
+    );
+    const several = expectStatus(
+      await http.get(`${CM}?resourceVersionMatch=Newest&continue=abc`),
+      422,
+      'Invalid',
+    );
+    expect(several.message).toBe(
+      'ListOptions.meta.k8s.io "" is invalid: [resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided, resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden when continue is provided, resourceVersionMatch: Unsupported value: "Newest": supported values: "Exact", "NotOlderThan", ""]',
+    );
+    expect(several.details).toMatchObject({ group: 'meta.k8s.io', kind: 'ListOptions' });
+    expect(several.details.causes.map((c: { reason: string }) => c.reason)).toEqual([
+      'FieldValueForbidden',
+      'FieldValueForbidden',
+      'FieldValueNotSupported',
+    ]);
     expectStatus(await http.get(`${CM}?resourceVersion=abc`), 400, 'BadRequest');
     const future = await http.get(`${CM}?resourceVersion=${cp.store.revision + 1000}`);
     const tooLarge = expectStatus(future, 504, 'Timeout');

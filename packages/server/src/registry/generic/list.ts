@@ -2,7 +2,7 @@
  * List semantics of the generic registry (`generic/registry.Store.List` with the etcd3 store's
  * paging): resourceVersion and resourceVersionMatch rules, continue tokens and their expiry.
  */
-import { ApiError, type FieldSelector, type LabelSelector } from 'kubeloop/api';
+import { ApiError, type FieldSelector, type LabelSelector, type StatusCause } from 'kubeloop/api';
 import { collectionPrefix, StorageError, type Store } from '../../storage/store.js';
 import type { StoredObject } from '../../storage/types.js';
 import { isObject } from '../../util/object.js';
@@ -30,6 +30,33 @@ interface Continue {
   start: string;
 }
 
+/**
+ * apimachinery's `ValidateListOptions` for a list (watches are validated by the watch handler):
+ * its causes in its order, answered as one 422 `ListOptions.meta.k8s.io "" is invalid: …`.
+ */
+function listOptionsCauses(p: ListParams): StatusCause[] {
+  const match = p.resourceVersionMatch;
+  if (!match) return [];
+  const forbidden = (message: string): StatusCause => ({
+    reason: 'FieldValueForbidden',
+    field: 'resourceVersionMatch',
+    message: `Forbidden: ${message}`,
+  });
+  const causes: StatusCause[] = [];
+  if (!p.resourceVersion)
+    causes.push(forbidden('resourceVersionMatch is forbidden unless resourceVersion is provided'));
+  if (p.continue) causes.push(forbidden('resourceVersionMatch is forbidden when continue is provided'));
+  if (match !== 'Exact' && match !== 'NotOlderThan')
+    causes.push({
+      reason: 'FieldValueNotSupported',
+      field: 'resourceVersionMatch',
+      message: `Unsupported value: ${JSON.stringify(match)}: supported values: "Exact", "NotOlderThan", ""`,
+    });
+  if (match === 'Exact' && p.resourceVersion === '0')
+    causes.push(forbidden('resourceVersionMatch "exact" is forbidden for resourceVersion "0"'));
+  return causes;
+}
+
 /** One page of `t`'s objects in `namespace` (all namespaces when undefined) that pass `filter`. */
 export function listObjects(
   store: Store,
@@ -43,9 +70,8 @@ export function listObjects(
   let atRevision: number | undefined;
   let after: string | undefined;
 
-  if (p.resourceVersionMatch && !p.resourceVersion) {
-    throw ApiError.badRequest('resourceVersionMatch is forbidden unless resourceVersion is provided');
-  }
+  const invalid = listOptionsCauses(p);
+  if (invalid.length > 0) throw ApiError.invalid({ group: 'meta.k8s.io', kind: 'ListOptions' }, '', invalid);
   if (p.continue) {
     if (p.resourceVersion && p.resourceVersion !== '0') {
       throw ApiError.badRequest('specifying resource version is not allowed when using continue');
@@ -71,8 +97,6 @@ export function listObjects(
       }
       if (rv > store.revision) throw tooLarge(rv, store.revision);
       atRevision = rv;
-    } else if (p.resourceVersionMatch && p.resourceVersionMatch !== 'NotOlderThan') {
-      throw ApiError.badRequest(`unknown resourceVersionMatch: ${p.resourceVersionMatch}`);
     } else if (rv > store.revision) {
       throw tooLarge(rv, store.revision);
     }

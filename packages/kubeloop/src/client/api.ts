@@ -17,6 +17,7 @@ import {
   type GetOptions,
   type ListOptions,
   type ListStreamOptions,
+  listQuery,
   type PatchOptions,
   type PatchType,
   query,
@@ -103,16 +104,7 @@ export class ResourceApi<T extends KubeObject> {
     const list = await this.json<ObjectList<T>>(
       {
         method: 'GET',
-        path:
-          path +
-          query({
-            ...selectorParams(options),
-            limit: options.limit,
-            continue: options.continue,
-            resourceVersion: options.resourceVersion,
-            resourceVersionMatch: options.resourceVersionMatch,
-            timeoutSeconds: options.timeoutSeconds,
-          }),
+        path: path + listQuery(options),
         ...(options.metadataOnly && { accept: ACCEPT_METADATA_LIST }),
       },
       options,
@@ -177,16 +169,7 @@ export class ResourceApi<T extends KubeObject> {
     const path = await this.path(undefined, '', undefined, 'list');
     const req: HttpRequest = {
       method: 'GET',
-      path:
-        path +
-        query({
-          ...selectorParams(options),
-          limit: options.limit,
-          continue: options.continue,
-          resourceVersion: options.resourceVersion,
-          resourceVersionMatch: options.resourceVersionMatch,
-          timeoutSeconds: options.timeoutSeconds,
-        }),
+      path: path + listQuery(options),
       signal: options.signal,
       timeoutMs: options.timeoutMs,
       ...(options.metadataOnly && { accept: ACCEPT_METADATA_LIST }),

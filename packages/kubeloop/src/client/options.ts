@@ -207,6 +207,18 @@ export function selectorParams(o: SelectorOptions) {
   };
 }
 
+/** The query string of a list (`list` and `listBatches` ask the same way). */
+export function listQuery(o: ListOptions): string {
+  return query({
+    ...selectorParams(o),
+    limit: o.limit,
+    continue: o.continue,
+    resourceVersion: o.resourceVersion,
+    resourceVersionMatch: o.resourceVersionMatch,
+    timeoutSeconds: o.timeoutSeconds,
+  });
+}
+
 /** `Accept` of a metadata-only list: PartialObjectMetadataList, else whole objects. */
 export const ACCEPT_METADATA_LIST =
   'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';

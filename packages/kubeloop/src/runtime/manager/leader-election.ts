@@ -49,7 +49,11 @@ interface Record {
 const sameRecord = (a: Record | undefined, b: Record) =>
   a !== undefined && a.holder === b.holder && a.renewTime === b.renewTime && a.transitions === b.transitions;
 
-const abortable = (ms: number, signal: AbortSignal) =>
+/**
+ * Waits `ms`, or less when `signal` aborts (resolving, not rejecting: a stopped renew loop just
+ * ends). Shared by the leader elector and the shard leases, which renew on the same rhythm.
+ */
+export const abortable = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve) => {
     if (signal.aborted) return resolve();
     const done = () => {

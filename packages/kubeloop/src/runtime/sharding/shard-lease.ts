@@ -8,6 +8,7 @@ import { isNotFound } from '../../api/status.js';
 import { type Lease, Lease as LeaseKind } from '../../client/builtin-kinds.js';
 import type { Client } from '../../client/client.js';
 import { microTime } from '../manager/events.js';
+import { abortable } from '../manager/leader-election.js';
 import { CONTROLLERS_ANNOTATION, RING_LABEL, type ShardedControllerInfo, shardLeaseName } from './labels.js';
 
 /** Timings of the shard Leases (leader election's ratios). */
@@ -16,18 +17,6 @@ export interface LeaseTimings {
   renewDeadlineMs: number;
   retryPeriodMs: number;
 }
-
-const pause = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    if (signal.aborted) return resolve();
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
 
 /** Holds one shard's Lease until stopped; `onLost` when renewing failed for the renew deadline. */
 export class ShardLease {
@@ -52,7 +41,7 @@ export class ShardLease {
   /** Acquires the Lease (resolves once held) and keeps renewing it in the background. */
   async start(): Promise<void> {
     const signal = this.stopper.signal;
-    while (!signal.aborted && !(await this.renew())) await pause(this.timings.retryPeriodMs, signal);
+    while (!signal.aborted && !(await this.renew())) await abortable(this.timings.retryPeriodMs, signal);
     this.held = !signal.aborted;
     this.loop = this.keep();
   }
@@ -76,7 +65,7 @@ export class ShardLease {
     const signal = this.stopper.signal;
     let last = performance.now();
     while (!signal.aborted) {
-      await pause(this.timings.retryPeriodMs, signal);
+      await abortable(this.timings.retryPeriodMs, signal);
       if (signal.aborted) return;
       if (await this.renew()) {
         last = performance.now();

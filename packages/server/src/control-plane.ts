@@ -32,7 +32,7 @@ import {
 } from './auth/pki.js';
 import type { BuiltinControllers } from './controllers/builtin.js';
 import type { Kubelet, SimulatedNodesOptions } from './controllers/kubelet/kubelet.js';
-import { SimulatedRuntime } from './controllers/kubelet/runtime.js';
+import type { SimulatedRuntime } from './controllers/kubelet/runtime.js';
 import { Discovery } from './discovery/discovery.js';
 import { ApiServer } from './http/api-server.js';
 import { Faults } from './http/faults.js';
@@ -279,14 +279,8 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     const authenticator = new Authenticator({ tokens: users, serviceAccounts: saTokens });
     let ready = false;
     // The simulated containers: the kubelet drives them, the streaming subresources read them.
-    const runtime = new SimulatedRuntime({
-      get: (resource, ns, n) => {
-        const t = registry.lookup('', 'v1', resource);
-        return t
-          ? (rest.store.get(rest.key(t, ns, n))?.object as Record<string, unknown> | undefined)
-          : undefined;
-      },
-    });
+    // Made (and its shell, files and programs loaded) with the kubelet, after ready.
+    let runtime: SimulatedRuntime | undefined;
     const api = new ApiServer({
       rest,
       registry,
@@ -391,10 +385,22 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     const controllersStarting =
       options.controllers === false
         ? Promise.resolve()
-        : Promise.all([import('./controllers/builtin.js'), startLoopback(api.listener)]).then(
-            ([m, lo]) => {
+        : Promise.all([
+            import('./controllers/builtin.js'),
+            import('./controllers/kubelet/runtime.js'),
+            startLoopback(api.listener),
+          ]).then(
+            ([m, r, lo]) => {
               loopback = lo;
               if (stopping) return;
+              runtime = new r.SimulatedRuntime({
+                get: (resource, ns, n) => {
+                  const t = registry.lookup('', 'v1', resource);
+                  return t
+                    ? (rest.store.get(rest.key(t, ns, n))?.object as Record<string, unknown> | undefined)
+                    : undefined;
+                },
+              });
               controllers = m.startBuiltinControllers({
                 server: url,
                 socketPath: lo?.socketPath,

@@ -149,6 +149,11 @@ export interface ControlPlane {
    * (subject CN) in `groups` (subject O), like kube-apiserver's x509 authenticator.
    */
   issueClientCertificate(user: string, groups?: readonly string[]): Promise<KeyPair>;
+  /**
+   * Resolves once the server has settled: the built-in controllers started and their caches
+   * synced (at once without controllers). Never rejects.
+   */
+  readonly settled: Promise<void>;
   /** Stops serving, ends every connection, flushes and closes storage. Idempotent. */
   stop(): Promise<void>;
 }
@@ -466,6 +471,13 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       clearTimeout(timer);
     }
 
+    const settled = controllersStarting
+      .then(() => controllers?.waitForSync())
+      .then(
+        () => undefined,
+        () => undefined,
+      );
+
     return {
       url,
       kubeconfig,
@@ -476,6 +488,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       store,
       registry,
       issueClientCertificate: async (user, groups) => issueClientCertificate(ca, user, groups),
+      settled,
       stop,
     };
   } catch (err) {

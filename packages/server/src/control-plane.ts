@@ -32,7 +32,7 @@ import {
 } from './auth/pki.js';
 import type { BuiltinControllers } from './controllers/builtin.js';
 import type { Kubelet, SimulatedNodesOptions } from './controllers/kubelet/kubelet.js';
-import { SimulatedRuntime } from './controllers/kubelet/runtime.js';
+import type { SimulatedRuntime } from './controllers/kubelet/runtime.js';
 import { Discovery } from './discovery/discovery.js';
 import { ApiServer } from './http/api-server.js';
 import { Faults } from './http/faults.js';
@@ -149,6 +149,11 @@ export interface ControlPlane {
    * (subject CN) in `groups` (subject O), like kube-apiserver's x509 authenticator.
    */
   issueClientCertificate(user: string, groups?: readonly string[]): Promise<KeyPair>;
+  /**
+   * Resolves once the server has settled: the built-in controllers started and their caches
+   * synced (at once without controllers). Never rejects.
+   */
+  readonly settled: Promise<void>;
   /** Stops serving, ends every connection, flushes and closes storage. Idempotent. */
   stop(): Promise<void>;
 }
@@ -279,14 +284,8 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     const authenticator = new Authenticator({ tokens: users, serviceAccounts: saTokens });
     let ready = false;
     // The simulated containers: the kubelet drives them, the streaming subresources read them.
-    const runtime = new SimulatedRuntime({
-      get: (resource, ns, n) => {
-        const t = registry.lookup('', 'v1', resource);
-        return t
-          ? (rest.store.get(rest.key(t, ns, n))?.object as Record<string, unknown> | undefined)
-          : undefined;
-      },
-    });
+    // Made (and its shell, files and programs loaded) with the kubelet, after ready.
+    let runtime: SimulatedRuntime | undefined;
     const api = new ApiServer({
       rest,
       registry,
@@ -391,10 +390,22 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     const controllersStarting =
       options.controllers === false
         ? Promise.resolve()
-        : Promise.all([import('./controllers/builtin.js'), startLoopback(api.listener)]).then(
-            ([m, lo]) => {
+        : Promise.all([
+            import('./controllers/builtin.js'),
+            import('./controllers/kubelet/runtime.js'),
+            startLoopback(api.listener),
+          ]).then(
+            ([m, r, lo]) => {
               loopback = lo;
               if (stopping) return;
+              runtime = new r.SimulatedRuntime({
+                get: (resource, ns, n) => {
+                  const t = registry.lookup('', 'v1', resource);
+                  return t
+                    ? (rest.store.get(rest.key(t, ns, n))?.object as Record<string, unknown> | undefined)
+                    : undefined;
+                },
+              });
               controllers = m.startBuiltinControllers({
                 server: url,
                 socketPath: lo?.socketPath,
@@ -460,6 +471,13 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       clearTimeout(timer);
     }
 
+    const settled = controllersStarting
+      .then(() => controllers?.waitForSync())
+      .then(
+        () => undefined,
+        () => undefined,
+      );
+
     return {
       url,
       kubeconfig,
@@ -470,6 +488,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       store,
       registry,
       issueClientCertificate: async (user, groups) => issueClientCertificate(ca, user, groups),
+      settled,
       stop,
     };
   } catch (err) {

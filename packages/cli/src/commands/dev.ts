@@ -22,6 +22,7 @@ import {
   readSamples,
   startOperator,
 } from './project.js';
+import { holdYoungGeneration } from './young-generation.js';
 
 interface DevFlags {
   port: string;
@@ -173,6 +174,7 @@ export function registerDevCommand(program: Command): void {
 
       const run = async () => {
         await mkdir(join(kubeconfigPath, '..'), { recursive: true });
+        const releaseYoungGeneration = holdYoungGeneration();
         cp = await startControlPlane({
           port,
           kubeconfigPath,
@@ -181,6 +183,7 @@ export function registerDevCommand(program: Command): void {
             if (level === 'error') process.stderr.write(`[control plane] ${msg}\n`);
           },
         });
+        releaseYoungGeneration(cp.settled);
         out(`kubeloop control plane ready at ${cp.url}`);
         out(`  export KUBECONFIG=${kubeconfigPath}`);
         const client = new Client(cp.clientConfig);

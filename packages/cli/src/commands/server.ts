@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
+import { holdYoungGeneration } from './young-generation.js';
 
 interface ServerFlags {
   host: string;
@@ -105,6 +106,8 @@ export function registerServerCommand(program: Command): void {
       const kubeconfigPath = resolve(
         flags.kubeconfig ?? (dataDir ? `${dataDir}/kubeconfig` : '.kubeloop/kubeconfig'),
       );
+      // Before the control plane's code loads: its modules are the start's first survivors.
+      const releaseYoungGeneration = holdYoungGeneration();
       // Loaded here, not with the command line: every other command starts without the control plane's code.
       const { startControlPlane } = await import('@kubeloop/server');
       const cp = await startControlPlane({
@@ -118,6 +121,7 @@ export function registerServerCommand(program: Command): void {
         authorizationMode,
         ...(dataDir && { dataDir }),
       });
+      releaseYoungGeneration(cp.settled);
       // Handlers first: a supervisor may signal the moment it reads the ready line.
       const stopped = new Promise<void>((done) => {
         const shutdown = () => {

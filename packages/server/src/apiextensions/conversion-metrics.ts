@@ -3,7 +3,7 @@
  * `conversion/metrics.go`): requests and their latency by result and failure type, and the
  * duration of each conversion by CRD and versions.
  */
-import { Counter, Histogram, type Registry } from 'prom-client';
+import { Counter, Histogram, type Registry } from '../util/prom-client.js';
 
 /** Why a conversion webhook call failed, as the `failure_type` label says it. */
 export type ConversionFailure =

@@ -6,11 +6,11 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Registry as TypeRegistry } from '../registry/registry.js';
 import { storageOf } from '../registry/types.js';
 import type { Store } from '../storage/store.js';
 import { collectionPrefix } from '../storage/store.js';
+import { Counter, Gauge, Histogram, Registry } from '../util/prom-client.js';
 import { queryBool } from './params.js';
 import type { RequestInfo } from './request-info.js';
 

@@ -27,8 +27,13 @@ export const isByteSource = (body: unknown): body is ByteSource =>
   typeof (body as Partial<ByteSource> | undefined)?.consume === 'function' &&
   typeof (body as Partial<ByteSource> | undefined)?.bytes === 'function';
 
-/** The size of a fresh queue, and what a grown one shrinks back to when it empties. */
-const INITIAL_BYTES = 64 * 1024;
+/**
+ * The size of a fresh queue. Most watches stay quiet (a process's informers of kinds that have
+ * no objects get a bookmark now and then), so a queue starts small and grows on the first burst.
+ */
+const INITIAL_BYTES = 4 * 1024;
+/** What a queue grown for a burst shrinks back to when it empties. */
+const QUIET_BYTES = 64 * 1024;
 /**
  * Above this many unconsumed bytes the sender is paused (and the server waits, its data in the
  * kernel's buffers rather than ours). Pausing at every TLS record, as a response stream's own
@@ -100,8 +105,8 @@ export class ByteQueue implements ByteSource {
       }
       // A queue grown for a burst (a watch-list's snapshot) is not kept while the watch is
       // quiet; in the burst it is kept, not grown again (and its pages touched again) each step.
-      if (this.start === this.end && this.buf.length > INITIAL_BYTES)
-        this.buf = Buffer.allocUnsafe(INITIAL_BYTES);
+      if (this.start === this.end && this.buf.length > QUIET_BYTES)
+        this.buf = Buffer.allocUnsafe(QUIET_BYTES);
       await new Promise<void>((resolve) => {
         this.wake = resolve;
       });

@@ -213,6 +213,33 @@ describe('openStream', () => {
     expect(await readText(res.body)).toBe('ab\ncd\n');
   });
 
+  it('keeps each stream’s bytes its own when streams read in turns (they share one read buffer)', async () => {
+    const answers: Socket[] = [];
+    const port = await serve((socket) => {
+      socket.write('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n');
+      answers.push(socket);
+    });
+    const streams = await Promise.all(
+      ['a', 'b', 'c'].map(() => openStream(target(port), request(), () => undefined)),
+    );
+    const texts = streams.map((s) => readText(s.body));
+    // Pieces of different lengths, written in turns, so that every read lands where another
+    // stream's read was before it.
+    for (let round = 0; round < 20; round++) {
+      for (const [i, socket] of answers.entries()) {
+        const piece = `${String.fromCharCode(97 + i).repeat(1 + ((round * 7 + i * 13) % 5_000))}\n`;
+        socket.write(`${piece.length.toString(16)}\r\n${piece}\r\n`);
+        await new Promise((r) => setImmediate(r));
+      }
+    }
+    for (const socket of answers) socket.end('0\r\n\r\n');
+    for (const [i, text] of (await Promise.all(texts)).entries()) {
+      const letter = String.fromCharCode(97 + i);
+      expect(text.replaceAll('\n', '')).toBe(letter.repeat(text.length - 20));
+      expect(text.split('\n')).toHaveLength(21);
+    }
+  });
+
   it('fails the body when the connection breaks in the middle of the answer', async () => {
     const port = await serve((socket) => {
       socket.write('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nab\nc');

@@ -1,7 +1,7 @@
 /**
  * controller-runtime's controller metrics, with its names, so that its dashboards work.
  */
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from '../prom-client.js';
 
 /** Buckets of `controller_runtime_reconcile_time_seconds` (controller-runtime's). */
 export const RECONCILE_TIME_BUCKETS: readonly number[] = Object.freeze([

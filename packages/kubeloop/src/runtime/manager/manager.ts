@@ -6,7 +6,6 @@ import { setMaxListeners } from 'node:events';
 import type { Server } from 'node:http';
 import { hostname } from 'node:os';
 import { type Logger, pino } from 'pino';
-import { Gauge, Registry } from 'prom-client';
 import { Client } from '../../client/client.js';
 import type { ResourceDescriptor } from '../../client/descriptor.js';
 import { ClientMetrics } from '../../client/transport/metrics.js';
@@ -18,6 +17,7 @@ import type { ControllerDefinition, FieldIndex } from '../controller/builder.js'
 import { Controller } from '../controller/controller.js';
 import { ControllerMetrics } from '../controller/metrics.js';
 import type { CacheReader } from '../controller/types.js';
+import { Gauge, Registry } from '../prom-client.js';
 import { Sharding, type ShardingOptions } from '../sharding/sharding.js';
 import { WorkQueueMetrics } from '../workqueue/metrics.js';
 import { ManagerCache } from './cache.js';

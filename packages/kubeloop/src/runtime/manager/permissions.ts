@@ -8,13 +8,13 @@
  * informer that may not list or watch its kind keeps the manager's `/readyz` failing until it can.
  */
 import type { Logger } from 'pino';
-import { Counter, Gauge, type Registry } from 'prom-client';
 import { ApiError } from '../../api/status.js';
 import type { ResourceApi } from '../../client/api.js';
 import type { Client } from '../../client/client.js';
 import type { KubeObject } from '../../client/types.js';
 import { derivePolicyRules, type ManagerPermissions, type PolicyRule } from '../../manifests/rbac.js';
 import type { Informer, InformerLifecycleEvent } from '../cache/informer.js';
+import { Counter, Gauge, type Registry } from '../prom-client.js';
 
 /** A request the server refused with 403, in RBAC's terms. */
 export interface DeniedRequest {

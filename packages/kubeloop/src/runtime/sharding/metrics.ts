@@ -1,7 +1,7 @@
 /**
  * Metrics of sharding, per controller and shard, on the manager's registry.
  */
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from '../prom-client.js';
 
 /** The sharding metrics of one manager. */
 export class ShardingMetrics {

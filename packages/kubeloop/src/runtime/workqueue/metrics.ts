@@ -3,7 +3,7 @@
  * (`name` and `controller`, both the queue's name) and buckets, so existing dashboards and
  * alerts work unchanged.
  */
-import { Counter, Gauge, register as globalRegistry, Histogram, type Registry } from 'prom-client';
+import { Counter, Gauge, register as globalRegistry, Histogram, type Registry } from '../prom-client.js';
 
 /**
  * Exponential buckets from 10 ns to 1000 s (controller-runtime's `ExponentialBuckets(10e-9, 10, 12)`).

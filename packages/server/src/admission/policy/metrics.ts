@@ -2,7 +2,7 @@
  * kube's `apiserver_validating_admission_policy_*` metrics (validating/metrics): each policy
  * decision other than a plain admit, by policy, binding, error type and enforcement action.
  */
-import { Counter, Histogram, type Registry } from 'prom-client';
+import { Counter, Histogram, type Registry } from '../../util/prom-client.js';
 
 /** `compile_error`, `invalid_error`, `out_of_budget` or `no_error` (a failed validation). */
 export type ValidationErrorType = 'compile_error' | 'invalid_error' | 'out_of_budget' | 'no_error';

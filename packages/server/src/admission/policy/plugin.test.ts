@@ -64,7 +64,7 @@ describe('ValidatingAdmissionPolicy plugin', () => {
     );
     const plugin = validatingAdmissionPolicy(store, { registry });
     const o = opts();
-    plugin('CREATE', configmaps, cm('bad'), undefined, o);
+    await plugin('CREATE', configmaps, cm('bad'), undefined, o);
     expect(o.auditAnnotations).toEqual({
       'audited/who': 'alice made bad',
       'validation.policy.admission.k8s.io/validation_failure':
@@ -99,7 +99,7 @@ describe('ValidatingAdmissionPolicy plugin', () => {
     });
     let err: unknown;
     try {
-      plugin('CREATE', configmaps, cm('x'), undefined, opts());
+      await plugin('CREATE', configmaps, cm('x'), undefined, opts());
     } catch (e) {
       err = e;
     }
@@ -121,7 +121,10 @@ describe('ValidatingAdmissionPolicy plugin', () => {
         ],
       },
     });
-    plugin('CREATE', configmaps, cm('x'), undefined, { ...opts(), user: { username: 'bob', groups: [] } });
+    await plugin('CREATE', configmaps, cm('x'), undefined, {
+      ...opts(),
+      user: { username: 'bob', groups: [] },
+    });
   });
 
   it('denies as a configuration error when the paramKind is not served', async () => {
@@ -133,7 +136,7 @@ describe('ValidatingAdmissionPolicy plugin', () => {
       binding('unknown-params', 'unknown-params', ['Deny']),
     );
     const plugin = validatingAdmissionPolicy(store, { registry });
-    expect(() => plugin('CREATE', configmaps, cm('x'), undefined, opts())).toThrow(
+    await expect(async () => plugin('CREATE', configmaps, cm('x'), undefined, opts())).rejects.toThrow(
       `configmaps "x" is forbidden: ValidatingAdmissionPolicy 'unknown-params' denied request: failed to configure policy: failed to find resource referenced by paramKind: 'example.com/v1, Kind=Nope'`,
     );
   });

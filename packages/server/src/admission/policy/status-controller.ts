@@ -12,7 +12,6 @@ import type { RestStorage } from '../../registry/rest.js';
 import { collectionPrefix } from '../../storage/store.js';
 import type { StoreEvent } from '../../storage/types.js';
 import { isObject, type Obj } from '../../util/object.js';
-import { typeCheckPolicy } from './typecheck.js';
 
 const CONTROLLER_NAME = 'validatingadmissionpolicy-status-controller';
 
@@ -73,6 +72,9 @@ export class PolicyStatusController {
     const t = this.registry.lookup('admissionregistration.k8s.io', 'v1', 'validatingadmissionpolicies');
     if (!t) return;
     try {
+      // The type checker (a CEL environment over the built-in kinds' schemas) loads with the
+      // first policy: a server without policies does not carry it.
+      const { typeCheckPolicy } = await import('./typecheck.js');
       await this.rest.patch(
         t,
         undefined,

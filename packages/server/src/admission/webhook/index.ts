@@ -2,23 +2,34 @@
  * The admission webhook plugins of a server: MutatingAdmissionWebhook and
  * ValidatingAdmissionWebhook over the configurations in the store, one webhook client (kept-alive
  * connections) and the `apiserver_admission_webhook_*` metrics.
+ *
+ * A request meets the plugins' machinery (`plugins.ts`: dispatchers, client, matchConditions'
+ * CEL) only when a configuration exists, and it loads then: a server without webhooks does not
+ * carry it.
  */
+
 import type { Registry } from '../../registry/registry.js';
+import type { ResourceType } from '../../registry/types.js';
 import type { Store } from '../../storage/store.js';
-import type { CelAuthorizer } from '../cel/index.js';
-import { registryEquivalents } from '../matching.js';
-import { createWebhookCaller, type WebhookCaller } from './client.js';
+import type { Obj } from '../../util/object.js';
+import type { AdmissionOptions } from '../options.js';
 import { WebhookConfigurations } from './configurations.js';
-import type { DispatcherDeps, MatchConditionsEvaluator } from './dispatcher.js';
-import { matchConditionsEvaluator } from './match-conditions.js';
 import { WebhookMetrics } from './metrics.js';
-import { mutatingWebhooks } from './mutating.js';
-import { validatingWebhooks } from './validating.js';
+import type { WebhookPluginOptions, webhookPlugins } from './plugins.js';
+
+/** One of the two webhook plugins. */
+export type WebhookPlugin = (
+  op: 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT',
+  t: ResourceType,
+  obj: Obj,
+  old: Obj | undefined,
+  options?: AdmissionOptions,
+) => Promise<void> | undefined;
 
 /** The two webhook plugins and their metrics. */
 export interface WebhookAdmission {
-  mutate: ReturnType<typeof mutatingWebhooks>;
-  validate: ReturnType<typeof validatingWebhooks>;
+  mutate: WebhookPlugin;
+  validate: WebhookPlugin;
   metrics: WebhookMetrics;
   /** Closes the webhook connections and stops following the configurations. */
   close(): void;
@@ -28,32 +39,40 @@ export interface WebhookAdmission {
 export function webhookAdmission(
   store: Store,
   registry: Registry,
-  options: {
-    caller?: WebhookCaller;
-    matchConditions?: MatchConditionsEvaluator;
-    /** Answers `authorizer` in matchConditions (read per request). */
-    authorizer?: () => CelAuthorizer | undefined;
-  } = {},
+  options: WebhookPluginOptions = {},
 ): WebhookAdmission {
+  // The metrics are served (empty) from the start, as kube-apiserver's are.
   const metrics = new WebhookMetrics();
-  const deps: DispatcherDeps = {
-    store,
-    registry,
-    equivalents: registryEquivalents(registry),
-    caller: options.caller ?? createWebhookCaller(store),
-    metrics,
-    matchConditions: options.matchConditions ?? matchConditionsEvaluator(options.authorizer),
+  const configurations = {
+    mutating: new WebhookConfigurations(store, 'mutatingwebhookconfigurations'),
+    validating: new WebhookConfigurations(store, 'validatingwebhookconfigurations'),
   };
-  const mutating = new WebhookConfigurations(store, 'mutatingwebhookconfigurations');
-  const validating = new WebhookConfigurations(store, 'validatingwebhookconfigurations');
+  let plugins: ReturnType<typeof webhookPlugins> | undefined;
+  let loading: Promise<ReturnType<typeof webhookPlugins>> | undefined;
+  let closed = false;
+  const plugin =
+    (which: 'mutate' | 'validate'): WebhookPlugin =>
+    (op, t, obj, old, opts) => {
+      const configs = which === 'mutate' ? configurations.mutating : configurations.validating;
+      if (configs.get().length === 0) return undefined;
+      if (plugins) return plugins[which](op, t, obj, old, opts);
+      loading ??= import('./plugins.js').then((m) => {
+        plugins = m.webhookPlugins(store, registry, options, metrics, configurations);
+        // Closed while it loaded: its client keeps no connection open.
+        if (closed) plugins.caller.close?.();
+        return plugins;
+      });
+      return loading.then((p) => p[which](op, t, obj, old, opts));
+    };
   return {
-    mutate: mutatingWebhooks(deps, mutating),
-    validate: validatingWebhooks(deps, validating),
+    mutate: plugin('mutate'),
+    validate: plugin('validate'),
     metrics,
     close() {
-      mutating.close();
-      validating.close();
-      deps.caller.close?.();
+      closed = true;
+      configurations.mutating.close();
+      configurations.validating.close();
+      plugins?.caller.close?.();
     },
   };
 }

@@ -3,7 +3,7 @@
  * labels and buckets. They are made before the server's metrics registry exists and joined to
  * it with {@link WebhookMetrics.register}.
  */
-import { Counter, Histogram, type Registry } from 'prom-client';
+import { Counter, Histogram, type Registry } from '../../util/prom-client.js';
 
 /** `admit` for mutating webhooks, `validating` for validating ones (kube's step types). */
 export type WebhookStep = 'admit' | 'validating';

@@ -81,8 +81,10 @@ export interface ManagerOptions {
    * caches make it grow to its maximum (32 MB in Node 20) and keep it, mostly empty
    * (`young-generation.ts`). Off by default (`false`): the cap changes a V8 flag for the whole
    * process, which an operator's own `main` may choose but a library must not impose on the
-   * process it runs in (a test runner, an app embedding the manager). The same effect at start:
-   * `node --max-semi-space-size=4 dist/main.js`.
+   * process it runs in (a test runner, an app embedding the manager). Loading the modules alone
+   * grows it to 16 MB before any manager exists: an entry point that calls `capYoungGeneration`
+   * of `kubeloop/young-generation` and then imports the rest keeps it at the cap from the start
+   * (as the sample operator's main.ts), or `node --max-semi-space-size=2 dist/main.js`.
    */
   youngGenerationLimitMb?: number | false;
 }

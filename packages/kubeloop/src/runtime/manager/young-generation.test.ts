@@ -25,3 +25,15 @@ describe('capYoungGeneration', () => {
     }
   });
 });
+
+describe('kubeloop/young-generation', () => {
+  it('is a subpath that loads nothing but node builtins, so an entry point can cap before its graph loads', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const pkg = JSON.parse(await readFile(new URL('../../../package.json', import.meta.url), 'utf8'));
+    expect(pkg.exports['./young-generation'].source).toBe('./src/runtime/manager/young-generation.ts');
+    const source = await readFile(new URL('./young-generation.ts', import.meta.url), 'utf8');
+    const imports = [...source.matchAll(/^import[^'"]*['"]([^'"]+)['"]/gm)].map((m) => m[1]);
+    expect(imports.length).toBeGreaterThan(0);
+    expect(imports.every((s) => s?.startsWith('node:'))).toBe(true);
+  });
+});

@@ -6,7 +6,6 @@
  */
 
 export type { TProperties, TSchema } from 'typebox';
-export { Type } from 'typebox';
 export {
   checkKubernetesSchema,
   type DialectOptions,
@@ -44,3 +43,4 @@ export {
   type StorageVersionOf,
   type VersionObjects,
 } from './resource.js';
+export { Type } from './typebox.js';

@@ -5,21 +5,21 @@
  * extension the CRD needs, so a declaration reads like the Go markers it replaces.
  */
 import type { ObjectMeta } from 'kubernetes-types/meta/v1.js';
-import {
-  type Static,
-  type TArray,
-  type TArrayOptions,
-  type TNull,
-  type TObject,
-  type TObjectOptions,
-  type TProperties,
-  type TSchema,
-  type TSchemaOptions,
-  type TUnion,
-  type TUnsafe,
-  Type,
+import type {
+  Static,
+  TArray,
+  TArrayOptions,
+  TNull,
+  TObject,
+  TObjectOptions,
+  TProperties,
+  TSchema,
+  TSchemaOptions,
+  TUnion,
+  TUnsafe,
 } from 'typebox';
 import type { ValidationRule } from '../types.js';
+import { Type } from './typebox.js';
 
 /** Options every Kubernetes builder accepts: TypeBox's, plus CEL rules. */
 export type KubeSchemaOptions = TSchemaOptions & {

@@ -411,14 +411,31 @@ class GarbageCollector {
       return undefined;
     }
     try {
+      const descriptor = await this.descriptorAt(r.watched, ref.apiVersion);
       const live = (await this.client
-        .api(r.watched.descriptor, r.watched.type.namespaced ? r.ns : undefined)
+        .api(descriptor, r.watched.type.namespaced ? r.ns : undefined)
         .get(ref.name)) as KubeObject;
       return live.metadata?.uid === ref.uid ? (live as PartialObjectMetadata) : undefined;
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;
     }
+  }
+
+  /**
+   * The owner's resource at the version its reference names, as Kubernetes' collector reads an
+   * owner (`isDangling` maps the reference's own apiVersion): the same object, without a
+   * conversion to the preferred version — a CRD's conversion webhook that is down or slow must
+   * not hold up a dependent whose owner it need not convert. A version no longer served (from
+   * discovery's cache, which every rediscovery refreshes) is read at the watched version instead.
+   */
+  private async descriptorAt(w: Watched, apiVersion: string): Promise<ResourceDescriptor> {
+    const slash = apiVersion.indexOf('/');
+    const version = slash < 0 ? apiVersion : apiVersion.slice(slash + 1);
+    if (version === w.type.version) return w.descriptor;
+    const served = await this.client.discovery.resources(w.type.group, version).catch(() => undefined);
+    const t = served?.find((r) => r.kind === w.type.kind && r.plural === w.type.plural);
+    return t ? descriptorOf(t) : w.descriptor;
   }
 
   private ownerKindKnown(ref: OwnerReference): boolean {

@@ -88,4 +88,63 @@ describe('garbage collector and custom resources', () => {
     await eventually(() => gone(() => cms.get('sentinel')), 10_000, 'the sentinel collected');
     expect((await cms.get('unknown-owner')).metadata?.name).toBe('unknown-owner');
   });
+
+  it("reads an owner at its reference's version, not through the preferred version's conversion webhook", async () => {
+    // v2 is preferred but needs a conversion webhook that is not there; the owner is stored at v1.
+    const crd = simpleCrd('widgets', 'Widget', 'gc2.example.com');
+    const [v1] = (crd.spec as { versions: Record<string, unknown>[] }).versions;
+    (crd.spec as Record<string, unknown>).versions = [v1, { ...v1, name: 'v2', storage: false }];
+    (crd.spec as Record<string, unknown>).conversion = {
+      strategy: 'Webhook',
+      webhook: {
+        clientConfig: { service: { name: 'nowhere', namespace: 'default', path: '/convert' } },
+        conversionReviewVersions: ['v1'],
+      },
+    };
+    const reads: string[] = [];
+    const stop = cp.audit.subscribe(({ user, info }) => {
+      if (
+        user.username.endsWith(':generic-garbage-collector') &&
+        info.resource === 'widgets' &&
+        info.verb === 'get'
+      )
+        reads.push(info.version);
+    });
+    try {
+      await client.api(CustomResourceDefinition).create(crd);
+      await client.api(Namespace).create({ metadata: { name: 'gc-versions' } });
+      const widgets = client.api(
+        { group: 'gc2.example.com', version: 'v1', kind: 'Widget', plural: 'widgets', namespaced: true },
+        'gc-versions',
+      );
+      const owner = await eventually(
+        () =>
+          widgets
+            .create({ apiVersion: 'gc2.example.com/v1', kind: 'Widget', metadata: { name: 'owner' } })
+            .catch(() => undefined),
+        10_000,
+        'the CRD served',
+      );
+      const cms = client.api(ConfigMap, 'gc-versions');
+      await cms.create({
+        metadata: {
+          name: 'dependent',
+          ownerReferences: [
+            {
+              apiVersion: 'gc2.example.com/v1',
+              kind: 'Widget',
+              name: 'owner',
+              uid: owner.metadata?.uid ?? '',
+            },
+          ],
+        },
+      });
+      // Its cache of Widgets (at v2) cannot fill: the collector asks the server whether the owner exists.
+      await eventually(() => reads.length > 0, 10_000, 'the collector to read the owner');
+      expect(new Set(reads)).toEqual(new Set(['v1']));
+      expect((await cms.get('dependent')).metadata?.name).toBe('dependent');
+    } finally {
+      stop();
+    }
+  });
 });

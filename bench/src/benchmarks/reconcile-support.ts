@@ -114,6 +114,29 @@ export async function installCrd(http: HttpClient, root: string): Promise<void> 
   );
 }
 
+/**
+ * Resolves once `nodes` simulated nodes are Ready: the cluster a user starts working on. Builds
+ * differ in how much of their start-up (node registration, leases, RBAC aggregation) runs after
+ * the server reports ready; a burst that started before it ended would measure start-up too.
+ */
+export async function nodesReady(http: HttpClient, nodes: number, timeoutMs = 60_000): Promise<void> {
+  await until(
+    async () => {
+      const res = await http.request('GET', '/api/v1/nodes');
+      if (res.status !== 200) return false;
+      const list = JSON.parse(res.body.toString('utf8')) as {
+        items: { status?: { conditions?: { type: string; status: string }[] } }[];
+      };
+      const ready = list.items.filter((n) =>
+        n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
+      );
+      return ready.length >= nodes;
+    },
+    timeoutMs,
+    `${nodes} nodes to be Ready`,
+  );
+}
+
 /** Opens a watch of a collection from its current resourceVersion; calls `onEvent` with each event. */
 export async function watchFrom(
   http: HttpClient,

@@ -18,6 +18,7 @@ import {
   installCrd,
   isObj,
   metricSum,
+  nodesReady,
   type OperatorProcess,
   requestsByMethod,
   socketCount,
@@ -256,6 +257,7 @@ export async function runReconcile(o: ReconcileOptions): Promise<ReconcileRun> {
   let operator: OperatorProcess | undefined;
   try {
     await installCrd(http, o.root);
+    if (o.controllers) await nodesReady(http, o.nodes);
     operator = await startOperator(o, kubeconfigPath, join(work, 'operator.log'));
     log(
       `  ${o.foos.toLocaleString('en-US')} Foos (replicas ${o.replicas}) per burst from ${o.clients} clients; operator ${o.workers} workers, ` +

@@ -34,6 +34,7 @@ beforeAll(async () => {
   t = await startRuntimeEnv();
   await t.namespace(ns);
   await t.namespace(`${ns}-owns`);
+  await t.namespace(`${ns}-bulk`);
 });
 afterAll(() => t.stop());
 /** Every manager a test started: stopped after it even when it failed, so none loads the next. */
@@ -307,4 +308,61 @@ describe('sharding', () => {
     for (const m of managers.values()) await m.stop();
     await Promise.allSettled(runs);
   }, 90_000);
+
+  it('renews its shard Lease while its bulk label writes hold every connection of its client', async () => {
+    // The stall seen under load (README): every connection of the replica's client busy with
+    // the sharder's label writes, a Lease renewal waited behind them — for a free connection or
+    // a new one's TLS handshake — past the renew deadline, and the replica stopped. Here the
+    // pool is bounded (2 connections) and the server holds each label write longer than the
+    // renew deadline: a renewal on those connections could not get through in time.
+    const bns = `${ns}-bulk`;
+    const api = t.client.api(ConfigMap, bns);
+    await pool(
+      Array.from({ length: 12 }, (_, i) => `b-${i}`),
+      6,
+      async (name) => void (await api.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name } })),
+    );
+    const deadlines = { leaseDurationMs: 4_000, renewDeadlineMs: 3_000, retryPeriodMs: 500 };
+    const holdMs = deadlines.renewDeadlineMs * 2;
+    const unhold = t.env.faults.inject({
+      match: { verb: 'patch', resource: 'configmaps', namespace: bns },
+      action: { delayMs: holdMs },
+    });
+    try {
+      const m = testManager(t.newClient({ maxConnections: 2 }), {
+        sharding: { name: 'bulk', shardId: 'bulk-a', namespace: bns, ...deadlines, sharderWorkers: 8 },
+      }).add(
+        controller(ConfigMap)
+          .inNamespace(bns)
+          .reconcile(async () => undefined),
+      );
+      started.push(m);
+      let outcome = 'running';
+      const { done } = await run(m);
+      done.then(
+        () => {
+          outcome = 'stopped';
+        },
+        (err: unknown) => {
+          outcome = String(err);
+        },
+      );
+      // The first label write answered: the sharder's writes held both connections for twice
+      // the renew deadline by then (the others queue behind them).
+      await eventually(
+        async () => (await api.list()).items.some((c) => c.metadata?.labels?.[shardLabel('configmap')]),
+        30_000,
+        'a label write answered',
+      );
+      expect(outcome).toBe('running');
+      const lease = await t.client.api(Lease, bns).get('bulk-shard-bulk-a');
+      expect(lease.spec?.holderIdentity).toBe('bulk-a');
+      // Live all along (the ring would have dropped the shard otherwise): renewed within a lease duration.
+      expect(Date.parse(lease.spec!.renewTime!) + lease.spec!.leaseDurationSeconds! * 1000).toBeGreaterThan(
+        Date.now(),
+      );
+    } finally {
+      unhold();
+    }
+  }, 60_000);
 });

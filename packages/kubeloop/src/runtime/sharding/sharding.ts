@@ -225,10 +225,14 @@ export class Sharding {
       ...(original.labelSelector !== undefined && { labelSelector: original.labelSelector }),
       owns: original.watches.filter((w) => w.relation === 'owns').map((w) => w.kind),
     }));
+    // A connection of its own again: a campaign's request that times out closes its connection
+    // (HTTP/1.1 cannot cancel one otherwise), and the shard Lease's next renewal must not need a
+    // new one — a TLS handshake takes several turns of both event loops, seconds under load.
+    const client = this.leaseClient.withOwnConnections();
     // Leadership lost (the sharder could not renew): stop assigning and campaign again.
     while (!this.stopped) {
       const elector = new LeaderElector(
-        this.leaseClient,
+        client,
         {
           id: sharderLeaseName(this.options.name),
           namespace: this.namespace,
@@ -263,6 +267,7 @@ export class Sharding {
       this.elector = elector;
       await elector.run();
     }
+    await client.close();
   }
 
   private ringChanged(ring: HashRing, previous: HashRing): void {

@@ -16,6 +16,7 @@ import type { KubeObject } from '../../client/types.js';
 import type { Informer } from '../cache/informer.js';
 import type { ControllerDefinition, WatchSpec } from '../controller/builder.js';
 import { objectKey } from '../keys.js';
+import { labelingChildren } from './child-labels.js';
 import { drainLabel, shardLabel } from './labels.js';
 import type { ShardingMetrics } from './metrics.js';
 
@@ -58,13 +59,28 @@ export class ShardGate {
     this.kind = d.kind as ResourceDescriptor;
     const own = `${this.shardLabel}=${this.shard}`;
     const existing = d.labelSelector === undefined ? '' : labelSelectorString(d.labelSelector);
+    const owns = d.watches.filter((w) => w.relation === 'owns').map((w) => w.kind);
+    let plain: Client | undefined;
+    let labeling: Client | undefined;
     const reconcileFn: ControllerDefinition<T>['reconcileFn'] = async (obj, ctx) => {
       const key = objectKey(obj);
       // Synchronous up to `begin`: a drain that starts later waits for this run.
       if (!this.admits(key, obj)) return undefined;
       this.begin(key);
       try {
-        return await d.reconcileFn(obj, ctx);
+        if (owns.length === 0) return await d.reconcileFn(obj, ctx);
+        // Children it creates carry this shard's label from the start (see child-labels.ts).
+        if (plain !== ctx.client) {
+          plain = ctx.client;
+          labeling = labelingChildren(
+            ctx.client,
+            d.kind as ResourceDescriptor,
+            owns,
+            this.shardLabel,
+            this.shard,
+          );
+        }
+        return await d.reconcileFn(obj, { ...ctx, client: labeling! });
       } finally {
         this.end(key);
       }

@@ -234,8 +234,10 @@ describe('sharding', () => {
     expect(overlaps).toEqual([]);
   }, 120_000);
 
-  it('labels children with their parent’s shard, so each replica caches only its own children, and they follow a move', async () => {
+  it('labels children with their parent’s shard from their creation, so each replica caches only its own children, and they follow a move', async () => {
     const ons = `${ns}-owns`;
+    /** Each child as its create stored it: with the shard label of the replica that made it. */
+    const created: string[] = [];
     const make = (shard: string): Manager => {
       const m = testManager(t.newClient(), {
         sharding: { name: 'owners', shardId: shard, namespace: ons, ...timings },
@@ -250,7 +252,8 @@ describe('sharding', () => {
               metadata: { name: w.metadata!.name!, namespace: ons },
             };
             try {
-              await client.api(ConfigMap, ons).create(setControllerReference(w, cm));
+              const made = await client.api(ConfigMap, ons).create(setControllerReference(w, cm));
+              created.push(`${made.metadata?.name}: ${made.metadata?.labels?.[LABEL]} by ${shard}`);
             } catch (err) {
               // Created by an earlier run whose child this shard's cache did not hold yet.
               if (!isAlreadyExists(err)) throw err;
@@ -296,6 +299,9 @@ describe('sharding', () => {
       return true;
     };
     await eventually(() => childrenFollow(['own-a', 'own-b']), 30_000, 'children on their parents’ shards');
+    // Labeled at creation by the reconcile's client, not later by the sharder.
+    expect(created.length).toBeGreaterThanOrEqual(names.length);
+    for (const c of created) expect(c).toMatch(/: (own-[ab]) by \1$/);
 
     // A third replica: the parents that move take their children along.
     await join('own-c');

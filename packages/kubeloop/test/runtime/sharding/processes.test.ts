@@ -139,25 +139,35 @@ describe('sharding across operator processes', () => {
       const leases = t.client.api(Lease, ns);
       const sharder = (await leases.get('procs-sharder')).spec?.holderIdentity;
       const victim = ['proc-c', 'proc-b', 'proc-a'].find((s) => s !== sharder)!;
-      const ofVictim = [...second].filter(([, s]) => s === victim).map(([k]) => k);
+      // A watch of the victim's label, open before the kill: the first object leaving it (a
+      // DELETED event) marks the move's start as the server's fan-out sends it, not a poll.
+      const onVictim = await api.list({ labelSelector: `${LABEL}=${victim}`, metadataOnly: true });
+      expect(onVictim.items.length).toBeGreaterThan(0);
+      const watch = new AbortController();
+      const firstMove = (async () => {
+        for await (const ev of api.watch({
+          labelSelector: `${LABEL}=${victim}`,
+          resourceVersion: onVictim.metadata!.resourceVersion!,
+          signal: watch.signal,
+        })) {
+          if (ev.type === 'DELETED') return Date.now();
+        }
+        return undefined;
+      })();
+      firstMove.catch(() => undefined);
       await stop(children.get(victim)!, 'SIGKILL');
       const lease = await leases.get(`procs-shard-${victim}`);
       const renewedAt = Date.parse(lease.spec!.renewTime!);
-      const onVictim = async () =>
-        new Set(
-          (await api.list({ labelSelector: `${LABEL}=${victim}`, metadataOnly: true })).items.map(
-            (o) => o.metadata!.name!,
-          ),
-        );
-      const firstMovedAt = await eventually(
-        async () => {
-          const left = await onVictim();
-          return ofVictim.some((k) => !left.has(k)) ? Date.now() : undefined;
-        },
-        LEASE_MS + 20_000,
-        `${victim}'s objects to start moving`,
-      );
-      expect(firstMovedAt - renewedAt).toBeLessThanOrEqual(LEASE_MS + RETRY_MS);
+      const firstMovedAt = await Promise.race([
+        firstMove,
+        sleep(realClock, LEASE_MS + 20_000, watch.signal).then(
+          () => undefined,
+          () => undefined,
+        ),
+      ]);
+      watch.abort();
+      expect(firstMovedAt, `${victim}'s objects to start moving`).toBeDefined();
+      expect(firstMovedAt! - renewedAt).toBeLessThanOrEqual(LEASE_MS + RETRY_MS);
       const live3 = live4.filter((s) => s !== victim);
       await eventually(() => settled(live3), 40_000, 'settled on 3 processes after the kill');
     } finally {

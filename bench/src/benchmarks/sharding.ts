@@ -16,9 +16,10 @@
  *   npm run build && node bench/dist/benchmarks/sharding.js --objects=10000 [--workers=16]
  *
  * `--done-when` runs issue 25's acceptance scenario instead (3 replica processes, 3,000 objects
- * by default, churn throughout; balance, kill, a fourth replica, overlaps), printing each clause:
+ * by default, churn throughout; balance, kill, a fourth replica, overlaps), printing each clause
+ * and exiting with 1 if one does not hold or a replica stops on its own (its Lease lost):
  *
- *   node bench/dist/benchmarks/sharding.js --done-when --objects=3000 [--lease=8000]
+ *   node bench/dist/benchmarks/sharding.js --done-when --objects=3000 [--lease=4000]
  */
 import { spawn } from 'node:child_process';
 import { createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -35,10 +36,12 @@ const NS = 'bench';
 const arg = (name: string, dflt: string) =>
   process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? dflt;
 /**
- * `--lease=ms` (default 4 000): renew deadline ¾ of it, retry period ⅛. A replica that cannot
- * renew within the deadline stops, so a machine loaded by others may need a longer one.
+ * `--lease=ms` (default 15 000, client-go's): renew deadline ¾ of it, retry period ⅛. A replica
+ * that cannot renew within the deadline stops: on a machine loaded by others (20 runnable
+ * processes on 2 cores), the server went without CPU for 2 s at a time, longer than a 4 s
+ * lease's 3 s deadline allows. `--lease=4000` on a quiet machine.
  */
-const LEASE_MS = Number(arg('lease', '4000'));
+const LEASE_MS = Number(arg('lease', '15000'));
 const TIMINGS = {
   leaseDurationMs: LEASE_MS,
   renewDeadlineMs: Math.round(LEASE_MS * 0.75),
@@ -120,13 +123,19 @@ function startReplica(self: string, kubeconfig: string, id: string, extra: strin
       recordPath: extra.find((a) => a.startsWith('--record='))!.slice('--record='.length),
     }),
     kill: async (signal) => {
+      stopping = true;
       if (child.exitCode !== null || child.signalCode !== null) return;
       const exited = new Promise((ok) => child.once('exit', ok));
       child.kill(signal);
       await exited;
     },
   };
-  child.on('exit', (code, signal) => console.error(`replica ${id} exited: ${code ?? signal}`));
+  let stopping = false;
+  child.on('exit', (code, signal) => {
+    console.error(`replica ${id} exited: ${code ?? signal}`);
+    // A replica that stopped on its own (its shard Lease lost) fails the run at once.
+    if (!stopping) unexpectedExits.push(`${id} (${code ?? signal})`);
+  });
   let buf = '';
   child.stdout!.on('data', (d: Buffer) => {
     buf += d.toString();
@@ -143,6 +152,9 @@ function startReplica(self: string, kubeconfig: string, id: string, extra: strin
   return r;
 }
 
+/** Replicas that exited without being told to. */
+const unexpectedExits: string[] = [];
+
 async function until(
   check: () => boolean | Promise<boolean>,
   timeoutMs: number,
@@ -151,6 +163,8 @@ async function until(
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
+    if (unexpectedExits.length > 0)
+      throw new Error(`waiting for ${what}: replica ${unexpectedExits.join(', ')} exited on its own`);
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, everyMs));
   }
@@ -354,13 +368,21 @@ async function doneWhen(): Promise<void> {
       return got!;
     };
     const lines: string[] = [];
+    const failed: string[] = [];
+    /** A clause of the scenario: printed, and the run fails (exit code 1) if it does not hold. */
+    const clause = (text: string, pass: boolean, name: string) => {
+      lines.push(`${text}: ${pass ? 'PASS' : 'MISS'}`);
+      if (!pass) failed.push(name);
+    };
     const ids = ['d-0', 'd-1', 'd-2'];
     for (const id of ids) start(id);
     const first = await settle(ids, '3 shards');
     const counts = ids.map((id) => [...first.values()].filter((s) => s === id).length);
     const worst = Math.max(...counts.map((n) => Math.abs(n / (objects / 3) - 1)));
-    lines.push(
-      `balance over 3 shards: ${counts.join(' / ')} (worst ${(worst * 100).toFixed(1)} % from a third; bound ±15 %): ${worst <= 0.15 ? 'PASS' : 'MISS'}`,
+    clause(
+      `balance over 3 shards: ${counts.join(' / ')} (worst ${(worst * 100).toFixed(1)} % from a third; bound ±15 %)`,
+      worst <= 0.15,
+      'balance',
     );
 
     // Churn throughout: creates, updates, deletes.
@@ -384,8 +406,10 @@ async function doneWhen(): Promise<void> {
     const moved = [...first.keys()].filter((k) => second.has(k) && second.get(k) !== first.get(k));
     const toNew = moved.every((k) => second.get(k) === 'd-3');
     const share = moved.length / objects;
-    lines.push(
-      `a fourth replica: ${moved.length} of ${objects} objects moved (${(share * 100).toFixed(1)} %; about a quarter), ${toNew ? 'all' : 'NOT all'} to the newcomer: ${share > 0.18 && share < 0.32 && toNew ? 'PASS' : 'MISS'}`,
+    clause(
+      `a fourth replica: ${moved.length} of ${objects} objects moved (${(share * 100).toFixed(1)} %; about a quarter), ${toNew ? 'all' : 'NOT all'} to the newcomer`,
+      share > 0.18 && share < 0.32 && toNew,
+      'a fourth replica',
     );
 
     // Under churn the total moves: the settled ring below checks the survivors, not a count.
@@ -395,8 +419,11 @@ async function doneWhen(): Promise<void> {
     churning = false;
     await churn;
     await settle(live3, '3 shards after the kill');
-    lines.push(
-      `kill -9 of ${victim.id} (not the sharder): its ${kill.objects} objects started moving ${kill.firstMs} ms and had all moved ${kill.allMs} ms after its Lease expired; bound: retry period ${kill.boundMs} ms after the expiry (lease ${TIMINGS.leaseDurationMs} ms + retry ${TIMINGS.retryPeriodMs} ms from the last renewal): start ${kill.firstMs <= kill.boundMs ? 'PASS' : 'MISS'}, all ${kill.allMs <= kill.boundMs ? 'PASS' : 'MISS'}`,
+    // The bound is of the move's start: its end adds one label write per object (16 at once).
+    clause(
+      `kill -9 of ${victim.id} (not the sharder): its ${kill.objects} objects started moving ${kill.firstMs} ms after its Lease expired (bound: the retry period, ${kill.boundMs} ms, i.e. lease ${TIMINGS.leaseDurationMs} ms + retry ${TIMINGS.retryPeriodMs} ms from the last renewal), and had all moved ${kill.allMs} ms after it`,
+      kill.firstMs <= kill.boundMs,
+      'kill',
     );
     // Let the last reconciles report, then look for two replicas reconciling one object at once.
     await new Promise((r) => setTimeout(r, 2_000));
@@ -423,13 +450,17 @@ async function doneWhen(): Promise<void> {
         if (!last || x.end > last.end) last = x;
       }
     }
-    lines.push(
-      `overlaps under churn (${extra} creates, as many updates, ${Math.floor(extra / 3)} deletes): ${overlaps} in ${total} reconciles of ${byKey.size} objects across ${replicas.length} replicas: ${overlaps === 0 ? 'PASS' : 'MISS'}`,
+    clause(
+      `overlaps under churn (${extra} creates, as many updates, ${Math.floor(extra / 3)} deletes): ${overlaps} in ${total} reconciles of ${byKey.size} objects across ${replicas.length} replicas`,
+      overlaps === 0,
+      'overlaps',
     );
     console.log(
-      `sharding, issue 25's acceptance scenario, ${objects} ConfigMaps, replicas as separate processes:`,
+      `sharding, issue 25's acceptance scenario, ${objects} ConfigMaps, replicas as separate processes (lease ${TIMINGS.leaseDurationMs} ms):`,
     );
     for (const l of lines) console.log(`  ${l}`);
+    console.log(failed.length === 0 ? 'PASS' : `FAIL: ${failed.join(', ')}`);
+    if (failed.length > 0) process.exitCode = 1;
   } finally {
     for (const r of replicas) await r.kill('SIGTERM');
     await server.stop();
@@ -439,5 +470,10 @@ async function doneWhen(): Promise<void> {
 
 const replicaId = arg('replica', '');
 if (replicaId) await replica(replicaId);
-else if (process.argv.includes('--done-when')) await doneWhen();
+else if (process.argv.includes('--done-when'))
+  await doneWhen().catch((err: unknown) => {
+    // A replica lost, a step that never settled: the scenario failed.
+    console.log(`FAIL: ${err instanceof Error ? err.message : String(err)}`);
+    process.exitCode = 1;
+  });
 else await main();

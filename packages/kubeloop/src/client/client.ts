@@ -82,7 +82,10 @@ export class Client {
   private readonly transport: Transport;
   private readonly core: ClientCore;
 
-  constructor(config: ConnectionConfig, options: ClientOptions = {}) {
+  constructor(
+    private readonly config: ConnectionConfig,
+    private readonly options: ClientOptions = {},
+  ) {
     this.transport = new Transport(config, options);
     this.namespace = options.namespace ?? config.namespace ?? 'default';
     this.server = config.server;
@@ -299,6 +302,23 @@ export class Client {
   /** Closes the connections, ending open watches. */
   close(): Promise<void> {
     return this.transport.close();
+  }
+
+  /**
+   * A client of the same server, identity and settings on connections of its own: its requests
+   * never wait for one of this client's connections. For traffic that must get through while
+   * this client is busy with bulk requests — leader election and lease renewals (client-go's
+   * leader election also runs on a client of its own). Close it too.
+   *
+   * @example
+   * ```ts
+   * const leases = client.withOwnConnections();
+   * await leases.api(Lease, 'kube-system').get('my-operator');
+   * await leases.close();
+   * ```
+   */
+  withOwnConnections(): Client {
+    return new Client(this.config, { ...this.options, namespace: this.namespace });
   }
 }
 

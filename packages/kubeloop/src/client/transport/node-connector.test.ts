@@ -181,6 +181,36 @@ describe('a client on a Unix socket (plain HTTP, no undici)', () => {
     await c.close();
   });
 
+  it('ends a request waiting for a connection of a full pool at its deadline; a client of its own connections is not kept waiting', async () => {
+    let held: ServerResponse | undefined;
+    handler = (req, _body, res) => {
+      res.setHeader('content-type', 'application/json');
+      // The bulk request holds the only connection until the end of the test.
+      if (req.url?.endsWith('/bulk')) held = res;
+      else res.end('{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"lease"}}');
+    };
+    const c = client({ maxConnections: 1 });
+    const bulk = c
+      .api(ConfigMap, 'ns')
+      .get('bulk')
+      .catch((e: unknown) => e);
+    // Queued behind the bulk request: Node reports its destruction only once it gets a
+    // connection, so the deadline must end the wait itself.
+    const queued = await c
+      .api(ConfigMap, 'ns')
+      .get('lease', { timeoutMs: 50 })
+      .catch((e: unknown) => e);
+    expect(queued).toBeInstanceOf(NetworkError);
+    expect((queued as NetworkError).kind).toBe('timeout');
+    expect(held).toBeDefined();
+    const own = c.withOwnConnections();
+    expect((await own.api(ConfigMap, 'ns').get('lease')).metadata?.name).toBe('lease');
+    held?.end('{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"bulk"}}');
+    expect(((await bulk) as ConfigMap).metadata?.name).toBe('bulk');
+    await own.close();
+    await c.close();
+  });
+
   it('leaves no listener on a caller signal once its answers are read', async () => {
     handler = (_req, _body, res) => {
       res.setHeader('content-type', 'application/json');

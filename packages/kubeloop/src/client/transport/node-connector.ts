@@ -91,9 +91,12 @@ export class NodeConnector implements Connector {
       });
       let response: IncomingMessage | undefined;
       // The body fails too: an answer being read when the request is abandoned must not end quietly.
+      // Rejected here as well: a request still queued for one of the agent's connections
+      // (maxConnections) reports its destruction only once it gets a connection.
       const fail = (err: Error) => {
         response?.destroy(err);
         r.destroy(err);
+        reject(err);
       };
       const onAbort = signal && (() => fail(abortError(signal.reason)));
       if (signal && onAbort) signal.addEventListener('abort', onAbort, { once: true });

@@ -79,6 +79,8 @@ export class LeaderElector {
   private observedAt = 0;
   private lease: Lease | undefined;
   private leading = false;
+  /** `performance.now()` at the start of the last attempt that acquired or renewed the Lease. */
+  private renewedAt = 0;
   private readonly controller = new AbortController();
   private done: Promise<void> | undefined;
 
@@ -138,16 +140,20 @@ export class LeaderElector {
     this.leading = true;
     this.log.info({ lease: this.options.id, identity: this.identity }, 'became leader');
     this.callbacks.onStartedLeading();
-    // Renew: every retry period; give up after renewDeadline without success.
-    let lastRenew = performance.now();
+    // Renew: every retry period; give up after renewDeadline without success, counted from the
+    // start of the last renewal that succeeded (the renewTime others count the lease from), and
+    // retrying every retry period until then, not past it.
+    let wait = this.retryPeriodMs;
     while (!signal.aborted) {
-      await abortable(this.retryPeriodMs, signal);
+      await abortable(wait, signal);
       if (signal.aborted) return;
-      if (await this.tryAcquireOrRenew()) {
-        lastRenew = performance.now();
+      const deadline = this.renewedAt + this.renewDeadlineMs;
+      if (await this.tryAcquireOrRenew(deadline)) {
+        wait = this.retryPeriodMs;
         continue;
       }
-      if (!this.leading || performance.now() - lastRenew >= this.renewDeadlineMs) {
+      wait = Math.min(this.retryPeriodMs, deadline - performance.now());
+      if (!this.leading || wait <= 0) {
         this.leading = false;
         this.log.error({ lease: this.options.id, identity: this.identity }, 'leader election lost');
         this.callbacks.onStoppedLeading();
@@ -160,14 +166,31 @@ export class LeaderElector {
     return Math.max(1, Math.ceil(this.leaseDurationMs / 1000));
   }
 
-  private async tryAcquireOrRenew(): Promise<boolean> {
+  /** One attempt, each request bounded by `deadline` (a `performance.now()` time). */
+  private async tryAcquireOrRenew(deadline = performance.now() + this.renewDeadlineMs): Promise<boolean> {
     const api = this.client.api(LeaseKind, this.namespace);
+    const started = performance.now();
     const now = microTime();
-    const timeoutMs = this.renewDeadlineMs;
+    const timeout = () => ({
+      timeoutMs: Math.max(1, Math.min(this.renewDeadlineMs, deadline - performance.now())),
+    });
+    // client-go's fast path: the leader updates the Lease it last wrote without reading it; any
+    // failure (a conflict: someone else wrote it) falls back to reading it.
+    const lease = this.leading ? this.lease : undefined;
+    if (lease?.spec) {
+      try {
+        this.lease = await api.update({ ...lease, spec: { ...lease.spec, renewTime: now } }, timeout());
+        this.see({ holder: this.identity, renewTime: now, transitions: lease.spec.leaseTransitions ?? 0 });
+        this.renewedAt = started;
+        return true;
+      } catch (err) {
+        if (!isConflict(err)) this.log.warn({ err, lease: this.options.id }, 'could not renew the lease');
+      }
+    }
     try {
       let current: Lease;
       try {
-        current = await api.get(this.options.id, { timeoutMs });
+        current = await api.get(this.options.id, timeout());
       } catch (err) {
         if (!isNotFound(err)) throw err;
         this.lease = await api.create(
@@ -183,9 +206,10 @@ export class LeaderElector {
               leaseTransitions: 0,
             },
           },
-          { timeoutMs },
+          timeout(),
         );
         this.see({ holder: this.identity, renewTime: now, transitions: 0 });
+        this.renewedAt = started;
         return true;
       }
       const spec = current.spec ?? {};
@@ -213,9 +237,10 @@ export class LeaderElector {
             leaseTransitions: transitions,
           },
         },
-        { timeoutMs },
+        timeout(),
       );
       this.see({ holder: this.identity, renewTime: now, transitions });
+      this.renewedAt = started;
       return true;
     } catch (err) {
       if (!isConflict(err) && !isAlreadyExists(err)) {

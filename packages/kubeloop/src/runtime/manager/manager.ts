@@ -392,6 +392,8 @@ export class Manager {
     // Every request of the manager (reconciles, cache, events, leases) reports a 403 loudly.
     const monitor = this.permissionMonitor;
     const raw = monitor.client(ownedClient);
+    // Leases renew on connections of their own, never behind the bulk writes (client-go's too).
+    const leases = o.leaderElection || o.sharding ? monitor.client(ownedClient.withOwnConnections()) : raw;
     const name = o.name ?? o.leaderElection?.id ?? 'kubeloop-manager';
     this.trackedClient = trackingClient(raw, this.tracker);
     const informers = new InformerFactory(raw, {
@@ -444,7 +446,7 @@ export class Manager {
         await r.prepare?.({ ...setup, log: this.log.child({ runnable: r.name }) });
       }
       const sharding = o.sharding
-        ? new Sharding(raw, o.sharding, this.registry, this.log, (error) =>
+        ? new Sharding(raw, leases, o.sharding, this.registry, this.log, (error) =>
             this.stopRequested?.({ release: false, graceful: false, error }),
           )
         : undefined;
@@ -497,7 +499,7 @@ export class Manager {
       if (le) {
         this.leaderGauge.set({ name: le.id }, 0);
         this.elector = new LeaderElector(
-          raw,
+          leases,
           le,
           {
             onStartedLeading: () => {
@@ -546,6 +548,7 @@ export class Manager {
       await this.informers.stop();
       await Promise.all(this.servers.map(closeServer));
       this.servers = [];
+      if (leases !== raw) await leases.close();
       if (this.ownsClient) await ownedClient.close();
       for (const w of this.readyWaiters.splice(0))
         w.reject(new Error('the manager stopped before its caches synced'));

@@ -16,6 +16,7 @@ import type { KubeObject } from '../../client/types.js';
 import type { Informer } from '../cache/informer.js';
 import type { ControllerDefinition, WatchSpec } from '../controller/builder.js';
 import { objectKey } from '../keys.js';
+import { labelingChildren } from './child-labels.js';
 import { drainLabel, shardLabel } from './labels.js';
 import type { ShardingMetrics } from './metrics.js';
 
@@ -37,14 +38,18 @@ export class ShardGate {
   private kind: ResourceDescriptor | undefined;
   private remove: (() => void) | undefined;
   private stopped = false;
+  private readonly acks: Limiter;
 
+  /** `concurrency`: acknowledgements written at once. */
   constructor(
     readonly controller: string,
     readonly shard: string,
     private readonly client: Client,
     private readonly metrics: ShardingMetrics,
     private readonly log: Logger,
+    concurrency = 16,
   ) {
+    this.acks = new Limiter(concurrency);
     this.shardLabel = shardLabel(controller);
     this.drainLabel = drainLabel(controller);
   }
@@ -54,13 +59,28 @@ export class ShardGate {
     this.kind = d.kind as ResourceDescriptor;
     const own = `${this.shardLabel}=${this.shard}`;
     const existing = d.labelSelector === undefined ? '' : labelSelectorString(d.labelSelector);
+    const owns = d.watches.filter((w) => w.relation === 'owns').map((w) => w.kind);
+    let plain: Client | undefined;
+    let labeling: Client | undefined;
     const reconcileFn: ControllerDefinition<T>['reconcileFn'] = async (obj, ctx) => {
       const key = objectKey(obj);
       // Synchronous up to `begin`: a drain that starts later waits for this run.
       if (!this.admits(key, obj)) return undefined;
       this.begin(key);
       try {
-        return await d.reconcileFn(obj, ctx);
+        if (owns.length === 0) return await d.reconcileFn(obj, ctx);
+        // Children it creates carry this shard's label from the start (see child-labels.ts).
+        if (plain !== ctx.client) {
+          plain = ctx.client;
+          labeling = labelingChildren(
+            ctx.client,
+            d.kind as ResourceDescriptor,
+            owns,
+            this.shardLabel,
+            this.shard,
+          );
+        }
+        return await d.reconcileFn(obj, { ...ctx, client: labeling! });
       } finally {
         this.end(key);
       }
@@ -174,28 +194,58 @@ export class ShardGate {
     try {
       await this.idle(key);
       for (let attempt = 0; !this.stopped; attempt++) {
-        // The newest state the shard has: the acknowledgement is conditional on it.
-        const current = this.informer?.store.getByKey(key);
-        const labels = current?.metadata?.labels ?? {};
-        if (!current || labels[this.shardLabel] !== this.shard || labels[this.drainLabel] === undefined)
-          return;
-        const { namespace = '', name = '', resourceVersion } = current.metadata ?? {};
-        try {
-          await this.client.api(this.kind!, namespace).patch(name, {
-            metadata: { resourceVersion, labels: { [this.shardLabel]: null, [this.drainLabel]: null } },
-          } as never);
-          this.acked.add(key);
-          this.metrics.handovers.inc({ controller: this.controller, shard: this.shard, reason: 'drained' });
-          return;
-        } catch (err) {
-          if (isNotFound(err)) return;
-          if (!isConflict(err))
-            this.log.warn({ err, namespace, name }, 'could not acknowledge a drain; retrying');
-          await pause(Math.min(1_000, 20 * 2 ** attempt));
-        }
+        // A few at once: the drain of a thousand objects must not open a thousand connections
+        // (each a TLS handshake the server and this replica make while everything else waits).
+        if (await this.acks.run(() => this.acknowledge(key))) return;
+        await pause(Math.min(1_000, 20 * 2 ** attempt));
       }
     } finally {
       this.draining.delete(key);
+    }
+  }
+
+  /** One attempt to acknowledge `key`'s drain; true once nothing is left to do. */
+  private async acknowledge(key: string): Promise<boolean> {
+    if (this.stopped) return true;
+    // The newest state the shard has: the acknowledgement is conditional on it.
+    const current = this.informer?.store.getByKey(key);
+    const labels = current?.metadata?.labels ?? {};
+    if (!current || labels[this.shardLabel] !== this.shard || labels[this.drainLabel] === undefined)
+      return true;
+    const { namespace = '', name = '', resourceVersion } = current.metadata ?? {};
+    try {
+      await this.client.api(this.kind!, namespace).patch(name, {
+        metadata: { resourceVersion, labels: { [this.shardLabel]: null, [this.drainLabel]: null } },
+      } as never);
+      this.acked.add(key);
+      this.metrics.handovers.inc({ controller: this.controller, shard: this.shard, reason: 'drained' });
+      return true;
+    } catch (err) {
+      if (isNotFound(err)) return true;
+      if (!isConflict(err))
+        this.log.warn({ err, namespace, name }, 'could not acknowledge a drain; retrying');
+      return false;
+    }
+  }
+}
+
+/** Runs at most `limit` tasks at once; the others wait in order. */
+class Limiter {
+  private active = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(private readonly limit: number) {}
+
+  async run<T>(task: () => Promise<T>): Promise<T> {
+    if (this.active < this.limit) this.active++;
+    else await new Promise<void>((resolve) => this.waiting.push(resolve));
+    try {
+      return await task();
+    } finally {
+      // The slot passes to the next waiter, or frees.
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.active--;
     }
   }
 }

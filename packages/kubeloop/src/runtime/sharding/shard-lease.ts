@@ -2,9 +2,11 @@
  * A shard's own Lease: the replica announces itself to the ring by holding it (renewed every
  * retry period, as leader election's), and stops reconciling when it cannot renew within the
  * renew deadline — before the sharder, which waits a whole lease duration, moves its objects.
+ * The manager gives it a client on connections of its own (`Client.withOwnConnections`): a
+ * renewal must not wait for a connection behind the replica's bulk writes.
  */
 import type { Logger } from 'pino';
-import { isNotFound } from '../../api/status.js';
+import { isConflict, isNotFound } from '../../api/status.js';
 import { type Lease, Lease as LeaseKind } from '../../client/builtin-kinds.js';
 import type { Client } from '../../client/client.js';
 import { microTime } from '../manager/events.js';
@@ -18,12 +20,24 @@ export interface LeaseTimings {
   retryPeriodMs: number;
 }
 
-/** Holds one shard's Lease until stopped; `onLost` when renewing failed for the renew deadline. */
+/**
+ * Holds one shard's Lease until stopped; `onLost` when renewing failed for the renew deadline.
+ *
+ * The deadline counts from the start of the last renewal that succeeded — the `renewTime` it
+ * wrote, from which the sharder counts the lease duration — and bounds each request of a
+ * renewal, so the replica stops before its Lease can expire even when an answer is slow. The
+ * holder renews by updating the Lease it last wrote, without reading it first (client-go's
+ * fast path); a conflict falls back to reading it.
+ */
 export class ShardLease {
   readonly name: string;
   private readonly stopper = new AbortController();
   private loop: Promise<void> | undefined;
   private held = false;
+  /** The Lease as this replica last wrote it. */
+  private lease: Lease | undefined;
+  /** `performance.now()` at the start of the last successful renewal. */
+  private renewedAt = 0;
 
   constructor(
     private readonly client: Client,
@@ -41,7 +55,8 @@ export class ShardLease {
   /** Acquires the Lease (resolves once held) and keeps renewing it in the background. */
   async start(): Promise<void> {
     const signal = this.stopper.signal;
-    while (!signal.aborted && !(await this.renew())) await abortable(this.timings.retryPeriodMs, signal);
+    while (!signal.aborted && !(await this.renew(performance.now() + this.timings.renewDeadlineMs)))
+      await abortable(this.timings.retryPeriodMs, signal);
     this.held = !signal.aborted;
     this.loop = this.keep();
   }
@@ -63,37 +78,61 @@ export class ShardLease {
 
   private async keep(): Promise<void> {
     const signal = this.stopper.signal;
-    let last = performance.now();
+    let wait = this.timings.retryPeriodMs;
     while (!signal.aborted) {
-      await abortable(this.timings.retryPeriodMs, signal);
+      await abortable(wait, signal);
       if (signal.aborted) return;
-      if (await this.renew()) {
-        last = performance.now();
-      } else if (performance.now() - last >= this.timings.renewDeadlineMs) {
+      const deadline = this.renewedAt + this.timings.renewDeadlineMs;
+      if (await this.renew(deadline)) {
+        wait = this.timings.retryPeriodMs;
+        continue;
+      }
+      // Retry every retry period until the deadline, and not a moment past it.
+      const left = deadline - performance.now();
+      if (left <= 0) {
         this.held = false;
         this.log.error({ lease: this.name }, 'shard lease lost: stopping');
         this.onLost();
         return;
       }
+      wait = Math.min(this.timings.retryPeriodMs, left);
     }
   }
 
-  /** Creates or renews the Lease; false when the server could not be reached or refused. */
-  private async renew(): Promise<boolean> {
+  /**
+   * Creates or renews the Lease, each request bounded by `deadline` (a `performance.now()`
+   * time); false when the server could not be reached in time or refused.
+   */
+  private async renew(deadline: number): Promise<boolean> {
     const api = this.client.api(LeaseKind, this.namespace);
+    const started = performance.now();
     const now = microTime();
-    const timeoutMs = this.timings.renewDeadlineMs;
+    const timeoutMs = () => Math.max(1, Math.min(this.timings.renewDeadlineMs, deadline - performance.now()));
     const seconds = Math.max(1, Math.ceil(this.timings.leaseDurationMs / 1000));
+    const spec = { holderIdentity: this.shard, leaseDurationSeconds: seconds, renewTime: now };
     try {
+      if (this.lease) {
+        try {
+          this.lease = await api.update(
+            { ...this.lease, spec: { ...this.lease.spec, ...spec } },
+            { timeoutMs: timeoutMs() },
+          );
+          this.renewedAt = started;
+          return true;
+        } catch (err) {
+          // Someone else wrote it (or an update of ours that timed out landed): read it.
+          if (!isConflict(err) && !isNotFound(err)) throw err;
+          this.lease = undefined;
+        }
+      }
       let current: Lease | undefined;
       try {
-        current = await api.get(this.name, { timeoutMs });
+        current = await api.get(this.name, { timeoutMs: timeoutMs() });
       } catch (err) {
         if (!isNotFound(err)) throw err;
       }
-      const spec = { holderIdentity: this.shard, leaseDurationSeconds: seconds, renewTime: now };
       if (!current) {
-        await api.create(
+        this.lease = await api.create(
           {
             apiVersion: 'coordination.k8s.io/v1',
             kind: 'Lease',
@@ -105,12 +144,13 @@ export class ShardLease {
             },
             spec: { ...spec, acquireTime: now, leaseTransitions: 0 },
           },
-          { timeoutMs },
+          { timeoutMs: timeoutMs() },
         );
+        this.renewedAt = started;
         return true;
       }
       const mine = current.spec?.holderIdentity === this.shard;
-      await api.update(
+      this.lease = await api.update(
         {
           ...current,
           metadata: {
@@ -127,8 +167,9 @@ export class ShardLease {
             ...(!mine && { acquireTime: now, leaseTransitions: (current.spec?.leaseTransitions ?? 0) + 1 }),
           },
         },
-        { timeoutMs },
+        { timeoutMs: timeoutMs() },
       );
+      this.renewedAt = started;
       return true;
     } catch (err) {
       this.log.warn({ err, lease: this.name }, 'could not acquire or renew the shard lease');

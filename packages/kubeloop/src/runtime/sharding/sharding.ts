@@ -54,7 +54,10 @@ export interface ShardingOptions {
   retryPeriodMs?: number;
   /** Points of each shard on the hash ring (default 256). */
   virtualNodes?: number;
-  /** Label writes the sharder makes at once (default 16): they set the pace of assigning and moving objects. */
+  /**
+   * Label writes the sharder makes at once, and each replica's acknowledgements of drains
+   * (default 16): they set the pace of assigning and moving objects.
+   */
   sharderWorkers?: number;
 }
 
@@ -86,8 +89,14 @@ export class Sharding {
   private cache: ManagerCache | undefined;
   private events: EventRecorder | undefined;
 
+  /**
+   * `leaseClient`: the shard Lease and the sharder's election renew through it — a client on
+   * connections of its own (`Client.withOwnConnections`), so that no renewal waits behind the
+   * label writes of the sharder and the gates on `client`'s.
+   */
   constructor(
     private readonly client: Client,
+    private readonly leaseClient: Client,
     private readonly options: ShardingOptions,
     registry: Registry,
     private readonly log: Logger,
@@ -112,7 +121,14 @@ export class Sharding {
 
   /** The controller as a shard runs it: watching its shard's label only, reconciles gated. */
   wrap<T extends KubeObject>(definition: ControllerDefinition<T>): ControllerDefinition<T> {
-    const gate = new ShardGate(definition.name, this.shardId, this.client, this.metrics, this.log);
+    const gate = new ShardGate(
+      definition.name,
+      this.shardId,
+      this.client,
+      this.metrics,
+      this.log,
+      this.options.sharderWorkers ?? 16,
+    );
     const wrapped = gate.wrap(definition);
     this.gates.push({
       gate,
@@ -157,7 +173,7 @@ export class Sharding {
     membership.onChange((ring, previous) => this.ringChanged(ring, previous));
     membership.start();
     this.lease = new ShardLease(
-      this.client,
+      this.leaseClient,
       this.options.name,
       this.shardId,
       this.namespace,
@@ -209,10 +225,14 @@ export class Sharding {
       ...(original.labelSelector !== undefined && { labelSelector: original.labelSelector }),
       owns: original.watches.filter((w) => w.relation === 'owns').map((w) => w.kind),
     }));
+    // A connection of its own again: a campaign's request that times out closes its connection
+    // (HTTP/1.1 cannot cancel one otherwise), and the shard Lease's next renewal must not need a
+    // new one — a TLS handshake takes several turns of both event loops, seconds under load.
+    const client = this.leaseClient.withOwnConnections();
     // Leadership lost (the sharder could not renew): stop assigning and campaign again.
     while (!this.stopped) {
       const elector = new LeaderElector(
-        this.client,
+        client,
         {
           id: sharderLeaseName(this.options.name),
           namespace: this.namespace,
@@ -247,6 +267,7 @@ export class Sharding {
       this.elector = elector;
       await elector.run();
     }
+    await client.close();
   }
 
   private ringChanged(ring: HashRing, previous: HashRing): void {

@@ -34,6 +34,7 @@ beforeAll(async () => {
   t = await startRuntimeEnv();
   await t.namespace(ns);
   await t.namespace(`${ns}-owns`);
+  await t.namespace(`${ns}-bulk`);
 });
 afterAll(() => t.stop());
 /** Every manager a test started: stopped after it even when it failed, so none loads the next. */
@@ -233,8 +234,10 @@ describe('sharding', () => {
     expect(overlaps).toEqual([]);
   }, 120_000);
 
-  it('labels children with their parent’s shard, so each replica caches only its own children, and they follow a move', async () => {
+  it('labels children with their parent’s shard from their creation, so each replica caches only its own children, and they follow a move', async () => {
     const ons = `${ns}-owns`;
+    /** Each child as its create stored it: with the shard label of the replica that made it. */
+    const created: string[] = [];
     const make = (shard: string): Manager => {
       const m = testManager(t.newClient(), {
         sharding: { name: 'owners', shardId: shard, namespace: ons, ...timings },
@@ -249,7 +252,8 @@ describe('sharding', () => {
               metadata: { name: w.metadata!.name!, namespace: ons },
             };
             try {
-              await client.api(ConfigMap, ons).create(setControllerReference(w, cm));
+              const made = await client.api(ConfigMap, ons).create(setControllerReference(w, cm));
+              created.push(`${made.metadata?.name}: ${made.metadata?.labels?.[LABEL]} by ${shard}`);
             } catch (err) {
               // Created by an earlier run whose child this shard's cache did not hold yet.
               if (!isAlreadyExists(err)) throw err;
@@ -295,6 +299,9 @@ describe('sharding', () => {
       return true;
     };
     await eventually(() => childrenFollow(['own-a', 'own-b']), 30_000, 'children on their parents’ shards');
+    // Labeled at creation by the reconcile's client, not later by the sharder.
+    expect(created.length).toBeGreaterThanOrEqual(names.length);
+    for (const c of created) expect(c).toMatch(/: (own-[ab]) by \1$/);
 
     // A third replica: the parents that move take their children along.
     await join('own-c');
@@ -307,4 +314,61 @@ describe('sharding', () => {
     for (const m of managers.values()) await m.stop();
     await Promise.allSettled(runs);
   }, 90_000);
+
+  it('renews its shard Lease while its bulk label writes hold every connection of its client', async () => {
+    // The stall seen under load (README): every connection of the replica's client busy with
+    // the sharder's label writes, a Lease renewal waited behind them — for a free connection or
+    // a new one's TLS handshake — past the renew deadline, and the replica stopped. Here the
+    // pool is bounded (2 connections) and the server holds each label write longer than the
+    // renew deadline: a renewal on those connections could not get through in time.
+    const bns = `${ns}-bulk`;
+    const api = t.client.api(ConfigMap, bns);
+    await pool(
+      Array.from({ length: 12 }, (_, i) => `b-${i}`),
+      6,
+      async (name) => void (await api.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name } })),
+    );
+    const deadlines = { leaseDurationMs: 4_000, renewDeadlineMs: 3_000, retryPeriodMs: 500 };
+    const holdMs = deadlines.renewDeadlineMs * 2;
+    const unhold = t.env.faults.inject({
+      match: { verb: 'patch', resource: 'configmaps', namespace: bns },
+      action: { delayMs: holdMs },
+    });
+    try {
+      const m = testManager(t.newClient({ maxConnections: 2 }), {
+        sharding: { name: 'bulk', shardId: 'bulk-a', namespace: bns, ...deadlines, sharderWorkers: 8 },
+      }).add(
+        controller(ConfigMap)
+          .inNamespace(bns)
+          .reconcile(async () => undefined),
+      );
+      started.push(m);
+      let outcome = 'running';
+      const { done } = await run(m);
+      done.then(
+        () => {
+          outcome = 'stopped';
+        },
+        (err: unknown) => {
+          outcome = String(err);
+        },
+      );
+      // The first label write answered: the sharder's writes held both connections for twice
+      // the renew deadline by then (the others queue behind them).
+      await eventually(
+        async () => (await api.list()).items.some((c) => c.metadata?.labels?.[shardLabel('configmap')]),
+        30_000,
+        'a label write answered',
+      );
+      expect(outcome).toBe('running');
+      const lease = await t.client.api(Lease, bns).get('bulk-shard-bulk-a');
+      expect(lease.spec?.holderIdentity).toBe('bulk-a');
+      // Live all along (the ring would have dropped the shard otherwise): renewed within a lease duration.
+      expect(Date.parse(lease.spec!.renewTime!) + lease.spec!.leaseDurationSeconds! * 1000).toBeGreaterThan(
+        Date.now(),
+      );
+    } finally {
+      unhold();
+    }
+  }, 60_000);
 });

@@ -106,7 +106,8 @@ export function createWebhookCaller(store: Store): WebhookCaller {
       } catch (err) {
         return Promise.reject(err);
       }
-      const payload = body instanceof EncodedJson ? body.text : JSON.stringify(body);
+      // Encoded to UTF-8 once: its length and the bytes written come from the same pass.
+      const payload = Buffer.from(body instanceof EncodedJson ? body.text : JSON.stringify(body), 'utf8');
       return send(target, agentFor(config.caBundle), payload, options.timeoutSeconds, true);
     },
     close() {
@@ -214,7 +215,7 @@ function readyEndpoint(
 function send(
   target: Target,
   agent: Agent,
-  payload: string,
+  payload: Buffer,
   timeoutSeconds: number,
   mayRetry: boolean,
 ): Promise<unknown> {
@@ -240,7 +241,7 @@ function send(
       headers: {
         'Content-Type': 'application/json',
         Accept: 'application/json, */*',
-        'Content-Length': Buffer.byteLength(payload),
+        'Content-Length': payload.length,
       },
     });
     // The context deadline of kube's call: the whole exchange, not only the connection.

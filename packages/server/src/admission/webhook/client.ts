@@ -21,6 +21,7 @@
  */
 import { Agent, request } from 'node:https';
 import { isIP } from 'node:net';
+import { createSecureContext } from 'node:tls';
 import { collectionPrefix, objectKey, type Store } from '../../storage/store.js';
 import { isObject, type Obj } from '../../util/object.js';
 
@@ -81,7 +82,13 @@ export function createWebhookCaller(store: Store): WebhookCaller {
     let agent = agents.get(key);
     if (!agent) {
       const ca = caBundle ? Buffer.from(caBundle, 'base64').toString('utf8') : undefined;
-      agent = new Agent({ keepAlive: true, maxSockets: 64, ...(ca ? { ca } : {}) });
+      // One TLS context per CA bundle: given only \`ca\`, each new connection parses the bundle
+      // into a context of its own.
+      agent = new Agent({
+        keepAlive: true,
+        maxSockets: 64,
+        ...(ca ? { secureContext: createSecureContext({ ca }) } : {}),
+      });
       agents.set(key, agent);
     }
     return agent;
@@ -93,6 +100,7 @@ export function createWebhookCaller(store: Store): WebhookCaller {
     post(config, body, options) {
       const timeout = `${options.timeoutSeconds}s`;
       let target: Target | undefined;
+      let agent: Agent;
       try {
         if (config.url) {
           const key = `${timeout} ${config.url}`;
@@ -103,12 +111,13 @@ export function createWebhookCaller(store: Store): WebhookCaller {
             urlTargets.set(key, target);
           }
         } else target = resolve(store, config, timeout);
+        agent = agentFor(config.caBundle);
       } catch (err) {
         return Promise.reject(err);
       }
       // Encoded to UTF-8 once: its length and the bytes written come from the same pass.
       const payload = Buffer.from(body instanceof EncodedJson ? body.text : JSON.stringify(body), 'utf8');
-      return send(target, agentFor(config.caBundle), payload, options.timeoutSeconds, true);
+      return send(target, agent, payload, options.timeoutSeconds, true);
     },
     close() {
       for (const agent of agents.values()) agent.destroy();

@@ -43,7 +43,8 @@ export async function manageThenMutate(
   await hooks.mutate(old ? 'UPDATE' : 'CREATE', t, obj, old, admission);
   // A webhook's patch replaces the object's content, metadata included: read it again.
   const m = isObject(obj.metadata) ? obj.metadata : undefined;
-  if (!m) return;
+  // Entries admission left as they were are the field manager's own, valid: not decoded again.
+  if (!m || m.managedFields === before) return;
   try {
     decodeManagedFields(m.managedFields);
   } catch (err) {

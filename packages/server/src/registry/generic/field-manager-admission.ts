@@ -8,7 +8,7 @@
 import type { AdmissionOptions } from '../../admission/options.js';
 import { manageFields } from '../../apiextensions/managed-fields-conversion.js';
 import { decodeManagedFields } from '../../apply/managed-fields.js';
-import { isObject, type Obj } from '../../util/object.js';
+import { clone, isObject, meta, type Obj } from '../../util/object.js';
 import type { Registry } from '../registry.js';
 import type { ResourceType, UpdateStrategy } from '../types.js';
 import type { WriteContext } from './errors.js';
@@ -33,10 +33,19 @@ export async function manageThenMutate(
   subresource?: UpdateStrategy,
 ): Promise<void> {
   if (ctx.fieldManager !== undefined && !ctx.applied) {
-    // kube defaults an object as it decodes it: defaulted fields belong to the writer.
-    t.behaviour.defaults?.(obj);
-    const managing = manageFields(hooks, registry, t, old, obj, ctx.fieldManager, subresource);
+    // kube defaults an object as it decodes it, so defaulted fields belong to the writer. Here
+    // defaulting runs with the strategy, after admission (a Job's selector needs the uid set
+    // after it), so the field manager records a defaulted copy and only its entries are kept.
+    const seen = t.behaviour.defaults ? clone(obj) : obj;
+    if (seen !== obj) t.behaviour.defaults?.(seen);
+    const managing = manageFields(hooks, registry, t, old, seen, ctx.fieldManager, subresource);
     if (managing) await managing;
+    if (seen !== obj) {
+      const entries = isObject(seen.metadata) ? seen.metadata.managedFields : undefined;
+      const m = meta(obj);
+      if (entries === undefined) delete m.managedFields;
+      else m.managedFields = entries;
+    }
   }
   if (!hooks.mutate) return;
   const before = isObject(obj.metadata) ? obj.metadata.managedFields : undefined;

@@ -25,6 +25,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createCertificateAuthority, issueServingCertificate } from '@kubeloop/server/testing';
 import { HttpClient } from '../lib/http.js';
+import { cpuMs } from '../lib/proc.js';
 import { startKubeloop } from '../lib/servers.js';
 import { median } from '../lib/stats.js';
 
@@ -58,6 +59,11 @@ export interface ConversionListResult {
   coldReviewMs: number;
   /** The cold runs' ratios, in order. */
   coldRatios: number[];
+  /**
+   * CPU of the server and of this process (client and webhook) during the cold v2 list and
+   * during the v1 list just before it (medians of the cold runs; the server's only with its pid).
+   */
+  coldCpu: { v1Server: number; v2Server: number; v1Bench: number; v2Bench: number };
   /** Reviews during the measured runs (the conversions of a stored state are reused, as kube's watch cache does). */
   reviews: number;
 }
@@ -179,7 +185,15 @@ async function listOnce(http: HttpClient, version: string) {
 /** Runs the benchmark against a started kubeloop server. */
 export async function runConversionList(
   http: HttpClient,
-  opts: { objects: number; runs: number; clients: number; coldRuns?: number; log: (s: string) => void },
+  opts: {
+    objects: number;
+    runs: number;
+    clients: number;
+    coldRuns?: number;
+    log: (s: string) => void;
+    /** The server's process, whose CPU the cold lists report. */
+    serverPid?: number;
+  },
 ): Promise<ConversionListResult> {
   const hook = await startWebhook();
   try {
@@ -223,7 +237,20 @@ export async function runConversionList(
       v1: Awaited<ReturnType<typeof listOnce>>;
       v2: Awaited<ReturnType<typeof listOnce>>;
       hookMs: number;
+      cpu: { v1Server: number; v2Server: number; v1Bench: number; v2Bench: number };
     }[] = [];
+    /** CPU ms of the server and of this process while `f` runs. */
+    const cpuOf = async <T>(f: () => Promise<T>) => {
+      const server0 = opts.serverPid ? cpuMs(opts.serverPid) : 0;
+      const bench0 = process.cpuUsage();
+      const value = await f();
+      const bench = process.cpuUsage(bench0);
+      return {
+        value,
+        server: opts.serverPid ? cpuMs(opts.serverPid) - server0 : 0,
+        bench: (bench.user + bench.system) / 1000,
+      };
+    };
     const crdPath = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/services.${GROUP}`;
     for (let c = 0; c < (opts.coldRuns ?? 3); c++) {
       if (c > 0) {
@@ -244,15 +271,20 @@ export async function runConversionList(
           await new Promise((r) => setTimeout(r, 50));
         }
       }
-      const v1 = await listOnce(http, 'v1');
+      const { value: v1, server: v1Server, bench: v1Bench } = await cpuOf(() => listOnce(http, 'v1'));
       const before = hook.spent.length;
-      const v2 = await listOnce(http, 'v2');
+      const { value: v2, server: v2Server, bench: v2Bench } = await cpuOf(() => listOnce(http, 'v2'));
       if (
         v2.items !== opts.objects ||
         v2.list.items.some((i) => i.apiVersion !== `${GROUP}/v2` || !('host' in i.spec))
       )
         throw new Error('the v2 list is not converted');
-      colds.push({ v1, v2, hookMs: hook.spent.slice(before).reduce((a, b) => a + b, 0) });
+      colds.push({
+        v1,
+        v2,
+        hookMs: hook.spent.slice(before).reduce((a, b) => a + b, 0),
+        cpu: { v1Server, v2Server, v1Bench, v2Bench },
+      });
       opts.log(
         `  cold run ${c + 1}: v2 ${(v2.totalMs + v2.parseMs).toFixed(0)} ms vs v1 ${(v1.totalMs + v1.parseMs).toFixed(0)} ms (${((v2.totalMs + v2.parseMs) / (v1.totalMs + v1.parseMs)).toFixed(2)}×), ${hook.spent.length - before} reviews`,
       );
@@ -294,6 +326,12 @@ export async function runConversionList(
       coldRatio: median(coldRatios),
       coldRatios,
       coldReviewMs,
+      coldCpu: {
+        v1Server: median(colds.map((c) => c.cpu.v1Server)),
+        v2Server: median(colds.map((c) => c.cpu.v2Server)),
+        v1Bench: median(colds.map((c) => c.cpu.v1Bench)),
+        v2Bench: median(colds.map((c) => c.cpu.v2Bench)),
+      },
       reviews: spent.length,
     };
   } finally {
@@ -328,6 +366,7 @@ async function main(): Promise<void> {
       clients: Number(values.clients),
       coldRuns: Number(values['cold-runs']),
       log,
+      serverPid: server.pid,
     });
     const row = (name: string, f: ListFigures) =>
       `  ${name.padEnd(40)} ${f.totalMs.toFixed(1).padStart(7)} ms to last byte + ${f.parseMs.toFixed(1).padStart(6)} ms parse   ${(f.bytes / 1e6).toFixed(2)} MB, ${f.items} items`;
@@ -337,6 +376,11 @@ async function main(): Promise<void> {
     log(row('v1, the storage version', r.storage));
     log(row('v2, cold: every object converted', r.cold));
     log(`    of which the webhook itself: ${r.coldReviewMs.toFixed(1)} ms (parse, convert, stringify)`);
+    const c = r.coldCpu;
+    log(
+      `    CPU, cold v2 list vs the v1 list before it: server ${c.v2Server.toFixed(0)} vs ${c.v1Server.toFixed(0)} ms, ` +
+        `bench process (client + webhook) ${c.v2Bench.toFixed(0)} vs ${c.v1Bench.toFixed(0)} ms (10 ms ticks for the server)`,
+    );
     log(row('v2, next lists (conversions reused)', r.webhook));
     log(`  ${r.reviews} reviews during the ${values.runs} measured v2 lists`);
     log(

@@ -14,6 +14,15 @@
  * below both servers' saturation) where the added p50 is the time the two calls take.
  *
  *   npm run build && node bench/dist/benchmarks/webhook-latency.js --creates=2000 --rounds=4 --rate=300
+ *
+ * With `--kubeconfig=PATH` the same runs go against a running API server (a real kube-apiserver:
+ * the anchor's `/tmp/anchor/run/admin.kubeconfig`, started with `NO_KCM=1`). One server cannot be
+ * both with and without webhooks, so the two modes are two namespaces of it, made for this run:
+ * the webhooks select the first (`namespaceSelector`), the second has none. `--pids=a,b` names the
+ * server's processes (kube-apiserver, etcd) whose CPU per create is printed.
+ *
+ *   node bench/dist/benchmarks/webhook-latency.js --kubeconfig=/tmp/anchor/run/admin.kubeconfig \
+ *     --pids=$(cat /tmp/anchor/run/pids/kube-apiserver),$(cat /tmp/anchor/run/pids/etcd)
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -24,7 +33,7 @@ import { parseArgs } from 'node:util';
 import { HttpClient } from '../lib/http.js';
 import { objectName } from '../lib/objects.js';
 import { cpuMs } from '../lib/proc.js';
-import { startKubeloop } from '../lib/servers.js';
+import { type ServerProcess, startKubeloop } from '../lib/servers.js';
 import { percentile } from '../lib/stats.js';
 import { kubeloopTarget, type Target } from '../lib/targets.js';
 import { runCreates } from './create.js';
@@ -35,6 +44,8 @@ const { values } = parseArgs({
     clients: { type: 'string', default: '16' },
     rounds: { type: 'string', default: '4' },
     rate: { type: 'string', default: '300' },
+    kubeconfig: { type: 'string' },
+    pids: { type: 'string' },
   },
 });
 const CREATES = Number(values.creates);
@@ -42,7 +53,8 @@ const CLIENTS = Number(values.clients);
 const ROUNDS = Number(values.rounds);
 const RATE = Number(values.rate);
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
-const NS = 'bench';
+/** The namespaces of the two modes on a server given by `--kubeconfig` (fresh names each run). */
+const RUN_ID = Date.now().toString(36);
 
 /** The webhook server: `/mutate` adds a label by JSONPatch, `/validate` allows. */
 const WEBHOOK_SERVER = `
@@ -94,17 +106,35 @@ async function post(http: HttpClient, path: string, body: object): Promise<void>
   if (res.status !== 201) throw new Error(`POST ${path}: ${res.status} ${res.body.toString()}`);
 }
 
-async function setUp(mode: Mode, dir: string, hook: { port: number; caBundle: string }) {
-  const server = await startKubeloop({
-    root,
-    kubeconfigPath: join(dir, `kubeconfig-${mode}`),
-    args: ['--no-controllers'],
-    // WEBHOOK_BENCH_PROF=<dir>: a CPU profile of each server, for looking into the figures.
-    ...(process.env.WEBHOOK_BENCH_PROF && {
-      cpuProfDir: process.env.WEBHOOK_BENCH_PROF,
-      cpuProfName: `${mode}.cpuprofile`,
-    }),
-  });
+/** A running API server from a kubeconfig (its embedded CA and token), as a bench target. */
+function external(kubeconfigPath: string, pid: number): ServerProcess {
+  const kubeconfig = readFileSync(kubeconfigPath, 'utf8');
+  const field = (name: string) => new RegExp(`${name}:\\s*(\\S+)`).exec(kubeconfig)?.[1];
+  const [base, ca, token] = [field('server'), field('certificate-authority-data'), field('token')];
+  if (!base || !ca || !token) throw new Error(`no server, embedded CA and token in ${kubeconfigPath}`);
+  const endpoint = { base, ca: Buffer.from(ca, 'base64').toString('utf8'), token };
+  return { name: `external (${base})`, pid, endpoint, readyMs: 0, stop: async () => {} };
+}
+
+async function setUp(
+  mode: Mode,
+  dir: string,
+  hook: { port: number; caBundle: string },
+  externalServer?: ServerProcess,
+) {
+  const NS = externalServer ? `bench-${mode}-${RUN_ID}` : 'bench';
+  const server =
+    externalServer ??
+    (await startKubeloop({
+      root,
+      kubeconfigPath: join(dir, `kubeconfig-${mode}`),
+      args: ['--no-controllers'],
+      // WEBHOOK_BENCH_PROF=<dir>: a CPU profile of each server, for looking into the figures.
+      ...(process.env.WEBHOOK_BENCH_PROF && {
+        cpuProfDir: process.env.WEBHOOK_BENCH_PROF,
+        cpuProfName: `${mode}.cpuprofile`,
+      }),
+    }));
   const admin = new HttpClient(server.endpoint, 2);
   await post(admin, '/api/v1/namespaces', { metadata: { name: NS } });
   if (mode === 'webhooks') {
@@ -117,12 +147,13 @@ async function setUp(mode: Mode, dir: string, hook: { port: number; caBundle: st
       admissionReviewVersions: ['v1'],
     });
     const AR = '/apis/admissionregistration.k8s.io/v1';
+    const name = externalServer ? `bench-${RUN_ID}` : 'bench';
     await post(admin, `${AR}/mutatingwebhookconfigurations`, {
-      metadata: { name: 'bench' },
+      metadata: { name },
       webhooks: [webhook('mutate')],
     });
     await post(admin, `${AR}/validatingwebhookconfigurations`, {
-      metadata: { name: 'bench' },
+      metadata: { name },
       webhooks: [webhook('validate')],
     });
   }
@@ -131,6 +162,7 @@ async function setUp(mode: Mode, dir: string, hook: { port: number; caBundle: st
   await runCreates(target, NS, 500, CLIENTS, 1_000_000); // warm-up
   return {
     target,
+    ns: NS,
     async stop() {
       await target.close();
       await server.stop();
@@ -143,7 +175,14 @@ async function setUp(mode: Mode, dir: string, hook: { port: number; caBundle: st
  * create at its slot, or at once when the previous answer came later. Below saturation the
  * latency is the request's own, not the queue's.
  */
-async function runPaced(target: Target, total: number, clients: number, rate: number, first: number) {
+async function runPaced(
+  target: Target,
+  ns: string,
+  total: number,
+  clients: number,
+  rate: number,
+  first: number,
+) {
   const latencies: number[] = [];
   let next = 0;
   const t0 = performance.now();
@@ -152,7 +191,7 @@ async function runPaced(target: Target, total: number, clients: number, rate: nu
       const i = next++;
       const wait = t0 + (i * 1000) / rate - performance.now();
       if (wait > 0) await new Promise((ok) => setTimeout(ok, wait));
-      const res = await target.create(NS, objectName(first + i));
+      const res = await target.create(ns, objectName(first + i));
       latencies.push(res.totalMs);
     }
   };
@@ -175,15 +214,22 @@ try {
       none: [],
     };
   const paced: Record<Mode, { p50: number; p99: number }[]> = { webhooks: [], none: [] };
-  const servers = { webhooks: await setUp('webhooks', dir, hook), none: await setUp('none', dir, hook) };
+  const pids = (values.pids ?? '').split(',').filter(Boolean).map(Number);
+  const ext = values.kubeconfig ? external(values.kubeconfig, pids[0] ?? process.pid) : undefined;
+  const servers = {
+    webhooks: await setUp('webhooks', dir, hook, ext),
+    none: await setUp('none', dir, hook, ext),
+  };
   try {
     let first = 0;
     for (let r = 0; r < ROUNDS; r++) {
       const order: Mode[] = r % 2 === 0 ? ['webhooks', 'none'] : ['none', 'webhooks'];
       for (const mode of order) {
         const hook0 = cpuMs(hook.child.pid!);
-        const res = await runCreates(servers[mode].target, NS, CREATES, CLIENTS, first);
+        const others0 = pids.slice(1).map(cpuMs);
+        const res = await runCreates(servers[mode].target, servers[mode].ns, CREATES, CLIENTS, first);
         const hookCpu = (cpuMs(hook.child.pid!) - hook0) / CREATES;
+        const others = pids.slice(1).map((p, k) => (cpuMs(p) - others0[k]!) / CREATES);
         first += CREATES;
         runs[mode].push({
           p50: res.p50Ms,
@@ -193,10 +239,17 @@ try {
           hookCpu,
         });
         console.log(
-          `round ${r + 1} ${mode}: p50 ${res.p50Ms.toFixed(2)} ms, p99 ${res.p99Ms.toFixed(2)} ms, ${res.perSecond.toFixed(0)}/s, server ${res.serverCpuMsPerCreate.toFixed(3)} ms CPU/create, webhook process ${hookCpu.toFixed(3)} ms CPU/create (other load ${res.otherCpuPercent.toFixed(0)}%)`,
+          `round ${r + 1} ${mode}: p50 ${res.p50Ms.toFixed(2)} ms, p99 ${res.p99Ms.toFixed(2)} ms, ${res.perSecond.toFixed(0)}/s, server ${res.serverCpuMsPerCreate.toFixed(3)} ms CPU/create, webhook process ${hookCpu.toFixed(3)} ms CPU/create (other load ${res.otherCpuPercent.toFixed(0)}%)${others.map((c, k) => `, pid ${pids[k + 1]} ${c.toFixed(3)} ms CPU/create`).join('')}`,
         );
         if (RATE > 0) {
-          const p = await runPaced(servers[mode].target, Math.min(CREATES, RATE * 3), CLIENTS, RATE, first);
+          const p = await runPaced(
+            servers[mode].target,
+            servers[mode].ns,
+            Math.min(CREATES, RATE * 3),
+            CLIENTS,
+            RATE,
+            first,
+          );
           first += Math.min(CREATES, RATE * 3);
           paced[mode].push(p);
           console.log(
@@ -232,7 +285,7 @@ try {
     );
   }
   console.log(
-    `rerun: node bench/dist/benchmarks/webhook-latency.js --creates=${CREATES} --clients=${CLIENTS} --rounds=${ROUNDS} --rate=${RATE}`,
+    `rerun: node bench/dist/benchmarks/webhook-latency.js --creates=${CREATES} --clients=${CLIENTS} --rounds=${ROUNDS} --rate=${RATE}${values.kubeconfig ? ` --kubeconfig=${values.kubeconfig} --pids=<kube-apiserver>,<etcd>` : ''}`,
   );
 } finally {
   hook.child.kill();

@@ -201,12 +201,25 @@ export function readForUpdate(
 }
 
 /**
+ * A conversion under way: the pending review batch and the object's place in it. One small
+ * record per object, not a promise per object: a cold list of 10,000 objects makes one batch.
+ */
+interface PendingView {
+  batch: Promise<StoredObject[]>;
+  index: number;
+}
+
+/**
  * Conversions through a webhook for lists and watches, per stored state and served type (a
  * pending one too, so that watchers of one change share its call). kube-apiserver serves lists
  * and watches from its watch cache, which holds every object decoded, that is converted, once
  * per change and per version; a failed conversion is not kept.
  */
-const webhookViews = new WeakMap<StoredObject, WeakMap<ResourceType, StoredObject | Promise<StoredObject>>>();
+const webhookViews = new WeakMap<StoredObject, WeakMap<ResourceType, StoredObject | PendingView>>();
+
+function isPending(v: StoredObject | PendingView): v is PendingView {
+  return 'batch' in v;
+}
 
 /**
  * The conversion of `stored` through `t`'s webhook made for a list or watch, if it is done:
@@ -215,7 +228,7 @@ const webhookViews = new WeakMap<StoredObject, WeakMap<ResourceType, StoredObjec
 export function convertedView(t: ResourceType, stored: StoredObject): StoredObject | undefined {
   if (t.custom?.conversion !== 'Webhook') return undefined;
   const known = webhookViews.get(stored)?.get(t);
-  return known instanceof Promise ? undefined : known;
+  return known === undefined || isPending(known) ? undefined : known;
 }
 
 /**
@@ -244,9 +257,10 @@ export function presentAll(
 ): StoredObject[] | Promise<StoredObject[]> {
   if (t.custom?.conversion !== 'Webhook') return items.map((i) => presentAs(t, i));
   const target = servedBy(t).apiVersion;
-  const out: (StoredObject | Promise<StoredObject>)[] = new Array(items.length);
+  const out: StoredObject[] = new Array(items.length);
   const send: StoredObject[] = [];
-  let waits = false;
+  const sentFrom: number[] = [];
+  const waits: Promise<void>[] = [];
   for (let n = 0; n < items.length; n++) {
     const i = items[n]!;
     if (i.object.apiVersion === target) {
@@ -254,38 +268,46 @@ export function presentAll(
       continue;
     }
     const known = webhookViews.get(i)?.get(t);
-    if (known) {
-      out[n] = known;
-      if (known instanceof Promise) waits = true;
-    } else send.push(i);
+    if (known === undefined) {
+      send.push(i);
+      sentFrom.push(n);
+    } else if (isPending(known)) {
+      waits.push(
+        known.batch.then((views) => {
+          out[n] = views[known.index]!;
+        }),
+      );
+    } else out[n] = known;
   }
   if (send.length > 0) {
     const batch = convertViews(t, send);
     batch.catch(() => undefined);
-    send.forEach((i, k) => {
+    const byTypes = send.map((i, index) => {
       let byType = webhookViews.get(i);
       if (!byType) {
         byType = new WeakMap();
         webhookViews.set(i, byType);
       }
-      const one = batch.then(
+      byType.set(t, { batch, index });
+      return byType;
+    });
+    waits.push(
+      batch.then(
         (views) => {
-          byType.set(t, views[k]!);
-          return views[k]!;
+          for (let k = 0; k < views.length; k++) {
+            byTypes[k]!.set(t, views[k]!);
+            out[sentFrom[k]!] = views[k]!;
+          }
         },
         (err: unknown) => {
-          byType.delete(t);
+          for (const byType of byTypes) byType.delete(t);
           throw err;
         },
-      );
-      byType.set(t, one);
-    });
-    waits = true;
-    let k = 0;
-    for (let n = 0; n < items.length; n++)
-      if (out[n] === undefined) out[n] = webhookViews.get(send[k++]!)!.get(t)!;
+      ),
+    );
   }
-  return waits ? Promise.all(out) : (out as StoredObject[]);
+  if (waits.length === 0) return out;
+  return (waits.length === 1 ? waits[0]! : Promise.all(waits)).then(() => out);
 }
 
 /**

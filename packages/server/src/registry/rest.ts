@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { ApiError, type FieldSelector, type StatusCause, validateObjectMeta } from 'kubeloop/api';
 import type { AdmissionOptions } from '../admission/options.js';
 import { present, readForUpdate, toStorageVersion } from '../apiextensions/conversion.js';
-import { manageFields } from '../apiextensions/managed-fields-conversion.js';
 import { objectKey, type Store } from '../storage/store.js';
 import type { KubeObject, StoredObject } from '../storage/types.js';
 import { clone, deepEqual, isObject, meta, type Obj, setPath, timestamp } from '../util/object.js';
@@ -17,6 +16,7 @@ import {
   storageError,
   type WriteContext,
 } from './generic/errors.js';
+import { manageThenMutate } from './generic/field-manager-admission.js';
 import type { RestHooks } from './generic/hooks.js';
 import { type ListOutcome, type ListParams, listObjects, parseResourceVersion } from './generic/list.js';
 import {
@@ -109,7 +109,7 @@ export class RestStorage {
       namespace,
       typeof m.name === 'string' ? m.name : '',
     );
-    await this.hooks.mutate?.('CREATE', t, obj, undefined, admission);
+    await manageThenMutate(this.hooks, this.registry, t, obj, undefined, ctx, admission);
     // A webhook's patch replaces the object's content, metadata included: the uid, timestamp and
     // generation set below go on the admitted metadata, not the one read before.
     m = meta(obj);
@@ -138,10 +138,6 @@ export class RestStorage {
       undefined,
       validateObjectMeta(m, { namespaced: t.namespaced, nameValidation: t.nameValidation, create: true }),
     );
-    if (ctx.fieldManager !== undefined && !ctx.applied) {
-      const managing = manageFields(this.hooks, this.registry, t, undefined, obj, ctx.fieldManager);
-      if (managing) await managing;
-    }
     this.hooks.allocate?.(t, obj, undefined);
     await this.hooks.admit?.('CREATE', t, obj, undefined, admission);
 
@@ -529,7 +525,7 @@ export class RestStorage {
         subresource: scale ? 'scale' : subresource,
         ...(scale && { scale }),
       };
-      await this.hooks.mutate?.('UPDATE', t, next, old, admission);
+      await manageThenMutate(this.hooks, this.registry, t, next, old, ctx, admission, subresource);
       confirmWrite(t, next, old, namespace, ctx, this.hooks.authorization);
       const nm = meta(next);
       const om = old.metadata as Obj;
@@ -544,10 +540,6 @@ export class RestStorage {
       });
       causes.push(...metaUpdateCauses(nm, om));
       this.validate(t, next, old, causes, subresource);
-      if (ctx.fieldManager !== undefined && !ctx.applied) {
-        const managing = manageFields(this.hooks, this.registry, t, old, next, ctx.fieldManager, subresource);
-        if (managing) await managing;
-      }
       this.hooks.allocate?.(t, next, old);
       await this.hooks.admit?.('UPDATE', t, next, old, admission);
 

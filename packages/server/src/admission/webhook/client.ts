@@ -21,6 +21,7 @@
  */
 import { Agent, request } from 'node:https';
 import { isIP } from 'node:net';
+import { createSecureContext } from 'node:tls';
 import { collectionPrefix, objectKey, type Store } from '../../storage/store.js';
 import { isObject, type Obj } from '../../util/object.js';
 
@@ -81,7 +82,13 @@ export function createWebhookCaller(store: Store): WebhookCaller {
     let agent = agents.get(key);
     if (!agent) {
       const ca = caBundle ? Buffer.from(caBundle, 'base64').toString('utf8') : undefined;
-      agent = new Agent({ keepAlive: true, maxSockets: 64, ...(ca ? { ca } : {}) });
+      // One TLS context per CA bundle: given only \`ca\`, each new connection parses the bundle
+      // into a context of its own.
+      agent = new Agent({
+        keepAlive: true,
+        maxSockets: 64,
+        ...(ca ? { secureContext: createSecureContext({ ca }) } : {}),
+      });
       agents.set(key, agent);
     }
     return agent;
@@ -93,6 +100,7 @@ export function createWebhookCaller(store: Store): WebhookCaller {
     post(config, body, options) {
       const timeout = `${options.timeoutSeconds}s`;
       let target: Target | undefined;
+      let agent: Agent;
       try {
         if (config.url) {
           const key = `${timeout} ${config.url}`;
@@ -103,11 +111,13 @@ export function createWebhookCaller(store: Store): WebhookCaller {
             urlTargets.set(key, target);
           }
         } else target = resolve(store, config, timeout);
+        agent = agentFor(config.caBundle);
       } catch (err) {
         return Promise.reject(err);
       }
-      const payload = body instanceof EncodedJson ? body.text : JSON.stringify(body);
-      return send(target, agentFor(config.caBundle), payload, options.timeoutSeconds, true);
+      // Encoded to UTF-8 once: its length and the bytes written come from the same pass.
+      const payload = Buffer.from(body instanceof EncodedJson ? body.text : JSON.stringify(body), 'utf8');
+      return send(target, agent, payload, options.timeoutSeconds, true);
     },
     close() {
       for (const agent of agents.values()) agent.destroy();
@@ -214,7 +224,7 @@ function readyEndpoint(
 function send(
   target: Target,
   agent: Agent,
-  payload: string,
+  payload: Buffer,
   timeoutSeconds: number,
   mayRetry: boolean,
 ): Promise<unknown> {
@@ -240,7 +250,7 @@ function send(
       headers: {
         'Content-Type': 'application/json',
         Accept: 'application/json, */*',
-        'Content-Length': Buffer.byteLength(payload),
+        'Content-Length': payload.length,
       },
     });
     // The context deadline of kube's call: the whole exchange, not only the connection.

@@ -126,7 +126,9 @@ describe('fields a mutating webhook adds', () => {
       input(configMap('inject', { a: 'c', injected: 'by-tool' })),
     );
     expect(conflict.code).toBe(1);
-    expect(conflict.stderr).toContain('Apply failed with 1 conflict: conflict with "kubectl-create" using v1: .data.a');
+    expect(conflict.stderr).toContain(
+      'Apply failed with 1 conflict: conflict with "kubectl-create" using v1: .data.a',
+    );
     await env.ok(['delete', 'mutatingwebhookconfiguration', 'inject']);
   });
 

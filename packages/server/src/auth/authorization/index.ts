@@ -5,6 +5,7 @@
  * apiserver's 403.
  */
 import { ApiError } from 'kubeloop/api';
+import { auditAuthorization } from '../../audit/context.js';
 import type { RequestInfo } from '../../http/request-info.js';
 import type { UserInfo } from '../authentication/user.js';
 import type { AuthorizationAttributes, Authorizer } from './authorizer.js';
@@ -50,6 +51,7 @@ export function requestAttributes(user: UserInfo, info: RequestInfo): Authorizat
  */
 export function authorizeRequest(user: UserInfo, info: RequestInfo, authorizer: Authorizer): void {
   const decision = authorizer.authorize(requestAttributes(user, info));
+  auditAuthorization(decision.allowed, decision.reason);
   if (decision.allowed) return;
   const who = `User ${JSON.stringify(user.username)}`;
   const reason = decision.reason ? `: ${decision.reason}` : '';

@@ -283,7 +283,13 @@ export class RequestAudit implements AuditHooks {
     const config = this.config!;
     if (config.omitStages.includes(stage)) return;
     ev.stage = stage;
-    ev.stageTimestamp = microTime(nowMicros());
+    // `processAuditEvent`: the first stage is stamped with the time the request was received.
+    const now = stage === 'RequestReceived' ? this.received : nowMicros();
+    ev.stageTimestamp = microTime(now);
+    // `writeLatencyToAnnotation`: a request slower than 500 ms notes its latency (kube adds its
+    // layers' too, which this server does not track).
+    if (stage === 'ResponseComplete' && now - this.received > 500_000)
+      this.annotations['apiserver.latency.k8s.io/total'] = goDuration(now - this.received);
     if (this.status) ev.responseStatus = this.status;
     const annotations: Record<string, string> = {};
     const keepRequestLevel = levelRank(config.level) >= levelRank('Request');
@@ -307,6 +313,21 @@ function decode(body: Buffer, type: string): unknown {
   } catch {
     return undefined;
   }
+}
+
+/** Go's `time.Duration.String()` of a whole number of microseconds (`512.3ms`, `1.5s`, `2m3.000001s`). */
+export function goDuration(micros: number): string {
+  const trim = (whole: number, frac: number, digits: number) => {
+    const f = String(frac).padStart(digits, '0').replace(/0+$/, '');
+    return f ? `${whole}.${f}` : String(whole);
+  };
+  if (micros < 1000) return `${micros}µs`;
+  if (micros < 1_000_000) return `${trim(Math.floor(micros / 1000), micros % 1000, 3)}ms`;
+  const h = Math.floor(micros / 3_600_000_000);
+  const m = Math.floor((micros % 3_600_000_000) / 60_000_000);
+  const us = micros % 60_000_000;
+  const sec = `${trim(Math.floor(us / 1_000_000), us % 1_000_000, 6)}s`;
+  return h > 0 ? `${h}h${m}m${sec}` : m > 0 ? `${m}m${sec}` : sec;
 }
 
 /** `getAuthMethods`: what a request that failed authentication tried. */

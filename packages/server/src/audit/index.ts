@@ -122,6 +122,10 @@ export class Auditor implements AuditBackend {
   }
 }
 
+/** What Node's `setHeader` refuses in a value. */
+const INVALID_HEADER_CHAR = /[^\t\x20-\x7e\x80-\xff]/;
+const INVALID_HEADER_CHAR_ALL = /[^\t\x20-\x7e\x80-\xff]/g;
+
 /**
  * `WithAuditInit`: the request's audit ID — the client's `Audit-ID` header, else a new UUID — set
  * as the response's `Audit-Id` header; with an auditor, the request's audit, which `run` makes
@@ -134,7 +138,12 @@ export function auditInit(
 ): { run<T>(serve: () => T): T } | undefined {
   const given = req.headers['audit-id'];
   const id = typeof given === 'string' && given !== '' ? given : randomUUID();
-  res.setHeader('Audit-Id', id);
+  // The client's ID is echoed as is, but for the bytes a header value cannot hold (Go's writer
+  // blanks line breaks; Node refuses control characters).
+  res.setHeader(
+    'Audit-Id',
+    id === given && INVALID_HEADER_CHAR.test(id) ? id.replace(INVALID_HEADER_CHAR_ALL, ' ') : id,
+  );
   if (!auditor) return undefined;
   return registerAudit(req, res, new RequestAudit(auditor, id, req, res));
 }

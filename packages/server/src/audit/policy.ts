@@ -238,7 +238,7 @@ export class PolicyEvaluator {
 function ruleMatches(r: PolicyRule, attrs: AuditAttributes): boolean {
   const user = attrs.user;
   if (r.users?.length && (!user || !r.users.includes(user.username))) return false;
-  if (r.userGroups?.length && (!user || !user.groups.some((g) => r.userGroups!.includes(g)))) return false;
+  if (r.userGroups?.length && !user?.groups.some((g) => r.userGroups!.includes(g))) return false;
   if (r.verbs?.length && !r.verbs.includes(attrs.verb)) return false;
   if (r.namespaces?.length || r.resources?.length) return resourceMatches(r, attrs);
   if (r.nonResourceURLs?.length)

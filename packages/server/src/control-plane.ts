@@ -12,7 +12,7 @@ import { PolicyStatusController } from './admission/policy/status-controller.js'
 import { admitConnect } from './admission/webhook/connect.js';
 import { CrdController } from './apiextensions/crd-controller.js';
 import { manageFields, manageScaleFields } from './apply/hooks.js';
-import { AuditListeners } from './audit/index.js';
+import { AuditListeners, type AuditOptions, Auditor } from './audit/index.js';
 import { Authenticator, type UserInfo } from './auth/authentication/index.js';
 import { issuerDiscovery } from './auth/authentication/issuer-discovery.js';
 import {
@@ -53,8 +53,8 @@ import { type Journal, MemoryJournal } from './storage/journal.js';
 import { openSqliteJournal } from './storage/sqlite-journal.js';
 import { Store } from './storage/store.js';
 
-/** Options of {@link startControlPlane}. */
-export interface ControlPlaneOptions {
+/** Options of {@link startControlPlane}; the audit options are kube-apiserver's `--audit-*` flags. */
+export interface ControlPlaneOptions extends AuditOptions {
   /** Address to listen on (default 127.0.0.1: loopback only). */
   host?: string;
   /** Port (default 6443); 0 picks a free one. */
@@ -223,6 +223,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     });
     const faults = new Faults();
     const audit = new AuditListeners();
+    const auditor = Auditor.open(options);
     let address = `${host}:${options.port ?? 6443}`;
     const discovery = new Discovery(registry, () => address);
     const version = versionInfo();
@@ -293,6 +294,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       openapi,
       faults,
       audit,
+      ...(auditor && { auditor }),
       exemptFromFaults: (req) => componentTokens.has(req.headers.authorization ?? ''),
       authenticator,
       authorizer,
@@ -453,6 +455,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
         // A key still being generated is stored before the storage closes.
         await saKey.settled();
         await store.close();
+        auditor?.close();
       })();
       return stopping;
     };

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, get, request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -103,6 +103,64 @@ describe('kubeloop server', () => {
     const bad = startServer(['--port', '0', '--kubeconfig', kubeconfig, '--authorization-mode', 'ABAC']);
     expect(await exitCode(bad.child)).not.toBe(0);
     expect(bad.output()).toContain('--authorization-mode must be RBAC or AlwaysAllow, got "ABAC"');
+  });
+
+  it("--audit-policy-file with --audit-log-path writes audit events; a bad policy refuses to start with kube-apiserver's message", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kubeloop-cli-'));
+    dirs.push(dir);
+    const kubeconfig = join(dir, 'kubeconfig');
+    const policy = join(dir, 'policy.yaml');
+    const log = join(dir, 'logs', 'audit.log');
+    writeFileSync(
+      policy,
+      'apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n  resources: [{group: "", resources: ["namespaces"]}]\n',
+    );
+    const { child, ready } = startServer([
+      '--port',
+      '0',
+      '--kubeconfig',
+      kubeconfig,
+      '--audit-policy-file',
+      policy,
+      '--audit-log-path',
+      log,
+    ]);
+    const url = /https:\/\/127\.0\.0\.1:\d+/.exec(await ready)![0];
+    const config = readFileSync(kubeconfig, 'utf8');
+    const ca = Buffer.from(/certificate-authority-data: (\S+)/.exec(config)![1]!, 'base64').toString();
+    const token = /token: (\S+)/.exec(config)![1]!;
+    const auditId = await new Promise<string | undefined>((resolve, reject) => {
+      get(
+        `${url}/api/v1/namespaces/default`,
+        { agent: new Agent({ ca }), headers: { Authorization: `Bearer ${token}` } },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.headers['audit-id'] as string | undefined));
+        },
+      ).on('error', reject);
+    });
+    const exited = exitCode(child);
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    const events = readFileSync(log, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .filter((e) => e.auditID === auditId);
+    expect(events.map((e) => e.stage)).toEqual(['RequestReceived', 'ResponseComplete']);
+    expect(events[1]).toMatchObject({
+      level: 'Metadata',
+      verb: 'get',
+      objectRef: { resource: 'namespaces', namespace: 'default', name: 'default', apiVersion: 'v1' },
+      responseStatus: { metadata: {}, code: 200 },
+    });
+
+    writeFileSync(policy, 'apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Everything\n');
+    const bad = startServer(['--port', '0', '--kubeconfig', kubeconfig, '--audit-policy-file', policy]);
+    expect(await exitCode(bad.child)).not.toBe(0);
+    expect(bad.output()).toContain(
+      `loading audit policy file: rules[0].level: Unsupported value: "Everything": supported values: "None", "Metadata", "Request", "RequestResponse": from file ${policy}`,
+    );
   });
 
   it('exits 0 on SIGINT too', async () => {

@@ -13,6 +13,19 @@ interface ServerFlags {
   nodeLabels?: string;
   controllers: boolean;
   authorizationMode: string;
+  auditPolicyFile?: string;
+  auditLogPath?: string;
+  auditLogMaxsize: string;
+  auditLogMaxbackup: string;
+  auditLogMaxage: string;
+}
+
+/** A non-negative integer flag, or the flag's error. */
+function count(flag: string, text: string): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 0)
+    throw new Error(`${flag} must be a non-negative integer, got ${JSON.stringify(text)}`);
+  return n;
 }
 
 /** `k=v,k2=v2` into a label map. */
@@ -74,6 +87,17 @@ export function registerServerCommand(program: Command): void {
       "kube-apiserver's --authorization-mode: RBAC (Roles and bindings decide) or AlwaysAllow (everyone may do anything); members of system:masters may always",
       'RBAC',
     )
+    .option(
+      '--audit-policy-file <path>',
+      "kube-apiserver's --audit-policy-file: an audit.k8s.io/v1 Policy choosing which requests are audited and at which level",
+    )
+    .option(
+      '--audit-log-path <path>',
+      'append audit events to this file as JSON lines (- for standard output); needs --audit-policy-file',
+    )
+    .option('--audit-log-maxsize <MB>', 'rotate the audit log when it reaches this size (0: never)', '0')
+    .option('--audit-log-maxbackup <count>', 'rotated audit logs to keep (0: all)', '0')
+    .option('--audit-log-maxage <days>', 'days to keep rotated audit logs (0: no limit)', '0')
     .action(async (flags: ServerFlags) => {
       const port = Number(flags.port);
       if (!Number.isInteger(port) || port < 0 || port > 65535) {
@@ -101,6 +125,9 @@ export function registerServerCommand(program: Command): void {
           `--authorization-mode must be RBAC or AlwaysAllow, got ${JSON.stringify(flags.authorizationMode)}`,
         );
       }
+      const auditLogMaxSize = count('--audit-log-maxsize', flags.auditLogMaxsize);
+      const auditLogMaxBackup = count('--audit-log-maxbackup', flags.auditLogMaxbackup);
+      const auditLogMaxAge = count('--audit-log-maxage', flags.auditLogMaxage);
       const nodeLabels = flags.nodeLabels ? parseLabels(flags.nodeLabels) : undefined;
       const dataDir = flags.dataDir ? resolve(flags.dataDir) : undefined;
       const kubeconfigPath = resolve(
@@ -120,6 +147,13 @@ export function registerServerCommand(program: Command): void {
         controllers: flags.controllers,
         authorizationMode,
         ...(dataDir && { dataDir }),
+        ...(flags.auditPolicyFile && { auditPolicyFile: resolve(flags.auditPolicyFile) }),
+        ...(flags.auditLogPath && {
+          auditLogPath: flags.auditLogPath === '-' ? '-' : resolve(flags.auditLogPath),
+        }),
+        auditLogMaxSize,
+        auditLogMaxBackup,
+        auditLogMaxAge,
       });
       releaseYoungGeneration(cp.settled);
       // Handlers first: a supervisor may signal the moment it reads the ready line.

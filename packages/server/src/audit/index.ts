@@ -1,12 +1,30 @@
 /**
- * The audit stage of the request's path (kube-apiserver's `WithAudit` filter, right after
- * authentication): where an audit event of each request would be recorded.
+ * The audit stage of the request's path (kube-apiserver's `WithAuditInit` and `WithAudit`
+ * filters): every response carries an `Audit-Id`; with an audit policy and a log
+ * (`--audit-policy-file`, `--audit-log-path`), each request the policy selects is written as
+ * `audit.k8s.io/v1` events at its stages, with what the later stages noted (authorization's
+ * decision, admission's and pod security's annotations).
  *
- * The server keeps no audit log yet; this is the hook point, called once per authenticated
- * request with what the event's first stage (`RequestReceived`) knows.
+ * Without a policy nothing is built: the hooks below find no request audit and return.
  */
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { UserInfo } from '../auth/authentication/user.js';
 import type { RequestInfo } from '../http/request-info.js';
+import { auditOf, registerAudit } from './context.js';
+import { type AuditSink, openLogBackend } from './log-backend.js';
+import { loadPolicyFile, type PolicyEvaluator } from './policy.js';
+import { type AuditBackend, RequestAudit } from './request.js';
+
+export {
+  auditAuthorization,
+  auditRequestBody,
+  auditResponseStatus,
+  currentAuditAnnotations,
+} from './context.js';
+export type { AuditEvent } from './event.js';
+export type { AuditLevel, AuditPolicy, AuditStage, PolicyRule } from './policy.js';
+export { parsePolicy, validatePolicy } from './policy.js';
 
 /** What an audit event of a request starts with. */
 export interface AuditRequest {
@@ -17,8 +35,7 @@ export interface AuditRequest {
 
 /**
  * Listeners of the audit stage: what a test records of the requests a client made (the identity
- * and the request's attributes, as the authorizer will see them), before any audit backend
- * exists.
+ * and the request's attributes, as the authorizer will see them).
  *
  * @example
  * ```ts
@@ -51,7 +68,102 @@ export class AuditListeners {
   }
 }
 
-/** Records that a request was received: tells `listeners`; no audit policy nor backend yet. */
-export function auditRequestReceived(request: AuditRequest, listeners?: AuditListeners): void {
+/** kube-apiserver's audit flags, as options of the control plane. */
+export interface AuditOptions {
+  /**
+   * `--audit-policy-file`: an `audit.k8s.io/v1 Policy` (YAML or JSON). Read and validated at
+   * start; a bad policy refuses to start with kube-apiserver's message.
+   */
+  auditPolicyFile?: string;
+  /** `--audit-log-path`: where events are appended, one JSON line each; `-` is standard output. Without a policy nothing is written. */
+  auditLogPath?: string;
+  /** `--audit-log-maxsize`: megabytes before the log is rotated (0, the default: never). */
+  auditLogMaxSize?: number;
+  /** `--audit-log-maxbackup`: rotated logs kept (0, the default: all). */
+  auditLogMaxBackup?: number;
+  /** `--audit-log-maxage`: days a rotated log is kept (0, the default: no limit). */
+  auditLogMaxAge?: number;
+}
+
+/** The server's audit: the policy and the log its events go to. */
+export class Auditor implements AuditBackend {
+  private constructor(
+    readonly evaluator: PolicyEvaluator,
+    private readonly sink: AuditSink,
+  ) {}
+
+  /**
+   * The auditor of `options`, or undefined when nothing is to be audited (no policy, or no log:
+   * kube-apiserver then records no events). Throws for a policy that does not load.
+   */
+  static open(options: AuditOptions): Auditor | undefined {
+    if (!options.auditPolicyFile) return undefined;
+    const evaluator = loadPolicyFile(options.auditPolicyFile);
+    if (!options.auditLogPath) return undefined;
+    return new Auditor(
+      evaluator,
+      openLogBackend({
+        path: options.auditLogPath,
+        ...(options.auditLogMaxSize !== undefined && { maxSizeMB: options.auditLogMaxSize }),
+        ...(options.auditLogMaxBackup !== undefined && { maxBackups: options.auditLogMaxBackup }),
+        ...(options.auditLogMaxAge !== undefined && { maxAgeDays: options.auditLogMaxAge }),
+      }),
+    );
+  }
+
+  /** @internal */
+  write(line: string): void {
+    this.sink.write(line);
+  }
+
+  /** Closes the log. */
+  close(): void {
+    this.sink.close();
+  }
+}
+
+/** What Node's `setHeader` refuses in a value. */
+const INVALID_HEADER_CHAR = /[^\t\x20-\x7e\x80-\xff]/;
+const INVALID_HEADER_CHAR_ALL = /[^\t\x20-\x7e\x80-\xff]/g;
+
+/**
+ * `WithAuditInit`: the request's audit ID — the client's `Audit-ID` header, else a new UUID — set
+ * as the response's `Audit-Id` header; with an auditor, the request's audit, which `run` makes
+ * the context of everything that serves the request.
+ */
+export function auditInit(
+  req: IncomingMessage,
+  res: ServerResponse,
+  auditor: Auditor | undefined,
+): { run<T>(serve: () => T): T } | undefined {
+  const given = req.headers['audit-id'];
+  const id = typeof given === 'string' && given !== '' ? given : randomUUID();
+  // The client's ID is echoed as is, but for the bytes a header value cannot hold (Go's writer
+  // blanks line breaks; Node refuses control characters).
+  res.setHeader(
+    'Audit-Id',
+    id === given && INVALID_HEADER_CHAR.test(id) ? id.replace(INVALID_HEADER_CHAR_ALL, ' ') : id,
+  );
+  if (!auditor) return undefined;
+  return registerAudit(req, res, new RequestAudit(auditor, id, req, res));
+}
+
+/** The request is authenticated: tells `listeners`, and writes its `RequestReceived` event if audited. */
+export function auditRequestReceived(
+  request: AuditRequest,
+  listeners?: AuditListeners,
+  req?: IncomingMessage,
+): void {
   listeners?.notify(request);
+  if (req) (auditOf(req) as RequestAudit | undefined)?.authenticated(request.user, request.info);
+}
+
+/** The request failed authentication: its one event (`WithFailedAuthenticationAudit`), if audited. */
+export function auditUnauthenticated(req: IncomingMessage, info: RequestInfo): void {
+  (auditOf(req) as RequestAudit | undefined)?.unauthenticated(info);
+}
+
+/** The request is served as `served` (impersonation), not as the authenticated `user`. */
+export function auditImpersonation(req: IncomingMessage, user: UserInfo, served: UserInfo): void {
+  if (served !== user) (auditOf(req) as RequestAudit | undefined)?.impersonated(served);
 }

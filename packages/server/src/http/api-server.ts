@@ -10,7 +10,14 @@ import { type IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { ApiError } from 'kubeloop/api';
-import { type AuditListeners, auditRequestReceived } from '../audit/index.js';
+import {
+  type AuditListeners,
+  type Auditor,
+  auditImpersonation,
+  auditInit,
+  auditRequestReceived,
+  auditUnauthenticated,
+} from '../audit/index.js';
 import { type Authenticator, TOKEN_WITH_SPACE_WARNING } from '../auth/authentication/index.js';
 import { type Authorizer, authorizeRequest } from '../auth/authorization/index.js';
 import { impersonate } from '../auth/impersonation/index.js';
@@ -63,6 +70,8 @@ export interface ApiServerOptions {
   connect?: Record<string, ConnectHandler>;
   /** Who hears of every authenticated request (tests recording what a client did). */
   audit?: AuditListeners;
+  /** The audit policy and log (`--audit-policy-file`, `--audit-log-path`); unset, no events are built. */
+  auditor?: Auditor;
 }
 
 /** The node:https listeners of the API. */
@@ -90,6 +99,7 @@ export class ApiServer {
 
   /** The `request` listener of the node:https server. */
   readonly listener = (req: IncomingMessage, res: ServerResponse): void => {
+    const audit = auditInit(req, res, this.o.auditor);
     let ctx: RequestContext | undefined;
     let bad: unknown;
     try {
@@ -103,7 +113,10 @@ export class ApiServer {
       this.out.fail(res, bad);
       return;
     }
-    this.handle(ctx).catch((err: unknown) => this.out.fail(res, err));
+    const c = ctx;
+    (audit ? audit.run(() => this.handle(c)) : this.handle(c)).catch((err: unknown) =>
+      this.out.fail(res, err),
+    );
   };
 
   /**
@@ -118,6 +131,7 @@ export class ApiServer {
     res.on('finish', () => socket.end());
     socket.on('error', () => socket.destroy());
     this.upgrades.set(req, { socket, head });
+    const audit = auditInit(req, res, this.o.auditor);
     let ctx: RequestContext;
     try {
       ctx = requestContext(req, res);
@@ -125,7 +139,9 @@ export class ApiServer {
       this.out.fail(res, err);
       return;
     }
-    this.handle(ctx).catch((err: unknown) => this.out.fail(res, err));
+    (audit ? audit.run(() => this.handle(ctx)) : this.handle(ctx)).catch((err: unknown) =>
+      this.out.fail(res, err),
+    );
   };
 
   /**
@@ -171,10 +187,11 @@ export class ApiServer {
     const { user, spaceBeforeToken } = this.o.authenticator.authenticate(req);
     if (spaceBeforeToken) res.appendHeader('Warning', warningHeaders([TOKEN_WITH_SPACE_WARNING]));
     if (!user) {
+      auditUnauthenticated(req, info);
       req.resume();
       throw ApiError.unauthorized();
     }
-    auditRequestReceived({ user, info, userAgent: req.headers['user-agent'] }, this.o.audit);
+    auditRequestReceived({ user, info, userAgent: req.headers['user-agent'] }, this.o.audit, req);
     const impersonation = impersonate(req, user, this.o.authorizer);
     if ('internalError' in impersonation) {
       req.resume();
@@ -188,6 +205,7 @@ export class ApiServer {
     }
     const served = impersonation.user;
     ctx.user = served;
+    auditImpersonation(req, user, served);
     // /healthz, /livez, /readyz and /version are public only as RBAC allows them to everyone
     // (the bootstrap binding `system:public-info-viewer`), as in kube-apiserver.
     authorizeRequest(served, info, this.o.authorizer);

@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { ApiError } from 'kubeloop/api';
+import { auditRequestBody } from '../audit/context.js';
 import { parseYamlBounded } from '../util/yaml.js';
 
 /** The largest request body the server accepts (kube-apiserver's limit: 3 MiB). */
@@ -28,7 +29,10 @@ export function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<
       chunks.push(chunk);
     });
     req.on('end', () => {
-      if (!failed) resolve(Buffer.concat(chunks));
+      if (failed) return;
+      const body = Buffer.concat(chunks);
+      auditRequestBody(req, body);
+      resolve(body);
     });
     req.on('error', (err) => {
       if (!failed) reject(err);

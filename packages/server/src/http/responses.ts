@@ -5,6 +5,7 @@
 import type { ServerResponse } from 'node:http';
 import { ApiError } from 'kubeloop/api';
 import { present } from '../apiextensions/conversion.js';
+import { auditResponseStatus } from '../audit/context.js';
 import { encodeProtobufObject, PROTOBUF_CONTENT_TYPE, supportsProtobuf } from '../protobuf/index.js';
 import { apiVersionOf, type ResourceType } from '../registry/types.js';
 import type { StoredObject } from '../storage/types.js';
@@ -114,6 +115,7 @@ export class Responder {
     warnings: readonly string[] = [],
   ): void {
     if (warnings.length > 0) ctx.res.appendHeader('Warning', warningHeaders([...warnings]));
+    auditResponseStatus(ctx.res, body);
     const serializer = serializerOf(ctx);
     if (
       serializer.protobuf &&
@@ -160,6 +162,7 @@ export class Responder {
       res.end('404 page not found\n');
       return;
     }
+    auditResponseStatus(res, apiErr.status, err instanceof ApiError ? undefined : err);
     if (apiErr.code === 401) res.setHeader('WWW-Authenticate', 'Bearer realm="kubeloop"');
     if (apiErr.retryAfter !== undefined && !res.hasHeader('Retry-After'))
       res.setHeader('Retry-After', String(apiErr.retryAfter));

@@ -33,7 +33,12 @@ type AdmissionOperation = 'CREATE' | 'UPDATE' | 'DELETE';
 interface AdmissionOptions {
   warnings?: string[];
   subresource?: string;
+  /** Set when the request is audited: the plugin's `pod-security.kubernetes.io/*` annotations. */
+  auditAnnotations?: Record<string, string>;
 }
+
+/** kube's `AuditAnnotationPrefix` of the plugin's audit annotations. */
+const ANNOTATION = 'pod-security.kubernetes.io/';
 
 /** Every check of the 1.32 Pod Security Standards. */
 export const DEFAULT_CHECKS: readonly Check[] = [...BASELINE_CHECKS, ...RESTRICTED_CHECKS];
@@ -101,6 +106,15 @@ export function podSecurityAdmission(store: Store) {
       results.set(key, found);
       return found;
     };
+    // Noted before an enforced violation refuses the pod, as kube's response carries both.
+    const annotations = options?.auditAnnotations;
+    if (annotations) {
+      if (enforce) annotations[`${ANNOTATION}enforce-policy`] = levelVersionString(policy.enforce);
+      const audited = at(policy.audit);
+      if (audited.length > 0)
+        annotations[`${ANNOTATION}audit-violations`] =
+          `would violate PodSecurity "${levelVersionString(policy.audit)}": ${forbiddenDetail(audited)}`;
+    }
     enforce?.(at(policy.enforce));
     const warn = at(policy.warn);
     if (warn.length > 0) {
@@ -122,7 +136,12 @@ export function podSecurityAdmission(store: Store) {
     const ns = namespace(String(meta.namespace ?? ''));
     if (!ns) return;
     const { policy, errors } = policyToEvaluate(labelsOf(ns));
-    if (errors.length === 0 && fullyPrivileged(policy)) return;
+    if (errors.length === 0 && fullyPrivileged(policy)) {
+      // kube's `sharedAllowedPrivilegedResponse`.
+      if (options?.auditAnnotations)
+        options.auditAnnotations[`${ANNOTATION}enforce-policy`] = 'privileged:latest';
+      return;
+    }
     if (op === 'UPDATE' && old && !significantPodUpdate(pod, old)) return;
     evaluate(
       policy,

@@ -5,6 +5,7 @@
  * them from the query) as the object, and may deny the request. Only the webhook plugins run here;
  * the server's other admission plugins have nothing to say about a CONNECT.
  */
+import { currentAuditAnnotations } from '../../audit/context.js';
 import type { ConnectHandler, ConnectRequest } from '../../http/handlers/connect.js';
 import type { Registry } from '../../registry/registry.js';
 import type { Obj } from '../../util/object.js';
@@ -65,6 +66,7 @@ export function admitConnect(
         namespace: r.namespace,
         kind: { group: '', version: 'v1', kind: String(obj.kind) },
         ...(r.user && { user: r.user }),
+        auditAnnotations: currentAuditAnnotations(),
       };
       await webhooks.mutate('CONNECT', pods, obj, undefined, options);
       await webhooks.validate('CONNECT', pods, obj, undefined, options);

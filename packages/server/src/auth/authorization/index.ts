@@ -5,6 +5,7 @@
  * apiserver's 403.
  */
 import { ApiError } from 'kubeloop/api';
+import { auditAuthorization } from '../../audit/context.js';
 import type { RequestInfo } from '../../http/request-info.js';
 import type { UserInfo } from '../authentication/user.js';
 import type { AuthorizationAttributes, Authorizer } from './authorizer.js';
@@ -46,10 +47,18 @@ export function requestAttributes(user: UserInfo, info: RequestInfo): Authorizat
 
 /**
  * Refuses the request with a 403 `Forbidden` unless `authorizer` allows it, with the message
- * and details of kube-apiserver's `responsewriters.Forbidden`.
+ * and details of kube-apiserver's `responsewriters.Forbidden`. An `audited` decision (the
+ * request's own, not impersonation's checks) is noted in the request's audit event.
  */
-export function authorizeRequest(user: UserInfo, info: RequestInfo, authorizer: Authorizer): void {
+export function authorizeRequest(
+  user: UserInfo,
+  info: RequestInfo,
+  authorizer: Authorizer,
+  audited = true,
+): void {
   const decision = authorizer.authorize(requestAttributes(user, info));
+  // The request's decision is noted for its audit event; impersonation's own checks are not.
+  if (audited) auditAuthorization(decision.allowed, decision.reason);
   if (decision.allowed) return;
   const who = `User ${JSON.stringify(user.username)}`;
   const reason = decision.reason ? `: ${decision.reason}` : '';

@@ -149,7 +149,7 @@ export function impersonate(req: IncomingMessage, user: UserInfo, authorizer: Au
         uid = t.name;
         break;
     }
-    authorizeRequest(user, actingAs(t), authorizer);
+    authorizeRequest(user, actingAs(t), authorizer, false);
   }
   if (username !== 'system:anonymous') {
     if (!groups.includes('system:authenticated') && !groups.includes('system:unauthenticated'))

@@ -1,5 +1,6 @@
 /** What the generic REST storage tells admission about a request besides its objects. */
 import type { AdmissionOptions } from '../../admission/options.js';
+import { currentAuditAnnotations } from '../../audit/context.js';
 import type { Obj } from '../../util/object.js';
 import type { WriteContext } from './errors.js';
 
@@ -18,6 +19,7 @@ export function admissionOptions(
   if (ctx.dryRun) operationOptions.dryRun = ['All'];
   if (kind !== 'DeleteOptions' && ctx.fieldManager !== undefined)
     operationOptions.fieldManager = ctx.fieldManager;
+  const auditAnnotations = currentAuditAnnotations();
   return {
     dryRun: ctx.dryRun,
     warnings: ctx.warnings,
@@ -25,6 +27,7 @@ export function admissionOptions(
     name,
     namespace: namespace ?? '',
     operationOptions,
+    ...(auditAnnotations && { auditAnnotations }),
   };
 }
 

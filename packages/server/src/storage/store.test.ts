@@ -30,6 +30,26 @@ describe('Store (memory)', () => {
     expect(Object.isFrozen(a2.object.metadata)).toBe(true);
   });
 
+  it('stamps resourceVersion after the metadata it was given, in its order, an own __proto__ key too', async () => {
+    const s = Store.open();
+    const given = JSON.parse(
+      '{"metadata":{"name":"p","namespace":"default","__proto__":{"x":"1"},"labels":{"a":"b"}}}',
+    ) as Parameters<Store['create']>[1];
+    const stored = await s.create(key('p'), given);
+    expect(stored.json).toBe(
+      '{"metadata":{"name":"p","namespace":"default","__proto__":{"x":"1"},"labels":{"a":"b"},"resourceVersion":"1"}}',
+    );
+    const updated = await s.update(key('p'), stored.object);
+    expect(Object.keys(updated.object.metadata ?? {})).toEqual([
+      'name',
+      'namespace',
+      '__proto__',
+      'labels',
+      'resourceVersion',
+    ]);
+    expect(updated.object.metadata?.resourceVersion).toBe('2');
+  });
+
   it('refuses duplicate creates, missing updates and stale revisions', async () => {
     const s = Store.open();
     const a = await s.create(key('a'), cm('a'));

@@ -514,6 +514,15 @@ function eventOf(e: JournalHistoryEntry): StoreEvent {
 }
 
 function withResourceVersion(obj: KubeObject, resourceVersion: string): KubeObject {
-  const metadata = { ...(obj.metadata ?? {}), resourceVersion };
+  const m = obj.metadata ?? {};
+  // `{ ...m, resourceVersion }` adds a property after a spread when `m` has none (every create),
+  // which costs V8 (Node 20) about a microsecond; Object.assign copies the same own keys in the
+  // same order, except an own `__proto__` key (JSON.parse makes one), which it would not copy.
+  let metadata: Record<string, unknown>;
+  if (Object.hasOwn(m, '__proto__')) metadata = { ...m, resourceVersion };
+  else {
+    metadata = Object.assign({}, m);
+    metadata.resourceVersion = resourceVersion;
+  }
   return { ...obj, metadata };
 }

@@ -48,6 +48,9 @@ export type AdmissionPlugin = ((
   options?: AdmissionOptions,
 ) => void | Promise<void>) & { handles?: Handles };
 
+/** The plugins of one phase that act on each operation of one type. */
+type Selected = Partial<Record<AdmissionOperation, readonly AdmissionPlugin[]>>;
+
 /** The plugins of a server, run in order: mutating ones, then validating ones. */
 export class AdmissionChain {
   private readonly mutating: AdmissionPlugin[];
@@ -55,7 +58,10 @@ export class AdmissionChain {
   /** The validating plugins that come after any added later (ResourceQuota, as kube's last). */
   private readonly last: number;
   /** The plugins of each phase that act on an operation of a type, worked out once per type. */
-  private selected = new WeakMap<ResourceType, Map<string, readonly AdmissionPlugin[]>>();
+  private readonly selected = {
+    mutating: new WeakMap<ResourceType, Selected>(),
+    validating: new WeakMap<ResourceType, Selected>(),
+  };
 
   constructor(mutating: readonly AdmissionPlugin[] = [], last: readonly AdmissionPlugin[] = []) {
     this.mutating = [...mutating];
@@ -69,21 +75,24 @@ export class AdmissionChain {
    */
   addValidating(plugin: AdmissionPlugin): void {
     this.validating.splice(this.validating.length - this.last, 0, plugin);
-    this.selected = new WeakMap();
+    this.selected.validating = new WeakMap();
   }
 
   /** The plugins of `phase` that act on `op` of an object of `t`, in the chain's order. */
-  private pluginsFor(phase: 'mutating' | 'validating', op: AdmissionOperation, t: ResourceType) {
-    let byOp = this.selected.get(t);
+  private pluginsFor(
+    phase: 'mutating' | 'validating',
+    op: AdmissionOperation,
+    t: ResourceType,
+  ): readonly AdmissionPlugin[] {
+    let byOp = this.selected[phase].get(t);
     if (!byOp) {
-      byOp = new Map();
-      this.selected.set(t, byOp);
+      byOp = {};
+      this.selected[phase].set(t, byOp);
     }
-    const key = `${phase} ${op}`;
-    let plugins = byOp.get(key);
+    let plugins = byOp[op];
     if (!plugins) {
       plugins = this[phase].filter((p) => !p.handles || p.handles(op, t));
-      byOp.set(key, plugins);
+      byOp[op] = plugins;
     }
     return plugins;
   }

@@ -134,9 +134,9 @@ export function resourceQuotaAdmission(store: Store) {
       return;
     const namespace = isObject(obj.metadata) ? String(obj.metadata.namespace ?? '') : '';
     if (!namespace) return;
-    const quotas = store.list(collectionPrefix('', 'resourcequotas', namespace)).items;
-    if (quotas.length === 0) return;
-    return charge(store, op, t, obj, old, options, quotas);
+    const prefix = collectionPrefix('', 'resourcequotas', namespace);
+    if (!store.has(prefix)) return;
+    return charge(store, op, t, obj, old, options, store.list(prefix).items);
   };
 }
 

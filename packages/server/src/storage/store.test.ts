@@ -50,6 +50,21 @@ describe('Store (memory)', () => {
     expect(updated.object.metadata?.resourceVersion).toBe('2');
   });
 
+  it('has: whether a list under a prefix would have items', async () => {
+    const s = Store.open();
+    expect(s.has(prefix)).toBe(false);
+    await s.create(key('a', 'other'), cm('a'));
+    await s.create(key('b', 'zz'), cm('b'));
+    expect(s.has(prefix)).toBe(false);
+    expect(s.has(collectionPrefix('', 'configmaps', 'other'))).toBe(true);
+    await s.create(key('c'), cm('c'));
+    expect(s.has(prefix)).toBe(true);
+    expect(s.has(collectionPrefix('', 'configmaps'))).toBe(true);
+    await s.delete(key('c'));
+    expect(s.has(prefix)).toBe(false);
+    expect(s.has(collectionPrefix('', 'secrets'))).toBe(false);
+  });
+
   it('refuses duplicate creates, missing updates and stale revisions', async () => {
     const s = Store.open();
     const a = await s.create(key('a'), cm('a'));

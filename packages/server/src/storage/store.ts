@@ -246,6 +246,14 @@ export class Store {
     return this.buckets.get(bucketOf(key))?.objects.get(key);
   }
 
+  /** Whether any object lies under `prefix` now: a list's emptiness, without the list. */
+  has(prefix: string): boolean {
+    const keys = this.buckets.get(bucketOf(prefix))?.sortedKeys();
+    if (!keys) return false;
+    const i = lowerBound(keys, prefix, false);
+    return i < keys.length && keys[i]!.startsWith(prefix);
+  }
+
   /** Lists the objects under `prefix` in key order. */
   list(prefix: string, opts: ListOptions = {}): ListResult {
     const at = opts.atRevision ?? this.rev;

@@ -22,6 +22,7 @@ import { defaultStorageClass } from './default-storage-class.js';
 import { limitRanger } from './limit-ranger.js';
 import { namespaceLifecycle } from './namespace-lifecycle.js';
 import type { AdmissionOptions } from './options.js';
+import type { Handles } from './plugin-kinds.js';
 import { podSecurityAdmission } from './pod-security/admission.js';
 import { type PolicyPluginDeps, validatingAdmissionPolicy } from './policy/plugin.js';
 import { priorityAdmission } from './priority.js';
@@ -35,14 +36,20 @@ export type { AdmissionOptions } from './options.js';
 /** An admission operation. */
 export type AdmissionOperation = 'CREATE' | 'UPDATE' | 'DELETE';
 
-/** One admission plugin: mutates `obj`, or throws (or rejects with) an ApiError to refuse. */
-export type AdmissionPlugin = (
+/**
+ * One admission plugin: mutates `obj`, or throws (or rejects with) an ApiError to refuse. With
+ * `handles` (`actsOn`, plugin-kinds.ts), the chain calls it only for the writes that accepts.
+ */
+export type AdmissionPlugin = ((
   op: AdmissionOperation,
   t: ResourceType,
   obj: Obj,
   old: Obj | undefined,
   options?: AdmissionOptions,
-) => void | Promise<void>;
+) => void | Promise<void>) & { handles?: Handles };
+
+/** The plugins of one phase that act on each operation of one type. */
+type Selected = Partial<Record<AdmissionOperation, readonly AdmissionPlugin[]>>;
 
 /** The plugins of a server, run in order: mutating ones, then validating ones. */
 export class AdmissionChain {
@@ -50,6 +57,11 @@ export class AdmissionChain {
   private readonly validating: AdmissionPlugin[];
   /** The validating plugins that come after any added later (ResourceQuota, as kube's last). */
   private readonly last: number;
+  /** The plugins of each phase that act on an operation of a type, worked out once per type. */
+  private readonly selected = {
+    mutating: new WeakMap<ResourceType, Selected>(),
+    validating: new WeakMap<ResourceType, Selected>(),
+  };
 
   constructor(mutating: readonly AdmissionPlugin[] = [], last: readonly AdmissionPlugin[] = []) {
     this.mutating = [...mutating];
@@ -63,6 +75,26 @@ export class AdmissionChain {
    */
   addValidating(plugin: AdmissionPlugin): void {
     this.validating.splice(this.validating.length - this.last, 0, plugin);
+    this.selected.validating = new WeakMap();
+  }
+
+  /** The plugins of `phase` that act on `op` of an object of `t`, in the chain's order. */
+  private pluginsFor(
+    phase: 'mutating' | 'validating',
+    op: AdmissionOperation,
+    t: ResourceType,
+  ): readonly AdmissionPlugin[] {
+    let byOp = this.selected[phase].get(t);
+    if (!byOp) {
+      byOp = {};
+      this.selected[phase].set(t, byOp);
+    }
+    let plugins = byOp[op];
+    if (!plugins) {
+      plugins = this[phase].filter((p) => !p.handles || p.handles(op, t));
+      byOp[op] = plugins;
+    }
+    return plugins;
   }
 
   /** The admission webhooks' plugins, when the chain has them (for their metrics). */
@@ -83,9 +115,9 @@ export class AdmissionChain {
       const r = options?.reinvocation;
       if (!r?.shouldReinvoke || r.isReinvoke) return undefined;
       r.isReinvoke = true;
-      return run(this.mutating, op, t, obj, old, options);
+      return run(this.pluginsFor('mutating', op, t), op, t, obj, old, options);
     };
-    const first = run(this.mutating, op, t, obj, old, options);
+    const first = run(this.pluginsFor('mutating', op, t), op, t, obj, old, options);
     return first ? first.then(again) : again();
   };
 
@@ -96,7 +128,7 @@ export class AdmissionChain {
     obj: Obj,
     old: Obj | undefined,
     options?: AdmissionOptions,
-  ): Promise<void> | undefined => run(this.validating, op, t, obj, old, options);
+  ): Promise<void> | undefined => run(this.pluginsFor('validating', op, t), op, t, obj, old, options);
 }
 
 /**

@@ -2,6 +2,7 @@ import type { ResourceType } from '../registry/types.js';
 import type { Store } from '../storage/store.js';
 import type { Obj } from '../util/object.js';
 import { newestDefaultClass } from './default-class.js';
+import { actsOn, isCore } from './plugin-kinds.js';
 
 const DEFAULT_ANNOTATIONS = [
   'storageclass.kubernetes.io/is-default-class',
@@ -14,11 +15,14 @@ const DEFAULT_ANNOTATIONS = [
  * the newest one when several are). An explicit `""` asks for no class and is kept.
  */
 export function defaultStorageClass(store: Store) {
-  return (op: 'CREATE' | 'UPDATE' | 'DELETE', t: ResourceType, obj: Obj): void => {
-    if (op !== 'CREATE' || t.group !== '' || t.resource !== 'persistentvolumeclaims') return;
-    const spec = obj.spec as Obj | undefined;
-    if (!spec || (spec.storageClassName !== undefined && spec.storageClassName !== null)) return;
-    const chosen = newestDefaultClass(store, 'storage.k8s.io', 'storageclasses', DEFAULT_ANNOTATIONS);
-    if (chosen !== undefined) spec.storageClassName = chosen;
-  };
+  return actsOn(
+    (_op, t) => isCore(t, 'persistentvolumeclaims'),
+    (op: 'CREATE' | 'UPDATE' | 'DELETE', t: ResourceType, obj: Obj): void => {
+      if (op !== 'CREATE' || t.group !== '' || t.resource !== 'persistentvolumeclaims') return;
+      const spec = obj.spec as Obj | undefined;
+      if (!spec || (spec.storageClassName !== undefined && spec.storageClassName !== null)) return;
+      const chosen = newestDefaultClass(store, 'storage.k8s.io', 'storageclasses', DEFAULT_ANNOTATIONS);
+      if (chosen !== undefined) spec.storageClassName = chosen;
+    },
+  );
 }

@@ -11,6 +11,7 @@ import type { ResourceType } from '../registry/types.js';
 import { collectionPrefix, type Store } from '../storage/store.js';
 import { isObject, type Obj } from '../util/object.js';
 import { admissionForbidden } from './forbidden.js';
+import { actsOn, isCore } from './plugin-kinds.js';
 
 type Resources = Record<string, string>;
 const resources = (v: unknown): Resources => (isObject(v) ? (v as Resources) : {});
@@ -198,100 +199,106 @@ export function limitRanger(store: Store) {
   const namespaceOf = (obj: Obj) => (isObject(obj.metadata) ? String(obj.metadata.namespace ?? '') : '');
 
   /** Sets the defaults of the namespace's Container limit items on a new pod's containers. */
-  const mutate = (op: 'CREATE' | 'UPDATE' | 'DELETE', t: ResourceType, obj: Obj): void => {
-    if (!applies(op, t, 'pods')) return;
-    const items = itemsIn(namespaceOf(obj), 'Container');
-    if (items.length === 0) return;
-    const spec = isObject(obj.spec) ? obj.spec : {};
-    const notes: string[] = [];
-    for (const [list, label] of [
-      ['containers', 'container'],
-      ['initContainers', 'init container'],
-    ] as const) {
-      for (const c of objs(spec[list])) {
-        if (!isObject(c.resources)) c.resources = {};
-        const r = c.resources as Obj;
-        // What the pod's own defaulting (before admission, in kube-apiserver) already did: a
-        // request left out is its limit.
-        const userLimits = resources(r.limits);
-        const limits: Resources = { ...userLimits };
-        const requests: Resources = { ...resources(r.requests) };
-        for (const [k, v] of Object.entries(userLimits)) if (requests[k] === undefined) requests[k] = v;
-        const setLimits: string[] = [];
-        const setRequests: string[] = [];
-        for (const item of items) {
-          for (const [k, v] of Object.entries(resources(item.default)))
-            if (limits[k] === undefined) {
-              limits[k] = v;
-              setLimits.push(k);
-            }
-          for (const [k, v] of Object.entries(resources(item.defaultRequest)))
-            if (requests[k] === undefined) {
-              requests[k] = v;
-              setRequests.push(k);
-            }
+  const mutate = actsOn(
+    (_op, t) => isCore(t, 'pods'),
+    (op: 'CREATE' | 'UPDATE' | 'DELETE', t: ResourceType, obj: Obj): void => {
+      if (!applies(op, t, 'pods')) return;
+      const items = itemsIn(namespaceOf(obj), 'Container');
+      if (items.length === 0) return;
+      const spec = isObject(obj.spec) ? obj.spec : {};
+      const notes: string[] = [];
+      for (const [list, label] of [
+        ['containers', 'container'],
+        ['initContainers', 'init container'],
+      ] as const) {
+        for (const c of objs(spec[list])) {
+          if (!isObject(c.resources)) c.resources = {};
+          const r = c.resources as Obj;
+          // What the pod's own defaulting (before admission, in kube-apiserver) already did: a
+          // request left out is its limit.
+          const userLimits = resources(r.limits);
+          const limits: Resources = { ...userLimits };
+          const requests: Resources = { ...resources(r.requests) };
+          for (const [k, v] of Object.entries(userLimits)) if (requests[k] === undefined) requests[k] = v;
+          const setLimits: string[] = [];
+          const setRequests: string[] = [];
+          for (const item of items) {
+            for (const [k, v] of Object.entries(resources(item.default)))
+              if (limits[k] === undefined) {
+                limits[k] = v;
+                setLimits.push(k);
+              }
+            for (const [k, v] of Object.entries(resources(item.defaultRequest)))
+              if (requests[k] === undefined) {
+                requests[k] = v;
+                setRequests.push(k);
+              }
+          }
+          if (setLimits.length === 0 && setRequests.length === 0) continue;
+          r.limits = limits;
+          r.requests = requests;
+          if (setRequests.length > 0)
+            notes.push(`${setRequests.sort().join(', ')} request for ${label} ${String(c.name ?? '')}`);
+          if (setLimits.length > 0)
+            notes.push(`${setLimits.sort().join(', ')} limit for ${label} ${String(c.name ?? '')}`);
         }
-        if (setLimits.length === 0 && setRequests.length === 0) continue;
-        r.limits = limits;
-        r.requests = requests;
-        if (setRequests.length > 0)
-          notes.push(`${setRequests.sort().join(', ')} request for ${label} ${String(c.name ?? '')}`);
-        if (setLimits.length > 0)
-          notes.push(`${setLimits.sort().join(', ')} limit for ${label} ${String(c.name ?? '')}`);
       }
-    }
-    if (notes.length === 0) return;
-    if (!isObject(obj.metadata)) obj.metadata = {};
-    const m = obj.metadata as Obj;
-    m.annotations = {
-      ...resources(m.annotations),
-      [ANNOTATION]: `LimitRanger plugin set: ${notes.join('; ')}`,
-    };
-  };
+      if (notes.length === 0) return;
+      if (!isObject(obj.metadata)) obj.metadata = {};
+      const m = obj.metadata as Obj;
+      m.annotations = {
+        ...resources(m.annotations),
+        [ANNOTATION]: `LimitRanger plugin set: ${notes.join('; ')}`,
+      };
+    },
+  );
 
   /** Refuses a new pod or a claim outside the namespace's limits. */
-  const validate = (op: 'CREATE' | 'UPDATE' | 'DELETE', t: ResourceType, obj: Obj): void => {
-    const errors: string[] = [];
-    const check = (
-      type: string,
-      item: Obj,
-      bounds: readonly (readonly [string, Bound])[],
-      request: Resources,
-      limit: Resources,
-    ): void => {
-      for (const [field, fn] of bounds) {
-        const bound = resources(item[field]);
-        for (const k of Object.keys(bound).sort()) {
-          const e = fn(type, k, bound[k]!, request, limit);
-          if (e) errors.push(e);
+  const validate = actsOn(
+    (_op, t) => isCore(t, 'pods', 'persistentvolumeclaims'),
+    (op: 'CREATE' | 'UPDATE' | 'DELETE', t: ResourceType, obj: Obj): void => {
+      const errors: string[] = [];
+      const check = (
+        type: string,
+        item: Obj,
+        bounds: readonly (readonly [string, Bound])[],
+        request: Resources,
+        limit: Resources,
+      ): void => {
+        for (const [field, fn] of bounds) {
+          const bound = resources(item[field]);
+          for (const k of Object.keys(bound).sort()) {
+            const e = fn(type, k, bound[k]!, request, limit);
+            if (e) errors.push(e);
+          }
         }
-      }
-    };
-    if (applies(op, t, 'pods')) {
-      const spec = isObject(obj.spec) ? obj.spec : {};
-      const ns = namespaceOf(obj);
-      for (const item of itemsIn(ns, 'Container')) {
-        for (const c of [...objs(spec.containers), ...objs(spec.initContainers)]) {
-          const r = isObject(c.resources) ? c.resources : {};
-          check('Container', item, POD_BOUNDS, resources(r.requests), resources(r.limits));
+      };
+      if (applies(op, t, 'pods')) {
+        const spec = isObject(obj.spec) ? obj.spec : {};
+        const ns = namespaceOf(obj);
+        for (const item of itemsIn(ns, 'Container')) {
+          for (const c of [...objs(spec.containers), ...objs(spec.initContainers)]) {
+            const r = isObject(c.resources) ? c.resources : {};
+            check('Container', item, POD_BOUNDS, resources(r.requests), resources(r.limits));
+          }
         }
-      }
-      const podItems = itemsIn(ns, 'Pod');
-      if (podItems.length > 0) {
-        const { requests, limits } = podTotals(spec);
-        for (const item of podItems) check('Pod', item, POD_BOUNDS, requests, limits);
-      }
-    } else if (applies(op, t, 'persistentvolumeclaims')) {
-      const spec = isObject(obj.spec) ? obj.spec : {};
-      const requests = resources(isObject(spec.resources) ? spec.resources.requests : undefined);
-      for (const item of itemsIn(namespaceOf(obj), 'PersistentVolumeClaim'))
-        check('PersistentVolumeClaim', item, CLAIM_BOUNDS, requests, {});
-    } else return;
-    if (errors.length === 0) return;
-    // utilerrors.NewAggregate: one error as it is, several in brackets.
-    const message = errors.length === 1 ? errors[0]! : `[${errors.join(', ')}]`;
-    throw admissionForbidden(t, obj, message);
-  };
+        const podItems = itemsIn(ns, 'Pod');
+        if (podItems.length > 0) {
+          const { requests, limits } = podTotals(spec);
+          for (const item of podItems) check('Pod', item, POD_BOUNDS, requests, limits);
+        }
+      } else if (applies(op, t, 'persistentvolumeclaims')) {
+        const spec = isObject(obj.spec) ? obj.spec : {};
+        const requests = resources(isObject(spec.resources) ? spec.resources.requests : undefined);
+        for (const item of itemsIn(namespaceOf(obj), 'PersistentVolumeClaim'))
+          check('PersistentVolumeClaim', item, CLAIM_BOUNDS, requests, {});
+      } else return;
+      if (errors.length === 0) return;
+      // utilerrors.NewAggregate: one error as it is, several in brackets.
+      const message = errors.length === 1 ? errors[0]! : `[${errors.join(', ')}]`;
+      throw admissionForbidden(t, obj, message);
+    },
+  );
 
   return { mutate, validate };
 }

@@ -7,6 +7,7 @@ import type { ResourceType } from '../registry/types.js';
 import { collectionPrefix, objectKey, type Store } from '../storage/store.js';
 import { isObject, type Obj } from '../util/object.js';
 import { admissionForbidden } from './forbidden.js';
+import { actsOn, isCore } from './plugin-kinds.js';
 
 /** A pod's priority when no PriorityClass is the global default (`DefaultPriorityWhenNoDefaultClassExists`). */
 const DEFAULT_PRIORITY = 0;
@@ -41,34 +42,39 @@ export function priorityAdmission(store: Store) {
     return found;
   };
 
-  return (op: 'CREATE' | 'UPDATE' | 'DELETE', t: ResourceType, obj: Obj, old: Obj | undefined): void => {
-    if (t.group === '' && t.resource === 'pods') {
-      const spec = isObject(obj.spec) ? obj.spec : undefined;
-      if (!spec) return;
-      if (op === 'UPDATE') {
-        // The priority was set on create; an update that leaves it out keeps it (validation
-        // refuses any other change of it).
-        const before = isObject(old?.spec) ? old.spec : {};
-        if (spec.priority === undefined && before.priority !== undefined) spec.priority = before.priority;
+  const handles = (_op: string, t: ResourceType) =>
+    isCore(t, 'pods') || (t.group === 'scheduling.k8s.io' && t.resource === 'priorityclasses');
+  return actsOn(
+    handles,
+    (op: 'CREATE' | 'UPDATE' | 'DELETE', t: ResourceType, obj: Obj, old: Obj | undefined): void => {
+      if (t.group === '' && t.resource === 'pods') {
+        const spec = isObject(obj.spec) ? obj.spec : undefined;
+        if (!spec) return;
+        if (op === 'UPDATE') {
+          // The priority was set on create; an update that leaves it out keeps it (validation
+          // refuses any other change of it).
+          const before = isObject(old?.spec) ? old.spec : {};
+          if (spec.priority === undefined && before.priority !== undefined) spec.priority = before.priority;
+          return;
+        }
+        if (op !== 'CREATE') return;
+        admitPod(t, obj, spec);
         return;
       }
-      if (op !== 'CREATE') return;
-      admitPod(t, obj, spec);
-      return;
-    }
-    if (t.group === 'scheduling.k8s.io' && t.resource === 'priorityclasses' && op !== 'DELETE') {
-      if (obj.globalDefault !== true) return;
-      const current = defaultClass();
-      const name = isObject(obj.metadata) ? String(obj.metadata.name ?? '') : '';
-      if (current && (op === 'CREATE' || current.name !== name)) {
-        throw admissionForbidden(
-          t,
-          obj,
-          `PriorityClass ${current.name} is already marked as default. Only one default can exist`,
-        );
+      if (t.group === 'scheduling.k8s.io' && t.resource === 'priorityclasses' && op !== 'DELETE') {
+        if (obj.globalDefault !== true) return;
+        const current = defaultClass();
+        const name = isObject(obj.metadata) ? String(obj.metadata.name ?? '') : '';
+        if (current && (op === 'CREATE' || current.name !== name)) {
+          throw admissionForbidden(
+            t,
+            obj,
+            `PriorityClass ${current.name} is already marked as default. Only one default can exist`,
+          );
+        }
       }
-    }
-  };
+    },
+  );
 
   function admitPod(t: ResourceType, pod: Obj, spec: Obj): void {
     const className = typeof spec.priorityClassName === 'string' ? spec.priorityClassName : '';

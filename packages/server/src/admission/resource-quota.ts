@@ -116,13 +116,15 @@ function plus(used: string | undefined, add: QuotaAmount): string {
 
 /** The ResourceQuota admission plugin over `store`'s quotas. */
 export function resourceQuotaAdmission(store: Store) {
-  return async (
+  // Synchronous (no promise) for a write no quota applies to, so that the admission chain goes
+  // on in the same tick, as it does through the other plugins.
+  return (
     op: 'CREATE' | 'UPDATE' | 'DELETE',
     t: ResourceType,
     obj: Obj,
     old: Obj | undefined,
     options: { dryRun?: boolean } = {},
-  ): Promise<void> => {
+  ): Promise<void> | undefined => {
     if (!t.namespaced || op === 'DELETE') return;
     // Only these kinds change usage on update (a Service's type and ports, a claim's size).
     if (
@@ -132,70 +134,80 @@ export function resourceQuotaAdmission(store: Store) {
       return;
     const namespace = isObject(obj.metadata) ? String(obj.metadata.namespace ?? '') : '';
     if (!namespace) return;
-    const quotas = store
-      .list(collectionPrefix('', 'resourcequotas', namespace))
-      .items.slice()
-      .sort((a, b) => String(a.key).localeCompare(String(b.key)));
-    if (quotas.length === 0) return;
-
-    // What the write adds: its usage, less what the object used before (never below zero).
-    const usage = quotaUsage(t.group, t.resource, obj);
-    if (op === 'UPDATE' && old) {
-      const before = quotaUsage(t.group, t.resource, old);
-      for (const [k, v] of usage)
-        usage.set(k, { m: Math.max(0, v.m - (before.get(k)?.m ?? 0)), binary: v.binary });
-    }
-
-    const charges: { quota: StoredObject; used: Resources }[] = [];
-    for (const stored of quotas) {
-      const quota = stored.object as Obj;
-      const name = isObject(quota.metadata) ? String(quota.metadata.name ?? '') : '';
-      const status = isObject(quota.status) ? quota.status : {};
-      const hard = resources(status.hard);
-      const restricted = Object.keys(hard).filter((r) => quotaMatches(t.group, t.resource, r));
-      if (restricted.length === 0 || !inScope(quota, t, obj)) continue;
-      if (t.group === '' && t.resource === 'pods' && op === 'CREATE') {
-        const missing = podQuotaConstraints(restricted, obj);
-        if (missing) throw admissionForbidden(t, obj, `failed quota: ${name}: ${missing}`);
-      }
-      const used = resources(status.used);
-      if (restricted.some((r) => used[r] === undefined)) {
-        throw admissionForbidden(
-          t,
-          obj,
-          `status unknown for quota: ${name}, resource: ${[...restricted].sort().join(',')}`,
-        );
-      }
-      const requested: Resources = {};
-      const next: Resources = { ...used };
-      const exceeded: string[] = [];
-      for (const r of restricted) {
-        const add = usage.get(r);
-        if (!add || add.m === 0) continue;
-        requested[r] = formatQuotaAmount(add);
-        next[r] = plus(used[r], add);
-        if ((milli(next[r]) ?? 0) > (milli(hard[r]) ?? 0)) exceeded.push(r);
-      }
-      if (Object.keys(requested).length === 0) continue;
-      if (exceeded.length > 0) {
-        const only = (m: Resources) => Object.fromEntries(exceeded.map((r) => [r, m[r] ?? '0']));
-        throw admissionForbidden(
-          t,
-          obj,
-          `exceeded quota: ${name}, requested: ${pretty(only(requested))}, used: ${pretty(only(used))}, limited: ${pretty(only(hard))}`,
-        );
-      }
-      charges.push({ quota: stored, used: next });
-    }
-    if (options.dryRun) return;
-    // Charged at once, as the plugin updates each quota's status before the write is stored.
-    // Every charge is issued before any await, so no other write comes in between.
-    await Promise.all(
-      charges.map(({ quota, used }) => {
-        const next = clone(quota.object as Obj);
-        next.status = { ...(isObject(next.status) ? next.status : {}), used };
-        return store.update(quota.key, next as StoredObject['object'], quota.revision);
-      }),
-    );
+    const prefix = collectionPrefix('', 'resourcequotas', namespace);
+    if (!store.has(prefix)) return;
+    return charge(store, op, t, obj, old, options, store.list(prefix).items);
   };
+}
+
+/** Checks a write against the namespace's `quotas` and charges it to them (their status' `used`). */
+async function charge(
+  store: Store,
+  op: 'CREATE' | 'UPDATE',
+  t: ResourceType,
+  obj: Obj,
+  old: Obj | undefined,
+  options: { dryRun?: boolean },
+  listed: readonly StoredObject[],
+): Promise<void> {
+  const quotas = listed.slice().sort((a, b) => String(a.key).localeCompare(String(b.key)));
+  // What the write adds: its usage, less what the object used before (never below zero).
+  const usage = quotaUsage(t.group, t.resource, obj);
+  if (op === 'UPDATE' && old) {
+    const before = quotaUsage(t.group, t.resource, old);
+    for (const [k, v] of usage)
+      usage.set(k, { m: Math.max(0, v.m - (before.get(k)?.m ?? 0)), binary: v.binary });
+  }
+
+  const charges: { quota: StoredObject; used: Resources }[] = [];
+  for (const stored of quotas) {
+    const quota = stored.object as Obj;
+    const name = isObject(quota.metadata) ? String(quota.metadata.name ?? '') : '';
+    const status = isObject(quota.status) ? quota.status : {};
+    const hard = resources(status.hard);
+    const restricted = Object.keys(hard).filter((r) => quotaMatches(t.group, t.resource, r));
+    if (restricted.length === 0 || !inScope(quota, t, obj)) continue;
+    if (t.group === '' && t.resource === 'pods' && op === 'CREATE') {
+      const missing = podQuotaConstraints(restricted, obj);
+      if (missing) throw admissionForbidden(t, obj, `failed quota: ${name}: ${missing}`);
+    }
+    const used = resources(status.used);
+    if (restricted.some((r) => used[r] === undefined)) {
+      throw admissionForbidden(
+        t,
+        obj,
+        `status unknown for quota: ${name}, resource: ${[...restricted].sort().join(',')}`,
+      );
+    }
+    const requested: Resources = {};
+    const next: Resources = { ...used };
+    const exceeded: string[] = [];
+    for (const r of restricted) {
+      const add = usage.get(r);
+      if (!add || add.m === 0) continue;
+      requested[r] = formatQuotaAmount(add);
+      next[r] = plus(used[r], add);
+      if ((milli(next[r]) ?? 0) > (milli(hard[r]) ?? 0)) exceeded.push(r);
+    }
+    if (Object.keys(requested).length === 0) continue;
+    if (exceeded.length > 0) {
+      const only = (m: Resources) => Object.fromEntries(exceeded.map((r) => [r, m[r] ?? '0']));
+      throw admissionForbidden(
+        t,
+        obj,
+        `exceeded quota: ${name}, requested: ${pretty(only(requested))}, used: ${pretty(only(used))}, limited: ${pretty(only(hard))}`,
+      );
+    }
+    charges.push({ quota: stored, used: next });
+  }
+  if (options.dryRun) return;
+  // Charged at once, as the plugin updates each quota's status before the write is stored.
+  // Every charge is issued before any await, so no other write comes in between.
+  await Promise.all(
+    charges.map(({ quota, used }) => {
+      const next = clone(quota.object as Obj);
+      next.status = { ...(isObject(next.status) ? next.status : {}), used };
+      return store.update(quota.key, next as StoredObject['object'], quota.revision);
+    }),
+  );
 }

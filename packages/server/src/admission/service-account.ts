@@ -13,6 +13,7 @@ import type { ResourceType } from '../registry/types.js';
 import { collectionPrefix, objectKey, type Store } from '../storage/store.js';
 import type { StoredObject } from '../storage/types.js';
 import type { Obj } from '../util/object.js';
+import { actsOn, isCore } from './plugin-kinds.js';
 
 type AdmissionOperation = 'CREATE' | 'UPDATE' | 'DELETE';
 
@@ -52,8 +53,11 @@ function tokenVolumeSource(): Obj {
 /** The ServiceAccount admission plugin over `store`. */
 export function serviceAccountAdmission(store: Store) {
   // Only pod creates wait (for the ServiceAccount); other requests pass the chain synchronously.
-  return (op: AdmissionOperation, t: ResourceType, obj: Obj): Promise<void> | undefined =>
-    op === 'CREATE' && t.group === '' && t.resource === 'pods' ? admitPod(store, obj) : undefined;
+  return actsOn(
+    (_op, t) => isCore(t, 'pods'),
+    (op: AdmissionOperation, t: ResourceType, obj: Obj): Promise<void> | undefined =>
+      op === 'CREATE' && t.group === '' && t.resource === 'pods' ? admitPod(store, obj) : undefined,
+  );
 }
 
 async function admitPod(store: Store, obj: Obj): Promise<void> {

@@ -1,5 +1,6 @@
 import type { ResourceType } from '../registry/types.js';
 import { isObject, type Obj } from '../util/object.js';
+import { actsOn, isCore } from './plugin-kinds.js';
 
 /** The finalizers of the StorageObjectInUseProtection plugin, by resource (core group). */
 const FINALIZERS: Record<string, string> = {
@@ -13,13 +14,16 @@ const FINALIZERS: Record<string, string> = {
  * uses it, so a claim a pod mounts is not deleted under it.
  */
 export function storageObjectInUseProtection() {
-  return (op: 'CREATE' | 'UPDATE' | 'DELETE', t: ResourceType, obj: Obj): void => {
-    if (op !== 'CREATE' || t.group !== '') return;
-    const finalizer = FINALIZERS[t.resource];
-    if (!finalizer) return;
-    if (!isObject(obj.metadata)) obj.metadata = {};
-    const m = obj.metadata as Obj;
-    const finalizers = Array.isArray(m.finalizers) ? m.finalizers : [];
-    if (!finalizers.includes(finalizer)) m.finalizers = [...finalizers, finalizer];
-  };
+  return actsOn(
+    (_op, t) => isCore(t, ...Object.keys(FINALIZERS)),
+    (op: 'CREATE' | 'UPDATE' | 'DELETE', t: ResourceType, obj: Obj): void => {
+      if (op !== 'CREATE' || t.group !== '') return;
+      const finalizer = FINALIZERS[t.resource];
+      if (!finalizer) return;
+      if (!isObject(obj.metadata)) obj.metadata = {};
+      const m = obj.metadata as Obj;
+      const finalizers = Array.isArray(m.finalizers) ? m.finalizers : [];
+      if (!finalizers.includes(finalizer)) m.finalizers = [...finalizers, finalizer];
+    },
+  );
 }

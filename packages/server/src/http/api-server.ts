@@ -18,7 +18,7 @@ import {
   auditRequestReceived,
   auditUnauthenticated,
 } from '../audit/index.js';
-import { type Authenticator, TOKEN_WITH_SPACE_WARNING } from '../auth/authentication/index.js';
+import { type Authenticator, TOKEN_WITH_SPACE_WARNING, type UserInfo } from '../auth/authentication/index.js';
 import { type Authorizer, authorizeRequest } from '../auth/authorization/index.js';
 import { impersonate } from '../auth/impersonation/index.js';
 import type { Discovery } from '../discovery/discovery.js';
@@ -219,7 +219,8 @@ export class ApiServer {
     )
       return;
     if (!info.isResourceRequest) return serveDiscovery(ctx, this.o.discovery);
-    await serveResource(this.scope, { ...ctx, user: served }, this.upgrades.get(req));
+    // The context itself (its user set above), not a copy of it.
+    await serveResource(this.scope, ctx as RequestContext & { user: UserInfo }, this.upgrades.get(req));
   }
 
   /**

@@ -6,11 +6,13 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Metric } from 'prom-client';
 import type { Registry as TypeRegistry } from '../registry/registry.js';
 import { storageOf } from '../registry/types.js';
 import type { Store } from '../storage/store.js';
 import { collectionPrefix } from '../storage/store.js';
-import { Counter, Gauge, Histogram, Registry } from '../util/prom-client.js';
+import type { Obj } from '../util/object.js';
+import { Counter, Gauge, Registry } from '../util/prom-client.js';
 import { queryBool } from './params.js';
 import type { RequestInfo } from './request-info.js';
 
@@ -46,38 +48,55 @@ const VALID_VERBS = new Set([
   'WATCHLIST',
 ]);
 
+/** The label values of one request series (every label but `code`). */
+type RequestLabels = Record<(typeof REQUEST_LABELS)[number], string>;
+
+/**
+ * The requests of one label set: counts by code and, for requests that are not long-running,
+ * their latencies bucketed as `apiserver_request_duration_seconds` buckets them. Plain numbers,
+ * handed to the Prometheus registry when it is scraped: prom-client validates and hashes the
+ * label set on every `inc` and `observe` (~2 µs a request), a busy server's cost per request.
+ */
+interface Series {
+  readonly labels: RequestLabels;
+  readonly codes: Map<number, number>;
+  /** Observations per bucket (not cumulative); the last counts those above every bound. */
+  readonly buckets: number[];
+  sum: number;
+  count: number;
+}
+
 /** The metrics of one control plane. */
 export class ApiMetrics {
   /** The registry `/metrics` renders. */
   readonly registry = new Registry();
-  private readonly requests: Counter<(typeof REQUEST_LABELS)[number] | 'code'>;
-  private readonly durations: Histogram<(typeof REQUEST_LABELS)[number]>;
   /** Requests in flight by kind, read by the gauge when scraped (no label lookup per request). */
   private readonly inflight = { readOnly: 0, mutating: 0 };
-  /**
-   * The labelled children of the counter and the histogram, by their label values: prom-client
-   * validates and hashes a label object on every call, which a busy server pays per request.
-   */
-  private readonly children = new Map<string, { count(code: number): void; observe(s: number): void }>();
+  /** The series by their label values. */
+  private readonly series = new Map<string, Series>();
+  /** Each series' codes in the order they were first counted (the counter's order, as prom-client keeps it). */
+  private readonly counted: { series: Series; code: number }[] = [];
+  /** The series in the order of their first observation (the histogram's order). */
+  private readonly observed: Series[] = [];
 
   constructor(
     store: Store,
     private readonly types: TypeRegistry,
   ) {
     const registers = [this.registry];
-    this.requests = new Counter({
+    const counted = this.counted;
+    new Counter({
       name: 'apiserver_request_total',
       help: 'Counter of apiserver requests broken out for each verb, dry run value, group, version, resource, scope, component, and HTTP response code.',
       labelNames: [...REQUEST_LABELS, 'code'],
       registers,
+      collect() {
+        this.reset();
+        for (const { series, code } of counted)
+          this.inc({ ...series.labels, code: String(code) }, series.codes.get(code)!);
+      },
     });
-    this.durations = new Histogram({
-      name: 'apiserver_request_duration_seconds',
-      help: 'Response latency distribution in seconds for each verb, dry run value, group, version, resource, subresource, scope and component.',
-      labelNames: [...REQUEST_LABELS],
-      buckets: DURATION_BUCKETS,
-      registers,
-    });
+    this.registry.registerMetric(durationHistogram(this.observed) as unknown as Metric);
     const inflight = this.inflight;
     new Gauge({
       name: 'apiserver_current_inflight_requests',
@@ -119,7 +138,7 @@ export class ApiMetrics {
     info: RequestInfo | undefined,
     query: URLSearchParams,
   ): void {
-    const start = process.hrtime.bigint();
+    const start = performance.now();
     const method = (req.method ?? 'GET').toUpperCase();
     const resourceRequest = info?.isResourceRequest === true;
     const scope = !resourceRequest
@@ -149,63 +168,119 @@ export class ApiMetrics {
       info?.subresource === 'portforward' ||
       info?.subresource === 'proxy' ||
       (info?.subresource === 'log' && queryBool(query, 'follow') === true);
-    const kind = ['GET', 'HEAD', 'OPTIONS'].includes(method) ? 'readOnly' : 'mutating';
+    const kind = method === 'GET' || method === 'HEAD' || method === 'OPTIONS' ? 'readOnly' : 'mutating';
     if (!longRunning) this.inflight[kind]++;
-    const finish = () => {
+    // 'close' follows 'finish' on a completed response, and comes alone when the client left.
+    // A plain listener and a flag: `once` wraps every listener in a bound function.
+    let closed = false;
+    res.on('close', () => {
+      if (closed) return;
+      closed = true;
       if (!longRunning) this.inflight[kind]--;
       // Only the resource handlers are instrumented: requests refused by authentication, and
       // paths of no served resource (Go's NotFound handler), are not counted.
       if (!resourceRequest || res.statusCode === 401) return;
       if (!this.types.lookup(info.group, info.version, info.resource)) return;
-      const dryRun = query
-        .getAll('dryRun')
-        .filter((v) => v !== '')
-        .sort()
-        .join(',');
-      const child = this.child(verb, dryRun, info, scope);
-      child.count(res.statusCode);
-      if (!longRunning) child.observe(Number(process.hrtime.bigint() - start) / 1e9);
-    };
-    // 'close' follows 'finish' on a completed response, and comes alone when the client left.
-    res.once('close', finish);
+      const dryRun = query.has('dryRun')
+        ? query
+            .getAll('dryRun')
+            .filter((v) => v !== '')
+            .sort()
+            .join(',')
+        : '';
+      const series = this.seriesOf(verb, dryRun, info, scope);
+      const code = res.statusCode;
+      const n = series.codes.get(code);
+      if (n === undefined) this.counted.push({ series, code });
+      series.codes.set(code, (n ?? 0) + 1);
+      if (!longRunning) this.observe(series, (performance.now() - start) / 1000);
+    });
   }
 
-  private child(verb: string, dryRun: string, info: RequestInfo, scope: string) {
+  private seriesOf(verb: string, dryRun: string, info: RequestInfo, scope: string): Series {
     const key = `${verb}\0${dryRun}\0${info.group}\0${info.version}\0${info.resource}\0${info.subresource}\0${scope}`;
-    let c = this.children.get(key);
-    if (!c) {
-      const labels = {
-        verb,
-        dry_run: dryRun,
-        group: info.group,
-        version: info.version,
-        resource: info.resource,
-        subresource: info.subresource,
-        scope,
-        component: 'apiserver',
-      };
-      const timed = this.durations.labels(labels);
-      const byCode = new Map<number, ReturnType<typeof this.requests.labels>>();
-      c = {
-        count: (code) => {
-          let counter = byCode.get(code);
-          if (!counter) {
-            counter = this.requests.labels({ ...labels, code: String(code) });
-            byCode.set(code, counter);
-          }
-          counter.inc();
+    let series = this.series.get(key);
+    if (!series) {
+      series = {
+        labels: {
+          verb,
+          dry_run: dryRun,
+          group: info.group,
+          version: info.version,
+          resource: info.resource,
+          subresource: info.subresource,
+          scope,
+          component: 'apiserver',
         },
-        observe: (seconds) => timed.observe(seconds),
+        codes: new Map(),
+        buckets: new Array<number>(DURATION_BUCKETS.length + 1).fill(0),
+        sum: 0,
+        count: 0,
       };
-      this.children.set(key, c);
+      this.series.set(key, series);
     }
-    return c;
+    return series;
+  }
+
+  /** prom-client's `Histogram.observe`: the first bucket whose bound is at least the value. */
+  private observe(series: Series, seconds: number): void {
+    if (series.count === 0) this.observed.push(series);
+    let i = 0;
+    while (i < DURATION_BUCKETS.length && seconds > DURATION_BUCKETS[i]!) i++;
+    series.buckets[i]!++;
+    series.sum += seconds;
+    series.count++;
   }
 
   /** The text exposition of every metric. */
   async render(): Promise<{ contentType: string; body: string }> {
     return { contentType: this.registry.contentType, body: await this.registry.metrics() };
   }
+}
+
+/**
+ * `apiserver_request_duration_seconds` as a metric of the registry, read from the series when
+ * scraped: the values prom-client's Histogram gives the registry (cumulative buckets labelled
+ * `le` first, `+Inf`, then `_sum` and `_count`, series in the order of their first observation).
+ */
+function durationHistogram(observed: readonly Series[]) {
+  const name = 'apiserver_request_duration_seconds';
+  return {
+    name,
+    help: 'Response latency distribution in seconds for each verb, dry run value, group, version, resource, subresource, scope and component.',
+    type: 'histogram',
+    aggregator: 'sum',
+    labelNames: [...REQUEST_LABELS],
+    reset() {
+      // The series belong to the request counter too; a registry reset leaves them.
+    },
+    async get() {
+      const values: { value: number; metricName: string; exemplar?: null; labels: Obj }[] = [];
+      for (const s of observed) {
+        let acc = 0;
+        DURATION_BUCKETS.forEach((le, i) => {
+          acc += s.buckets[i]!;
+          values.push({
+            value: acc,
+            metricName: `${name}_bucket`,
+            exemplar: null,
+            labels: { le, ...s.labels },
+          });
+        });
+        values.push(
+          {
+            value: s.count,
+            metricName: `${name}_bucket`,
+            exemplar: null,
+            labels: { le: '+Inf', ...s.labels },
+          },
+          { value: s.sum, metricName: `${name}_sum`, labels: { ...s.labels } },
+          { value: s.count, metricName: `${name}_count`, labels: { ...s.labels } },
+        );
+      }
+      return { name, help: this.help, type: this.type, values, aggregator: this.aggregator };
+    },
+  };
 }
 
 /** `process_*` metrics as the Prometheus clients define them, read when scraped. */

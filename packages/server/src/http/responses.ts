@@ -24,9 +24,17 @@ export type Log = (level: 'warn' | 'error', msg: string, fields?: Record<string,
 /** Whether objects and lists of `t` can be answered in protobuf: built-in kinds the descriptors cover. */
 export function protobufKind(t: ResourceType): boolean {
   if (t.custom) return false;
-  const apiVersion = apiVersionOf(t);
-  return supportsProtobuf(apiVersion, t.kind) && supportsProtobuf(apiVersion, t.listKind);
+  // Asked on every request of the type (negotiation): a built-in type's answer never changes.
+  let known = protobufKinds.get(t);
+  if (known === undefined) {
+    const apiVersion = apiVersionOf(t);
+    known = supportsProtobuf(apiVersion, t.kind) && supportsProtobuf(apiVersion, t.listKind);
+    protobufKinds.set(t, known);
+  }
+  return known;
 }
+
+const protobufKinds = new WeakMap<ResourceType, boolean>();
 
 /** Writes the answers of one server. */
 export class Responder {

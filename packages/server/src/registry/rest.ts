@@ -139,7 +139,8 @@ export class RestStorage {
       validateObjectMeta(m, { namespaced: t.namespaced, nameValidation: t.nameValidation, create: true }),
     );
     this.hooks.allocate?.(t, obj, undefined);
-    await this.hooks.admit?.('CREATE', t, obj, undefined, admission);
+    const admitting = this.hooks.admit?.('CREATE', t, obj, undefined, admission);
+    if (admitting) await admitting;
 
     const name = m.name as string;
     const key = this.key(t, namespace, name);
@@ -520,11 +521,9 @@ export class RestStorage {
         throw ApiError.staleObject(gr(t), name);
       }
       const next = prepareUpdate(t, input, old, oldView.json, subresource, namespace);
-      const admission: AdmissionOptions = {
-        ...admissionOptions(ctx, 'UpdateOptions', namespace, name),
-        subresource: scale ? 'scale' : subresource,
-        ...(scale && { scale }),
-      };
+      const admission: AdmissionOptions = admissionOptions(ctx, 'UpdateOptions', namespace, name);
+      admission.subresource = scale ? 'scale' : subresource;
+      if (scale) admission.scale = scale;
       await manageThenMutate(this.hooks, this.registry, t, next, old, ctx, admission, subresource);
       confirmWrite(t, next, old, namespace, ctx, this.hooks.authorization);
       const nm = meta(next);
@@ -541,7 +540,8 @@ export class RestStorage {
       causes.push(...metaUpdateCauses(nm, om));
       this.validate(t, next, old, causes, subresource);
       this.hooks.allocate?.(t, next, old);
-      await this.hooks.admit?.('UPDATE', t, next, old, admission);
+      const admitting = this.hooks.admit?.('UPDATE', t, next, old, admission);
+      if (admitting) await admitting;
 
       const converting = toStorageVersion(t, next);
       if (converting) await converting;

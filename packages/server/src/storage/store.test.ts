@@ -30,6 +30,41 @@ describe('Store (memory)', () => {
     expect(Object.isFrozen(a2.object.metadata)).toBe(true);
   });
 
+  it('stamps resourceVersion after the metadata it was given, in its order, an own __proto__ key too', async () => {
+    const s = Store.open();
+    const given = JSON.parse(
+      '{"metadata":{"name":"p","namespace":"default","__proto__":{"x":"1"},"labels":{"a":"b"}}}',
+    ) as Parameters<Store['create']>[1];
+    const stored = await s.create(key('p'), given);
+    expect(stored.json).toBe(
+      '{"metadata":{"name":"p","namespace":"default","__proto__":{"x":"1"},"labels":{"a":"b"},"resourceVersion":"1"}}',
+    );
+    const updated = await s.update(key('p'), stored.object);
+    expect(Object.keys(updated.object.metadata ?? {})).toEqual([
+      'name',
+      'namespace',
+      '__proto__',
+      'labels',
+      'resourceVersion',
+    ]);
+    expect(updated.object.metadata?.resourceVersion).toBe('2');
+  });
+
+  it('has: whether a list under a prefix would have items', async () => {
+    const s = Store.open();
+    expect(s.has(prefix)).toBe(false);
+    await s.create(key('a', 'other'), cm('a'));
+    await s.create(key('b', 'zz'), cm('b'));
+    expect(s.has(prefix)).toBe(false);
+    expect(s.has(collectionPrefix('', 'configmaps', 'other'))).toBe(true);
+    await s.create(key('c'), cm('c'));
+    expect(s.has(prefix)).toBe(true);
+    expect(s.has(collectionPrefix('', 'configmaps'))).toBe(true);
+    await s.delete(key('c'));
+    expect(s.has(prefix)).toBe(false);
+    expect(s.has(collectionPrefix('', 'secrets'))).toBe(false);
+  });
+
   it('refuses duplicate creates, missing updates and stale revisions', async () => {
     const s = Store.open();
     const a = await s.create(key('a'), cm('a'));

@@ -246,6 +246,14 @@ export class Store {
     return this.buckets.get(bucketOf(key))?.objects.get(key);
   }
 
+  /** Whether any object lies under `prefix` now: a list's emptiness, without the list. */
+  has(prefix: string): boolean {
+    const keys = this.buckets.get(bucketOf(prefix))?.sortedKeys();
+    if (!keys) return false;
+    const i = lowerBound(keys, prefix, false);
+    return i < keys.length && keys[i]!.startsWith(prefix);
+  }
+
   /** Lists the objects under `prefix` in key order. */
   list(prefix: string, opts: ListOptions = {}): ListResult {
     const at = opts.atRevision ?? this.rev;
@@ -514,6 +522,15 @@ function eventOf(e: JournalHistoryEntry): StoreEvent {
 }
 
 function withResourceVersion(obj: KubeObject, resourceVersion: string): KubeObject {
-  const metadata = { ...(obj.metadata ?? {}), resourceVersion };
+  const m = obj.metadata ?? {};
+  // `{ ...m, resourceVersion }` adds a property after a spread when `m` has none (every create),
+  // which costs V8 (Node 20) about a microsecond; Object.assign copies the same own keys in the
+  // same order, except an own `__proto__` key (JSON.parse makes one), which it would not copy.
+  let metadata: Record<string, unknown>;
+  if (Object.hasOwn(m, '__proto__')) metadata = { ...m, resourceVersion };
+  else {
+    metadata = Object.assign({}, m);
+    metadata.resourceVersion = resourceVersion;
+  }
   return { ...obj, metadata };
 }

@@ -14,6 +14,7 @@ import { ApiError } from 'kubeloop/api';
 import type { ResourceType } from '../../registry/types.js';
 import { collectionPrefix, objectKey, type Store } from '../../storage/store.js';
 import { isObject, type Obj } from '../../util/object.js';
+import { actsOn } from '../plugin-kinds.js';
 import {
   compareLevels,
   fullyPrivileged,
@@ -231,19 +232,26 @@ export function podSecurityAdmission(store: Store) {
     options?.warnings?.push(...existingPodWarnings(name, e));
   };
 
-  return (
-    op: AdmissionOperation,
-    t: ResourceType,
-    o: Obj,
-    old: Obj | undefined,
-    options?: AdmissionOptions,
-  ): void => {
-    if (op !== 'CREATE' && op !== 'UPDATE') return;
-    if (t.group === '' && t.resource === 'namespaces') validateNamespace(op, o, old, options);
-    else if (t.group === '' && t.resource === 'pods') validatePod(op, t, o, old, options);
-    else {
-      const template = TEMPLATES[`${t.group}/${t.resource}`];
-      if (template) validatePodController(template(o), o, options);
-    }
-  };
+  const handles = (op: string, t: ResourceType) =>
+    op !== 'DELETE' &&
+    ((t.group === '' && (t.resource === 'namespaces' || t.resource === 'pods')) ||
+      Object.hasOwn(TEMPLATES, `${t.group}/${t.resource}`));
+  return actsOn(
+    handles,
+    (
+      op: AdmissionOperation,
+      t: ResourceType,
+      o: Obj,
+      old: Obj | undefined,
+      options?: AdmissionOptions,
+    ): void => {
+      if (op !== 'CREATE' && op !== 'UPDATE') return;
+      if (t.group === '' && t.resource === 'namespaces') validateNamespace(op, o, old, options);
+      else if (t.group === '' && t.resource === 'pods') validatePod(op, t, o, old, options);
+      else {
+        const template = TEMPLATES[`${t.group}/${t.resource}`];
+        if (template) validatePodController(template(o), o, options);
+      }
+    },
+  );
 }

@@ -32,8 +32,8 @@ export function validatingAdmissionPolicy(
   let dispatch: PolicyDispatch | undefined;
   let loading: Promise<PolicyDispatch> | undefined;
   return (op, t, obj, old, options) => {
+    if (!store.has(BINDINGS)) return undefined;
     const bindings = store.list(BINDINGS).items;
-    if (bindings.length === 0) return undefined;
     if (dispatch) {
       dispatch(op, t, obj, old, options, bindings);
       return undefined;

@@ -20,15 +20,16 @@ export function admissionOptions(
   if (kind !== 'DeleteOptions' && ctx.fieldManager !== undefined)
     operationOptions.fieldManager = ctx.fieldManager;
   const auditAnnotations = currentAuditAnnotations();
-  return {
+  const options: AdmissionOptions = {
     dryRun: ctx.dryRun,
     warnings: ctx.warnings,
-    ...(ctx.user && { user: ctx.user }),
     name,
     namespace: namespace ?? '',
     operationOptions,
-    ...(auditAnnotations && { auditAnnotations }),
   };
+  if (auditAnnotations) options.auditAnnotations = auditAnnotations;
+  if (ctx.user) options.user = ctx.user;
+  return options;
 }
 
 /** A delete's options as DeleteOptions fields. */

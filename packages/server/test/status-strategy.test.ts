@@ -155,6 +155,22 @@ print(json.dumps(api.api_client.sanitize_for_serialization(out)))
     expect(res.json.status.observedGeneration).toBe(1);
   });
 
+  it('Service (spec-only strategy): keeps annotations, resets the spec', async () => {
+    const created = await http.post(`/api/v1${NS}/services`, {
+      metadata: { name: 'svc1' },
+      spec: { ports: [{ port: 80 }], selector: { app: 's' } },
+    });
+    expect(created.status).toBe(201);
+    const res = await http.patch(
+      `/api/v1${NS}/services/svc1/status`,
+      { metadata: { annotations: metaChanges.annotations }, spec: { selector: { app: 'other' } } },
+      MERGE,
+    );
+    expect(res.status).toBe(200);
+    expect(res.json.metadata.annotations).toEqual(metaChanges.annotations);
+    expect(res.json.spec.selector).toEqual({ app: 's' });
+  });
+
   it('custom resource: keeps the whole stored object but its status', async () => {
     const path = `/apis/example.com/v1${NS}/gizmos`;
     const created = await http.post(path, {

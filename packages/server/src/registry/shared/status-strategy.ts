@@ -8,8 +8,10 @@
 import type { StatusStrategy } from '../types.js';
 
 /**
- * Only the spec is the stored one (ReplicaSet, StatefulSet, DaemonSet, Job, CronJob:
- * `newX.Spec = oldX.Spec`); labels, annotations, finalizers and owner references may change.
+ * Only the spec is the stored one (ReplicaSet, StatefulSet, DaemonSet, Job, CronJob, Service,
+ * Node, Namespace, PersistentVolume(Claim), ReplicationController, ResourceQuota, Ingress,
+ * PodDisruptionBudget: `newX.Spec = oldX.Spec`); labels, annotations, finalizers and owner
+ * references may change.
  */
 export const specStatusStrategy: StatusStrategy = {
   keep: ['spec'],
@@ -60,5 +62,15 @@ export const resetMetaStatusStrategy: StatusStrategy = {
 export const apiServiceStatusStrategy: StatusStrategy = {
   keep: ['spec'],
   keepMetadata: ['labels', 'annotations', 'finalizers', 'ownerReferences'],
+  resetFields: [['spec'], ['metadata']],
+};
+
+/**
+ * apiextensions-apiserver's CustomResourceDefinition statusStrategy: spec, labels, annotations,
+ * owner references, generation and selfLink are the stored ones (finalizers may change).
+ */
+export const crdStatusStrategy: StatusStrategy = {
+  keep: ['spec'],
+  keepMetadata: ['labels', 'annotations', 'ownerReferences', 'generation', 'selfLink'],
   resetFields: [['spec'], ['metadata']],
 };

@@ -96,9 +96,9 @@ function versionOf(t: ResourceType, subresource: Subresource): string {
 function resetFields(t: ResourceType, subresource: Subresource): FieldSet | undefined {
   if (subresource === 'scale') return undefined;
   if (subresource === 'status') {
-    const s = FieldSet.of([{ field: 'spec' }]);
-    if (!t.custom) s.insert([{ field: 'metadata' }, { field: 'labels' }]);
-    return s;
+    const paths =
+      t.statusStrategy?.resetFields ?? (t.custom ? [['spec']] : [['spec'], ['metadata', 'labels']]);
+    return FieldSet.of(...paths.map((p) => p.map((field) => ({ field }))));
   }
   return t.subresources.status ? FieldSet.of([{ field: 'status' }]) : undefined;
 }

@@ -54,6 +54,12 @@ export interface ResourceType {
     token?: boolean;
     finalize?: boolean;
   };
+  /**
+   * What a write to `/status` takes from the stored object besides what every write keeps (the
+   * kind's status strategy's PrepareForUpdate); undefined: the whole stored object but its status
+   * and managedFields, as for custom resources (and kinds whose strategy was not checked).
+   */
+  statusStrategy?: StatusStrategy;
   /** Whether `metadata.generation` tracks changes of the spec (everything but metadata/status). */
   generation: boolean;
   /** Which rule `metadata.name` follows. */
@@ -159,4 +165,20 @@ export interface CustomResourceInfo {
 /** `apiVersion` of a resource type: `v1` or `group/version`. */
 export function apiVersionOf(t: { group: string; version: string }): string {
   return t.group ? `${t.group}/${t.version}` : t.version;
+}
+
+/**
+ * A built-in kind's status strategy (`xxxStatusStrategy` in pkg/registry/<group>/<kind>/strategy.go):
+ * a status write keeps the request's object but for these fields, taken from the stored object.
+ */
+export interface StatusStrategy {
+  /** Top-level fields taken from the stored object (`newX.Spec = oldX.Spec`). */
+  readonly keep: readonly string[];
+  /** `metadata` fields taken from the stored object (`newX.Labels = oldX.Labels`). */
+  readonly keepMetadata: readonly string[];
+  /**
+   * The strategy's `GetResetFields`, as paths of field names (`['metadata', 'labels']`): what
+   * nobody comes to own through a status write.
+   */
+  readonly resetFields: readonly (readonly string[])[];
 }

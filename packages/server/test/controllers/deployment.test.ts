@@ -46,6 +46,14 @@ describe('Deployment controller', () => {
       ['Available', 'True', 'MinimumReplicasAvailable'],
       ['Progressing', 'True', 'NewReplicaSetAvailable'],
     ]);
+    // The controller writes the revision through deployments/status, as kube's: the status
+    // strategy keeps the annotation, and the generation stays the creation's.
+    expect(d.metadata?.annotations?.['deployment.kubernetes.io/revision']).toBe('1');
+    expect(d.metadata?.generation).toBe(1);
+    const revisionWriter = d.metadata?.managedFields?.find(
+      (e) => (e.fieldsV1 as any)?.['f:metadata']?.['f:annotations']?.['f:deployment.kubernetes.io/revision'],
+    );
+    expect(revisionWriter?.subresource).toBe('status');
     const [first] = await setsOf('web');
     expect(first?.metadata?.name).toBe(`web-${first?.metadata?.labels?.['pod-template-hash']}`);
     expect(await k.ok(['get', 'deploy', 'web'])).toMatch(/^web\s+3\/3\s+3\s+3\s+/m);

@@ -213,8 +213,9 @@ async function createNew(
 /** The Deployment carries the revision of its new ReplicaSet (`kubectl rollout history`). */
 async function setDeploymentRevision(s: Sync, revision: string | undefined): Promise<void> {
   if (revision === undefined || s.d.metadata?.annotations?.[REVISION] === revision) return;
-  // An update, as kube's controller writes it (its role grants deployments update, not patch).
-  const updated = await s.client.api(Deployment, s.d.metadata?.namespace).update({
+  // Through deployments/status, as kube's getNewReplicaSet writes it (UpdateStatus): the status
+  // strategy keeps annotations, and the write does not bump the Deployment's generation.
+  const updated = await s.client.api(Deployment, s.d.metadata?.namespace).updateStatus({
     ...s.d,
     metadata: { ...s.d.metadata, annotations: { ...s.d.metadata?.annotations, [REVISION]: revision } },
   });

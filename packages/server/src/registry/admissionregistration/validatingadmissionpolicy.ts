@@ -6,6 +6,7 @@ import type { StatusCause } from 'kubeloop/api';
 import { AdmissionCelEnv } from '../../admission/cel/compile.js';
 import { ageColumn, col, fieldDoc, type KindBehaviour, nameColumn } from '../shared/behaviour.js';
 import { defineKind } from '../shared/define.js';
+import { resetMetaStatusStrategy } from '../shared/status-strategy.js';
 import {
   def,
   dig,
@@ -172,6 +173,7 @@ const validatingadmissionpolicies: KindBehaviour = {
 
 /** `ValidatingAdmissionPolicy` (admissionregistration.k8s.io/v1 `validatingadmissionpolicies`): how the registry serves, validates and prints it. */
 export const validatingAdmissionPolicyKind: ResourceType = defineKind({
+  statusStrategy: resetMetaStatusStrategy,
   behaviour: validatingadmissionpolicies,
   group: 'admissionregistration.k8s.io',
   version: 'v1',

@@ -8,6 +8,7 @@ import {
 import type { KindBehaviour } from '../shared/behaviour.js';
 import { createdAtBehaviour } from '../shared/default.js';
 import { defineKind } from '../shared/define.js';
+import { crdStatusStrategy } from '../shared/status-strategy.js';
 import { dig, ensureObj, isObj, numOr, type Obj, objs, str, strs } from '../shared/util.js';
 import type { ResourceType } from '../types.js';
 
@@ -47,6 +48,7 @@ const customresourcedefinitions: KindBehaviour = { ...createdAtBehaviour(), defa
 
 /** `CustomResourceDefinition` (apiextensions.k8s.io/v1 `customresourcedefinitions`): how the registry serves, validates and prints it. */
 export const customResourceDefinitionKind: ResourceType = defineKind({
+  statusStrategy: crdStatusStrategy,
   behaviour: customresourcedefinitions,
   group: 'apiextensions.k8s.io',
   version: 'v1',

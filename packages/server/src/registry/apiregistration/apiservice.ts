@@ -5,6 +5,7 @@
 import type { StatusCause } from 'kubeloop/api';
 import { ageColumn, col, type KindBehaviour, nameColumn } from '../shared/behaviour.js';
 import { defineKind } from '../shared/define.js';
+import { apiServiceStatusStrategy } from '../shared/status-strategy.js';
 import { def, dig, invalid, isObj, numOr, type Obj, objs, required, since, str } from '../shared/util.js';
 import type { ResourceType } from '../types.js';
 
@@ -117,6 +118,7 @@ export function localAPIService(group: string, version: string, now: string): Ob
 
 /** `APIService` (apiregistration.k8s.io/v1 `apiservices`): how the registry serves, validates and prints it. */
 export const apiServiceKind: ResourceType = defineKind({
+  statusStrategy: apiServiceStatusStrategy,
   behaviour: apiservices,
   group: 'apiregistration.k8s.io',
   version: 'v1',

@@ -16,6 +16,7 @@ import {
 } from '../shared/behaviour.js';
 import { appsKind } from '../shared/define.js';
 import { docs } from '../shared/descriptions.js';
+import { specStatusStrategy } from '../shared/status-strategy.js';
 import {
   def,
   dig,
@@ -231,6 +232,7 @@ const daemonsets: KindBehaviour = {
 
 /** `DaemonSet` (apps/v1 `daemonsets`): how the registry serves, validates and prints it. */
 export const daemonSetKind: ResourceType = appsKind({
+  statusStrategy: specStatusStrategy,
   behaviour: daemonsets,
   resource: 'daemonsets',
   kind: 'DaemonSet',

@@ -13,6 +13,7 @@ import {
 } from '../shared/behaviour.js';
 import { appsKind } from '../shared/define.js';
 import { docs } from '../shared/descriptions.js';
+import { deploymentStatusStrategy } from '../shared/status-strategy.js';
 import {
   def,
   ensureObj,
@@ -171,6 +172,7 @@ const deployments: KindBehaviour = {
 
 /** `Deployment` (apps/v1 `deployments`): how the registry serves, validates and prints it. */
 export const deploymentKind: ResourceType = appsKind({
+  statusStrategy: deploymentStatusStrategy,
   behaviour: deployments,
   resource: 'deployments',
   kind: 'Deployment',

@@ -13,6 +13,7 @@ import {
 } from '../shared/behaviour.js';
 import { appsKind } from '../shared/define.js';
 import { docs } from '../shared/descriptions.js';
+import { specStatusStrategy } from '../shared/status-strategy.js';
 import { dig, ensureObj, formatLabelSelector, int, nonNegative, numOr } from '../shared/util.js';
 import type { ResourceType } from '../types.js';
 import {
@@ -84,6 +85,7 @@ const replicasets: KindBehaviour = {
 
 /** `ReplicaSet` (apps/v1 `replicasets`): how the registry serves, validates and prints it. */
 export const replicaSetKind: ResourceType = appsKind({
+  statusStrategy: specStatusStrategy,
   behaviour: replicasets,
   resource: 'replicasets',
   kind: 'ReplicaSet',

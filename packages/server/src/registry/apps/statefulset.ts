@@ -14,6 +14,7 @@ import {
   nameColumn,
 } from '../shared/behaviour.js';
 import { appsKind } from '../shared/define.js';
+import { specStatusStrategy } from '../shared/status-strategy.js';
 import {
   def,
   dig,
@@ -225,6 +226,7 @@ const statefulsets: KindBehaviour = {
 
 /** `StatefulSet` (apps/v1 `statefulsets`): how the registry serves, validates and prints it. */
 export const statefulSetKind: ResourceType = appsKind({
+  statusStrategy: specStatusStrategy,
   behaviour: statefulsets,
   resource: 'statefulsets',
   kind: 'StatefulSet',

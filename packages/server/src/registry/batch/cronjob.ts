@@ -13,6 +13,7 @@ import {
   nameColumn,
 } from '../shared/behaviour.js';
 import { defineKind } from '../shared/define.js';
+import { specStatusStrategy } from '../shared/status-strategy.js';
 import {
   dig,
   ensureObj,
@@ -167,6 +168,7 @@ const cronjobs: KindBehaviour = {
 
 /** `CronJob` (batch/v1 `cronjobs`): how the registry serves, validates and prints it. */
 export const cronJobKind: ResourceType = defineKind({
+  statusStrategy: specStatusStrategy,
   behaviour: cronjobs,
   group: 'batch',
   version: 'v1',

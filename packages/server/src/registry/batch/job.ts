@@ -13,6 +13,7 @@ import {
 } from '../shared/behaviour.js';
 import { defineKind } from '../shared/define.js';
 import { docs } from '../shared/descriptions.js';
+import { specStatusStrategy } from '../shared/status-strategy.js';
 import {
   dig,
   ensureObj,
@@ -289,6 +290,7 @@ const jobs: KindBehaviour = {
 
 /** `Job` (batch/v1 `jobs`): how the registry serves, validates and prints it. */
 export const jobKind: ResourceType = defineKind({
+  statusStrategy: specStatusStrategy,
   behaviour: jobs,
   group: 'batch',
   version: 'v1',

@@ -8,6 +8,7 @@ import { strings } from '../generic/object-meta.js';
 import type { StorageHooks } from '../shared/behaviour.js';
 import { ageColumn, col, type KindBehaviour, nameColumn } from '../shared/behaviour.js';
 import { coreKind } from '../shared/define.js';
+import { specStatusStrategy } from '../shared/status-strategy.js';
 import { dig, ensureObj, invalid, isQualifiedName, str, strs } from '../shared/util.js';
 import type { ResourceType } from '../types.js';
 import { age } from './shared.js';
@@ -77,6 +78,7 @@ const namespaces: KindBehaviour = {
 
 /** `Namespace` (core/v1 `namespaces`): how the registry serves, validates and prints it. */
 export const namespaceKind: ResourceType = coreKind({
+  statusStrategy: specStatusStrategy,
   behaviour: namespaces,
   resource: 'namespaces',
   kind: 'Namespace',

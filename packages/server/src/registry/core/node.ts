@@ -6,6 +6,7 @@ import type { StatusCause } from 'kubeloop/api';
 import { ageColumn, col, type KindBehaviour, nameColumn } from '../shared/behaviour.js';
 import { coreKind } from '../shared/define.js';
 import { docs } from '../shared/descriptions.js';
+import { specStatusStrategy } from '../shared/status-strategy.js';
 import {
   dig,
   invalid,
@@ -92,6 +93,7 @@ const nodes: KindBehaviour = {
 
 /** `Node` (core/v1 `nodes`): how the registry serves, validates and prints it. */
 export const nodeKind: ResourceType = coreKind({
+  statusStrategy: specStatusStrategy,
   behaviour: nodes,
   resource: 'nodes',
   kind: 'Node',

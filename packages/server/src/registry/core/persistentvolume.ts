@@ -6,6 +6,7 @@ import type { StatusCause } from 'kubeloop/api';
 import { timestamp } from '../../util/object.js';
 import { ageColumn, col, fieldDoc, type KindBehaviour, nameColumn } from '../shared/behaviour.js';
 import { coreKind } from '../shared/define.js';
+import { specStatusStrategy } from '../shared/status-strategy.js';
 import {
   def,
   dig,
@@ -160,6 +161,7 @@ const persistentvolumes: KindBehaviour = {
 
 /** `PersistentVolume` (core/v1 `persistentvolumes`): how the registry serves, validates and prints it. */
 export const persistentVolumeKind: ResourceType = coreKind({
+  statusStrategy: specStatusStrategy,
   behaviour: persistentvolumes,
   resource: 'persistentvolumes',
   kind: 'PersistentVolume',

@@ -6,6 +6,7 @@ import type { StatusCause } from 'kubeloop/api';
 import { ageColumn, col, type KindBehaviour, nameColumn } from '../shared/behaviour.js';
 import { coreKind } from '../shared/define.js';
 import { docs } from '../shared/descriptions.js';
+import { specStatusStrategy } from '../shared/status-strategy.js';
 import {
   def,
   dig,
@@ -159,6 +160,7 @@ const persistentvolumeclaims: KindBehaviour = {
 
 /** `PersistentVolumeClaim` (core/v1 `persistentvolumeclaims`): how the registry serves, validates and prints it. */
 export const persistentVolumeClaimKind: ResourceType = coreKind({
+  statusStrategy: specStatusStrategy,
   behaviour: persistentvolumeclaims,
   resource: 'persistentvolumeclaims',
   kind: 'PersistentVolumeClaim',

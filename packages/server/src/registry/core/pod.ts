@@ -14,6 +14,7 @@ import {
 } from '../shared/behaviour.js';
 import { coreKind } from '../shared/define.js';
 import { docs } from '../shared/descriptions.js';
+import { podStatusStrategy } from '../shared/status-strategy.js';
 import {
   dig,
   humanDuration,
@@ -287,6 +288,7 @@ const pods: KindBehaviour = {
 
 /** `Pod` (core/v1 `pods`): how the registry serves, validates and prints it. */
 export const podKind: ResourceType = coreKind({
+  statusStrategy: podStatusStrategy,
   behaviour: pods,
   resource: 'pods',
   kind: 'Pod',

@@ -14,6 +14,7 @@ import {
   nameColumn,
 } from '../shared/behaviour.js';
 import { coreKind } from '../shared/define.js';
+import { specStatusStrategy } from '../shared/status-strategy.js';
 import {
   dig,
   ensureObj,
@@ -119,6 +120,7 @@ const replicationcontrollers: KindBehaviour = {
 
 /** `ReplicationController` (core/v1 `replicationcontrollers`): how the registry serves, validates and prints it. */
 export const replicationControllerKind: ResourceType = coreKind({
+  statusStrategy: specStatusStrategy,
   behaviour: replicationcontrollers,
   resource: 'replicationcontrollers',
   kind: 'ReplicationController',

@@ -5,6 +5,7 @@
 import type { StatusCause } from 'kubeloop/api';
 import { ageColumn, col, type KindBehaviour, nameColumn } from '../shared/behaviour.js';
 import { coreKind } from '../shared/define.js';
+import { specStatusStrategy } from '../shared/status-strategy.js';
 import {
   dig,
   invalid,
@@ -131,6 +132,7 @@ const resourcequotas: KindBehaviour = {
 
 /** `ResourceQuota` (core/v1 `resourcequotas`): how the registry serves, validates and prints it. */
 export const resourceQuotaKind: ResourceType = coreKind({
+  statusStrategy: specStatusStrategy,
   behaviour: resourcequotas,
   resource: 'resourcequotas',
   kind: 'ResourceQuota',

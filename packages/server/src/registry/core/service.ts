@@ -6,6 +6,7 @@ import type { StatusCause } from 'kubeloop/api';
 import { ageColumn, col, type KindBehaviour, nameColumn } from '../shared/behaviour.js';
 import { coreKind } from '../shared/define.js';
 import { docs } from '../shared/descriptions.js';
+import { specStatusStrategy } from '../shared/status-strategy.js';
 import {
   arr,
   def,
@@ -261,6 +262,7 @@ function externalIP(obj: Obj): string {
 
 /** `Service` (core/v1 `services`): how the registry serves, validates and prints it. */
 export const serviceKind: ResourceType = coreKind({
+  statusStrategy: specStatusStrategy,
   behaviour: services,
   resource: 'services',
   kind: 'Service',

@@ -76,7 +76,10 @@ export function hasResourceVersion(rv: unknown): boolean {
   return n > 0n && n < 2n ** 64n;
 }
 
-/** The strategy's PrepareForUpdate: what a write to the main resource or `/status` may change. */
+/**
+ * The strategy's PrepareForUpdate: what a write to the main resource or `/status` may change (a
+ * status write: what the kind's {@link ResourceType.statusStrategy} does not reset).
+ */
 export function prepareUpdate(
   t: ResourceType,
   input: Obj,
@@ -87,7 +90,21 @@ export function prepareUpdate(
 ): Obj {
   const om = old.metadata as Obj;
   let next: Obj;
-  if (subresource === 'status') {
+  const ss = subresource === 'status' ? t.statusStrategy : undefined;
+  if (ss) {
+    // The kind's status strategy: the request's object, but for what the strategy resets (the
+    // copies are of those fields only; later steps mutate `next`, and old is shared).
+    next = input;
+    for (const f of ss.keep) {
+      if (old[f] === undefined) delete next[f];
+      else next[f] = clone(old[f]);
+    }
+    const nm = meta(next);
+    for (const f of ss.keepMetadata) {
+      if (om[f] === undefined) delete nm[f];
+      else nm[f] = clone(om[f]);
+    }
+  } else if (subresource === 'status') {
     // `oldJson` is old's encoding: its parse is the deep copy.
     next = JSON.parse(oldJson) as Obj;
     if (input.status === undefined) delete next.status;

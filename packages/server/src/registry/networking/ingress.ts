@@ -5,6 +5,7 @@
 import type { StatusCause } from 'kubeloop/api';
 import { ageColumn, col, fieldDoc, type KindBehaviour, nameColumn } from '../shared/behaviour.js';
 import { networkingKind } from '../shared/define.js';
+import { specStatusStrategy } from '../shared/status-strategy.js';
 import {
   dig,
   GoValue,
@@ -171,6 +172,7 @@ const ingresses: KindBehaviour = {
 
 /** `Ingress` (networking.k8s.io/v1 `ingresses`): how the registry serves, validates and prints it. */
 export const ingressKind: ResourceType = networkingKind({
+  statusStrategy: specStatusStrategy,
   behaviour: ingresses,
   resource: 'ingresses',
   kind: 'Ingress',

@@ -3,6 +3,7 @@ import type { StatusCause } from 'kubeloop/api';
 import { notMoreThan100, validateIntOrPercent } from '../apps/shared.js';
 import { ageColumn, col, fieldDoc, type KindBehaviour, nameColumn } from '../shared/behaviour.js';
 import { defineKind } from '../shared/define.js';
+import { specStatusStrategy } from '../shared/status-strategy.js';
 import {
   dig,
   GoValue,
@@ -80,6 +81,7 @@ const poddisruptionbudgets: KindBehaviour = {
 
 /** `PodDisruptionBudget` (policy/v1 `poddisruptionbudgets`): how the registry serves, validates and prints it. */
 export const podDisruptionBudgetKind: ResourceType = defineKind({
+  statusStrategy: specStatusStrategy,
   behaviour: poddisruptionbudgets,
   group: 'policy',
   version: 'v1',

@@ -5,6 +5,7 @@
 import type { StatusCause } from 'kubeloop/api';
 import { ageColumn, col, fieldDoc, type KindBehaviour, nameColumn } from '../shared/behaviour.js';
 import { storageKind } from '../shared/define.js';
+import { resetMetaStatusStrategy } from '../shared/status-strategy.js';
 import { dig, FIELD_IMMUTABLE, invalid, isObj, required, semanticEqual, str } from '../shared/util.js';
 import type { ResourceType } from '../types.js';
 import { ageOf, nameOf, STORAGE } from './shared.js';
@@ -49,6 +50,7 @@ const volumeattachments: KindBehaviour = {
 
 /** `VolumeAttachment` (storage.k8s.io/v1 `volumeattachments`): how the registry serves, validates and prints it. */
 export const volumeAttachmentKind: ResourceType = storageKind({
+  statusStrategy: resetMetaStatusStrategy,
   behaviour: volumeattachments,
   resource: 'volumeattachments',
   kind: 'VolumeAttachment',

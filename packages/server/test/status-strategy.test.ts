@@ -93,6 +93,16 @@ describe('status writes', () => {
     expect(stored.json.metadata.annotations).toEqual({ note: 'written-through-status' });
   });
 
+  it('Deployment: an annotation written to the main resource bumps the generation (kube copies them to the ReplicaSets); a label does not', async () => {
+    const before = (await http.get(`/apis/apps/v1${NS}/deployments/web`)).json.metadata.generation as number;
+    await env.ok(['annotate', 'deployment', 'web', 'team=blue']);
+    const annotated = JSON.parse(await env.ok(['get', 'deployment', 'web', '-o', 'json']));
+    expect(annotated.metadata.generation).toBe(before + 1);
+    await env.ok(['label', 'deployment', 'web', 'tier=front']);
+    const labelled = JSON.parse(await env.ok(['get', 'deployment', 'web', '-o', 'json']));
+    expect(labelled.metadata.generation).toBe(before + 1);
+  });
+
   it('Pod (Python client, replace_namespaced_pod_status): keeps labels and annotations, resets owner references and spec', async () => {
     const created = await http.post(`/api/v1${NS}/pods`, {
       metadata: { name: 'p1', labels: { app: 'p' } },

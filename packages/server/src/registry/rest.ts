@@ -545,7 +545,13 @@ export class RestStorage {
 
       const converting = toStorageVersion(t, next);
       if (converting) await converting;
-      if (t.generation && !deepEqual(specOf(t, next), specOf(t, stored))) {
+      if (
+        t.generation &&
+        (!deepEqual(specOf(t, next), specOf(t, stored)) ||
+          (t.annotationsBumpGeneration &&
+            subresource !== 'status' &&
+            !deepEqual(nm.annotations ?? {}, om.annotations ?? {})))
+      ) {
         nm.generation = ((om.generation as number | undefined) ?? 0) + 1;
       }
 

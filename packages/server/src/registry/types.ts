@@ -62,6 +62,12 @@ export interface ResourceType {
   statusStrategy?: StatusStrategy;
   /** Whether `metadata.generation` tracks changes of the spec (everything but metadata/status). */
   generation: boolean;
+  /**
+   * Whether an update of the main resource that changes `metadata.annotations` bumps the
+   * generation too (Deployment: its annotations are copied to its ReplicaSets, so kube's
+   * strategy counts them as desired state; a status write never bumps it).
+   */
+  annotationsBumpGeneration?: boolean;
   /** Which rule `metadata.name` follows. */
   nameValidation: NameValidation;
   /** Definition name in the built-in OpenAPI schemas (built-in kinds). */

@@ -173,6 +173,7 @@ const deployments: KindBehaviour = {
 /** `Deployment` (apps/v1 `deployments`): how the registry serves, validates and prints it. */
 export const deploymentKind: ResourceType = appsKind({
   statusStrategy: deploymentStatusStrategy,
+  annotationsBumpGeneration: true,
   behaviour: deployments,
   resource: 'deployments',
   kind: 'Deployment',

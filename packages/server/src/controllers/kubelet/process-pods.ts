@@ -44,6 +44,7 @@
  * control plane ends them (SIGTERM, then SIGKILL after a second), and a watchdog process
  * (./watchdog.ts) kills every group when the control plane dies without stopping (`kill -9`).
  */
+import { randomInt } from 'node:crypto';
 import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -59,6 +60,9 @@ import type { ExecRequest } from './runtime.js';
 import type { ClusterName } from './service-proxy.js';
 import { Watchdog } from './watchdog.js';
 
+/** Pod addresses in 127.244.0.0/16: 253 per /24. */
+const IP_SPACE = 256 * 253;
+
 // biome-ignore lint/suspicious/noExplicitAny: pods are read loosely, as the JSON they are
 type Obj = Record<string, any>;
 
@@ -73,7 +77,7 @@ type Obj = Record<string, any>;
  */
 export class ProcessPods {
   private readonly pods = new Map<string, ProcessPod>();
-  private nextIp = 0;
+  private nextIp = randomInt(IP_SPACE);
   readonly watchdog = new Watchdog();
   private dir: string | undefined;
   private stopping = false;
@@ -212,9 +216,14 @@ export class ProcessPods {
     return dir;
   }
 
-  /** A loopback address of its own: 127.244.0.2 onwards (.2 to .254 of each /24), not reused before 64k more. */
+  /**
+   * A loopback address of its own in 127.244.0.0/16 (.2 to .254 of each /24), not reused before
+   * 64k more. Each control plane starts at a random one: two planes on one machine (two projects,
+   * test files run in parallel) share 127.0.0.0/8, and pods of both listening on the same port at
+   * the same address would fail with EADDRINUSE.
+   */
   private allocateIp(): string {
     const k = this.nextIp++;
-    return `127.244.${Math.floor(k / 253) % 256}.${2 + (k % 253)}`;
+    return `127.244.${Math.floor((k % IP_SPACE) / 253) % 256}.${2 + (k % 253)}`;
   }
 }

@@ -139,8 +139,20 @@ describe('garbage collector and custom resources', () => {
           ],
         },
       });
-      // Its cache of Widgets (at v2) cannot fill: the collector asks the server whether the owner exists.
-      await eventually(() => reads.length > 0, 10_000, 'the collector to read the owner');
+      // Its cache of Widgets (at v2) cannot fill: the collector asks the server whether the owner
+      // exists — once its discovery knows the new kind (until then the owner's kind is unknown and
+      // the dependent kept), so each check also touches the dependent, which makes it look again.
+      let touches = 0;
+      await eventually(
+        async () => {
+          if (reads.length > 0) return true;
+          await cms.patch('dependent', { metadata: { labels: { touched: String(++touches) } } });
+          await new Promise((r) => setTimeout(r, 200));
+          return reads.length > 0;
+        },
+        30_000,
+        'the collector to read the owner',
+      );
       expect(new Set(reads)).toEqual(new Set(['v1']));
       expect((await cms.get('dependent')).metadata?.name).toBe('dependent');
     } finally {

@@ -172,7 +172,8 @@ describe('kubectl apply (client-side)', () => {
     expect(JSON.parse(dep.metadata.annotations[LAST_APPLIED])).toEqual(recorded(webV2));
     expect(dep.metadata.annotations.owner).toBe('ops');
     expect(dep.metadata.labels).toEqual({ app: 'web' });
-    expect(dep.metadata.generation).toBe(2);
+    // 3: kube's deployment strategy counts annotations too (`kubectl annotate` made 2).
+    expect(dep.metadata.generation).toBe(3);
     expect(dep.spec.replicas).toBe(1); // removed from the manifest, so defaulted again
     const containers = dep.spec.template.spec.containers;
     expect(containers.map((c: any) => c.name)).toEqual(['web']);
@@ -226,8 +227,8 @@ describe('kubectl apply (client-side)', () => {
     expect(lines).toContain('+  color: purple');
     expect(lines).toContain('-  replicas: 1');
     expect(lines).toContain('+  replicas: 3');
-    expect(lines).toContain('-  generation: 2');
-    expect(lines).toContain('+  generation: 3');
+    expect(lines).toContain('-  generation: 3');
+    expect(lines).toContain('+  generation: 4');
     expect(diff.stdout).not.toContain('Namespace'); // unchanged objects are not in the diff
 
     // diff runs a server dry run: nothing changed.

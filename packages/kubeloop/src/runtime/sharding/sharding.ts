@@ -85,6 +85,8 @@ export class Sharding {
   private elector: LeaderElector | undefined;
   private sharder: Sharder | undefined;
   private campaign: Promise<void> | undefined;
+  /** The campaign's client: closed by {@link stop} once the elector released its Lease. */
+  private campaignClient: Client | undefined;
   private stopped = false;
   private cache: ManagerCache | undefined;
   private events: EventRecorder | undefined;
@@ -200,6 +202,8 @@ export class Sharding {
     this.stopped = true;
     await this.elector?.stop(release);
     await this.campaign;
+    // Only now: the elector's release (a PUT of the sharder Lease) may outlive its run().
+    await this.campaignClient?.close();
     await this.sharder?.stop();
     for (const { gate } of this.gates) gate.detach();
     this.membership?.stop();
@@ -229,6 +233,7 @@ export class Sharding {
     // (HTTP/1.1 cannot cancel one otherwise), and the shard Lease's next renewal must not need a
     // new one — a TLS handshake takes several turns of both event loops, seconds under load.
     const client = this.leaseClient.withOwnConnections();
+    this.campaignClient = client;
     // Leadership lost (the sharder could not renew): stop assigning and campaign again.
     while (!this.stopped) {
       const elector = new LeaderElector(
@@ -267,7 +272,6 @@ export class Sharding {
       this.elector = elector;
       await elector.run();
     }
-    await client.close();
   }
 
   private ringChanged(ring: HashRing, previous: HashRing): void {

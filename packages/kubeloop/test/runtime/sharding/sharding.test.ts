@@ -232,6 +232,9 @@ describe('sharding', () => {
     for (const m of managers.values()) await m.stop();
     await Promise.allSettled(runs);
     expect(overlaps).toEqual([]);
+    // A clean stop gives the sharder's Lease up (client-go's ReleaseOnCancel): the next sharder
+    // need not wait for it to expire. Its release once came after its client was closed.
+    expect((await t.client.api(Lease, ns).get('widgets-sharder')).spec?.holderIdentity).toBe('');
   }, 120_000);
 
   it('labels children with their parent’s shard from their creation, so each replica caches only its own children, and they follow a move', async () => {

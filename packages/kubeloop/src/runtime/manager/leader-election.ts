@@ -50,6 +50,39 @@ const sameRecord = (a: Record | undefined, b: Record) =>
   a !== undefined && a.holder === b.holder && a.renewTime === b.renewTime && a.transitions === b.transitions;
 
 /**
+ * The renew rhythm of the leader elector and the shard leases (client-go's renew loop): calls
+ * `renew(deadline)` every retry period; after a failure, retries every retry period until the
+ * renew deadline — counted from `renewedAt()`, the start of the last renewal that succeeded (the
+ * renewTime others count the lease from) — and not past it. `'lost'` once the deadline passed or
+ * `held()` says the lease is someone else's; `'stopped'` when `signal` aborts.
+ */
+export async function keepRenewing(
+  timings: { retryPeriodMs: number; renewDeadlineMs: number },
+  signal: AbortSignal,
+  renewedAt: () => number,
+  renew: (deadline: number) => Promise<boolean>,
+  held: () => boolean = () => true,
+): Promise<'lost' | 'stopped'> {
+  let wait = timings.retryPeriodMs;
+  while (!signal.aborted) {
+    await abortable(wait, signal);
+    if (signal.aborted) break;
+    const deadline = renewedAt() + timings.renewDeadlineMs;
+    if (await renew(deadline)) {
+      wait = timings.retryPeriodMs;
+      continue;
+    }
+    wait = Math.min(timings.retryPeriodMs, deadline - performance.now());
+    if (!held() || wait <= 0) return 'lost';
+  }
+  return 'stopped';
+}
+
+/** A renewal request's timeout: what is left before `deadline` (a `performance.now()` time), at most `capMs`. */
+export const timeLeft = (deadline: number, capMs: number) =>
+  Math.max(1, Math.min(capMs, deadline - performance.now()));
+
+/**
  * Waits `ms`, or less when `signal` aborts (resolving, not rejecting: a stopped renew loop just
  * ends). Shared by the leader elector and the shard leases, which renew on the same rhythm.
  */
@@ -140,25 +173,17 @@ export class LeaderElector {
     this.leading = true;
     this.log.info({ lease: this.options.id, identity: this.identity }, 'became leader');
     this.callbacks.onStartedLeading();
-    // Renew: every retry period; give up after renewDeadline without success, counted from the
-    // start of the last renewal that succeeded (the renewTime others count the lease from), and
-    // retrying every retry period until then, not past it.
-    let wait = this.retryPeriodMs;
-    while (!signal.aborted) {
-      await abortable(wait, signal);
-      if (signal.aborted) return;
-      const deadline = this.renewedAt + this.renewDeadlineMs;
-      if (await this.tryAcquireOrRenew(deadline)) {
-        wait = this.retryPeriodMs;
-        continue;
-      }
-      wait = Math.min(this.retryPeriodMs, deadline - performance.now());
-      if (!this.leading || wait <= 0) {
-        this.leading = false;
-        this.log.error({ lease: this.options.id, identity: this.identity }, 'leader election lost');
-        this.callbacks.onStoppedLeading();
-        return;
-      }
+    const end = await keepRenewing(
+      { retryPeriodMs: this.retryPeriodMs, renewDeadlineMs: this.renewDeadlineMs },
+      signal,
+      () => this.renewedAt,
+      (deadline) => this.tryAcquireOrRenew(deadline),
+      () => this.leading,
+    );
+    if (end === 'lost') {
+      this.leading = false;
+      this.log.error({ lease: this.options.id, identity: this.identity }, 'leader election lost');
+      this.callbacks.onStoppedLeading();
     }
   }
 
@@ -171,9 +196,7 @@ export class LeaderElector {
     const api = this.client.api(LeaseKind, this.namespace);
     const started = performance.now();
     const now = microTime();
-    const timeout = () => ({
-      timeoutMs: Math.max(1, Math.min(this.renewDeadlineMs, deadline - performance.now())),
-    });
+    const timeout = () => ({ timeoutMs: timeLeft(deadline, this.renewDeadlineMs) });
     // client-go's fast path: the leader updates the Lease it last wrote without reading it; any
     // failure (a conflict: someone else wrote it) falls back to reading it.
     const lease = this.leading ? this.lease : undefined;

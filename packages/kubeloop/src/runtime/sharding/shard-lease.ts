@@ -10,7 +10,7 @@ import { isConflict, isNotFound } from '../../api/status.js';
 import { type Lease, Lease as LeaseKind } from '../../client/builtin-kinds.js';
 import type { Client } from '../../client/client.js';
 import { microTime } from '../manager/events.js';
-import { abortable } from '../manager/leader-election.js';
+import { abortable, keepRenewing, timeLeft } from '../manager/leader-election.js';
 import { CONTROLLERS_ANNOTATION, RING_LABEL, type ShardedControllerInfo, shardLeaseName } from './labels.js';
 
 /** Timings of the shard Leases (leader election's ratios). */
@@ -77,25 +77,16 @@ export class ShardLease {
   }
 
   private async keep(): Promise<void> {
-    const signal = this.stopper.signal;
-    let wait = this.timings.retryPeriodMs;
-    while (!signal.aborted) {
-      await abortable(wait, signal);
-      if (signal.aborted) return;
-      const deadline = this.renewedAt + this.timings.renewDeadlineMs;
-      if (await this.renew(deadline)) {
-        wait = this.timings.retryPeriodMs;
-        continue;
-      }
-      // Retry every retry period until the deadline, and not a moment past it.
-      const left = deadline - performance.now();
-      if (left <= 0) {
-        this.held = false;
-        this.log.error({ lease: this.name }, 'shard lease lost: stopping');
-        this.onLost();
-        return;
-      }
-      wait = Math.min(this.timings.retryPeriodMs, left);
+    const end = await keepRenewing(
+      this.timings,
+      this.stopper.signal,
+      () => this.renewedAt,
+      (deadline) => this.renew(deadline),
+    );
+    if (end === 'lost') {
+      this.held = false;
+      this.log.error({ lease: this.name }, 'shard lease lost: stopping');
+      this.onLost();
     }
   }
 
@@ -107,7 +98,7 @@ export class ShardLease {
     const api = this.client.api(LeaseKind, this.namespace);
     const started = performance.now();
     const now = microTime();
-    const timeoutMs = () => Math.max(1, Math.min(this.timings.renewDeadlineMs, deadline - performance.now()));
+    const timeoutMs = () => timeLeft(deadline, this.timings.renewDeadlineMs);
     const seconds = Math.max(1, Math.ceil(this.timings.leaseDurationMs / 1000));
     const spec = { holderIdentity: this.shard, leaseDurationSeconds: seconds, renewTime: now };
     try {

@@ -100,8 +100,8 @@ export interface RuleMatch {
  * resource's other versions, a built-in kind in other groups or versions) and their kinds.
  */
 export interface EquivalentResources {
-  /** Every resource the same storage serves, `resource` included. */
-  equivalents(resource: GroupVersionResource, subresource: string): GroupVersionResource[];
+  /** Every resource the same storage serves, `resource` included (not to be changed: it may be shared). */
+  equivalents(resource: GroupVersionResource, subresource: string): readonly GroupVersionResource[];
   /** The kind of `resource` (with `subresource`), undefined when unknown. */
   kindFor(resource: GroupVersionResource, subresource: string): GroupVersionKind | undefined;
 }
@@ -110,9 +110,13 @@ export interface EquivalentResources {
 export function registryEquivalents(registry: Registry): EquivalentResources {
   let generation = -1;
   let byStorage = new Map<string, ResourceType[]>();
+  // The answers per type and subresource, until the registry changes: webhooks and policies
+  // with `matchPolicy: Equivalent` ask on every request their rules do not match as it is.
+  let answers = new WeakMap<ResourceType, Map<string, readonly GroupVersionResource[]>>();
   const index = (): Map<string, ResourceType[]> => {
     if (generation !== registry.generation) {
       generation = registry.generation;
+      answers = new WeakMap();
       byStorage = new Map();
       for (const t of registry.all()) {
         if (t.virtual) continue;
@@ -129,11 +133,21 @@ export function registryEquivalents(registry: Registry): EquivalentResources {
     equivalents(r, subresource) {
       const t = registry.lookup(r.group, r.version, r.resource);
       if (!t) return [r];
+      const byType = index();
+      let bySub = answers.get(t);
+      const known = bySub?.get(subresource);
+      if (known) return known;
       const { group, resource } = storageOf(t);
-      const out = (index().get(`${group}/${resource}`) ?? [t])
+      const out = (byType.get(`${group}/${resource}`) ?? [t])
         .filter((e) => subresource === '' || hasSubresource(e, subresource))
-        .map((e) => ({ group: e.group, version: e.version, resource: e.resource }));
-      return out.length > 0 ? out : [r];
+        .map((e) => Object.freeze({ group: e.group, version: e.version, resource: e.resource }));
+      const answer = Object.freeze(out.length > 0 ? out : [r]);
+      if (!bySub) {
+        bySub = new Map();
+        answers.set(t, bySub);
+      }
+      bySub.set(subresource, answer);
+      return answer;
     },
     kindFor(r, subresource) {
       const t = registry.lookup(r.group, r.version, r.resource);
@@ -206,6 +220,7 @@ function equivalentMatch(
   attrs: AdmissionAttributes,
   equivalents: EquivalentResources,
 ): RuleMatch | undefined {
+  if (rules.length === 0) return undefined;
   const others = equivalents
     .equivalents(attrs.resource, attrs.subresource)
     .filter((e) => !sameResource(e, attrs.resource));

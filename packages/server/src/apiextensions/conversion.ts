@@ -28,8 +28,21 @@ import { ConversionError, convertThroughWebhook } from './conversion-webhook.js'
  */
 const COERCED_WITH = Symbol('kubeloop.coercedWith');
 
-/** Views of stored objects: per stored state, per served type (a CRD change makes new types). */
-const views = new WeakMap<StoredObject, WeakMap<ResourceType, StoredObject>>();
+/**
+ * Views of stored objects: per served type (a CRD change makes new types), per stored state. One
+ * weak table per type, not one per object, which the collector would have to trace each.
+ */
+const views = new WeakMap<ResourceType, WeakMap<StoredObject, StoredObject>>();
+
+/** The views kept for `t` (made on first use). */
+function viewsOf(t: ResourceType): WeakMap<StoredObject, StoredObject> {
+  let m = views.get(t);
+  if (!m) {
+    m = new WeakMap();
+    views.set(t, m);
+  }
+  return m;
+}
 
 /**
  * A synchronous conversion of an object that needs the webhook: a caller that should have used
@@ -102,8 +115,8 @@ export function presentAs(t: ResourceType, stored: StoredObject): StoredObject {
   const s = servedBy(t);
   if (from === s.apiVersion && (stored.object as Record<symbol, unknown>)[COERCED_WITH] === s.schema)
     return stored;
-  let byType = views.get(stored);
-  const cached = byType?.get(t);
+  const byType = viewsOf(t);
+  const cached = byType.get(stored);
   if (cached) return cached;
   if (from !== apiVersionOf(t) && t.custom.conversion === 'Webhook') throw webhookNeedsAwait(t, from);
   // A parse of the cached encoding is the cheapest deep copy, and re-encoding it shows
@@ -114,11 +127,7 @@ export function presentAs(t: ResourceType, stored: StoredObject): StoredObject {
   const json = JSON.stringify(object);
   const view =
     !pruned && json === stored.json ? stored : { key: stored.key, object, revision: stored.revision, json };
-  if (!byType) {
-    byType = new WeakMap();
-    views.set(stored, byType);
-  }
-  byType.set(t, view);
+  byType.set(stored, view);
   return view;
 }
 
@@ -210,12 +219,24 @@ interface PendingView {
 }
 
 /**
- * Conversions through a webhook for lists and watches, per stored state and served type (a
+ * Conversions through a webhook for lists and watches, per served type and stored state (a
  * pending one too, so that watchers of one change share its call). kube-apiserver serves lists
  * and watches from its watch cache, which holds every object decoded, that is converted, once
- * per change and per version; a failed conversion is not kept.
+ * per change and per version; a failed conversion is not kept. One table per type, not one per
+ * object: a cold list of 10,000 objects would otherwise make 10,000 weak tables for the
+ * collector to trace.
  */
-const webhookViews = new WeakMap<StoredObject, WeakMap<ResourceType, StoredObject | PendingView>>();
+const webhookViews = new WeakMap<ResourceType, WeakMap<StoredObject, StoredObject | PendingView>>();
+
+/** The conversions kept for `t` (made on first use). */
+function webhookViewsOf(t: ResourceType): WeakMap<StoredObject, StoredObject | PendingView> {
+  let m = webhookViews.get(t);
+  if (!m) {
+    m = new WeakMap();
+    webhookViews.set(t, m);
+  }
+  return m;
+}
 
 function isPending(v: StoredObject | PendingView): v is PendingView {
   return 'batch' in v;
@@ -227,7 +248,7 @@ function isPending(v: StoredObject | PendingView): v is PendingView {
  */
 export function convertedView(t: ResourceType, stored: StoredObject): StoredObject | undefined {
   if (t.custom?.conversion !== 'Webhook') return undefined;
-  const known = webhookViews.get(stored)?.get(t);
+  const known = webhookViews.get(t)?.get(stored);
   return known === undefined || isPending(known) ? undefined : known;
 }
 
@@ -257,6 +278,7 @@ export function presentAll(
 ): StoredObject[] | Promise<StoredObject[]> {
   if (t.custom?.conversion !== 'Webhook') return items.map((i) => presentAs(t, i));
   const target = servedBy(t).apiVersion;
+  const kept = webhookViewsOf(t);
   const out: StoredObject[] = new Array(items.length);
   const send: StoredObject[] = [];
   const sentFrom: number[] = [];
@@ -267,7 +289,7 @@ export function presentAll(
       out[n] = presentAs(t, i);
       continue;
     }
-    const known = webhookViews.get(i)?.get(t);
+    const known = kept.get(i);
     if (known === undefined) {
       send.push(i);
       sentFrom.push(n);
@@ -282,25 +304,17 @@ export function presentAll(
   if (send.length > 0) {
     const batch = convertViews(t, send);
     batch.catch(() => undefined);
-    const byTypes = send.map((i, index) => {
-      let byType = webhookViews.get(i);
-      if (!byType) {
-        byType = new WeakMap();
-        webhookViews.set(i, byType);
-      }
-      byType.set(t, { batch, index });
-      return byType;
-    });
+    for (let index = 0; index < send.length; index++) kept.set(send[index]!, { batch, index });
     waits.push(
       batch.then(
         (views) => {
           for (let k = 0; k < views.length; k++) {
-            byTypes[k]!.set(t, views[k]!);
+            kept.set(send[k]!, views[k]!);
             out[sentFrom[k]!] = views[k]!;
           }
         },
         (err: unknown) => {
-          for (const byType of byTypes) byType.delete(t);
+          for (const i of send) kept.delete(i);
           throw err;
         },
       ),
@@ -384,8 +398,8 @@ export function fromStorageVersion(t: ResourceType, obj: Obj): void {
 
 /** A stored object as a built-in kind that shares another's storage sees it (cached per stored state). */
 function presentStoredAs(t: ResourceType, as: StoredAs, stored: StoredObject): StoredObject {
-  let byType = views.get(stored);
-  const cached = byType?.get(t);
+  const byType = viewsOf(t);
+  const cached = byType.get(stored);
   if (cached) return cached;
   // Shares the stored object's (frozen) parts; frozen itself, as every stored state is.
   const object = Object.freeze(as.fromStored(stored.object as Obj));
@@ -395,11 +409,7 @@ function presentStoredAs(t: ResourceType, as: StoredAs, stored: StoredObject): S
     object,
     json: JSON.stringify(object),
   };
-  if (!byType) {
-    byType = new WeakMap();
-    views.set(stored, byType);
-  }
-  byType.set(t, view);
+  byType.set(stored, view);
   return view;
 }
 

@@ -91,6 +91,54 @@ describe('batch/v1 CronJob', () => {
   });
 });
 
+describe('batch/v1 Job', () => {
+  const generated = [
+    'batch.kubernetes.io/controller-uid',
+    'batch.kubernetes.io/job-name',
+    'controller-uid',
+    'job-name',
+  ];
+  const managed = async (name: string) => {
+    const job = JSON.parse(
+      await env.ok(['get', 'job', name, '-n', 'default', '-o', 'json', '--show-managed-fields']),
+    );
+    return { job, entries: job.metadata.managedFields as { manager: string; fieldsV1: any }[] };
+  };
+
+  it('leaves the generated selector and labels to no manager, as kube fills them after the field manager', async () => {
+    await env.ok(['create', 'job', 'pi', '-n', 'default', '--image=perl:5.34.0']);
+    const { job, entries } = await managed('pi');
+    // The object has them all …
+    const uid = job.metadata.uid;
+    expect(job.spec.selector).toEqual({ matchLabels: { 'batch.kubernetes.io/controller-uid': uid } });
+    expect(Object.keys(job.spec.template.metadata.labels).sort()).toEqual(generated);
+    expect(Object.keys(job.metadata.labels).sort()).toEqual(generated);
+    // … but the writer owns only what it sent and what decoding defaulted.
+    const mine = entries.find((e) => e.manager === 'kubectl-create')!;
+    expect(mine.fieldsV1['f:spec']['f:selector']).toBeUndefined();
+    expect(mine.fieldsV1['f:spec']['f:template']['f:metadata']).toBeUndefined();
+    expect(mine.fieldsV1['f:metadata']).toBeUndefined();
+    expect(mine.fieldsV1['f:spec']['f:backoffLimit']).toEqual({});
+  });
+
+  it('a Job without labels takes its template labels, and its writer owns only the ones it wrote', async () => {
+    await create({
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      metadata: { name: 'labelled', namespace: 'default' },
+      spec: { template: podTemplate({ app: 'pi' }, 'Never') },
+    });
+    const { job, entries } = await managed('labelled');
+    expect(Object.keys(job.metadata.labels).sort()).toEqual(['app', ...generated]);
+    const mine = entries.find((e) => e.manager === 'kubectl-create')!;
+    expect(mine.fieldsV1['f:metadata']['f:labels']).toEqual({ '.': {}, 'f:app': {} });
+    expect(mine.fieldsV1['f:spec']['f:template']['f:metadata']).toEqual({
+      'f:labels': { '.': {}, 'f:app': {} },
+    });
+    expect(mine.fieldsV1['f:spec']['f:selector']).toBeUndefined();
+  });
+});
+
 describe('autoscaling HorizontalPodAutoscaler', () => {
   it('v2 is created with its defaults and printed with its targets', async () => {
     await create({

@@ -130,6 +130,8 @@ export function createWebhookCaller(store: Store): WebhookCaller {
 interface Target {
   printed: string;
   host: string;
+  /** The Host header: the host, bracketed when IPv6, with the port unless 443. */
+  hostHeader: string;
   port: number;
   path: string;
   servername: string;
@@ -145,10 +147,12 @@ function resolve(store: Store, config: WebhookClientConfig, timeout: string): Ta
     }
     u.searchParams.set('timeout', timeout);
     const host = u.hostname.replace(/^\[|\]$/g, '');
+    const port = u.port ? Number(u.port) : 443;
     return {
       printed: u.toString(),
       host,
-      port: u.port ? Number(u.port) : 443,
+      hostHeader: hostHeader(host, port),
+      port,
       path: `${u.pathname}${u.search}`,
       servername: host,
     };
@@ -166,14 +170,34 @@ function resolve(store: Store, config: WebhookClientConfig, timeout: string): Ta
   if (!service) return fail(`service "${svc.name}" not found`);
   const spec = isObject(service.spec) ? service.spec : {};
   if (spec.type === 'ExternalName' && typeof spec.externalName === 'string') {
-    return { printed, host: spec.externalName, port, path, servername };
+    return {
+      printed,
+      host: spec.externalName,
+      hostHeader: hostHeader(spec.externalName, port),
+      port,
+      path,
+      servername,
+    };
   }
   const ports = Array.isArray(spec.ports) ? (spec.ports as Obj[]) : [];
   const svcPort = ports.find((p) => p.port === port);
   if (!svcPort) return fail(`no service port ${port} found for service "${svc.name}"`);
   const address = readyEndpoint(store, svc.namespace, svc.name, svcPort);
   if (!address) return fail(`no endpoints available for service "${svc.name}"`);
-  return { printed, host: address.ip, port: address.port, path, servername };
+  return {
+    printed,
+    host: address.ip,
+    hostHeader: hostHeader(address.ip, address.port),
+    port: address.port,
+    path,
+    servername,
+  };
+}
+
+/** The Host header node's https client writes for `host` and `port` (IPv6 bracketed, no `:443`). */
+function hostHeader(host: string, port: number): string {
+  const h = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+  return port === 443 ? h : `${h}:${port}`;
 }
 
 /**
@@ -247,11 +271,18 @@ function send(
       path: target.path,
       // SNI carries names only; a certificate for an IP address is checked against the host.
       ...(isIP(target.servername) ? {} : { servername: target.servername }),
-      headers: {
-        'Content-Type': 'application/json',
-        Accept: 'application/json, */*',
-        'Content-Length': payload.length,
-      },
+      // Raw header lines (name, value, …): written as they are, without the checks and the
+      // bookkeeping of setHeader on every call. Host as node would make it.
+      headers: [
+        'Host',
+        target.hostHeader,
+        'Content-Type',
+        'application/json',
+        'Accept',
+        'application/json, */*',
+        'Content-Length',
+        String(payload.length),
+      ],
     });
     // The context deadline of kube's call: the whole exchange, not only the connection.
     const timer = setTimeout(() => {

@@ -118,7 +118,7 @@ async function dispatch(
         const result = await callWebhook(deps, entry, true, attrs, match, versioned, oldVersioned, options);
         const matchedType =
           deps.registry.lookup(match.resource.group, match.resource.version, match.resource.resource) ?? t;
-        const patched = applyPatch(
+        const out = applyPatch(
           entry.webhook.name,
           result.patch,
           result.patchType,
@@ -127,7 +127,8 @@ async function dispatch(
           matchedType,
           scale !== undefined,
         );
-        if (patched) applied = { operations: decodePatch(result.patch as string) as unknown[] };
+        const patched = out?.patched;
+        if (out) applied = { operations: out.operations };
         return versioned === current
           ? patched
           : convertForMatch(deps, patched, matchedType, base.resource, base.subresource);
@@ -206,8 +207,8 @@ function annotate(
 
 /**
  * Applies a mutating webhook's patch (evanphx/json-patch) and defaults the result again, as
- * kube's dispatcher decodes and defaults the patched object. Undefined when there is nothing to
- * apply.
+ * kube's dispatcher decodes and defaults the patched object; with the operations decoded (the
+ * audit annotation shows them). Undefined when there is nothing to apply.
  */
 function applyPatch(
   name: string,
@@ -217,7 +218,7 @@ function applyPatch(
   current: Obj | undefined,
   t: ResourceType,
   isScale: boolean,
-): Obj | undefined {
+): { patched: Obj; operations: unknown[] } | undefined {
   if (!patchB64) return undefined;
   let operations: unknown;
   try {
@@ -270,7 +271,7 @@ function applyPatch(
     );
   }
   if (!isScale) t.behaviour.defaults?.(patched);
-  return patched;
+  return { patched, operations };
 }
 
 /** evanphx/json-patch's error for an operation it cannot apply. */

@@ -10,7 +10,9 @@ const created = (ago: number) => new Date(now.getTime() - ago * 1000).toISOStrin
 
 function write(obj: Obj, old?: Obj): { obj: Obj; causes: { field?: string; message?: string }[] } {
   const copy = structuredClone(obj);
+  // As the registry runs them: defaults (decoding), then the strategy's prepare.
   jobs.defaults?.(copy);
+  jobs.prepare?.(copy, old);
   return { obj: copy, causes: jobs.validate?.(copy, old) ?? [] };
 }
 const fieldsOf = (causes: { field?: string; message?: string }[]) =>

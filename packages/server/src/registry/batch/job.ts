@@ -50,10 +50,10 @@ const LEGACY_JOB_NAME = 'job-name';
 const MAX_INT32 = 2147483647;
 
 /**
- * `SetDefaults_Job`, the template's pod defaults, and the selector the create strategy generates
- * unless `manualSelector` is true: `batch.kubernetes.io/controller-uid` (from `metadata.uid`,
- * which the server sets first) plus the job-name labels on the pod template. A Job without labels
- * of its own takes the template's, as a real server's read-back defaulting does.
+ * `SetDefaults_Job` and the template's pod defaults: what decoding the request applies, so the
+ * field manager records them as the writer's. A Job without labels of its own takes the
+ * template's labels object itself, as Go's `obj.Labels = labels` shares the map: the labels the
+ * create strategy then adds to the template show in both.
  */
 function defaults(obj: Obj): void {
   const spec = ensureObj(obj, 'spec');
@@ -78,11 +78,36 @@ function defaults(obj: Obj): void {
 
   const template = ensureObj(spec, 'template');
   defaultPodTemplate(template);
+  labelsFromTemplate(obj);
+  ensureObj(obj, 'status');
+}
+
+/** A Job without labels of its own takes its template's (`SetDefaults_Job`, on decode and on read). */
+function labelsFromTemplate(obj: Obj): void {
+  const meta = ensureObj(obj, 'metadata');
+  const templateLabels = dig(obj, 'spec', 'template', 'metadata', 'labels');
+  if (
+    isObj(templateLabels) &&
+    Object.keys(templateLabels).length > 0 &&
+    Object.keys(strMap(meta.labels)).length === 0
+  )
+    meta.labels = templateLabels;
+}
+
+/**
+ * The create strategy's `generateSelector` (PrepareForCreate, after the field manager, so these
+ * fields are owned by no manager), unless `manualSelector` is true:
+ * `batch.kubernetes.io/controller-uid` (from `metadata.uid`, set just before) in the selector,
+ * and the controller-uid and job-name labels on the pod template. Then the labels a Job without
+ * labels of its own shows, as a real server's read-back defaulting gives them.
+ */
+function generateSelector(obj: Obj): void {
+  const spec = ensureObj(obj, 'spec');
   const meta = ensureObj(obj, 'metadata');
   if (spec.manualSelector !== true) {
     const uid = str(meta.uid);
     const name = str(meta.name);
-    const labels = ensureObj(ensureObj(template, 'metadata'), 'labels');
+    const labels = ensureObj(ensureObj(ensureObj(spec, 'template'), 'metadata'), 'labels');
     // Labels the user set are kept; a conflict is reported by validation.
     for (const k of [LEGACY_JOB_NAME, JOB_NAME]) if (labels[k] === undefined) labels[k] = name;
     for (const k of [LEGACY_CONTROLLER_UID, CONTROLLER_UID]) if (labels[k] === undefined) labels[k] = uid;
@@ -90,10 +115,7 @@ function defaults(obj: Obj): void {
     const matchLabels = ensureObj(selector, 'matchLabels');
     if (matchLabels[CONTROLLER_UID] === undefined) matchLabels[CONTROLLER_UID] = uid;
   }
-  const templateLabels = dig(template, 'metadata', 'labels');
-  if (isObj(templateLabels) && Object.keys(strMap(meta.labels)).length === 0)
-    meta.labels = { ...templateLabels };
-  ensureObj(obj, 'status');
+  labelsFromTemplate(obj);
 }
 
 /** `ValidateHasLabel`. */
@@ -253,6 +275,13 @@ function jobCells(obj: Obj, now: Date): [string, string, string] {
 
 const jobs: KindBehaviour = {
   defaults,
+  prepare(obj, old) {
+    if (!old) generateSelector(obj);
+    // The shared labels object has served its purpose: the stored object gets two.
+    const meta = isObj(obj.metadata) ? obj.metadata : undefined;
+    const templateLabels = dig(obj, 'spec', 'template', 'metadata', 'labels');
+    if (meta && isObj(templateLabels) && meta.labels === templateLabels) meta.labels = { ...templateLabels };
+  },
   validate(obj, old) {
     const spec = isObj(obj.spec) ? obj.spec : {};
     const out = validateGeneratedSelector(obj);

@@ -10,7 +10,8 @@
  *   node bench/dist/benchmarks/operators.js --cpu-prof=/tmp/prof --heap-prof=/tmp/prof --operators=kubeloop
  *
  * - kubeloop: `node examples/sample-controller/dist/main.js`, 2 workers, no leader election,
- *   metrics and probes on (free loopback ports), as a user runs it; its logs to a file.
+ *   metrics and probes on (free loopback ports), as a user runs it (with `MALLOC_ARENA_MAX=2`,
+ *   as its image sets it); its logs to a file.
  * - client-go: the real k8s.io/sample-controller (kubernetes-1.24.1, 2 workers) that
  *   `../shared/tools/anchor/build-peers.sh` builds (`--sample-controller=PATH`, default
  *   `$ANCHOR_BIN/sample-controller` or `/tmp/anchor/bin/sample-controller`), with
@@ -216,8 +217,14 @@ async function spawnOperator(o: Options, op: Operator, label: string): Promise<C
       ],
       {
         cwd: join(o.root, 'examples/sample-controller'),
-        // The reconciles are measured, not the webhooks (client-go's sample-controller has none).
-        env: { ...process.env, KUBECONFIG: o.kubeconfigPath, ENABLE_WEBHOOKS: 'false' },
+        // The reconciles are measured, not the webhooks (client-go's sample-controller has none);
+        // glibc's arenas as the operator's image sets them (manifests/dockerfile.ts).
+        env: {
+          MALLOC_ARENA_MAX: '2',
+          ...process.env,
+          KUBECONFIG: o.kubeconfigPath,
+          ENABLE_WEBHOOKS: 'false',
+        },
         stdio: ['ignore', out, out],
       },
     );

@@ -4,7 +4,8 @@
  * webhook server. The workers default to 2, as sample-controller's `Run(ctx, 2)`.
  */
 import { managerFlags } from 'kubeloop/runtime';
-import { webhookFlags } from 'kubeloop/webhook';
+// The flags alone: the webhook server's modules load only when it runs (~1 MB of heap otherwise).
+import { webhookFlags } from 'kubeloop/webhook/flags';
 import { createManager, LEADER_ELECTION_ID } from './operator.js';
 
 const hooks = webhookFlags(process.argv.slice(2));

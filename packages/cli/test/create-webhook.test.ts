@@ -93,7 +93,7 @@ describe('kubeloop create webhook', () => {
     expect(spoke.stderr).toContain('invalid spoke version "v9"');
   });
 
-  it('scaffolds a defaulter and a validator with their test, wires them into main.ts and manifests.ts, records them in PROJECT', () => {
+  it('scaffolds a defaulter and a validator with their test, wires them into start.ts and manifests.ts, records them in PROJECT', () => {
     const out = ok([
       'create',
       'webhook',
@@ -113,7 +113,7 @@ describe('kubeloop create webhook', () => {
     expect(hooks).toMatch(/export const webhooks = \[\n {2}memcachedDefaulter,\n {2}memcachedValidator,\n/);
     expect(read('src/webhooks/memcached.test.ts')).toContain("from 'vitest'");
     expect(read('src/webhooks.ts')).toContain('...memcachedWebhooks,');
-    const main = read('src/main.ts');
+    const main = read('src/start.ts');
     expect(main).toContain('const hooks = webhookFlags(process.argv.slice(2));');
     expect(main).toContain('managerFlags(hooks.rest, { leaderElectionId: LEADER_ELECTION_ID })');
     expect(main).toContain(
@@ -142,7 +142,7 @@ describe('kubeloop create webhook', () => {
     expect(snapshot()).toEqual(before);
   });
 
-  it('adds a later type to the kind’s file, and wires the server into main.ts once', () => {
+  it('adds a later type to the kind’s file, and wires the server into start.ts once', () => {
     ok([
       'create',
       'webhook',
@@ -175,7 +175,7 @@ describe('kubeloop create webhook', () => {
     expect(hooks).toContain('Defaults an EtcdCluster on create');
     const test = read('src/webhooks/etcdcluster.test.ts');
     expect(test).toContain("import { etcdClusterDefaulter, etcdClusterValidator } from './etcdcluster.js';");
-    const main = read('src/main.ts');
+    const main = read('src/start.ts');
     expect(count(main, 'setupWithManager')).toBe(1);
     expect(count(main, "from 'kubeloop/webhook'")).toBe(1);
     expect(count(read('src/manifests.ts'), 'webhooks: allWebhooks')).toBe(1);

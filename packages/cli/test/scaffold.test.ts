@@ -40,9 +40,13 @@ describe('kubeloop init', () => {
     const tsconfig = readFileSync(join(project, 'tsconfig.json'), 'utf8');
     expect(tsconfig).not.toContain('extends');
     expect(JSON.parse(tsconfig).compilerOptions.strict).toBe(true);
-    expect(readFileSync(join(project, 'src/main.ts'), 'utf8')).toContain(
+    expect(readFileSync(join(project, 'src/start.ts'), 'utf8')).toContain(
       'managerFlags(process.argv.slice(2)',
     );
+    // The entry point sets the heap before it loads the operator (a static import would be loaded first).
+    const main = readFileSync(join(project, 'src/main.ts'), 'utf8');
+    expect(main.indexOf('tuneOperatorHeap();')).toBeGreaterThan(0);
+    expect(main.indexOf("await import('./start.js');")).toBeGreaterThan(main.indexOf('tuneOperatorHeap();'));
     const file = parse(readFileSync(join(project, 'PROJECT'), 'utf8'));
     expect(file).toMatchObject({ domain: 'example.com', projectName: 'memcached-operator', resources: [] });
     for (const f of [

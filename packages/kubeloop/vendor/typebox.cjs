@@ -53,17 +53,11 @@ var __importStar = (this && this.__importStar) || (function () {
 })();
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Type = void 0;
-// ------------------------------------------------------------------
-// Standard
-// ------------------------------------------------------------------
 __exportStar(require(1), exports);
 __exportStar(require(339), exports);
 __exportStar(require(45), exports);
 __exportStar(require(370), exports);
 __exportStar(require(112), exports);
-// ------------------------------------------------------------------
-// TypeBox
-// ------------------------------------------------------------------
 exports.Type = __importStar(require(372));
 const Type = __importStar(require(372));
 exports.default = Type;
@@ -123,14 +117,11 @@ defs[2] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.AddImmutableDeferred = AddImmutableDeferred;
 exports.AddImmutable = AddImmutable;
-// deno-fmt-ignore-file
 const deferred_mjs_1 = require(3);
 const instantiate_add_mjs_1 = require(24);
-/** Creates a deferred AddImmutable action. */
 function AddImmutableDeferred(type, options = {}) {
     return (0, deferred_mjs_1.Deferred)('AddImmutable', [type], options);
 }
-/** Applies an AddImmutable action to a type. */
 function AddImmutable(type, options = {}) {
     return (0, instantiate_add_mjs_1.AddImmutableAction)(type, options);
 }
@@ -143,17 +134,9 @@ exports.Deferred = Deferred;
 exports.IsDeferred = IsDeferred;
 const index_mjs_1 = require(4);
 const schema_mjs_1 = require(23);
-// ------------------------------------------------------------------
-// Factory
-// ------------------------------------------------------------------
-/** Creates a Deferred action. */
 function Deferred(action, parameters, options) {
     return index_mjs_1.Memory.Create({ '~kind': 'Deferred' }, { type: 'deferred', action, parameters, options }, {});
 }
-// ------------------------------------------------------------------
-// Guard
-// ------------------------------------------------------------------
-/** Returns true if the given value is a TDeferred. */
 function IsDeferred(value) {
     return (0, schema_mjs_1.IsKind)(value, 'Deferred');
 }
@@ -216,7 +199,6 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-// deno-fmt-ignore-file
 __exportStar(require(6), exports);
 __exportStar(require(19), exports);
 __exportStar(require(20), exports);
@@ -229,12 +211,9 @@ defs[6] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Assign = Assign;
-// deno-lint-ignore-file ban-types no-explicit-any
-// deno-fmt-ignore-file
 const metrics_mjs_1 = require(7);
 const finalize_mjs_1 = require(8);
 const keys_mjs_1 = require(18);
-/** Performs an Object assign using the Left and Right object types. */
 function Assign(left, right) {
     metrics_mjs_1.Metrics.assign += 1;
     const result = {}, rightKeys = (0, keys_mjs_1.Keys)(right), leftKeys = (0, keys_mjs_1.Keys)(left);
@@ -254,7 +233,6 @@ defs[7] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Metrics = void 0;
-/** TypeBox instantiation metrics */
 exports.Metrics = {
     assign: 0,
     create: 0,
@@ -268,13 +246,9 @@ defs[8] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Finalize = Finalize;
-// deno-lint-ignore-file no-explicit-any
 const index_mjs_1 = require(9);
 const index_mjs_2 = require(16);
 const keys_mjs_1 = require(18);
-// ------------------------------------------------------------------
-// Freeze
-// ------------------------------------------------------------------
 function Freeze(value, seen) {
     if (seen.has(value))
         return;
@@ -288,10 +262,6 @@ function Freeze(value, seen) {
     }
     Object.freeze(value);
 }
-// ------------------------------------------------------------------
-// Finalize
-// ------------------------------------------------------------------
-/** Finalizes a type. Will recursively freeze if `immutableTypes` is true, otherwise no action. */
 function Finalize(value) {
     if (!index_mjs_2.Settings.Get().immutableTypes)
         return value;
@@ -337,15 +307,9 @@ var __importStar = (this && this.__importStar) || (function () {
 })();
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Guard = exports.NativeGuard = exports.GlobalsGuard = exports.EmitGuard = void 0;
-// ------------------------------------------------------------------
-// Guards
-// ------------------------------------------------------------------
 exports.EmitGuard = __importStar(require(10));
 exports.GlobalsGuard = __importStar(require(14));
 exports.NativeGuard = __importStar(require(15));
-// ------------------------------------------------------------------
-// Default
-// ------------------------------------------------------------------
 const Guard = __importStar(require(11));
 exports.Guard = __importStar(require(11));
 exports.default = Guard;
@@ -433,17 +397,10 @@ exports.ReduceAnd = ReduceAnd;
 exports.ReduceOr = ReduceOr;
 exports.MultipleOf = MultipleOf;
 const G = __importStar(require(11));
-// ------------------------------------------------------------------
-// Identifier
-// ------------------------------------------------------------------
 const identifierRegExp = /^[\p{ID_Start}_$][\p{ID_Continue}_$\u200C\u200D]*$/u;
-/** Returns true if this value is a valid JavaScript identifier */
 function IsIdentifier(value) {
     return identifierRegExp.test(value);
 }
-// ------------------------------------------------------------------
-// Logical
-// ------------------------------------------------------------------
 function And(left, right) {
     return `(${left} && ${right})`;
 }
@@ -453,65 +410,45 @@ function Or(left, right) {
 function Not(expr) {
     return `!(${expr})`;
 }
-// --------------------------------------------------------------------------
-// Guards
-// --------------------------------------------------------------------------
-/** Returns true if this value is an array */
 function IsArray(value) {
     return `Array.isArray(${value})`;
 }
-/** Returns true if this value is bigint */
 function IsBigInt(value) {
     return `typeof ${value} === "bigint"`;
 }
-/** Returns true if this value is a boolean */
 function IsBoolean(value) {
     return `typeof ${value} === "boolean"`;
 }
-/** Returns true if this value is integer */
 function IsInteger(value) {
     return `Number.isInteger(${value})`;
 }
-/** Returns true if this value is null */
 function IsNull(value) {
     return `${value} === null`;
 }
-/** Returns true if this value is number */
 function IsNumber(value) {
     return `Number.isFinite(${value})`;
 }
-/** Returns true if this value is an object but not an array */
 function IsObjectNotArray(value) {
     return And(IsObject(value), Not(IsArray(value)));
 }
-/** Returns true if this value is an object */
 function IsObject(value) {
     return `typeof ${value} === "object" && ${value} !== null`;
 }
-/** Returns true if this value is string */
 function IsString(value) {
     return `typeof ${value} === "string"`;
 }
-/** Returns true if this value is symbol */
 function IsSymbol(value) {
     return `typeof ${value} === "symbol"`;
 }
-/** Returns true if this value is undefined */
 function IsUndefined(value) {
     return `${value} === undefined`;
 }
-// ------------------------------------------------------------------
-// Functions and Constructors
-// ------------------------------------------------------------------
 function IsFunction(value) {
     return `typeof ${value} === "function"`;
 }
 function IsConstructor(value) {
     return `Guard.IsConstructor(${value})`;
 }
-// ------------------------------------------------------------------
-// Relational
-// ------------------------------------------------------------------
 function IsEqual(left, right) {
     return `${left} === ${right}`;
 }
@@ -527,18 +464,12 @@ function IsLessEqualThan(left, right) {
 function IsGreaterEqualThan(left, right) {
     return `${left} >= ${right}`;
 }
-// --------------------------------------------------------------------------
-// String
-// --------------------------------------------------------------------------
 function IsMinLength(value, length) {
     return `(${value}.length >= ${(+length) << 1} || (${value}.length >= ${length} && Guard.CodePointCount(${value}) >= ${length}))`;
 }
 function IsMaxLength(value, length) {
     return `(${value}.length <= ${length} || (${value}.length <= ${(+length) << 1} && Guard.CodePointCount(${value}) <= ${length}))`;
 }
-// --------------------------------------------------------------------------
-// Array
-// --------------------------------------------------------------------------
 function Every(value, offset, params, expression) {
     return G.IsEqual(offset, '0') ? `${value}.every((${params[0]}, ${params[1]}) => (${expression}))` : `${value}.every((${params[0]}, ${params[1]}) => (${params[1]} < ${offset}) || (${expression}))`;
 }
@@ -551,9 +482,6 @@ function SomeAll(value, params, expression) {
 function Counted(value, params, expression) {
     return `${value}.reduce((result, ${params[0]}, ${params[1]}) => (${expression}) ? ++result : result, 0)`;
 }
-// --------------------------------------------------------------------------
-// Objects
-// --------------------------------------------------------------------------
 function Entries(value) {
     return `Object.entries(${value})`;
 }
@@ -567,9 +495,6 @@ function HasPropertyKey(value, key) {
 function IsDeepEqual(left, right) {
     return `Guard.IsDeepEqual(${left}, ${right})`;
 }
-// ------------------------------------------------------------------
-// Expressions
-// ------------------------------------------------------------------
 function ArrayLiteral(elements) {
     return `[${elements.join(', ')}]`;
 }
@@ -593,9 +518,6 @@ function Constant(value) {
 function Ternary(condition, true_, false_) {
     return `(${condition} ? ${true_} : ${false_})`;
 }
-// ------------------------------------------------------------------
-// Statements
-// ------------------------------------------------------------------
 function Statements(statements) {
     return `{ ${statements.join('; ')}; }`;
 }
@@ -608,18 +530,12 @@ function If(condition, then) {
 function Return(expression) {
     return `return ${expression}`;
 }
-// ------------------------------------------------------------------
-// Logical
-// ------------------------------------------------------------------
 function ReduceAnd(operands) {
     return G.IsEqual(operands.length, 0) ? 'true' : operands.reduce((left, right) => And(left, right));
 }
 function ReduceOr(operands) {
     return G.IsEqual(operands.length, 0) ? 'false' : operands.reduce((left, right) => Or(left, right));
 }
-// --------------------------------------------------------------------------
-// MultipleOf
-// --------------------------------------------------------------------------
 function MultipleOf(dividend, divisor) {
     return `Guard.IsMultipleOf(${dividend}, ${divisor})`;
 }
@@ -700,25 +616,17 @@ exports.Keys = Keys;
 exports.Symbols = Symbols;
 exports.Values = Values;
 exports.IsDeepEqual = IsDeepEqual;
-// deno-fmt-ignore-file
 const UnicodeSegmentGuard = __importStar(require(12));
 const UnicodeGuard = __importStar(require(13));
-// --------------------------------------------------------------------------
-// Guards
-// --------------------------------------------------------------------------
-/** Returns true if this value is an array */
 function IsArray(value) {
     return Array.isArray(value);
 }
-/** Returns true if this value is bigint */
 function IsBigInt(value) {
     return IsEqual(typeof value, 'bigint');
 }
-/** Returns true if this value is a boolean */
 function IsBoolean(value) {
     return IsEqual(typeof value, 'boolean');
 }
-/** Returns true if this value is a constructor */
 function IsConstructor(value) {
     if (IsUndefined(value) || !IsFunction(value))
         return false;
@@ -729,45 +637,33 @@ function IsConstructor(value) {
         return true;
     return false;
 }
-/** Returns true if this value is a function */
 function IsFunction(value) {
     return IsEqual(typeof value, 'function');
 }
-/** Returns true if this value is integer */
 function IsInteger(value) {
     return Number.isInteger(value);
 }
-/** Returns true if this value is null */
 function IsNull(value) {
     return IsEqual(value, null);
 }
-/** Returns true if this value is number */
 function IsNumber(value) {
     return Number.isFinite(value);
 }
-/** Returns true if this value is an object but not an array */
 function IsObjectNotArray(value) {
     return IsObject(value) && !IsArray(value);
 }
-/** Returns true if this value is an object */
 function IsObject(value) {
     return IsEqual(typeof value, 'object') && !(IsNull(value));
 }
-/** Returns true if this value is string */
 function IsString(value) {
     return IsEqual(typeof value, 'string');
 }
-/** Returns true if this value is symbol */
 function IsSymbol(value) {
     return IsEqual(typeof value, 'symbol');
 }
-/** Returns true if this value is undefined */
 function IsUndefined(value) {
     return IsEqual(value, undefined);
 }
-// --------------------------------------------------------------------------
-// Relational
-// --------------------------------------------------------------------------
 function IsEqual(left, right) {
     return left === right;
 }
@@ -783,9 +679,6 @@ function IsLessEqualThan(left, right) {
 function IsGreaterEqualThan(left, right) {
     return left >= right;
 }
-// --------------------------------------------------------------------------
-// MultipleOf
-// --------------------------------------------------------------------------
 function IsMultipleOf(dividend, divisor) {
     if (IsBigInt(dividend) || IsBigInt(divisor)) {
         return BigInt(dividend) % BigInt(divisor) === 0n;
@@ -798,10 +691,6 @@ function IsMultipleOf(dividend, divisor) {
     const mod = dividend % divisor;
     return Math.min(Math.abs(mod), Math.abs(mod - divisor), Math.abs(mod + divisor)) < tolerance;
 }
-// ------------------------------------------------------------------
-// IsClassInstance
-// ------------------------------------------------------------------
-/** Returns true if the value appears to be an instance of a class. */
 function IsClassInstance(value) {
     if (!IsObject(value))
         return false;
@@ -812,9 +701,6 @@ function IsClassInstance(value) {
         !(IsEqual(proto.constructor, globalThis.Object) ||
             IsEqual(proto.constructor.name, 'Object'));
 }
-// ------------------------------------------------------------------
-// IsValueLike
-// ------------------------------------------------------------------
 function IsValueLike(value) {
     return IsBigInt(value) ||
         IsBoolean(value) ||
@@ -823,33 +709,21 @@ function IsValueLike(value) {
         IsString(value) ||
         IsUndefined(value);
 }
-// --------------------------------------------------------------------------
-// String
-// --------------------------------------------------------------------------
-/** Returns the total number of visual grapheme clusters in the string. */
 function GraphemeCount(value) {
     return UnicodeSegmentGuard.GraphemeCount(value);
 }
-/** Returns the total number of Unicode code points in the string. */
 function CodePointCount(value) {
     return UnicodeGuard.CodePointCount(value);
 }
-/** Returns true if the string length in Unicode code points does not exceed maxLength */
 function IsMaxLength(value, maxLength) {
     return UnicodeGuard.IsMaxLength(value, maxLength);
 }
-/** Returns true if the string length in Unicode code points is at least minLength */
 function IsMinLength(value, minLength) {
     return UnicodeGuard.IsMinLength(value, minLength);
 }
-// --------------------------------------------------------------------------
-// Array
-// --------------------------------------------------------------------------
-/** Returns true if every element from offset satisfies the callback, short-circuiting on the first failure */
 function Every(value, offset, callback) {
     return value.every((item, index) => (index < offset) || callback(item, index));
 }
-/** Returns true if every element from offset satisfies the callback, using exhaustive enumeration */
 function EveryAll(value, offset, callback) {
     let result = true;
     value.forEach((item, index) => {
@@ -858,11 +732,9 @@ function EveryAll(value, offset, callback) {
     });
     return result;
 }
-/** Returns true if some element satisfies the callback, short-circuiting on the first success */
 function Some(value, callback) {
     return value.some((value, index) => callback(value, index));
 }
-/** Returns true if some element satisfies the callback, using exhaustive enumeration */
 function SomeAll(value, callback) {
     let result = false;
     value.forEach((item, index) => {
@@ -871,48 +743,33 @@ function SomeAll(value, callback) {
     });
     return result;
 }
-/** Returns the count of elements that satisfy the callback */
 function Counted(value, callback) {
     return value.reduce((result, value, index) => callback(value, index) ? ++result : result, 0);
 }
-/** Shifts the left-most element from an array and dispatches to the true arm, or the false arm if empty */
 function ShiftLeft(array, true_, false_) {
     return (IsEqual(array.length, 0) ? false_() : true_(array[0], array.slice(1)));
 }
-// --------------------------------------------------------------------------
-// Object
-// --------------------------------------------------------------------------
-/** Returns true if the PropertyKey is Unsafe (ref: prototype-pollution). */
 function IsUnsafePropertyKey(key) {
     return IsEqual(key, '__proto__') || IsEqual(key, 'constructor') || IsEqual(key, 'prototype');
 }
-/** Returns true if this value has this property key */
 function HasPropertyKey(value, key) {
     return IsUnsafePropertyKey(key) ? Object.prototype.hasOwnProperty.call(value, key) : key in value;
 }
-/** Returns object entries as `[RegExp, Value][]` */
 function EntriesRegExp(value) {
     return Keys(value).map((key) => [new RegExp(`^${key}$`), value[key]]);
 }
-/** Returns object entries as `[string, Value][]` */
 function Entries(value) {
     return Object.entries(value);
 }
-/** Returns property keys for this object via `Object.getOwnPropertyNames({ ... })` */
 function Keys(value) {
     return Object.getOwnPropertyNames(value);
 }
-/** Returns the property keys for this object via `Object.getOwnPropertySymbols({ ... })` */
 function Symbols(value) {
     return Object.getOwnPropertySymbols(value);
 }
-/** Returns the property values for the given object via `Object.values()` */
 function Values(value) {
     return Object.values(value);
 }
-// ------------------------------------------------------------------
-// IsDeepEqual
-// ------------------------------------------------------------------
 function DeepEqualObject(left, right) {
     if (!IsObject(right))
         return false;
@@ -924,7 +781,6 @@ function DeepEqualArray(left, right) {
     return IsArray(right) && IsEqual(left.length, right.length) &&
         left.every((_, index) => IsDeepEqual(left[index], right[index]));
 }
-/** Returns true if left and right values are structurally equal */
 function IsDeepEqual(left, right) {
     return (IsArray(left) ? DeepEqualArray(left, right) :
         IsObject(left) ? DeepEqualObject(left, right) :
@@ -938,54 +794,30 @@ Object.defineProperty(exports, "__esModule", { value: true });
 exports.GraphemeCount = GraphemeCount;
 exports.IsMinLength = IsMinLength;
 exports.IsMaxLength = IsMaxLength;
-// --------------------------------------------------------------------------
-// IsBetween
-// --------------------------------------------------------------------------
 function IsBetween(value, min, max) {
     return value >= min && value <= max;
 }
-// --------------------------------------------------------------------------
-// IsZeroWidthJoiner
-// --------------------------------------------------------------------------
 function IsZeroWidthJoiner(value) {
     return (value === 0x200D);
 }
-// --------------------------------------------------------------------------
-// IsHighSurrogate
-// --------------------------------------------------------------------------
 function IsHighSurrogate(value) {
     return IsBetween(value, 0xD800, 0xDBFF);
 }
-// --------------------------------------------------------------------------
-// IsRegionalIndicator
-// --------------------------------------------------------------------------
 function IsRegionalIndicator(value) {
     return IsBetween(value, 0x1F1E6, 0x1F1FF);
 }
-// --------------------------------------------------------------------------
-// IsVariationSelector
-// --------------------------------------------------------------------------
 function IsVariationSelector(value) {
     return IsBetween(value, 0xFE00, 0xFE0F);
 }
-// --------------------------------------------------------------------------
-// IsCombiningMark
-// --------------------------------------------------------------------------
 function IsCombiningMark(value) {
     return (IsBetween(value, 0x0300, 0x036F) ||
         IsBetween(value, 0x1AB0, 0x1AFF) ||
         IsBetween(value, 0x1DC0, 0x1DFF) ||
         IsBetween(value, 0xFE20, 0xFE2F));
 }
-// --------------------------------------------------------------------------
-// CodePointLength
-// --------------------------------------------------------------------------
 function CodePointLength(value) {
     return value > 0xFFFF ? 2 : 1;
 }
-// --------------------------------------------------------------------------
-// ConsumeModifiers (helper)
-// --------------------------------------------------------------------------
 function ConsumeModifiers(value, index) {
     while (index < value.length) {
         const point = value.codePointAt(index);
@@ -998,21 +830,15 @@ function ConsumeModifiers(value, index) {
     }
     return index;
 }
-// --------------------------------------------------------------------------
-// NextGraphemeClusterIndex
-// --------------------------------------------------------------------------
 function NextGraphemeClusterIndex(value, clusterStart) {
     const startCP = value.codePointAt(clusterStart);
     let clusterEnd = clusterStart + CodePointLength(startCP);
-    // Consume combining marks & variation selectors
     clusterEnd = ConsumeModifiers(value, clusterEnd);
-    // Handle multi-ZWJ sequences
     while (clusterEnd < value.length - 1 && IsZeroWidthJoiner(value.codePointAt(clusterEnd))) {
         const nextCP = value.codePointAt(clusterEnd + 1);
         clusterEnd += 1 + CodePointLength(nextCP);
         clusterEnd = ConsumeModifiers(value, clusterEnd);
     }
-    // Handle regional indicator pairs (flags)
     if (IsRegionalIndicator(startCP) &&
         clusterEnd < value.length &&
         IsRegionalIndicator(value.codePointAt(clusterEnd))) {
@@ -1020,22 +846,13 @@ function NextGraphemeClusterIndex(value, clusterStart) {
     }
     return clusterEnd;
 }
-// --------------------------------------------------------------------------
-// IsGraphemeCodePoint
-// --------------------------------------------------------------------------
 function IsGraphemeCodePoint(value) {
-    return ((value >= 0x0300) && ( // above special range
-    IsHighSurrogate(value) ||
+    return ((value >= 0x0300) && (IsHighSurrogate(value) ||
         IsCombiningMark(value) ||
         IsVariationSelector(value) ||
         IsZeroWidthJoiner(value)));
 }
-// --------------------------------------------------------------------------
-// IsMinLengthSegmented
-// --------------------------------------------------------------------------
-/** Checks if a string has at least a minimum number of grapheme clusters */
 function IsMinLengthSegmented(value, minLength) {
-    // if (minLength === 0) return true // 0-length (unreachable)
     let count = 0, index = 0;
     while (index < value.length) {
         index = NextGraphemeClusterIndex(value, index);
@@ -1044,10 +861,6 @@ function IsMinLengthSegmented(value, minLength) {
     }
     return false;
 }
-// --------------------------------------------------------------------------
-// IsMaxLengthSegmented
-// --------------------------------------------------------------------------
-/** Checks if a string has at most a maximum number of grapheme clusters */
 function IsMaxLengthSegmented(value, maxLength) {
     let count = 0, index = 0;
     while (index < value.length) {
@@ -1057,10 +870,6 @@ function IsMaxLengthSegmented(value, maxLength) {
     }
     return true;
 }
-// --------------------------------------------------------------------------
-// GraphemeCount
-// --------------------------------------------------------------------------
-/** Returns the number of grapheme clusters in a string */
 function GraphemeCount(value) {
     let count = 0, index = 0;
     while (index < value.length) {
@@ -1069,15 +878,11 @@ function GraphemeCount(value) {
     }
     return count;
 }
-// --------------------------------------------------------------------------
-// IsMinLength
-// --------------------------------------------------------------------------
-/** Fast check for minimum grapheme length, falls back to full check if needed */
 function IsMinLength(value, minLength) {
     if (minLength === 0)
-        return true; // 0-length
+        return true;
     if (value.length < minLength)
-        return false; // length is upper bound on grapheme count
+        return false;
     let index = 0;
     while (true) {
         if (IsGraphemeCodePoint(value.charCodeAt(index))) {
@@ -1087,13 +892,9 @@ function IsMinLength(value, minLength) {
             return true;
     }
 }
-// --------------------------------------------------------------------------
-// IsMaxLength
-// --------------------------------------------------------------------------
-/** Fast check for maximum grapheme length, falls back to full check if needed */
 function IsMaxLength(value, maxLength) {
     if (value.length <= maxLength)
-        return true; // length is upper bound on grapheme count
+        return true;
     let index = 0;
     while (true) {
         if (IsGraphemeCodePoint(value.charCodeAt(index))) {
@@ -1111,38 +912,18 @@ Object.defineProperty(exports, "__esModule", { value: true });
 exports.CodePointCount = CodePointCount;
 exports.IsMaxLength = IsMaxLength;
 exports.IsMinLength = IsMinLength;
-// ------------------------------------------------------------------
-// CodePointCount (10-bit Shift Branchless)
-//
-// Counts code points by enumerating UTF-16 sequences and incrementing
-// when not within a high/low pairing. Because surrogate blocks are
-// 1024 (2^10) wide and aligned, by shifting right by (0xA), we can
-// collapse each unit to a constant per block (high: 0x36, low: 0x37)
-// and shift again into a packed (0x3637) for comparison. Fetch calls
-// to charCodeAt(...) are kept to one call per iteration.
-//
-// ------------------------------------------------------------------
-/** Returns the total number of Unicode code points in the string */
 function CodePointCount(value) {
     let result = 0, index = 0, prev = 0;
     while (index < value.length) {
-        const next = value.charCodeAt(index++) >> 0xA; // shift  (10-bits into high/low)
-        result += +(((prev << 8) | next) !== 0x3637); // packed (or +!(prev === 0x36 && next === 0x37))
+        const next = value.charCodeAt(index++) >> 0xA;
+        result += +(((prev << 8) | next) !== 0x3637);
         prev = next;
     }
     return result;
 }
-// ------------------------------------------------------------------
-// IsMaxLength
-// ------------------------------------------------------------------
-/** Returns true if the string length in Unicode code points is less than or equal to maxLength */
 function IsMaxLength(value, maxLength) {
     return value.length <= maxLength || (value.length <= (maxLength << 1) && CodePointCount(value) <= maxLength);
 }
-// ------------------------------------------------------------------
-// IsMinLength
-// ------------------------------------------------------------------
-/** Returns true if the string length in Unicode code points is greater than or equal to minLength */
 function IsMinLength(value, minLength) {
     return value.length >= (minLength << 1) || (value.length >= minLength && CodePointCount(value) >= minLength);
 }
@@ -1170,9 +951,6 @@ exports.IsRegExp = IsRegExp;
 exports.IsDate = IsDate;
 exports.IsSet = IsSet;
 exports.IsMap = IsMap;
-// --------------------------------------------------------------------------
-// Primitives
-// --------------------------------------------------------------------------
 function IsBoolean(value) {
     return value instanceof Boolean;
 }
@@ -1182,81 +960,51 @@ function IsNumber(value) {
 function IsString(value) {
     return value instanceof String;
 }
-// --------------------------------------------------------------------------
-// TypeArray
-// --------------------------------------------------------------------------
 function IsTypeArray(value) {
     return globalThis.ArrayBuffer.isView(value);
 }
-/** Returns true if the value is a Int8Array */
 function IsInt8Array(value) {
     return value instanceof globalThis.Int8Array;
 }
-/** Returns true if the value is a Uint8Array */
 function IsUint8Array(value) {
     return value instanceof globalThis.Uint8Array;
 }
-/** Returns true if the value is a Uint8ClampedArray */
 function IsUint8ClampedArray(value) {
     return value instanceof globalThis.Uint8ClampedArray;
 }
-/** Returns true if the value is a Int16Array */
 function IsInt16Array(value) {
     return value instanceof globalThis.Int16Array;
 }
-/** Returns true if the value is a Uint16Array */
 function IsUint16Array(value) {
     return value instanceof globalThis.Uint16Array;
 }
-/** Returns true if the value is a Int32Array */
 function IsInt32Array(value) {
     return value instanceof globalThis.Int32Array;
 }
-/** Returns true if the value is a Uint32Array */
 function IsUint32Array(value) {
     return value instanceof globalThis.Uint32Array;
 }
-/** Returns true if the value is a Float32Array */
 function IsFloat32Array(value) {
     return value instanceof globalThis.Float32Array;
 }
-/** Returns true if the value is a Float64Array */
 function IsFloat64Array(value) {
     return value instanceof globalThis.Float64Array;
 }
-/** Returns true if the value is a BigInt64Array */
 function IsBigInt64Array(value) {
     return value instanceof globalThis.BigInt64Array;
 }
-/** Returns true if the value is a BigUint64Array */
 function IsBigUint64Array(value) {
     return value instanceof globalThis.BigUint64Array;
 }
-// ------------------------------------------------------------------
-// RegExp
-// ------------------------------------------------------------------
-/** Returns true if the value is a RegExp */
 function IsRegExp(value) {
     return value instanceof globalThis.RegExp;
 }
-// ------------------------------------------------------------------
-// Date
-// ------------------------------------------------------------------
-/** Returns true if the value is a Date */
 function IsDate(value) {
     return value instanceof globalThis.Date;
 }
-// ------------------------------------------------------------------
-// Set
-// ------------------------------------------------------------------
-/** Returns true if the value is a Set */
 function IsSet(value) {
     return value instanceof globalThis.Set;
 }
-// ------------------------------------------------------------------
-// Map
-// ------------------------------------------------------------------
-/** Returns true if the value is a Map */
 function IsMap(value) {
     return value instanceof globalThis.Map;
 }
@@ -1309,60 +1057,47 @@ exports.IsI16 = IsI16;
 exports.IsI32 = IsI32;
 exports.IsI64 = IsI64;
 const Guard = __importStar(require(11));
-// --------------------------------------------------------------------------
-// Native
-// --------------------------------------------------------------------------
-/** Returns true if this value is a F32 */
 function IsF32(value) {
     return Guard.IsNumber(value) &&
         Guard.IsEqual(value, Math.fround(value));
 }
-/** Returns true if this value is a F64 */
 function IsF64(value) {
     return Guard.IsNumber(value);
 }
-/** Returns true if this value is a U8 */
 function IsU8(value) {
     return Guard.IsInteger(value) &&
         Guard.IsGreaterEqualThan(value, 0) &&
         Guard.IsLessEqualThan(value, 255);
 }
-/** Returns true if this value is a U16 */
 function IsU16(value) {
     return Guard.IsInteger(value) &&
         Guard.IsGreaterEqualThan(value, 0) &&
         Guard.IsLessEqualThan(value, 65535);
 }
-/** Returns true if this value is a U32 */
 function IsU32(value) {
     return Guard.IsInteger(value) &&
         Guard.IsGreaterEqualThan(value, 0) &&
         Guard.IsLessEqualThan(value, 4294967295);
 }
-/** Returns true if this value is a U64 */
 function IsU64(value) {
     return Guard.IsInteger(value) &&
         Guard.IsGreaterEqualThan(value, 0);
 }
-/** Returns true if this value is a I8 */
 function IsI8(value) {
     return Guard.IsInteger(value) &&
         Guard.IsGreaterEqualThan(value, -128) &&
         Guard.IsLessEqualThan(value, 127);
 }
-/** Returns true if this value is a I16 */
 function IsI16(value) {
     return Guard.IsInteger(value) &&
         Guard.IsGreaterEqualThan(value, -32768) &&
         Guard.IsLessEqualThan(value, 32767);
 }
-/** Returns true if this value is a I32 */
 function IsI32(value) {
     return Guard.IsInteger(value) &&
         Guard.IsGreaterEqualThan(value, -2147483648) &&
         Guard.IsLessEqualThan(value, 2147483647);
 }
-/** Returns true if this value is a I64 */
 function IsI64(value) {
     return Guard.IsBigInt(value) &&
         Guard.IsGreaterEqualThan(value, BigInt('-9223372036854775808')) &&
@@ -1417,10 +1152,6 @@ exports.Reset = Reset;
 exports.Set = Set;
 exports.Get = Get;
 const index_mjs_1 = require(9);
-// -------------------------------------------------------------------
-// State
-// -------------------------------------------------------------------
-// Internal mutable state
 const settings = {
     immutableTypes: false,
     maxErrors: 8,
@@ -1432,10 +1163,6 @@ const settings = {
     correctiveParse: false,
     unionPrioritySort: true
 };
-// -------------------------------------------------------------------
-// Reset
-// -------------------------------------------------------------------
-/** Resets system settings to defaults */
 function Reset() {
     settings.immutableTypes = false;
     settings.maxErrors = 8;
@@ -1447,10 +1174,6 @@ function Reset() {
     settings.correctiveParse = false;
     settings.unionPrioritySort = true;
 }
-// -------------------------------------------------------------------
-// Set
-// -------------------------------------------------------------------
-/** Sets system settings */
 function Set(options) {
     for (const key of index_mjs_1.Guard.Keys(options)) {
         const value = options[key];
@@ -1459,10 +1182,6 @@ function Set(options) {
         }
     }
 }
-// -------------------------------------------------------------------
-// Get
-// -------------------------------------------------------------------
-/** Gets current system settings */
 function Get() {
     return settings;
 }
@@ -1473,10 +1192,6 @@ defs[18] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Keys = Keys;
 const index_mjs_1 = require(9);
-// ------------------------------------------------------------------
-// Keys (alternatively, Reflect.ownKeys(...))
-// ------------------------------------------------------------------
-/** Returns the own string and symbol keys of the given object. */
 function Keys(value) {
     return [...index_mjs_1.Guard.Keys(value), ...index_mjs_1.Guard.Symbols(value)];
 }
@@ -1486,22 +1201,16 @@ defs[19] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Clone = Clone;
-// deno-lint-ignore-file no-explicit-any
-// deno-fmt-ignore-file
 const index_mjs_1 = require(9);
 const metrics_mjs_1 = require(7);
 const keys_mjs_1 = require(18);
-// ------------------------------------------------------------------
-// Clone
-// ------------------------------------------------------------------
-/** Returns a shallow clone of the given object. */
 function Clone(value) {
     metrics_mjs_1.Metrics.clone += 1;
     const result = {};
     for (const key of (0, keys_mjs_1.Keys)(value)) {
         if (index_mjs_1.Guard.IsUnsafePropertyKey(key))
-            continue; // (ignore: prototype-pollution)
-        const descriptor = Object.getOwnPropertyDescriptor(value, key); // safe-name!
+            continue;
+        const descriptor = Object.getOwnPropertyDescriptor(value, key);
         if (index_mjs_1.Guard.IsEqual(descriptor.enumerable, true)) {
             result[key] = descriptor.value;
         }
@@ -1517,19 +1226,12 @@ defs[20] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Create = Create;
-// deno-lint-ignore-file no-explicit-any
 const index_mjs_1 = require(16);
 const metrics_mjs_1 = require(7);
 const finalize_mjs_1 = require(8);
-// ------------------------------------------------------------------
-// WithEnumerable
-// ------------------------------------------------------------------
 function WithEnumerable(left, right) {
     return { ...left, ...right };
 }
-// ------------------------------------------------------------------
-// WithHidden
-// ------------------------------------------------------------------
 function WithHidden(left, right) {
     for (const key of Object.keys(right)) {
         Object.defineProperty(left, key, {
@@ -1541,10 +1243,6 @@ function WithHidden(left, right) {
     }
     return left;
 }
-// ------------------------------------------------------------------
-// Create
-// ------------------------------------------------------------------
-/** Creates an object with hidden, enumerable, and optional property sets. */
 function Create(hidden, enumerable, options = {}) {
     metrics_mjs_1.Metrics.create += 1;
     const withEnumerable = WithEnumerable(enumerable, options);
@@ -1557,14 +1255,9 @@ defs[21] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Discard = Discard;
-// deno-lint-ignore-file no-explicit-any
 const metrics_mjs_1 = require(7);
 const finalize_mjs_1 = require(8);
 const keys_mjs_1 = require(18);
-// ------------------------------------------------------------------
-// Discard
-// ------------------------------------------------------------------
-/** Discards property keys from the given object. */
 function Discard(value, propertyKeys) {
     metrics_mjs_1.Metrics.discard += 1;
     const result = {};
@@ -1582,31 +1275,24 @@ defs[22] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Update = Update;
-// deno-lint-ignore-file no-explicit-any
 const index_mjs_1 = require(9);
 const index_mjs_2 = require(16);
 const metrics_mjs_1 = require(7);
 const finalize_mjs_1 = require(8);
 const keys_mjs_1 = require(18);
-// ------------------------------------------------------------------
-// WithCurrent
-// ------------------------------------------------------------------
 function WithCurrent(current, hiddenKeys, enumerableKeys, result) {
     for (const key of (0, keys_mjs_1.Keys)(current)) {
         if (index_mjs_1.Guard.IsUnsafePropertyKey(key) || hiddenKeys.includes(key) || enumerableKeys.includes(key))
-            continue; // (ignore: prototype-pollution)
-        const descriptor = Object.getOwnPropertyDescriptor(current, key); // safe-name!
+            continue;
+        const descriptor = Object.getOwnPropertyDescriptor(current, key);
         Object.defineProperty(result, key, descriptor);
     }
 }
-// ------------------------------------------------------------------
-// WithHidden
-// ------------------------------------------------------------------
 function WithHidden(hidden, keys, result) {
     const enumerableKind = index_mjs_2.Settings.Get().enumerableKind;
     for (const key of keys) {
         if (index_mjs_1.Guard.IsUnsafePropertyKey(key))
-            continue; // (ignore: prototype-pollution)
+            continue;
         Object.defineProperty(result, key, {
             configurable: true,
             writable: true,
@@ -1615,13 +1301,10 @@ function WithHidden(hidden, keys, result) {
         });
     }
 }
-// ------------------------------------------------------------------
-// WithEnumerable
-// ------------------------------------------------------------------
 function WithEnumerable(enumerable, keys, result) {
     for (const key of keys) {
         if (index_mjs_1.Guard.IsUnsafePropertyKey(key))
-            continue; // (ignore: prototype-pollution)
+            continue;
         Object.defineProperty(result, key, {
             configurable: true,
             enumerable: true,
@@ -1630,10 +1313,6 @@ function WithEnumerable(enumerable, keys, result) {
         });
     }
 }
-// ------------------------------------------------------------------
-// Update
-// ------------------------------------------------------------------
-/** Updates an existing type with additional hidden and enumerable properties while preserving property configuration. */
 function Update(current, hidden, enumerable) {
     metrics_mjs_1.Metrics.update += 1;
     const result = {}, hiddenKeys = (0, keys_mjs_1.Keys)(hidden), enumerableKeys = (0, keys_mjs_1.Keys)(enumerable);
@@ -1649,18 +1328,10 @@ defs[23] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsKind = IsKind;
 exports.IsSchema = IsSchema;
-// deno-lint-ignore-file
-// deno-fmt-ignore-file
 const index_mjs_1 = require(9);
-// ------------------------------------------------------------------
-// Kind
-// ------------------------------------------------------------------
 function IsKind(value, kind) {
     return index_mjs_1.Guard.IsObject(value) && index_mjs_1.Guard.HasPropertyKey(value, '~kind') && index_mjs_1.Guard.IsEqual(value["~kind"], kind);
 }
-// ------------------------------------------------------------------
-// Guard
-// ------------------------------------------------------------------
 function IsSchema(value) {
     return index_mjs_1.Guard.IsObject(value);
 }
@@ -1671,7 +1342,6 @@ defs[24] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.AddImmutableAction = AddImmutableAction;
 exports.AddImmutableInstantiate = AddImmutableInstantiate;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(4);
 const instantiate_mjs_1 = require(25);
 function AddImmutableAction(type, options) {
@@ -1694,12 +1364,7 @@ exports.InstantiateElements = InstantiateElements;
 exports.InstantiateTypes = InstantiateTypes;
 exports.InstantiateType = InstantiateType;
 exports.Instantiate = Instantiate;
-// deno-fmt-ignore-file
-// deno-lint-ignore-file
 const index_mjs_1 = require(9);
-// ------------------------------------------------------------------
-// Modifiers
-// ------------------------------------------------------------------
 const instantiate_add_mjs_1 = require(24);
 const instantiate_add_mjs_2 = require(26);
 const instantiate_add_mjs_3 = require(27);
@@ -1716,9 +1381,6 @@ const tuple_mjs_1 = require(144);
 const union_mjs_1 = require(131);
 const ref_mjs_1 = require(33);
 const rest_mjs_1 = require(159);
-// ------------------------------------------------------------------
-// Modifier Instantiate
-// ------------------------------------------------------------------
 const instantiate_add_mjs_4 = require(24);
 const instantiate_remove_mjs_1 = require(226);
 const instantiate_add_mjs_5 = require(26);
@@ -1728,9 +1390,6 @@ const instantiate_remove_mjs_3 = require(148);
 const _optional_mjs_1 = require(41);
 const _immutable_mjs_1 = require(115);
 const _readonly_mjs_1 = require(116);
-// ------------------------------------------------------------------
-// Instantiate
-// ------------------------------------------------------------------
 const instantiate_mjs_1 = require(32);
 const instantiate_mjs_2 = require(227);
 const index_mjs_2 = require(237);
@@ -1788,15 +1447,12 @@ function WithModifiers(type, instantiatedType) {
     return withImmutable;
 }
 function InstantiateDeferred(context, state, action, parameters, options) {
-    return (
-    // Modifiers
-    index_mjs_1.Guard.IsEqual(action, 'AddImmutable') ? (0, instantiate_add_mjs_4.AddImmutableInstantiate)(context, state, parameters[0], options) :
+    return (index_mjs_1.Guard.IsEqual(action, 'AddImmutable') ? (0, instantiate_add_mjs_4.AddImmutableInstantiate)(context, state, parameters[0], options) :
         index_mjs_1.Guard.IsEqual(action, 'RemoveImmutable') ? (0, instantiate_remove_mjs_1.RemoveImmutableInstantiate)(context, state, parameters[0], options) :
             index_mjs_1.Guard.IsEqual(action, 'AddReadonly') ? (0, instantiate_add_mjs_5.AddReadonlyInstantiate)(context, state, parameters[0], options) :
                 index_mjs_1.Guard.IsEqual(action, 'RemoveReadonly') ? (0, instantiate_remove_mjs_2.RemoveReadonlyInstantiate)(context, state, parameters[0], options) :
                     index_mjs_1.Guard.IsEqual(action, 'AddOptional') ? (0, instantiate_add_mjs_6.AddOptionalInstantiate)(context, state, parameters[0], options) :
                         index_mjs_1.Guard.IsEqual(action, 'RemoveOptional') ? (0, instantiate_remove_mjs_3.RemoveOptionalInstantiate)(context, state, parameters[0], options) :
-                            // Actions
                             index_mjs_1.Guard.IsEqual(action, 'Capitalize') ? (0, instantiate_mjs_2.CapitalizeInstantiate)(context, state, parameters[0], options) :
                                 index_mjs_1.Guard.IsEqual(action, 'Conditional') ? (0, index_mjs_2.ConditionalInstantiate)(context, state, parameters[0], parameters[1], parameters[2], parameters[3], options) :
                                     index_mjs_1.Guard.IsEqual(action, 'ConstructorParameters') ? (0, instantiate_mjs_3.ConstructorParametersInstantiate)(context, state, parameters[0], options) :
@@ -1848,7 +1504,6 @@ function InstantiateType(context, state, type) {
         : InstantiateImmediate(context, state, type);
     return result;
 }
-/** Instantiates computed schematics using the given context and type. */
 function Instantiate(context, type) {
     return InstantiateType(context, State([], []), type);
 }
@@ -1859,7 +1514,6 @@ defs[26] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.AddReadonlyAction = AddReadonlyAction;
 exports.AddReadonlyInstantiate = AddReadonlyInstantiate;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(4);
 const instantiate_mjs_1 = require(25);
 function AddReadonlyAction(type, options) {
@@ -1877,7 +1531,6 @@ defs[27] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.AddOptionalAction = AddOptionalAction;
 exports.AddOptionalInstantiate = AddOptionalInstantiate;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(4);
 const instantiate_mjs_1 = require(25);
 function AddOptionalAction(type, options) {
@@ -1897,27 +1550,14 @@ exports._Array_ = _Array_;
 exports.Array = _Array_;
 exports.IsArray = IsArray;
 exports.ArrayOptions = ArrayOptions;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(4);
 const schema_mjs_1 = require(23);
-// ------------------------------------------------------------------
-// Factory
-// ------------------------------------------------------------------
-/** Creates an Array type. */
 function _Array_(items, options) {
     return index_mjs_1.Memory.Create({ '~kind': 'Array' }, { type: 'array', items }, options);
 }
-// ------------------------------------------------------------------
-// Guard
-// ------------------------------------------------------------------
-/** Returns true if the given value is a TArray. */
 function IsArray(value) {
     return (0, schema_mjs_1.IsKind)(value, 'Array');
 }
-// ------------------------------------------------------------------
-// Options
-// ------------------------------------------------------------------
-/** Extracts options from a TArray. */
 function ArrayOptions(type) {
     return index_mjs_1.Memory.Discard(type, ['~kind', 'type', 'items']);
 }
@@ -1929,27 +1569,14 @@ Object.defineProperty(exports, "__esModule", { value: true });
 exports.Constructor = Constructor;
 exports.IsConstructor = IsConstructor;
 exports.ConstructorOptions = ConstructorOptions;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(4);
 const schema_mjs_1 = require(23);
-// ------------------------------------------------------------------
-// Factory
-// ------------------------------------------------------------------
-/** Creates a Constructor type. */
 function Constructor(parameters, instanceType, options = {}) {
     return index_mjs_1.Memory.Create({ '~kind': 'Constructor' }, { type: 'constructor', parameters, instanceType }, options);
 }
-// ------------------------------------------------------------------
-// Guard
-// ------------------------------------------------------------------
-/** Returns true if the given value is a TConstructor. */
 function IsConstructor(value) {
     return (0, schema_mjs_1.IsKind)(value, 'Constructor');
 }
-// ------------------------------------------------------------------
-// Options
-// ------------------------------------------------------------------
-/** Extracts options from a TConstructor. */
 function ConstructorOptions(type) {
     return index_mjs_1.Memory.Discard(type, ['~kind', 'type', 'parameters', 'instanceType']);
 }
@@ -1962,27 +1589,14 @@ exports._Function_ = _Function_;
 exports.Function = _Function_;
 exports.IsFunction = IsFunction;
 exports.FunctionOptions = FunctionOptions;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(4);
 const schema_mjs_1 = require(23);
-// ------------------------------------------------------------------
-// Factory
-// ------------------------------------------------------------------
-/** Creates a Function type. */
 function _Function_(parameters, returnType, options = {}) {
     return index_mjs_1.Memory.Create({ ['~kind']: 'Function' }, { type: 'function', parameters, returnType }, options);
 }
-// ------------------------------------------------------------------
-// Guard
-// ------------------------------------------------------------------
-/** Returns true if the given value is TFunction. */
 function IsFunction(value) {
     return (0, schema_mjs_1.IsKind)(value, 'Function');
 }
-// ------------------------------------------------------------------
-// Options
-// ------------------------------------------------------------------
-/** Extracts options from a TFunction. */
 function FunctionOptions(type) {
     return index_mjs_1.Memory.Discard(type, ['~kind', 'type', 'parameters', 'returnType']);
 }
@@ -1994,8 +1608,6 @@ Object.defineProperty(exports, "__esModule", { value: true });
 exports.CallConstruct = CallConstruct;
 exports.Call = Call;
 exports.IsCall = IsCall;
-// deno-lint-ignore-file ban-types
-// deno-fmt-ignore-file
 const index_mjs_1 = require(4);
 const schema_mjs_1 = require(23);
 const instantiate_mjs_1 = require(32);
@@ -2003,17 +1615,9 @@ const instantiate_mjs_2 = require(25);
 function CallConstruct(target, arguments_) {
     return index_mjs_1.Memory.Create({ ['~kind']: 'Call' }, { type: 'call', target, arguments: arguments_ }, {});
 }
-// ------------------------------------------------------------------
-// Factory
-// ------------------------------------------------------------------
-/** Creates a Call type. */
 function Call(target, arguments_) {
     return (0, instantiate_mjs_1.CallInstantiate)({}, (0, instantiate_mjs_2.State)([], []), target, arguments_);
 }
-// ------------------------------------------------------------------
-// Guard
-// ------------------------------------------------------------------
-/** Returns true if the given type is a TCall. */
 function IsCall(value) {
     return (0, schema_mjs_1.IsKind)(value, 'Call');
 }
@@ -2023,7 +1627,6 @@ defs[32] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.CallInstantiate = CallInstantiate;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(16);
 const index_mjs_2 = require(9);
 const call_mjs_1 = require(31);
@@ -2033,15 +1636,9 @@ const index_mjs_3 = require(35);
 const instantiate_mjs_1 = require(25);
 const instantiate_mjs_2 = require(25);
 const instantiate_mjs_3 = require(25);
-// ------------------------------------------------------------------
-// Infrastructure
-// ------------------------------------------------------------------
 const distribute_arguments_mjs_1 = require(223);
 const resolve_target_mjs_1 = require(224);
 const resolve_arguments_mjs_1 = require(225);
-// ------------------------------------------------------------------
-// InstantiationGuard
-// ------------------------------------------------------------------
 let instantiationDepth = 0;
 let instantiationCount = 0;
 function InstantiationAssert() {
@@ -2109,21 +1706,11 @@ defs[33] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Ref = Ref;
 exports.IsRef = IsRef;
-// deno-lint-ignore-file no-explicit-any
-// deno-fmt-ignore-file
 const index_mjs_1 = require(4);
 const schema_mjs_1 = require(23);
-// ------------------------------------------------------------------
-// Factory
-// ------------------------------------------------------------------
-/** Creates a Ref type. */
 function Ref(ref, options) {
     return index_mjs_1.Memory.Create({ ['~kind']: 'Ref' }, { $ref: ref }, options);
 }
-// ------------------------------------------------------------------
-// Guard
-// ------------------------------------------------------------------
-/** Returns true if the given value is TRef. */
 function IsRef(value) {
     return (0, schema_mjs_1.IsKind)(value, 'Ref');
 }
@@ -2134,20 +1721,11 @@ defs[34] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Generic = Generic;
 exports.IsGeneric = IsGeneric;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(4);
 const schema_mjs_1 = require(23);
-// ------------------------------------------------------------------
-// Type
-// ------------------------------------------------------------------
-/** Creates a Generic type. */
 function Generic(parameters, expression) {
     return index_mjs_1.Memory.Create({ '~kind': 'Generic' }, { type: 'generic', parameters, expression });
 }
-// ------------------------------------------------------------------
-// Guard
-// ------------------------------------------------------------------
-/** Returns true if the given value is a TGeneric. */
 function IsGeneric(value) {
     return (0, schema_mjs_1.IsKind)(value, 'Generic');
 }
@@ -2185,7 +1763,6 @@ defs[36] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Broaden = Broaden;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(9);
 const any_mjs_1 = require(37);
 const never_mjs_1 = require(38);
@@ -2198,25 +1775,23 @@ function BroadenFilter(type, types, result = [], all = types) {
     return index_mjs_1.Guard.ShiftLeft(types, (left, right) => {
         const compare = (0, compare_mjs_1.Compare)(type, left);
         return ((index_mjs_1.Guard.IsEqual(compare, compare_mjs_1.CompareResultLeftInside) || index_mjs_1.Guard.IsEqual(compare, compare_mjs_1.CompareResultEqual))
-            ? all // Left in set. Return original All set.
+            ? all
             : index_mjs_1.Guard.IsEqual(compare, compare_mjs_1.CompareResultDisjoint)
-                ? BroadenFilter(type, right, [...result, left], all) // Left is disjoint, keep it
-                : BroadenFilter(type, right, result, all) // Left in Type, drop it
-        );
-    }, () => [...result, type]); // Type broadest in set
+                ? BroadenFilter(type, right, [...result, left], all)
+                : BroadenFilter(type, right, result, all));
+    }, () => [...result, type]);
 }
 function BroadenType(type, types, result) {
     const evaluated = (0, evaluate_mjs_1.EvaluateType)(type);
-    return ((0, any_mjs_1.IsAny)(evaluated) ? [evaluated] : // terminate (always the most broad)
-        (0, unknown_mjs_1.IsUnknown)(evaluated) ? [evaluated] : // terminate (always the most broad)
-            (0, never_mjs_1.IsNever)(evaluated) ? BroadenTypes(types, result) : // ignored: never is dropped
-                (0, object_mjs_1.IsObject)(evaluated) ? BroadenTypes(types, [...result, evaluated]) : // objects are always considered (too expensive to compare)
+    return ((0, any_mjs_1.IsAny)(evaluated) ? [evaluated] :
+        (0, unknown_mjs_1.IsUnknown)(evaluated) ? [evaluated] :
+            (0, never_mjs_1.IsNever)(evaluated) ? BroadenTypes(types, result) :
+                (0, object_mjs_1.IsObject)(evaluated) ? BroadenTypes(types, [...result, evaluated]) :
                     BroadenTypes(types, BroadenFilter(evaluated, result)));
 }
 function BroadenTypes(types, result = []) {
     return index_mjs_1.Guard.ShiftLeft(types, (left, right) => (BroadenType(left, right, result)), () => result);
 }
-/** Broadens a set of types and returns either the most broad type, or union or disjoint types. */
 function Broaden(types) {
     const broadened = BroadenTypes(types);
     const flattened = (0, flatten_mjs_1.Flatten)(broadened);
@@ -2229,21 +1804,11 @@ defs[37] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Any = Any;
 exports.IsAny = IsAny;
-// deno-fmt-ignore-file
-// deno-lint-ignore-file 
 const index_mjs_1 = require(4);
 const schema_mjs_1 = require(23);
-// ------------------------------------------------------------------
-// Factory
-// ------------------------------------------------------------------
-/** Creates a Any type. */
 function Any(options) {
     return index_mjs_1.Memory.Create({ ['~kind']: 'Any' }, {}, options);
 }
-// ------------------------------------------------------------------
-// Guard
-// ------------------------------------------------------------------
-/** Returns true if the given value is a TAny. */
 function IsAny(value) {
     return (0, schema_mjs_1.IsKind)(value, 'Any');
 }
@@ -2255,25 +1820,12 @@ Object.defineProperty(exports, "__esModule", { value: true });
 exports.NeverPattern = void 0;
 exports.Never = Never;
 exports.IsNever = IsNever;
-// deno-lint-ignore-file ban-types
-// deno-fmt-ignore-file
 const index_mjs_1 = require(4);
 const schema_mjs_1 = require(23);
-// ------------------------------------------------------------------
-// Pattern
-// ------------------------------------------------------------------
 exports.NeverPattern = '(?!)';
-// ------------------------------------------------------------------
-// Factory
-// ------------------------------------------------------------------
-/** Creates a Never type. */
 function Never(options) {
     return index_mjs_1.Memory.Create({ '~kind': 'Never' }, { not: {} }, options);
 }
-// ------------------------------------------------------------------
-// Guard
-// ------------------------------------------------------------------
-/** Returns true if the given value is TNever. */
 function IsNever(value) {
     return (0, schema_mjs_1.IsKind)(value, 'Never');
 }
@@ -2286,30 +1838,17 @@ exports._Object_ = _Object_;
 exports.Object = _Object_;
 exports.IsObject = IsObject;
 exports.ObjectOptions = ObjectOptions;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(4);
 const schema_mjs_1 = require(23);
 const properties_mjs_1 = require(40);
-// ------------------------------------------------------------------
-// Factory
-// ------------------------------------------------------------------
-/** Creates an Object type. */
 function _Object_(properties, options = {}) {
     const requiredKeys = (0, properties_mjs_1.RequiredArray)(properties);
     const required = requiredKeys.length > 0 ? { required: requiredKeys } : {};
     return index_mjs_1.Memory.Create({ '~kind': 'Object' }, { type: 'object', ...required, properties }, options);
 }
-// ------------------------------------------------------------------
-// Guard
-// ------------------------------------------------------------------
-/** Returns true if the given value is TObject. */
 function IsObject(value) {
     return (0, schema_mjs_1.IsKind)(value, 'Object');
 }
-// ------------------------------------------------------------------
-// Options
-// ------------------------------------------------------------------
-/** Extracts options from a TObject. */
 function ObjectOptions(type) {
     return index_mjs_1.Memory.Discard(type, ['~kind', 'type', 'properties', 'required']);
 }
@@ -2321,18 +1860,14 @@ Object.defineProperty(exports, "__esModule", { value: true });
 exports.RequiredArray = RequiredArray;
 exports.PropertyKeys = PropertyKeys;
 exports.PropertyValues = PropertyValues;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(9);
 const _optional_mjs_1 = require(41);
-/** Creates a RequiredArray derived from the given TProperties value. */
 function RequiredArray(properties) {
     return index_mjs_1.Guard.Keys(properties).filter((key) => !(0, _optional_mjs_1.IsOptional)(properties[key]));
 }
-/** Extracts a tuple of keys from a TProperties value. */
 function PropertyKeys(properties) {
     return index_mjs_1.Guard.Keys(properties);
 }
-/** Extracts a tuple of property values from a TProperties value. */
 function PropertyValues(properties) {
     return index_mjs_1.Guard.Values(properties);
 }
@@ -2343,21 +1878,12 @@ defs[41] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Optional = Optional;
 exports.IsOptional = IsOptional;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(9);
 const schema_mjs_1 = require(23);
 const _add_optional_mjs_1 = require(42);
-// ------------------------------------------------------------------
-// Factory
-// ------------------------------------------------------------------
-/** Applies an Optional modifier to the given type. */
 function Optional(type) {
     return (0, _add_optional_mjs_1.AddOptional)(type);
 }
-// ------------------------------------------------------------------
-// Guard
-// ------------------------------------------------------------------
-/** Returns true if the given value is TOptional */
 function IsOptional(value) {
     return (0, schema_mjs_1.IsSchema)(value) && index_mjs_1.Guard.HasPropertyKey(value, '~optional');
 }
@@ -2368,14 +1894,11 @@ defs[42] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.AddOptionalDeferred = AddOptionalDeferred;
 exports.AddOptional = AddOptional;
-// deno-fmt-ignore-file
 const deferred_mjs_1 = require(3);
 const instantiate_add_mjs_1 = require(27);
-/** Creates a deferred AddOptional action. */
 function AddOptionalDeferred(type, options = {}) {
     return (0, deferred_mjs_1.Deferred)('AddOptional', [type], options);
 }
-/** Applies an AddOptional action to a type. */
 function AddOptional(type, options = {}) {
     return (0, instantiate_add_mjs_1.AddOptionalAction)(type, options);
 }
@@ -2386,20 +1909,11 @@ defs[43] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Unknown = Unknown;
 exports.IsUnknown = IsUnknown;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(4);
 const schema_mjs_1 = require(23);
-// ------------------------------------------------------------------
-// Factory
-// ------------------------------------------------------------------
-/** Creates an Unknown type. */
 function Unknown(options) {
     return index_mjs_1.Memory.Create({ ['~kind']: 'Unknown' }, {}, options);
 }
-// ------------------------------------------------------------------
-// Guard
-// ------------------------------------------------------------------
-/** Returns true if the given value is TUnknown. */
 function IsUnknown(value) {
     return (0, schema_mjs_1.IsKind)(value, 'Unknown');
 }
@@ -2410,17 +1924,11 @@ defs[44] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.CompareResultRightInside = exports.CompareResultLeftInside = exports.CompareResultDisjoint = exports.CompareResultEqual = void 0;
 exports.Compare = Compare;
-// deno-lint-ignore-file ban-types
-// deno-fmt-ignore-file
 const index_mjs_1 = require(45);
-// ------------------------------------------------------------------
-// TCompare
-// ------------------------------------------------------------------
-exports.CompareResultEqual = 0; // 'equal'
-exports.CompareResultDisjoint = 1; // 'disjoint'
-exports.CompareResultLeftInside = 2; // 'left-inside'
-exports.CompareResultRightInside = 3; // 'right-inside'
-/** Compares left and right types and determines their set relationship. */
+exports.CompareResultEqual = 0;
+exports.CompareResultDisjoint = 1;
+exports.CompareResultLeftInside = 2;
+exports.CompareResultRightInside = 3;
 function Compare(left, right) {
     const extendsCheck = [(0, index_mjs_1.Extends)({}, left, right), (0, index_mjs_1.Extends)({}, right, left)];
     return (index_mjs_1.ExtendsResult.IsExtendsTrueLike(extendsCheck[0]) && index_mjs_1.ExtendsResult.IsExtendsTrueLike(extendsCheck[1]) ? exports.CompareResultEqual :
@@ -2476,7 +1984,6 @@ defs[46] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Extends = Extends;
-// deno-fmt-ignore-file
 const cyclic_mjs_1 = require(47);
 const unknown_mjs_1 = require(43);
 const unsafe_mjs_1 = require(48);
@@ -2487,7 +1994,6 @@ function Canonical(type) {
         (0, unsafe_mjs_1.IsUnsafe)(type) ? (0, unknown_mjs_1.Unknown)() :
             type);
 }
-/** Performs a structural extends check on left and right types and yields inferred types on right if specified. */
 function Extends(inferred, left, right) {
     const canonicalLeft = Canonical(left);
     const canonicalRight = Canonical(right);
@@ -2501,32 +2007,18 @@ Object.defineProperty(exports, "__esModule", { value: true });
 exports.Cyclic = Cyclic;
 exports.IsCyclic = IsCyclic;
 exports.CyclicOptions = CyclicOptions;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(9);
 const index_mjs_2 = require(4);
 const schema_mjs_1 = require(23);
-// ------------------------------------------------------------------
-// Factory
-// ------------------------------------------------------------------
-/** Creates a Cyclic type. */
 function Cyclic($defs, $ref, options) {
-    // $defs require an $id per definition to enable Ajv to resolve correctly
     const defs = index_mjs_1.Guard.Keys($defs).reduce((result, key) => {
         return { ...result, [key]: index_mjs_2.Memory.Update($defs[key], {}, { $id: key }) };
     }, {});
     return index_mjs_2.Memory.Create({ ['~kind']: 'Cyclic' }, { $defs: defs, $ref }, options);
 }
-// ------------------------------------------------------------------
-// Guard
-// ------------------------------------------------------------------
-/** Returns true if the given value is a TCyclic. */
 function IsCyclic(value) {
     return (0, schema_mjs_1.IsKind)(value, 'Cyclic');
 }
-// ------------------------------------------------------------------
-// Options
-// ------------------------------------------------------------------
-/** Extracts options from a TCyclic. */
 function CyclicOptions(type) {
     return index_mjs_2.Memory.Discard(type, ['~kind', '$defs', '$ref']);
 }
@@ -2537,21 +2029,11 @@ defs[48] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Unsafe = Unsafe;
 exports.IsUnsafe = IsUnsafe;
-// deno-fmt-ignore-file
-// deno-lint-ignore-file 
 const index_mjs_1 = require(9);
 const index_mjs_2 = require(4);
-// ------------------------------------------------------------------
-// Factory
-// ------------------------------------------------------------------
-/** Creates a Unsafe type. */
 function Unsafe(schema) {
     return index_mjs_2.Memory.Update(schema, { ['~unsafe']: null }, {});
 }
-// ------------------------------------------------------------------
-// Guard
-// ------------------------------------------------------------------
-/** Returns true if the given value is TUnsafe. */
 function IsUnsafe(value) {
     return index_mjs_1.Guard.IsObjectNotArray(value)
         && index_mjs_1.Guard.HasPropertyKey(value, '~unsafe')
@@ -2596,7 +2078,6 @@ var __importStar = (this && this.__importStar) || (function () {
 })();
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExtendsLeft = ExtendsLeft;
-// deno-fmt-ignore-file
 const any_mjs_1 = require(50);
 const array_mjs_1 = require(187);
 const bigint_mjs_1 = require(188);
@@ -2621,9 +2102,6 @@ const undefined_mjs_1 = require(209);
 const union_mjs_1 = require(210);
 const unknown_mjs_1 = require(211);
 const void_mjs_1 = require(212);
-// ----------------------------------------------------------------------------
-// Types
-// ----------------------------------------------------------------------------
 const any_mjs_2 = require(37);
 const array_mjs_2 = require(28);
 const bigint_mjs_2 = require(119);
@@ -2715,7 +2193,6 @@ var __importStar = (this && this.__importStar) || (function () {
 })();
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExtendsAny = ExtendsAny;
-// deno-fmt-ignore-file
 const infer_mjs_1 = require(51);
 const any_mjs_1 = require(37);
 const unknown_mjs_1 = require(43);
@@ -2734,12 +2211,10 @@ defs[51] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Infer = Infer;
 exports.IsInfer = IsInfer;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(52);
 const index_mjs_2 = require(4);
 const schema_mjs_1 = require(23);
 const unknown_mjs_1 = require(43);
-/** Creates an Infer instruction. */
 function Infer(...args) {
     const [name, extends_] = index_mjs_1.Arguments.Match(args, {
         2: (name, extends_) => [name, extends_, extends_],
@@ -2747,10 +2222,6 @@ function Infer(...args) {
     });
     return index_mjs_2.Memory.Create({ ['~kind']: 'Infer' }, { type: 'infer', name, extends: extends_ }, {});
 }
-// ------------------------------------------------------------------
-// Guard
-// ------------------------------------------------------------------
-/** Returns true if the given value is TInfer. */
 function IsInfer(value) {
     return (0, schema_mjs_1.IsKind)(value, 'Infer');
 }
@@ -2800,10 +2271,6 @@ defs[53] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Match = Match;
-/**
- * Match arguments for overloaded functions that use the `...args: unknown[]` pattern. Arguments
- * are parsed using argument length only.
- */
 function Match(args, match) {
     return (match[args.length]?.(...args) ?? (() => {
         throw Error('Invalid Arguments');
@@ -2848,7 +2315,6 @@ var __importStar = (this && this.__importStar) || (function () {
 })();
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExtendsRight = ExtendsRight;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(9);
 const index_mjs_2 = require(4);
 const any_mjs_1 = require(37);
@@ -2905,27 +2371,14 @@ Object.defineProperty(exports, "__esModule", { value: true });
 exports.Dependent = Dependent;
 exports.IsDependent = IsDependent;
 exports.DependentOptions = DependentOptions;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(4);
 const schema_mjs_1 = require(23);
-// ------------------------------------------------------------------
-// Factory
-// ------------------------------------------------------------------
-/** Creates a Dependent type */
 function Dependent(if_, then_, else_, options = {}) {
     return index_mjs_1.Memory.Create({ '~kind': 'Dependent' }, { if: if_, then: then_, else: else_ }, options);
 }
-// ------------------------------------------------------------------
-// Guard
-// ------------------------------------------------------------------
-/** Returns true if the given value is TDependent. */
 function IsDependent(value) {
     return (0, schema_mjs_1.IsKind)(value, 'Dependent');
 }
-// ------------------------------------------------------------------
-// Options
-// ------------------------------------------------------------------
-/** Extracts options from a IsDependent. */
 function DependentOptions(type) {
     return index_mjs_1.Memory.Discard(type, ['~kind', 'if', 'then', 'else']);
 }
@@ -2937,25 +2390,18 @@ Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsEnumValue = IsEnumValue;
 exports.Enum = Enum;
 exports.IsEnum = IsEnum;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(9);
 const index_mjs_2 = require(4);
 const schema_mjs_1 = require(23);
 const typescript_enum_to_enum_values_mjs_1 = require(57);
 const typescript_enum_to_enum_values_mjs_2 = require(57);
-/** Returns true if the given value is a EnumValue */
 function IsEnumValue(value) {
     return index_mjs_1.Guard.IsString(value) || index_mjs_1.Guard.IsNumber(value);
 }
-/** Creates an Enum type. */
 function Enum(value, options) {
     const values = (0, typescript_enum_to_enum_values_mjs_1.IsTypeScriptEnumLike)(value) ? (0, typescript_enum_to_enum_values_mjs_2.TypeScriptEnumToEnumValues)(value) : value;
     return index_mjs_2.Memory.Create({ '~kind': 'Enum' }, { enum: values }, options);
 }
-// ------------------------------------------------------------------
-// Guard
-// ------------------------------------------------------------------
-/** Returns true if the given value is a TEnum. */
 function IsEnum(value) {
     return (0, schema_mjs_1.IsKind)(value, 'Enum');
 }
@@ -2966,7 +2412,6 @@ defs[57] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsTypeScriptEnumLike = IsTypeScriptEnumLike;
 exports.TypeScriptEnumToEnumValues = TypeScriptEnumToEnumValues;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(9);
 function IsTypeScriptEnumLike(value) {
     return index_mjs_1.Guard.IsObjectNotArray(value);
@@ -2983,27 +2428,14 @@ Object.defineProperty(exports, "__esModule", { value: true });
 exports.Intersect = Intersect;
 exports.IsIntersect = IsIntersect;
 exports.IntersectOptions = IntersectOptions;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(4);
 const schema_mjs_1 = require(23);
-// ------------------------------------------------------------------
-// Factory
-// ------------------------------------------------------------------
-/** Creates a Intersect type. */
 function Intersect(types, options = {}) {
     return index_mjs_1.Memory.Create({ '~kind': 'Intersect' }, { allOf: types }, options);
 }
-// ------------------------------------------------------------------
-// Guard
-// ------------------------------------------------------------------
-/** Returns true if the given value is TIntersect. */
 function IsIntersect(value) {
     return (0, schema_mjs_1.IsKind)(value, 'Intersect');
 }
-// ------------------------------------------------------------------
-// Options
-// ------------------------------------------------------------------
-/** Extracts options from a TIntersect. */
 function IntersectOptions(type) {
     return index_mjs_1.Memory.Discard(type, ['~kind', 'allOf']);
 }
@@ -3018,19 +2450,15 @@ exports.TemplateLiteralFromTypes = TemplateLiteralFromTypes;
 exports.TemplateLiteralFromString = TemplateLiteralFromString;
 exports.TemplateLiteral = TemplateLiteral;
 exports.IsTemplateLiteral = IsTemplateLiteral;
-// deno-fmt-ignore-file
-// deno-lint-ignore-file
 const system_mjs_1 = require(60);
 const index_mjs_1 = require(9);
 const schema_mjs_1 = require(23);
 const deferred_mjs_1 = require(3);
 const template_mjs_1 = require(109);
 const instantiate_mjs_1 = require(184);
-/** Creates a deferred TemplateLiteral action. */
 function TemplateLiteralDeferred(types, options = {}) {
     return (0, deferred_mjs_1.Deferred)('TemplateLiteral', [types], options);
 }
-/** Returns true if this value is a deferred Interface action. */
 function IsTemplateLiteralDeferred(value) {
     return (0, schema_mjs_1.IsSchema)(value)
         && index_mjs_1.Guard.HasPropertyKey(value, 'action')
@@ -3043,15 +2471,10 @@ function TemplateLiteralFromString(template) {
     const types = (0, template_mjs_1.ParseTemplateIntoTypes)(template);
     return TemplateLiteralFromTypes(types);
 }
-/** Creates a TemplateLiteral type. */
 function TemplateLiteral(input, options = {}) {
     const type = index_mjs_1.Guard.IsString(input) ? TemplateLiteralFromString(input) : TemplateLiteralFromTypes(input);
     return system_mjs_1.Memory.Update(type, {}, options);
 }
-// ------------------------------------------------------------------
-// Guard
-// ------------------------------------------------------------------
-/** Returns true if the given value is TTemplateLiteral. */
 function IsTemplateLiteral(value) {
     return (0, schema_mjs_1.IsKind)(value, 'TemplateLiteral');
 }
@@ -3150,37 +2573,20 @@ exports.Evaluate = Evaluate;
 const index_mjs_1 = require(16);
 const index_mjs_2 = require(9);
 let supported = undefined;
-// ------------------------------------------------------------------
-// TryEvaluate
-// ------------------------------------------------------------------
 function TryEvaluate() {
     try {
         Evaluate('null')();
         return true;
-    } // deno-coverage-ignore-start - unreachable in test-suite
+    }
     catch {
         return false;
     }
-    // deno-coverage-ignore-stop
 }
-// ------------------------------------------------------------------
-// CanEvaluate
-// ------------------------------------------------------------------
-/** Returns true if the environment supports dynamic JavaScript evaluation */
 function CanEvaluate() {
     if (index_mjs_2.Guard.IsUndefined(supported))
         supported = TryEvaluate();
     return supported && index_mjs_1.Settings.Get().useAcceleration;
 }
-// ------------------------------------------------------------------
-// Evaluate
-// ------------------------------------------------------------------
-/**
- * Evaluates code in the current environment. This function will throw if the
- * environment Content-Security-Policy does not support `unsafe-eval`. Use the
- * Environment.CanEvaluate() to determine if the environment supports Evaluate
- * before calling this function.
- */
 function Evaluate(...args) {
     return new (globalThis.Function)(...args);
 }
@@ -3231,22 +2637,8 @@ defs[65] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.HashCode = HashCode;
 exports.Hash = Hash;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(66);
 const index_mjs_2 = require(9);
-// ------------------------------------------------------------------
-// InstanceKeys
-//
-// Retrieves all enumerable and non-enumerable own property keys
-// and inherited prototype keys (excluding symbols and the 'constructor')
-// from an object instance.
-//
-// This function is useful for differentiating between class instances
-// based on their structural keys rather than relying on the
-// constructor name. It provides a more reliable structural comparison
-// by capturing both own and prototype properties.
-//
-// ------------------------------------------------------------------
 function InstanceKeys(value) {
     const propertyKeys = new Set();
     let current = value;
@@ -3259,20 +2651,9 @@ function InstanceKeys(value) {
     }
     return [...propertyKeys];
 }
-// ------------------------------------------------------------------
-// IsIEEE754
-//
-// TypeBox guards do not consider +/- Infinity or NaN as valid
-// numbers, but they are valid IEEE754 numbers. We use a special
-// guard to ensure these numbers are considered for hashing.
-//
-// ------------------------------------------------------------------
 function IsIEEE754(value) {
     return typeof value === 'number';
 }
-// ------------------------------------------------------------------
-// ByteMarker
-// ------------------------------------------------------------------
 const ByteMarker = {
     Array: 0x0,
     BigInt: 0x1,
@@ -3289,31 +2670,10 @@ const ByteMarker = {
     TypeArray: 0xC,
     Undefined: 0xD
 };
-// ------------------------------------------------------------------
-// State
-// ------------------------------------------------------------------
-//
-// The 64-bit accumulator is held as four 16-bit limbs (A0 is the least
-// significant) so the FNV1A64 operation can be computed with number
-// arithmetic, avoiding a BigInt multiply and modulo for every byte.
-//
-// Offset: 14695981039346656037 (0xCBF29CE484222325)
-//
-// ------------------------------------------------------------------
 let A0 = 0x2325, A1 = 0x8422, A2 = 0x9CE4, A3 = 0xCBF2;
 const F64 = new Float64Array(1);
 const F64In = new DataView(F64.buffer);
 const F64Out = new Uint8Array(F64.buffer);
-// ------------------------------------------------------------------
-// Operation
-//
-// Prime: 1099511628211 (0x100000001B3 = 2^40 + 0x1B3)
-//
-// The multiply is computed as (A * 0x1B3) + (A << 40) modulo 2^64, 
-// where (A << 40) adds (A0 << 8) to the third limb and (A1 << 8) 
-// to the fourth.
-//
-// ------------------------------------------------------------------
 function FNV1A64_OP(byte) {
     const L0 = A0 ^ byte;
     const T0 = L0 * 0x1B3;
@@ -3325,18 +2685,12 @@ function FNV1A64_OP(byte) {
     A2 = T2 & 0xFFFF;
     A3 = T3 & 0xFFFF;
 }
-// ------------------------------------------------------------------
-// Array
-// ------------------------------------------------------------------
 function FromArray(value) {
     FNV1A64_OP(ByteMarker.Array);
     for (const item of value) {
         FromValue(item);
     }
 }
-// ------------------------------------------------------------------
-// BigInt
-// ------------------------------------------------------------------
 function FromBigInt(value) {
     FNV1A64_OP(ByteMarker.BigInt);
     F64In.setBigInt64(0, value);
@@ -3344,53 +2698,32 @@ function FromBigInt(value) {
         FNV1A64_OP(byte);
     }
 }
-// ------------------------------------------------------------------
-// Boolean
-// ------------------------------------------------------------------
 function FromBoolean(value) {
     FNV1A64_OP(ByteMarker.Boolean);
     FNV1A64_OP(value ? 1 : 0);
 }
-// ------------------------------------------------------------------
-// Constructor
-// ------------------------------------------------------------------
 function FromConstructor(value) {
     FNV1A64_OP(ByteMarker.Constructor);
     FromValue(value.toString());
 }
-// ------------------------------------------------------------------
-// Date
-// ------------------------------------------------------------------
 function FromDate(value) {
     FNV1A64_OP(ByteMarker.Date);
     FromValue(value.getTime());
 }
-// ------------------------------------------------------------------
-// Function
-// ------------------------------------------------------------------
 function FromFunction(value) {
     FNV1A64_OP(ByteMarker.Function);
     FromValue(value.toString());
 }
-// ------------------------------------------------------------------
-// Null
-// ------------------------------------------------------------------
 function FromNull(_value) {
     FNV1A64_OP(ByteMarker.Null);
 }
-// ------------------------------------------------------------------
-// Number | IEEE754
-// ------------------------------------------------------------------
 function FromNumber(value) {
     FNV1A64_OP(ByteMarker.Number);
-    F64In.setFloat64(0, value, true /* little-endian */);
+    F64In.setFloat64(0, value, true);
     for (const byte of F64Out) {
         FNV1A64_OP(byte);
     }
 }
-// ------------------------------------------------------------------
-// Object
-// ------------------------------------------------------------------
 function FromObject(value) {
     FNV1A64_OP(ByteMarker.Object);
     for (const key of InstanceKeys(value).sort()) {
@@ -3398,16 +2731,10 @@ function FromObject(value) {
         FromValue(value[key]);
     }
 }
-// ------------------------------------------------------------------
-// RegExp
-// ------------------------------------------------------------------
 function FromRegExp(value) {
     FNV1A64_OP(ByteMarker.RegExp);
     FromString(value.toString());
 }
-// ------------------------------------------------------------------
-// String
-// ------------------------------------------------------------------
 const encoder = new TextEncoder();
 function FromString(value) {
     FNV1A64_OP(ByteMarker.String);
@@ -3422,16 +2749,10 @@ function FromString(value) {
         FNV1A64_OP(code);
     }
 }
-// ------------------------------------------------------------------
-// Symbol
-// ------------------------------------------------------------------
 function FromSymbol(value) {
     FNV1A64_OP(ByteMarker.Symbol);
     FromValue(value.toString());
 }
-// ------------------------------------------------------------------
-// TypeArray
-// ------------------------------------------------------------------
 function FromTypeArray(value) {
     FNV1A64_OP(ByteMarker.TypeArray);
     const buffer = new Uint8Array(value.buffer);
@@ -3439,22 +2760,9 @@ function FromTypeArray(value) {
         FNV1A64_OP(buffer[i]);
     }
 }
-// ------------------------------------------------------------------
-// Undefined
-// ------------------------------------------------------------------
 function FromUndefined(_value) {
     return FNV1A64_OP(ByteMarker.Undefined);
 }
-// ------------------------------------------------------------------
-// Hash
-//
-// deno-coverage-ignore-start - unreachable
-//
-// This function should all JavaScript values so we can't reach the
-// fall-through. We use Unreachable to assert that no values pass
-// through. We will need to handle these should they arise.
-//
-// ------------------------------------------------------------------
 function FromValue(value) {
     return (index_mjs_2.GlobalsGuard.IsTypeArray(value) ? FromTypeArray(value) :
         index_mjs_2.GlobalsGuard.IsDate(value) ? FromDate(value) :
@@ -3475,18 +2783,12 @@ function FromValue(value) {
                                                                     index_mjs_2.Guard.IsFunction(value) ? FromFunction(value) :
                                                                         (0, index_mjs_1.Unreachable)());
 }
-// deno-coverage-ignore-stop
-// ------------------------------------------------------------------
-// Hash
-// ------------------------------------------------------------------
 function Hex(limb) {
     return limb.toString(16).padStart(4, '0');
 }
-/** Generates a FNV1A-64 non cryptographic hash of the given value */
 function HashCode(value) {
     return BigInt(`0x${Hash(value)}`);
 }
-/** Generates a FNV1A-64 non cryptographic hash of the given value */
 function Hash(value) {
     A0 = 0x2325, A1 = 0x8422, A2 = 0x9CE4, A3 = 0xCBF2;
     FromValue(value);
@@ -3518,12 +2820,9 @@ defs[67] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Unreachable = Unreachable;
-// deno-coverage-ignore-start - unreachable by definition
-/** Used for unreachable logic */
 function Unreachable() {
     throw new Error('Unreachable');
 }
-// deno-coverage-ignore-stop
 };
 // build/system/locale/index.mjs
 defs[68] = function (module, exports, require) {
@@ -3631,18 +2930,14 @@ Object.defineProperty(exports, "__esModule", { value: true });
 exports.Set = Set;
 exports.Get = Get;
 exports.Reset = Reset;
-// deno-fmt-ignore-file
 const en_US_mjs_1 = require(71);
 let locale = en_US_mjs_1.en_US;
-/** Sets the locale */
 function Set(callback) {
     locale = callback;
 }
-/** Gets the locale */
 function Get() {
     return locale;
 }
-/** Resets the locale to `en_US` */
 function Reset() {
     Set(en_US_mjs_1.en_US);
 }
@@ -3652,8 +2947,6 @@ defs[71] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.en_US = en_US;
-// deno-fmt-ignore-file
-/** en_US: English (United States) - ISO 639-1 language code 'en' with ISO 3166-1 alpha-2 country code 'US' for United States. */
 function en_US(error) {
     switch (error.keyword) {
         case 'additionalProperties': return 'must not have additional properties';
@@ -3687,9 +2980,7 @@ function en_US(error) {
         case 'unevaluatedProperties': return 'must not have unevaluated properties';
         case 'uniqueItems': return `must not have duplicate items`;
         case '~refine': return error.params.message;
-        // deno-coverage-ignore-start - unreachable
         default: return 'an unknown validation error occurred';
-        // deno-coverage-ignore-stop
     }
 }
 };
@@ -3698,154 +2989,139 @@ defs[72] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ar_001 = ar_001;
-// deno-fmt-ignore-file
-// deno-coverage-ignore-start
-/** Arabic (World) - ISO 639-1 language code 'ar' with UN M.49 region code '001' for World. */
 function ar_001(error) {
     switch (error.keyword) {
-        case 'additionalProperties': return 'يجب ألا يحتوي على خصائص إضافية';
-        case 'anyOf': return 'يجب أن يتطابق مع مخطط في أيٍ مما يلي';
-        case 'boolean': return 'المخطط خاطئ';
-        case 'const': return 'يجب أن يكون مساويًا للثابت';
-        case 'contains': return 'يجب أن يحتوي على عنصر واحد صحيح على الأقل';
-        case 'dependencies': return `يجب أن يحتوي على الخصائص ${error.params.dependencies.join(', ')} عندما تكون الخاصية ${error.params.property} موجودة`;
-        case 'dependentRequired': return `يجب أن يحتوي على الخصائص ${error.params.dependencies.join(', ')} عندما تكون الخاصية ${error.params.property} موجودة`;
-        case 'enum': return 'يجب أن يكون مساويًا لإحدى القيم المسموح بها';
-        case 'exclusiveMaximum': return `يجب أن يكون ${error.params.comparison} ${error.params.limit}`;
-        case 'exclusiveMinimum': return `يجب أن يكون ${error.params.comparison} ${error.params.limit}`;
-        case 'format': return `يجب أن يتطابق مع التنسيق "${error.params.format}"`;
-        case 'if': return `يجب أن يتطابق مع مخطط "${error.params.failingKeyword}"`;
-        case 'maxItems': return `يجب ألا يحتوي على أكثر من ${error.params.limit} عناصر`;
-        case 'maxLength': return `يجب ألا يحتوي على أكثر من ${error.params.limit} أحرف`;
-        case 'maxProperties': return `يجب ألا يحتوي على أكثر من ${error.params.limit} خصائص`;
-        case 'maximum': return `يجب أن يكون ${error.params.comparison} ${error.params.limit}`;
-        case 'minItems': return `يجب ألا يحتوي على أقل من ${error.params.limit} عناصر`;
-        case 'minLength': return `يجب ألا يحتوي على أقل من ${error.params.limit} أحرف`;
-        case 'minProperties': return `يجب ألا يحتوي على أقل من ${error.params.limit} خصائص`;
-        case 'minimum': return `يجب أن يكون ${error.params.comparison} ${error.params.limit}`;
-        case 'multipleOf': return `يجب أن يكون مضاعفًا لـ ${error.params.multipleOf}`;
-        case 'not': return 'يجب ألا يكون صالحًا';
-        case 'oneOf': return 'يجب أن يتطابق مع مخطط واحد بالضبط في واحد مما يلي';
-        case 'pattern': return `يجب أن يتطابق مع النمط "${error.params.pattern}"`;
-        case 'propertyNames': return `أسماء الخصائص ${error.params.propertyNames.join(', ')} غير صالحة`;
-        case 'required': return `يجب أن يحتوي على الخصائص المطلوبة ${error.params.requiredProperties.join(', ')}`;
-        case 'type': return typeof error.params.type === 'string' ? `يجب أن يكون ${error.params.type}` : `يجب أن يكون إما ${error.params.type.join(' أو ')}`;
-        case 'unevaluatedItems': return 'يجب ألا يحتوي على عناصر غير مقيمة';
-        case 'unevaluatedProperties': return 'يجب ألا يحتوي على خصائص غير مقيمة';
-        case 'uniqueItems': return `يجب ألا يحتوي على عناصر مكررة`;
+        case 'additionalProperties': return '\u064a\u062c\u0628 \u0623\u0644\u0627 \u064a\u062d\u062a\u0648\u064a \u0639\u0644\u0649 \u062e\u0635\u0627\u0626\u0635 \u0625\u0636\u0627\u0641\u064a\u0629';
+        case 'anyOf': return '\u064a\u062c\u0628 \u0623\u0646 \u064a\u062a\u0637\u0627\u0628\u0642 \u0645\u0639 \u0645\u062e\u0637\u0637 \u0641\u064a \u0623\u064a\u064d \u0645\u0645\u0627 \u064a\u0644\u064a';
+        case 'boolean': return '\u0627\u0644\u0645\u062e\u0637\u0637 \u062e\u0627\u0637\u0626';
+        case 'const': return '\u064a\u062c\u0628 \u0623\u0646 \u064a\u0643\u0648\u0646 \u0645\u0633\u0627\u0648\u064a\u064b\u0627 \u0644\u0644\u062b\u0627\u0628\u062a';
+        case 'contains': return '\u064a\u062c\u0628 \u0623\u0646 \u064a\u062d\u062a\u0648\u064a \u0639\u0644\u0649 \u0639\u0646\u0635\u0631 \u0648\u0627\u062d\u062f \u0635\u062d\u064a\u062d \u0639\u0644\u0649 \u0627\u0644\u0623\u0642\u0644';
+        case 'dependencies': return `\u064a\u062c\u0628 \u0623\u0646 \u064a\u062d\u062a\u0648\u064a \u0639\u0644\u0649 \u0627\u0644\u062e\u0635\u0627\u0626\u0635 ${error.params.dependencies.join(', ')} \u0639\u0646\u062f\u0645\u0627 \u062a\u0643\u0648\u0646 \u0627\u0644\u062e\u0627\u0635\u064a\u0629 ${error.params.property} \u0645\u0648\u062c\u0648\u062f\u0629`;
+        case 'dependentRequired': return `\u064a\u062c\u0628 \u0623\u0646 \u064a\u062d\u062a\u0648\u064a \u0639\u0644\u0649 \u0627\u0644\u062e\u0635\u0627\u0626\u0635 ${error.params.dependencies.join(', ')} \u0639\u0646\u062f\u0645\u0627 \u062a\u0643\u0648\u0646 \u0627\u0644\u062e\u0627\u0635\u064a\u0629 ${error.params.property} \u0645\u0648\u062c\u0648\u062f\u0629`;
+        case 'enum': return '\u064a\u062c\u0628 \u0623\u0646 \u064a\u0643\u0648\u0646 \u0645\u0633\u0627\u0648\u064a\u064b\u0627 \u0644\u0625\u062d\u062f\u0649 \u0627\u0644\u0642\u064a\u0645 \u0627\u0644\u0645\u0633\u0645\u0648\u062d \u0628\u0647\u0627';
+        case 'exclusiveMaximum': return `\u064a\u062c\u0628 \u0623\u0646 \u064a\u0643\u0648\u0646 ${error.params.comparison} ${error.params.limit}`;
+        case 'exclusiveMinimum': return `\u064a\u062c\u0628 \u0623\u0646 \u064a\u0643\u0648\u0646 ${error.params.comparison} ${error.params.limit}`;
+        case 'format': return `\u064a\u062c\u0628 \u0623\u0646 \u064a\u062a\u0637\u0627\u0628\u0642 \u0645\u0639 \u0627\u0644\u062a\u0646\u0633\u064a\u0642 "${error.params.format}"`;
+        case 'if': return `\u064a\u062c\u0628 \u0623\u0646 \u064a\u062a\u0637\u0627\u0628\u0642 \u0645\u0639 \u0645\u062e\u0637\u0637 "${error.params.failingKeyword}"`;
+        case 'maxItems': return `\u064a\u062c\u0628 \u0623\u0644\u0627 \u064a\u062d\u062a\u0648\u064a \u0639\u0644\u0649 \u0623\u0643\u062b\u0631 \u0645\u0646 ${error.params.limit} \u0639\u0646\u0627\u0635\u0631`;
+        case 'maxLength': return `\u064a\u062c\u0628 \u0623\u0644\u0627 \u064a\u062d\u062a\u0648\u064a \u0639\u0644\u0649 \u0623\u0643\u062b\u0631 \u0645\u0646 ${error.params.limit} \u0623\u062d\u0631\u0641`;
+        case 'maxProperties': return `\u064a\u062c\u0628 \u0623\u0644\u0627 \u064a\u062d\u062a\u0648\u064a \u0639\u0644\u0649 \u0623\u0643\u062b\u0631 \u0645\u0646 ${error.params.limit} \u062e\u0635\u0627\u0626\u0635`;
+        case 'maximum': return `\u064a\u062c\u0628 \u0623\u0646 \u064a\u0643\u0648\u0646 ${error.params.comparison} ${error.params.limit}`;
+        case 'minItems': return `\u064a\u062c\u0628 \u0623\u0644\u0627 \u064a\u062d\u062a\u0648\u064a \u0639\u0644\u0649 \u0623\u0642\u0644 \u0645\u0646 ${error.params.limit} \u0639\u0646\u0627\u0635\u0631`;
+        case 'minLength': return `\u064a\u062c\u0628 \u0623\u0644\u0627 \u064a\u062d\u062a\u0648\u064a \u0639\u0644\u0649 \u0623\u0642\u0644 \u0645\u0646 ${error.params.limit} \u0623\u062d\u0631\u0641`;
+        case 'minProperties': return `\u064a\u062c\u0628 \u0623\u0644\u0627 \u064a\u062d\u062a\u0648\u064a \u0639\u0644\u0649 \u0623\u0642\u0644 \u0645\u0646 ${error.params.limit} \u062e\u0635\u0627\u0626\u0635`;
+        case 'minimum': return `\u064a\u062c\u0628 \u0623\u0646 \u064a\u0643\u0648\u0646 ${error.params.comparison} ${error.params.limit}`;
+        case 'multipleOf': return `\u064a\u062c\u0628 \u0623\u0646 \u064a\u0643\u0648\u0646 \u0645\u0636\u0627\u0639\u0641\u064b\u0627 \u0644\u0640 ${error.params.multipleOf}`;
+        case 'not': return '\u064a\u062c\u0628 \u0623\u0644\u0627 \u064a\u0643\u0648\u0646 \u0635\u0627\u0644\u062d\u064b\u0627';
+        case 'oneOf': return '\u064a\u062c\u0628 \u0623\u0646 \u064a\u062a\u0637\u0627\u0628\u0642 \u0645\u0639 \u0645\u062e\u0637\u0637 \u0648\u0627\u062d\u062f \u0628\u0627\u0644\u0636\u0628\u0637 \u0641\u064a \u0648\u0627\u062d\u062f \u0645\u0645\u0627 \u064a\u0644\u064a';
+        case 'pattern': return `\u064a\u062c\u0628 \u0623\u0646 \u064a\u062a\u0637\u0627\u0628\u0642 \u0645\u0639 \u0627\u0644\u0646\u0645\u0637 "${error.params.pattern}"`;
+        case 'propertyNames': return `\u0623\u0633\u0645\u0627\u0621 \u0627\u0644\u062e\u0635\u0627\u0626\u0635 ${error.params.propertyNames.join(', ')} \u063a\u064a\u0631 \u0635\u0627\u0644\u062d\u0629`;
+        case 'required': return `\u064a\u062c\u0628 \u0623\u0646 \u064a\u062d\u062a\u0648\u064a \u0639\u0644\u0649 \u0627\u0644\u062e\u0635\u0627\u0626\u0635 \u0627\u0644\u0645\u0637\u0644\u0648\u0628\u0629 ${error.params.requiredProperties.join(', ')}`;
+        case 'type': return typeof error.params.type === 'string' ? `\u064a\u062c\u0628 \u0623\u0646 \u064a\u0643\u0648\u0646 ${error.params.type}` : `\u064a\u062c\u0628 \u0623\u0646 \u064a\u0643\u0648\u0646 \u0625\u0645\u0627 ${error.params.type.join(' \u0623\u0648 ')}`;
+        case 'unevaluatedItems': return '\u064a\u062c\u0628 \u0623\u0644\u0627 \u064a\u062d\u062a\u0648\u064a \u0639\u0644\u0649 \u0639\u0646\u0627\u0635\u0631 \u063a\u064a\u0631 \u0645\u0642\u064a\u0645\u0629';
+        case 'unevaluatedProperties': return '\u064a\u062c\u0628 \u0623\u0644\u0627 \u064a\u062d\u062a\u0648\u064a \u0639\u0644\u0649 \u062e\u0635\u0627\u0626\u0635 \u063a\u064a\u0631 \u0645\u0642\u064a\u0645\u0629';
+        case 'uniqueItems': return `\u064a\u062c\u0628 \u0623\u0644\u0627 \u064a\u062d\u062a\u0648\u064a \u0639\u0644\u0649 \u0639\u0646\u0627\u0635\u0631 \u0645\u0643\u0631\u0631\u0629`;
         case '~refine': return error.params.message;
-        default: return 'حدث خطأ غير معروف في التحقق من الصحة';
+        default: return '\u062d\u062f\u062b \u062e\u0637\u0623 \u063a\u064a\u0631 \u0645\u0639\u0631\u0648\u0641 \u0641\u064a \u0627\u0644\u062a\u062d\u0642\u0642 \u0645\u0646 \u0627\u0644\u0635\u062d\u0629';
     }
 }
-// deno-coverage-ignore-stop
 };
 // build/system/locale/bn_BD.mjs
 defs[73] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.bn_BD = bn_BD;
-// deno-fmt-ignore-file
-// deno-coverage-ignore-start
-/** Bengali (Bangladesh) - ISO 639-1 language code 'bn' with ISO 3166-1 alpha-2 country code 'BD' for Bangladesh. */
 function bn_BD(error) {
     switch (error.keyword) {
-        case 'additionalProperties': return 'অতিরিক্ত বৈশিষ্ট্য থাকতে পারবে না';
-        case 'anyOf': return 'anyOf-এর একটি স্কিমার সাথে মিলতে হবে';
-        case 'boolean': return 'স্কিমা মিথ্যা';
-        case 'const': return 'ধ্রুবকের সমান হতে হবে';
-        case 'contains': return 'অন্তত 1টি বৈধ আইটেম থাকতে হবে';
-        case 'dependencies': return `যখন ${error.params.property} বৈশিষ্ট্য বিদ্যমান থাকে, তখন ${error.params.dependencies.join(', ')} বৈশিষ্ট্য থাকতে হবে`;
-        case 'dependentRequired': return `যখন ${error.params.property} বৈশিষ্ট্য বিদ্যমান থাকে, তখন ${error.params.dependencies.join(', ')} বৈশিষ্ট্য থাকতে হবে`;
-        case 'enum': return 'অনুমোদিত মানগুলির একটির সমান হতে হবে';
-        case 'exclusiveMaximum': return `অবশ্যই ${error.params.comparison} ${error.params.limit} হতে হবে`;
-        case 'exclusiveMinimum': return `অবশ্যই ${error.params.comparison} ${error.params.limit} হতে হবে`;
-        case 'format': return `অবশ্যই "${error.params.format}" ফরম্যাটের সাথে মিলতে হবে`;
-        case 'if': return `অবশ্যই "${error.params.failingKeyword}" স্কিমার সাথে মিলতে হবে`;
-        case 'maxItems': return `${error.params.limit}টির বেশি আইটেম থাকতে পারবে না`;
-        case 'maxLength': return `${error.params.limit}টির বেশি অক্ষর থাকতে পারবে না`;
-        case 'maxProperties': return `${error.params.limit}টির বেশি বৈশিষ্ট্য থাকতে পারবে না`;
-        case 'maximum': return `অবশ্যই ${error.params.comparison} ${error.params.limit} হতে হবে`;
-        case 'minItems': return `${error.params.limit}টির কম আইটেম থাকতে পারবে না`;
-        case 'minLength': return `${error.params.limit}টির কম অক্ষর থাকতে পারবে না`;
-        case 'minProperties': return `${error.params.limit}টির কম বৈশিষ্ট্য থাকতে পারবে না`;
-        case 'minimum': return `অবশ্যই ${error.params.comparison} ${error.params.limit} হতে হবে`;
-        case 'multipleOf': return `${error.params.multipleOf}-এর গুণিতক হতে হবে`;
-        case 'not': return 'বৈধ হতে পারবে না';
-        case 'oneOf': return 'oneOf-এর শুধুমাত্র একটি স্কিমার সাথে মিলতে হবে';
-        case 'pattern': return `অবশ্যই "${error.params.pattern}" প্যাটার্নের সাথে মিলতে হবে`;
-        case 'propertyNames': return `বৈশিষ্ট্য নাম ${error.params.propertyNames.join(', ')} অবৈধ`;
-        case 'required': return `প্রয়োজনীয় বৈশিষ্ট্য ${error.params.requiredProperties.join(', ')} থাকতে হবে`;
-        case 'type': return typeof error.params.type === 'string' ? `অবশ্যই ${error.params.type} হতে হবে` : `অবশ্যই ${error.params.type.join(' অথবা ')} হতে হবে`;
-        case 'unevaluatedItems': return 'অবমূল্যায়িত আইটেম থাকতে পারবে না';
-        case 'unevaluatedProperties': return 'অবমূল্যায়িত বৈশিষ্ট্য থাকতে পারবে না';
-        case 'uniqueItems': return `অনুলিপি আইটেম থাকতে পারবে না`;
+        case 'additionalProperties': return '\u0985\u09a4\u09bf\u09b0\u09bf\u0995\u09cd\u09a4 \u09ac\u09c8\u09b6\u09bf\u09b7\u09cd\u099f\u09cd\u09af \u09a5\u09be\u0995\u09a4\u09c7 \u09aa\u09be\u09b0\u09ac\u09c7 \u09a8\u09be';
+        case 'anyOf': return 'anyOf-\u098f\u09b0 \u098f\u0995\u099f\u09bf \u09b8\u09cd\u0995\u09bf\u09ae\u09be\u09b0 \u09b8\u09be\u09a5\u09c7 \u09ae\u09bf\u09b2\u09a4\u09c7 \u09b9\u09ac\u09c7';
+        case 'boolean': return '\u09b8\u09cd\u0995\u09bf\u09ae\u09be \u09ae\u09bf\u09a5\u09cd\u09af\u09be';
+        case 'const': return '\u09a7\u09cd\u09b0\u09c1\u09ac\u0995\u09c7\u09b0 \u09b8\u09ae\u09be\u09a8 \u09b9\u09a4\u09c7 \u09b9\u09ac\u09c7';
+        case 'contains': return '\u0985\u09a8\u09cd\u09a4\u09a4 1\u099f\u09bf \u09ac\u09c8\u09a7 \u0986\u0987\u099f\u09c7\u09ae \u09a5\u09be\u0995\u09a4\u09c7 \u09b9\u09ac\u09c7';
+        case 'dependencies': return `\u09af\u0996\u09a8 ${error.params.property} \u09ac\u09c8\u09b6\u09bf\u09b7\u09cd\u099f\u09cd\u09af \u09ac\u09bf\u09a6\u09cd\u09af\u09ae\u09be\u09a8 \u09a5\u09be\u0995\u09c7, \u09a4\u0996\u09a8 ${error.params.dependencies.join(', ')} \u09ac\u09c8\u09b6\u09bf\u09b7\u09cd\u099f\u09cd\u09af \u09a5\u09be\u0995\u09a4\u09c7 \u09b9\u09ac\u09c7`;
+        case 'dependentRequired': return `\u09af\u0996\u09a8 ${error.params.property} \u09ac\u09c8\u09b6\u09bf\u09b7\u09cd\u099f\u09cd\u09af \u09ac\u09bf\u09a6\u09cd\u09af\u09ae\u09be\u09a8 \u09a5\u09be\u0995\u09c7, \u09a4\u0996\u09a8 ${error.params.dependencies.join(', ')} \u09ac\u09c8\u09b6\u09bf\u09b7\u09cd\u099f\u09cd\u09af \u09a5\u09be\u0995\u09a4\u09c7 \u09b9\u09ac\u09c7`;
+        case 'enum': return '\u0985\u09a8\u09c1\u09ae\u09cb\u09a6\u09bf\u09a4 \u09ae\u09be\u09a8\u0997\u09c1\u09b2\u09bf\u09b0 \u098f\u0995\u099f\u09bf\u09b0 \u09b8\u09ae\u09be\u09a8 \u09b9\u09a4\u09c7 \u09b9\u09ac\u09c7';
+        case 'exclusiveMaximum': return `\u0985\u09ac\u09b6\u09cd\u09af\u0987 ${error.params.comparison} ${error.params.limit} \u09b9\u09a4\u09c7 \u09b9\u09ac\u09c7`;
+        case 'exclusiveMinimum': return `\u0985\u09ac\u09b6\u09cd\u09af\u0987 ${error.params.comparison} ${error.params.limit} \u09b9\u09a4\u09c7 \u09b9\u09ac\u09c7`;
+        case 'format': return `\u0985\u09ac\u09b6\u09cd\u09af\u0987 "${error.params.format}" \u09ab\u09b0\u09ae\u09cd\u09af\u09be\u099f\u09c7\u09b0 \u09b8\u09be\u09a5\u09c7 \u09ae\u09bf\u09b2\u09a4\u09c7 \u09b9\u09ac\u09c7`;
+        case 'if': return `\u0985\u09ac\u09b6\u09cd\u09af\u0987 "${error.params.failingKeyword}" \u09b8\u09cd\u0995\u09bf\u09ae\u09be\u09b0 \u09b8\u09be\u09a5\u09c7 \u09ae\u09bf\u09b2\u09a4\u09c7 \u09b9\u09ac\u09c7`;
+        case 'maxItems': return `${error.params.limit}\u099f\u09bf\u09b0 \u09ac\u09c7\u09b6\u09bf \u0986\u0987\u099f\u09c7\u09ae \u09a5\u09be\u0995\u09a4\u09c7 \u09aa\u09be\u09b0\u09ac\u09c7 \u09a8\u09be`;
+        case 'maxLength': return `${error.params.limit}\u099f\u09bf\u09b0 \u09ac\u09c7\u09b6\u09bf \u0985\u0995\u09cd\u09b7\u09b0 \u09a5\u09be\u0995\u09a4\u09c7 \u09aa\u09be\u09b0\u09ac\u09c7 \u09a8\u09be`;
+        case 'maxProperties': return `${error.params.limit}\u099f\u09bf\u09b0 \u09ac\u09c7\u09b6\u09bf \u09ac\u09c8\u09b6\u09bf\u09b7\u09cd\u099f\u09cd\u09af \u09a5\u09be\u0995\u09a4\u09c7 \u09aa\u09be\u09b0\u09ac\u09c7 \u09a8\u09be`;
+        case 'maximum': return `\u0985\u09ac\u09b6\u09cd\u09af\u0987 ${error.params.comparison} ${error.params.limit} \u09b9\u09a4\u09c7 \u09b9\u09ac\u09c7`;
+        case 'minItems': return `${error.params.limit}\u099f\u09bf\u09b0 \u0995\u09ae \u0986\u0987\u099f\u09c7\u09ae \u09a5\u09be\u0995\u09a4\u09c7 \u09aa\u09be\u09b0\u09ac\u09c7 \u09a8\u09be`;
+        case 'minLength': return `${error.params.limit}\u099f\u09bf\u09b0 \u0995\u09ae \u0985\u0995\u09cd\u09b7\u09b0 \u09a5\u09be\u0995\u09a4\u09c7 \u09aa\u09be\u09b0\u09ac\u09c7 \u09a8\u09be`;
+        case 'minProperties': return `${error.params.limit}\u099f\u09bf\u09b0 \u0995\u09ae \u09ac\u09c8\u09b6\u09bf\u09b7\u09cd\u099f\u09cd\u09af \u09a5\u09be\u0995\u09a4\u09c7 \u09aa\u09be\u09b0\u09ac\u09c7 \u09a8\u09be`;
+        case 'minimum': return `\u0985\u09ac\u09b6\u09cd\u09af\u0987 ${error.params.comparison} ${error.params.limit} \u09b9\u09a4\u09c7 \u09b9\u09ac\u09c7`;
+        case 'multipleOf': return `${error.params.multipleOf}-\u098f\u09b0 \u0997\u09c1\u09a3\u09bf\u09a4\u0995 \u09b9\u09a4\u09c7 \u09b9\u09ac\u09c7`;
+        case 'not': return '\u09ac\u09c8\u09a7 \u09b9\u09a4\u09c7 \u09aa\u09be\u09b0\u09ac\u09c7 \u09a8\u09be';
+        case 'oneOf': return 'oneOf-\u098f\u09b0 \u09b6\u09c1\u09a7\u09c1\u09ae\u09be\u09a4\u09cd\u09b0 \u098f\u0995\u099f\u09bf \u09b8\u09cd\u0995\u09bf\u09ae\u09be\u09b0 \u09b8\u09be\u09a5\u09c7 \u09ae\u09bf\u09b2\u09a4\u09c7 \u09b9\u09ac\u09c7';
+        case 'pattern': return `\u0985\u09ac\u09b6\u09cd\u09af\u0987 "${error.params.pattern}" \u09aa\u09cd\u09af\u09be\u099f\u09be\u09b0\u09cd\u09a8\u09c7\u09b0 \u09b8\u09be\u09a5\u09c7 \u09ae\u09bf\u09b2\u09a4\u09c7 \u09b9\u09ac\u09c7`;
+        case 'propertyNames': return `\u09ac\u09c8\u09b6\u09bf\u09b7\u09cd\u099f\u09cd\u09af \u09a8\u09be\u09ae ${error.params.propertyNames.join(', ')} \u0985\u09ac\u09c8\u09a7`;
+        case 'required': return `\u09aa\u09cd\u09b0\u09af\u09bc\u09cb\u099c\u09a8\u09c0\u09af\u09bc \u09ac\u09c8\u09b6\u09bf\u09b7\u09cd\u099f\u09cd\u09af ${error.params.requiredProperties.join(', ')} \u09a5\u09be\u0995\u09a4\u09c7 \u09b9\u09ac\u09c7`;
+        case 'type': return typeof error.params.type === 'string' ? `\u0985\u09ac\u09b6\u09cd\u09af\u0987 ${error.params.type} \u09b9\u09a4\u09c7 \u09b9\u09ac\u09c7` : `\u0985\u09ac\u09b6\u09cd\u09af\u0987 ${error.params.type.join(' \u0985\u09a5\u09ac\u09be ')} \u09b9\u09a4\u09c7 \u09b9\u09ac\u09c7`;
+        case 'unevaluatedItems': return '\u0985\u09ac\u09ae\u09c2\u09b2\u09cd\u09af\u09be\u09af\u09bc\u09bf\u09a4 \u0986\u0987\u099f\u09c7\u09ae \u09a5\u09be\u0995\u09a4\u09c7 \u09aa\u09be\u09b0\u09ac\u09c7 \u09a8\u09be';
+        case 'unevaluatedProperties': return '\u0985\u09ac\u09ae\u09c2\u09b2\u09cd\u09af\u09be\u09af\u09bc\u09bf\u09a4 \u09ac\u09c8\u09b6\u09bf\u09b7\u09cd\u099f\u09cd\u09af \u09a5\u09be\u0995\u09a4\u09c7 \u09aa\u09be\u09b0\u09ac\u09c7 \u09a8\u09be';
+        case 'uniqueItems': return `\u0985\u09a8\u09c1\u09b2\u09bf\u09aa\u09bf \u0986\u0987\u099f\u09c7\u09ae \u09a5\u09be\u0995\u09a4\u09c7 \u09aa\u09be\u09b0\u09ac\u09c7 \u09a8\u09be`;
         case '~refine': return error.params.message;
-        default: return 'একটি অজানা বৈধকরণ ত্রুটি ঘটেছে';
+        default: return '\u098f\u0995\u099f\u09bf \u0985\u099c\u09be\u09a8\u09be \u09ac\u09c8\u09a7\u0995\u09b0\u09a3 \u09a4\u09cd\u09b0\u09c1\u099f\u09bf \u0998\u099f\u09c7\u099b\u09c7';
     }
 }
-// deno-coverage-ignore-stop
 };
 // build/system/locale/cs_CZ.mjs
 defs[74] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.cs_CZ = cs_CZ;
-// deno-fmt-ignore-file
-// deno-coverage-ignore-start
-/** Czech (Czech Republic) - ISO 639-1 language code 'cs' with ISO 3166-1 alpha-2 country code 'CZ' for Czech Republic. */
 function cs_CZ(error) {
     switch (error.keyword) {
-        case 'additionalProperties': return 'nesmí mít další vlastnosti';
-        case 'anyOf': return 'musí odpovídat schématu v anyOf';
-        case 'boolean': return 'schéma je nepravdivé';
-        case 'const': return 'musí být rovno konstantě';
-        case 'contains': return 'musí obsahovat alespoň 1 platnou položku';
-        case 'dependencies': return `musí mít vlastnosti ${error.params.dependencies.join(', ')}, pokud je vlastnost ${error.params.property} přítomna`;
-        case 'dependentRequired': return `musí mít vlastnosti ${error.params.dependencies.join(', ')}, pokud je vlastnost ${error.params.property} přítomna`;
-        case 'enum': return 'musí být rovno jedné z povolených hodnot';
-        case 'exclusiveMaximum': return `musí být ${error.params.comparison} ${error.params.limit}`;
-        case 'exclusiveMinimum': return `musí být ${error.params.comparison} ${error.params.limit}`;
-        case 'format': return `musí odpovídat formátu "${error.params.format}"`;
-        case 'if': return `musí odpovídat schématu "${error.params.failingKeyword}"`;
-        case 'maxItems': return `nesmí mít více než ${error.params.limit} položek`;
-        case 'maxLength': return `nesmí mít více než ${error.params.limit} znaků`;
-        case 'maxProperties': return `nesmí mít více než ${error.params.limit} vlastností`;
-        case 'maximum': return `musí být ${error.params.comparison} ${error.params.limit}`;
-        case 'minItems': return `nesmí mít méně než ${error.params.limit} položek`;
-        case 'minLength': return `nesmí mít méně než ${error.params.limit} znaků`;
-        case 'minProperties': return `nesmí mít méně než ${error.params.limit} vlastností`;
-        case 'minimum': return `musí být ${error.params.comparison} ${error.params.limit}`;
-        case 'multipleOf': return `musí být násobkem ${error.params.multipleOf}`;
-        case 'not': return 'nesmí být platné';
-        case 'oneOf': return 'musí odpovídat přesně jednomu schématu v oneOf';
-        case 'pattern': return `musí odpovídat vzoru "${error.params.pattern}"`;
-        case 'propertyNames': return `názvy vlastností ${error.params.propertyNames.join(', ')} jsou neplatné`;
-        case 'required': return `musí mít povinné vlastnosti ${error.params.requiredProperties.join(', ')}`;
-        case 'type': return typeof error.params.type === 'string' ? `musí být ${error.params.type}` : `musí být ${error.params.type.join(' nebo ')}`;
-        case 'unevaluatedItems': return 'nesmí mít nevyhodnocené položky';
-        case 'unevaluatedProperties': return 'nesmí mít nevyhodnocené vlastnosti';
-        case 'uniqueItems': return `nesmí mít duplicitní položky`;
+        case 'additionalProperties': return 'nesm\u00ed m\u00edt dal\u0161\u00ed vlastnosti';
+        case 'anyOf': return 'mus\u00ed odpov\u00eddat sch\u00e9matu v anyOf';
+        case 'boolean': return 'sch\u00e9ma je nepravdiv\u00e9';
+        case 'const': return 'mus\u00ed b\u00fdt rovno konstant\u011b';
+        case 'contains': return 'mus\u00ed obsahovat alespo\u0148 1 platnou polo\u017eku';
+        case 'dependencies': return `mus\u00ed m\u00edt vlastnosti ${error.params.dependencies.join(', ')}, pokud je vlastnost ${error.params.property} p\u0159\u00edtomna`;
+        case 'dependentRequired': return `mus\u00ed m\u00edt vlastnosti ${error.params.dependencies.join(', ')}, pokud je vlastnost ${error.params.property} p\u0159\u00edtomna`;
+        case 'enum': return 'mus\u00ed b\u00fdt rovno jedn\u00e9 z povolen\u00fdch hodnot';
+        case 'exclusiveMaximum': return `mus\u00ed b\u00fdt ${error.params.comparison} ${error.params.limit}`;
+        case 'exclusiveMinimum': return `mus\u00ed b\u00fdt ${error.params.comparison} ${error.params.limit}`;
+        case 'format': return `mus\u00ed odpov\u00eddat form\u00e1tu "${error.params.format}"`;
+        case 'if': return `mus\u00ed odpov\u00eddat sch\u00e9matu "${error.params.failingKeyword}"`;
+        case 'maxItems': return `nesm\u00ed m\u00edt v\u00edce ne\u017e ${error.params.limit} polo\u017eek`;
+        case 'maxLength': return `nesm\u00ed m\u00edt v\u00edce ne\u017e ${error.params.limit} znak\u016f`;
+        case 'maxProperties': return `nesm\u00ed m\u00edt v\u00edce ne\u017e ${error.params.limit} vlastnost\u00ed`;
+        case 'maximum': return `mus\u00ed b\u00fdt ${error.params.comparison} ${error.params.limit}`;
+        case 'minItems': return `nesm\u00ed m\u00edt m\u00e9n\u011b ne\u017e ${error.params.limit} polo\u017eek`;
+        case 'minLength': return `nesm\u00ed m\u00edt m\u00e9n\u011b ne\u017e ${error.params.limit} znak\u016f`;
+        case 'minProperties': return `nesm\u00ed m\u00edt m\u00e9n\u011b ne\u017e ${error.params.limit} vlastnost\u00ed`;
+        case 'minimum': return `mus\u00ed b\u00fdt ${error.params.comparison} ${error.params.limit}`;
+        case 'multipleOf': return `mus\u00ed b\u00fdt n\u00e1sobkem ${error.params.multipleOf}`;
+        case 'not': return 'nesm\u00ed b\u00fdt platn\u00e9';
+        case 'oneOf': return 'mus\u00ed odpov\u00eddat p\u0159esn\u011b jednomu sch\u00e9matu v oneOf';
+        case 'pattern': return `mus\u00ed odpov\u00eddat vzoru "${error.params.pattern}"`;
+        case 'propertyNames': return `n\u00e1zvy vlastnost\u00ed ${error.params.propertyNames.join(', ')} jsou neplatn\u00e9`;
+        case 'required': return `mus\u00ed m\u00edt povinn\u00e9 vlastnosti ${error.params.requiredProperties.join(', ')}`;
+        case 'type': return typeof error.params.type === 'string' ? `mus\u00ed b\u00fdt ${error.params.type}` : `mus\u00ed b\u00fdt ${error.params.type.join(' nebo ')}`;
+        case 'unevaluatedItems': return 'nesm\u00ed m\u00edt nevyhodnocen\u00e9 polo\u017eky';
+        case 'unevaluatedProperties': return 'nesm\u00ed m\u00edt nevyhodnocen\u00e9 vlastnosti';
+        case 'uniqueItems': return `nesm\u00ed m\u00edt duplicitn\u00ed polo\u017eky`;
         case '~refine': return error.params.message;
-        default: return 'došlo k neznámé chybě ověření';
+        default: return 'do\u0161lo k nezn\u00e1m\u00e9 chyb\u011b ov\u011b\u0159en\u00ed';
     }
 }
-// deno-coverage-ignore-stop
 };
 // build/system/locale/de_DE.mjs
 defs[75] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.de_DE = de_DE;
-// deno-fmt-ignore-file
-// deno-coverage-ignore-start
-/**  German (Germany) - ISO 639-1 language code 'de' with ISO 3166-1 alpha-2 country code 'DE' for Germany. */
 function de_DE(error) {
     switch (error.keyword) {
-        case 'additionalProperties': return 'darf keine zusätzlichen Eigenschaften haben';
-        case 'anyOf': return 'muss einem Schema in „anyOf“ entsprechen';
+        case 'additionalProperties': return 'darf keine zus\u00e4tzlichen Eigenschaften haben';
+        case 'anyOf': return 'muss einem Schema in \u201eanyOf\u201c entsprechen';
         case 'boolean': return 'Schema ist falsch';
         case 'const': return 'muss gleich der Konstante sein';
-        case 'contains': return 'muss mindestens 1 gültiges Element enthalten';
+        case 'contains': return 'muss mindestens 1 g\u00fcltiges Element enthalten';
         case 'dependencies': return `muss die Eigenschaften ${error.params.dependencies.join(', ')} haben, wenn Eigenschaft ${error.params.property} vorhanden ist`;
         case 'dependentRequired': return `muss die Eigenschaften ${error.params.dependencies.join(', ')} haben, wenn Eigenschaft ${error.params.property} vorhanden ist`;
         case 'enum': return 'muss einem der erlaubten Werte entsprechen';
@@ -3862,10 +3138,10 @@ function de_DE(error) {
         case 'minProperties': return `darf nicht weniger als ${error.params.limit} Eigenschaften haben`;
         case 'minimum': return `muss ${error.params.comparison} ${error.params.limit} sein`;
         case 'multipleOf': return `muss ein Vielfaches von ${error.params.multipleOf} sein`;
-        case 'not': return 'darf nicht gültig sein';
-        case 'oneOf': return 'muss genau einem Schema in „oneOf“ entsprechen';
+        case 'not': return 'darf nicht g\u00fcltig sein';
+        case 'oneOf': return 'muss genau einem Schema in \u201eoneOf\u201c entsprechen';
         case 'pattern': return `muss dem Muster "${error.params.pattern}" entsprechen`;
-        case 'propertyNames': return `Eigenschaftsnamen ${error.params.propertyNames.join(', ')} sind ungültig`;
+        case 'propertyNames': return `Eigenschaftsnamen ${error.params.propertyNames.join(', ')} sind ung\u00fcltig`;
         case 'required': return `muss die erforderlichen Eigenschaften ${error.params.requiredProperties.join(', ')} haben`;
         case 'type': return typeof error.params.type === 'string' ? `muss ${error.params.type} sein` : `muss entweder ${error.params.type.join(' oder ')} sein`;
         case 'unevaluatedItems': return 'darf keine unbewerteten Elemente haben';
@@ -3875,292 +3151,264 @@ function de_DE(error) {
         default: return 'ein unbekannter Validierungsfehler ist aufgetreten';
     }
 }
-// deno-coverage-ignore-stop
 };
 // build/system/locale/el_GR.mjs
 defs[76] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.el_GR = el_GR;
-// deno-fmt-ignore-file
-// deno-coverage-ignore-start
-/** Greek (Greece) - ISO 639-1 language code 'el' with ISO 3166-1 alpha-2 country code 'GR' for Greece. */
 function el_GR(error) {
     switch (error.keyword) {
-        case 'additionalProperties': return 'δεν πρέπει να έχει επιπλέον ιδιότητες';
-        case 'anyOf': return 'πρέπει να ταιριάζει με ένα σχήμα στο anyOf';
-        case 'boolean': return 'το σχήμα είναι ψευδές';
-        case 'const': return 'πρέπει να είναι ίσο με τη σταθερά';
-        case 'contains': return 'πρέπει να περιέχει τουλάχιστον 1 έγκυρο στοιχείο';
-        case 'dependencies': return `πρέπει να έχει ιδιότητες ${error.params.dependencies.join(', ')} όταν υπάρχει η ιδιότητα ${error.params.property}`;
-        case 'dependentRequired': return `πρέπει να έχει ιδιότητες ${error.params.dependencies.join(', ')} όταν υπάρχει η ιδιότητα ${error.params.property}`;
-        case 'enum': return 'πρέπει να είναι ίσο με μία από τις επιτρεπόμενες τιμές';
-        case 'exclusiveMaximum': return `πρέπει να είναι ${error.params.comparison} ${error.params.limit}`;
-        case 'exclusiveMinimum': return `πρέπει να είναι ${error.params.comparison} ${error.params.limit}`;
-        case 'format': return `πρέπει να ταιριάζει με τη μορφή "${error.params.format}"`;
-        case 'if': return `πρέπει να ταιριάζει με το σχήμα "${error.params.failingKeyword}"`;
-        case 'maxItems': return `δεν πρέπει να έχει περισσότερα από ${error.params.limit} στοιχεία`;
-        case 'maxLength': return `δεν πρέπει να έχει περισσότερους από ${error.params.limit} χαρακτήρες`;
-        case 'maxProperties': return `δεν πρέπει να έχει περισσότερες από ${error.params.limit} ιδιότητες`;
-        case 'maximum': return `πρέπει να είναι ${error.params.comparison} ${error.params.limit}`;
-        case 'minItems': return `δεν πρέπει να έχει λιγότερα από ${error.params.limit} στοιχεία`;
-        case 'minLength': return `δεν πρέπει να έχει λιγότερους από ${error.params.limit} χαρακτήρες`;
-        case 'minProperties': return `δεν πρέπει να έχει λιγότερες από ${error.params.limit} ιδιότητες`;
-        case 'minimum': return `πρέπει να είναι ${error.params.comparison} ${error.params.limit}`;
-        case 'multipleOf': return `πρέπει να είναι πολλαπλάσιο του ${error.params.multipleOf}`;
-        case 'not': return 'δεν πρέπει να είναι έγκυρο';
-        case 'oneOf': return 'πρέπει να ταιριάζει με ένα μόνο σχήμα στο oneOf';
-        case 'pattern': return `πρέπει να ταιριάζει με το μοτίβο "${error.params.pattern}"`;
-        case 'propertyNames': return `τα ονόματα ιδιοτήτων ${error.params.propertyNames.join(', ')} είναι μη έγκυρα`;
-        case 'required': return `πρέπει να έχει τις απαιτούμενες ιδιότητες ${error.params.requiredProperties.join(', ')}`;
-        case 'type': return typeof error.params.type === 'string' ? `πρέπει να είναι ${error.params.type}` : `πρέπει να είναι είτε ${error.params.type.join(' ή ')}`;
-        case 'unevaluatedItems': return 'δεν πρέπει να έχει μη αξιολογημένα στοιχεία';
-        case 'unevaluatedProperties': return 'δεν πρέπει να έχει μη αξιολογημένες ιδιότητες';
-        case 'uniqueItems': return `δεν πρέπει να έχει διπλά στοιχεία`;
+        case 'additionalProperties': return '\u03b4\u03b5\u03bd \u03c0\u03c1\u03ad\u03c0\u03b5\u03b9 \u03bd\u03b1 \u03ad\u03c7\u03b5\u03b9 \u03b5\u03c0\u03b9\u03c0\u03bb\u03ad\u03bf\u03bd \u03b9\u03b4\u03b9\u03cc\u03c4\u03b7\u03c4\u03b5\u03c2';
+        case 'anyOf': return '\u03c0\u03c1\u03ad\u03c0\u03b5\u03b9 \u03bd\u03b1 \u03c4\u03b1\u03b9\u03c1\u03b9\u03ac\u03b6\u03b5\u03b9 \u03bc\u03b5 \u03ad\u03bd\u03b1 \u03c3\u03c7\u03ae\u03bc\u03b1 \u03c3\u03c4\u03bf anyOf';
+        case 'boolean': return '\u03c4\u03bf \u03c3\u03c7\u03ae\u03bc\u03b1 \u03b5\u03af\u03bd\u03b1\u03b9 \u03c8\u03b5\u03c5\u03b4\u03ad\u03c2';
+        case 'const': return '\u03c0\u03c1\u03ad\u03c0\u03b5\u03b9 \u03bd\u03b1 \u03b5\u03af\u03bd\u03b1\u03b9 \u03af\u03c3\u03bf \u03bc\u03b5 \u03c4\u03b7 \u03c3\u03c4\u03b1\u03b8\u03b5\u03c1\u03ac';
+        case 'contains': return '\u03c0\u03c1\u03ad\u03c0\u03b5\u03b9 \u03bd\u03b1 \u03c0\u03b5\u03c1\u03b9\u03ad\u03c7\u03b5\u03b9 \u03c4\u03bf\u03c5\u03bb\u03ac\u03c7\u03b9\u03c3\u03c4\u03bf\u03bd 1 \u03ad\u03b3\u03ba\u03c5\u03c1\u03bf \u03c3\u03c4\u03bf\u03b9\u03c7\u03b5\u03af\u03bf';
+        case 'dependencies': return `\u03c0\u03c1\u03ad\u03c0\u03b5\u03b9 \u03bd\u03b1 \u03ad\u03c7\u03b5\u03b9 \u03b9\u03b4\u03b9\u03cc\u03c4\u03b7\u03c4\u03b5\u03c2 ${error.params.dependencies.join(', ')} \u03cc\u03c4\u03b1\u03bd \u03c5\u03c0\u03ac\u03c1\u03c7\u03b5\u03b9 \u03b7 \u03b9\u03b4\u03b9\u03cc\u03c4\u03b7\u03c4\u03b1 ${error.params.property}`;
+        case 'dependentRequired': return `\u03c0\u03c1\u03ad\u03c0\u03b5\u03b9 \u03bd\u03b1 \u03ad\u03c7\u03b5\u03b9 \u03b9\u03b4\u03b9\u03cc\u03c4\u03b7\u03c4\u03b5\u03c2 ${error.params.dependencies.join(', ')} \u03cc\u03c4\u03b1\u03bd \u03c5\u03c0\u03ac\u03c1\u03c7\u03b5\u03b9 \u03b7 \u03b9\u03b4\u03b9\u03cc\u03c4\u03b7\u03c4\u03b1 ${error.params.property}`;
+        case 'enum': return '\u03c0\u03c1\u03ad\u03c0\u03b5\u03b9 \u03bd\u03b1 \u03b5\u03af\u03bd\u03b1\u03b9 \u03af\u03c3\u03bf \u03bc\u03b5 \u03bc\u03af\u03b1 \u03b1\u03c0\u03cc \u03c4\u03b9\u03c2 \u03b5\u03c0\u03b9\u03c4\u03c1\u03b5\u03c0\u03cc\u03bc\u03b5\u03bd\u03b5\u03c2 \u03c4\u03b9\u03bc\u03ad\u03c2';
+        case 'exclusiveMaximum': return `\u03c0\u03c1\u03ad\u03c0\u03b5\u03b9 \u03bd\u03b1 \u03b5\u03af\u03bd\u03b1\u03b9 ${error.params.comparison} ${error.params.limit}`;
+        case 'exclusiveMinimum': return `\u03c0\u03c1\u03ad\u03c0\u03b5\u03b9 \u03bd\u03b1 \u03b5\u03af\u03bd\u03b1\u03b9 ${error.params.comparison} ${error.params.limit}`;
+        case 'format': return `\u03c0\u03c1\u03ad\u03c0\u03b5\u03b9 \u03bd\u03b1 \u03c4\u03b1\u03b9\u03c1\u03b9\u03ac\u03b6\u03b5\u03b9 \u03bc\u03b5 \u03c4\u03b7 \u03bc\u03bf\u03c1\u03c6\u03ae "${error.params.format}"`;
+        case 'if': return `\u03c0\u03c1\u03ad\u03c0\u03b5\u03b9 \u03bd\u03b1 \u03c4\u03b1\u03b9\u03c1\u03b9\u03ac\u03b6\u03b5\u03b9 \u03bc\u03b5 \u03c4\u03bf \u03c3\u03c7\u03ae\u03bc\u03b1 "${error.params.failingKeyword}"`;
+        case 'maxItems': return `\u03b4\u03b5\u03bd \u03c0\u03c1\u03ad\u03c0\u03b5\u03b9 \u03bd\u03b1 \u03ad\u03c7\u03b5\u03b9 \u03c0\u03b5\u03c1\u03b9\u03c3\u03c3\u03cc\u03c4\u03b5\u03c1\u03b1 \u03b1\u03c0\u03cc ${error.params.limit} \u03c3\u03c4\u03bf\u03b9\u03c7\u03b5\u03af\u03b1`;
+        case 'maxLength': return `\u03b4\u03b5\u03bd \u03c0\u03c1\u03ad\u03c0\u03b5\u03b9 \u03bd\u03b1 \u03ad\u03c7\u03b5\u03b9 \u03c0\u03b5\u03c1\u03b9\u03c3\u03c3\u03cc\u03c4\u03b5\u03c1\u03bf\u03c5\u03c2 \u03b1\u03c0\u03cc ${error.params.limit} \u03c7\u03b1\u03c1\u03b1\u03ba\u03c4\u03ae\u03c1\u03b5\u03c2`;
+        case 'maxProperties': return `\u03b4\u03b5\u03bd \u03c0\u03c1\u03ad\u03c0\u03b5\u03b9 \u03bd\u03b1 \u03ad\u03c7\u03b5\u03b9 \u03c0\u03b5\u03c1\u03b9\u03c3\u03c3\u03cc\u03c4\u03b5\u03c1\u03b5\u03c2 \u03b1\u03c0\u03cc ${error.params.limit} \u03b9\u03b4\u03b9\u03cc\u03c4\u03b7\u03c4\u03b5\u03c2`;
+        case 'maximum': return `\u03c0\u03c1\u03ad\u03c0\u03b5\u03b9 \u03bd\u03b1 \u03b5\u03af\u03bd\u03b1\u03b9 ${error.params.comparison} ${error.params.limit}`;
+        case 'minItems': return `\u03b4\u03b5\u03bd \u03c0\u03c1\u03ad\u03c0\u03b5\u03b9 \u03bd\u03b1 \u03ad\u03c7\u03b5\u03b9 \u03bb\u03b9\u03b3\u03cc\u03c4\u03b5\u03c1\u03b1 \u03b1\u03c0\u03cc ${error.params.limit} \u03c3\u03c4\u03bf\u03b9\u03c7\u03b5\u03af\u03b1`;
+        case 'minLength': return `\u03b4\u03b5\u03bd \u03c0\u03c1\u03ad\u03c0\u03b5\u03b9 \u03bd\u03b1 \u03ad\u03c7\u03b5\u03b9 \u03bb\u03b9\u03b3\u03cc\u03c4\u03b5\u03c1\u03bf\u03c5\u03c2 \u03b1\u03c0\u03cc ${error.params.limit} \u03c7\u03b1\u03c1\u03b1\u03ba\u03c4\u03ae\u03c1\u03b5\u03c2`;
+        case 'minProperties': return `\u03b4\u03b5\u03bd \u03c0\u03c1\u03ad\u03c0\u03b5\u03b9 \u03bd\u03b1 \u03ad\u03c7\u03b5\u03b9 \u03bb\u03b9\u03b3\u03cc\u03c4\u03b5\u03c1\u03b5\u03c2 \u03b1\u03c0\u03cc ${error.params.limit} \u03b9\u03b4\u03b9\u03cc\u03c4\u03b7\u03c4\u03b5\u03c2`;
+        case 'minimum': return `\u03c0\u03c1\u03ad\u03c0\u03b5\u03b9 \u03bd\u03b1 \u03b5\u03af\u03bd\u03b1\u03b9 ${error.params.comparison} ${error.params.limit}`;
+        case 'multipleOf': return `\u03c0\u03c1\u03ad\u03c0\u03b5\u03b9 \u03bd\u03b1 \u03b5\u03af\u03bd\u03b1\u03b9 \u03c0\u03bf\u03bb\u03bb\u03b1\u03c0\u03bb\u03ac\u03c3\u03b9\u03bf \u03c4\u03bf\u03c5 ${error.params.multipleOf}`;
+        case 'not': return '\u03b4\u03b5\u03bd \u03c0\u03c1\u03ad\u03c0\u03b5\u03b9 \u03bd\u03b1 \u03b5\u03af\u03bd\u03b1\u03b9 \u03ad\u03b3\u03ba\u03c5\u03c1\u03bf';
+        case 'oneOf': return '\u03c0\u03c1\u03ad\u03c0\u03b5\u03b9 \u03bd\u03b1 \u03c4\u03b1\u03b9\u03c1\u03b9\u03ac\u03b6\u03b5\u03b9 \u03bc\u03b5 \u03ad\u03bd\u03b1 \u03bc\u03cc\u03bd\u03bf \u03c3\u03c7\u03ae\u03bc\u03b1 \u03c3\u03c4\u03bf oneOf';
+        case 'pattern': return `\u03c0\u03c1\u03ad\u03c0\u03b5\u03b9 \u03bd\u03b1 \u03c4\u03b1\u03b9\u03c1\u03b9\u03ac\u03b6\u03b5\u03b9 \u03bc\u03b5 \u03c4\u03bf \u03bc\u03bf\u03c4\u03af\u03b2\u03bf "${error.params.pattern}"`;
+        case 'propertyNames': return `\u03c4\u03b1 \u03bf\u03bd\u03cc\u03bc\u03b1\u03c4\u03b1 \u03b9\u03b4\u03b9\u03bf\u03c4\u03ae\u03c4\u03c9\u03bd ${error.params.propertyNames.join(', ')} \u03b5\u03af\u03bd\u03b1\u03b9 \u03bc\u03b7 \u03ad\u03b3\u03ba\u03c5\u03c1\u03b1`;
+        case 'required': return `\u03c0\u03c1\u03ad\u03c0\u03b5\u03b9 \u03bd\u03b1 \u03ad\u03c7\u03b5\u03b9 \u03c4\u03b9\u03c2 \u03b1\u03c0\u03b1\u03b9\u03c4\u03bf\u03cd\u03bc\u03b5\u03bd\u03b5\u03c2 \u03b9\u03b4\u03b9\u03cc\u03c4\u03b7\u03c4\u03b5\u03c2 ${error.params.requiredProperties.join(', ')}`;
+        case 'type': return typeof error.params.type === 'string' ? `\u03c0\u03c1\u03ad\u03c0\u03b5\u03b9 \u03bd\u03b1 \u03b5\u03af\u03bd\u03b1\u03b9 ${error.params.type}` : `\u03c0\u03c1\u03ad\u03c0\u03b5\u03b9 \u03bd\u03b1 \u03b5\u03af\u03bd\u03b1\u03b9 \u03b5\u03af\u03c4\u03b5 ${error.params.type.join(' \u03ae ')}`;
+        case 'unevaluatedItems': return '\u03b4\u03b5\u03bd \u03c0\u03c1\u03ad\u03c0\u03b5\u03b9 \u03bd\u03b1 \u03ad\u03c7\u03b5\u03b9 \u03bc\u03b7 \u03b1\u03be\u03b9\u03bf\u03bb\u03bf\u03b3\u03b7\u03bc\u03ad\u03bd\u03b1 \u03c3\u03c4\u03bf\u03b9\u03c7\u03b5\u03af\u03b1';
+        case 'unevaluatedProperties': return '\u03b4\u03b5\u03bd \u03c0\u03c1\u03ad\u03c0\u03b5\u03b9 \u03bd\u03b1 \u03ad\u03c7\u03b5\u03b9 \u03bc\u03b7 \u03b1\u03be\u03b9\u03bf\u03bb\u03bf\u03b3\u03b7\u03bc\u03ad\u03bd\u03b5\u03c2 \u03b9\u03b4\u03b9\u03cc\u03c4\u03b7\u03c4\u03b5\u03c2';
+        case 'uniqueItems': return `\u03b4\u03b5\u03bd \u03c0\u03c1\u03ad\u03c0\u03b5\u03b9 \u03bd\u03b1 \u03ad\u03c7\u03b5\u03b9 \u03b4\u03b9\u03c0\u03bb\u03ac \u03c3\u03c4\u03bf\u03b9\u03c7\u03b5\u03af\u03b1`;
         case '~refine': return error.params.message;
-        default: return 'προέκυψε ένα άγνωστο σφάλμα επικύρωσης';
+        default: return '\u03c0\u03c1\u03bf\u03ad\u03ba\u03c5\u03c8\u03b5 \u03ad\u03bd\u03b1 \u03ac\u03b3\u03bd\u03c9\u03c3\u03c4\u03bf \u03c3\u03c6\u03ac\u03bb\u03bc\u03b1 \u03b5\u03c0\u03b9\u03ba\u03cd\u03c1\u03c9\u03c3\u03b7\u03c2';
     }
 }
-// deno-coverage-ignore-stop
 };
 // build/system/locale/es_419.mjs
 defs[77] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.es_419 = es_419;
-// deno-fmt-ignore-file
-// deno-coverage-ignore-start
-/** Spanish (Latin America) - ISO 639-1 language code 'es' with UN M.49 region code '419' for Latin America and the Caribbean. */
 function es_419(error) {
     switch (error.keyword) {
         case 'additionalProperties': return 'no debe tener propiedades adicionales';
         case 'anyOf': return 'debe coincidir con un esquema en cualquiera de';
         case 'boolean': return 'el esquema es falso';
         case 'const': return 'debe ser igual a la constante';
-        case 'contains': return 'debe contener al menos 1 elemento válido';
-        case 'dependencies': return `debe tener las propiedades ${error.params.dependencies.join(', ')} cuando la propiedad ${error.params.property} está presente`;
-        case 'dependentRequired': return `debe tener las propiedades ${error.params.dependencies.join(', ')} cuando la propiedad ${error.params.property} está presente`;
+        case 'contains': return 'debe contener al menos 1 elemento v\u00e1lido';
+        case 'dependencies': return `debe tener las propiedades ${error.params.dependencies.join(', ')} cuando la propiedad ${error.params.property} est\u00e1 presente`;
+        case 'dependentRequired': return `debe tener las propiedades ${error.params.dependencies.join(', ')} cuando la propiedad ${error.params.property} est\u00e1 presente`;
         case 'enum': return 'debe ser igual a uno de los valores permitidos';
         case 'exclusiveMaximum': return `debe ser ${error.params.comparison} ${error.params.limit}`;
         case 'exclusiveMinimum': return `debe ser ${error.params.comparison} ${error.params.limit}`;
         case 'format': return `debe coincidir con el formato "${error.params.format}"`;
         case 'if': return `debe coincidir con el esquema "${error.params.failingKeyword}"`;
-        case 'maxItems': return `no debe tener más de ${error.params.limit} elementos`;
-        case 'maxLength': return `no debe tener más de ${error.params.limit} caracteres`;
-        case 'maxProperties': return `no debe tener más de ${error.params.limit} propiedades`;
+        case 'maxItems': return `no debe tener m\u00e1s de ${error.params.limit} elementos`;
+        case 'maxLength': return `no debe tener m\u00e1s de ${error.params.limit} caracteres`;
+        case 'maxProperties': return `no debe tener m\u00e1s de ${error.params.limit} propiedades`;
         case 'maximum': return `debe ser ${error.params.comparison} ${error.params.limit}`;
         case 'minItems': return `no debe tener menos de ${error.params.limit} elementos`;
         case 'minLength': return `no debe tener menos de ${error.params.limit} caracteres`;
         case 'minProperties': return `no debe tener menos de ${error.params.limit} propiedades`;
         case 'minimum': return `debe ser ${error.params.comparison} ${error.params.limit}`;
-        case 'multipleOf': return `debe ser múltiplo de ${error.params.multipleOf}`;
-        case 'not': return 'no debe ser válido';
+        case 'multipleOf': return `debe ser m\u00faltiplo de ${error.params.multipleOf}`;
+        case 'not': return 'no debe ser v\u00e1lido';
         case 'oneOf': return 'debe coincidir exactamente con un esquema en uno de';
-        case 'pattern': return `debe coincidir con el patrón "${error.params.pattern}"`;
-        case 'propertyNames': return `los nombres de las propiedades ${error.params.propertyNames.join(', ')} no son válidos`;
+        case 'pattern': return `debe coincidir con el patr\u00f3n "${error.params.pattern}"`;
+        case 'propertyNames': return `los nombres de las propiedades ${error.params.propertyNames.join(', ')} no son v\u00e1lidos`;
         case 'required': return `debe tener las propiedades requeridas ${error.params.requiredProperties.join(', ')}`;
         case 'type': return typeof error.params.type === 'string' ? `debe ser ${error.params.type}` : `debe ser ${error.params.type.join(' o ')}`;
         case 'unevaluatedItems': return 'no debe tener elementos no evaluados';
         case 'unevaluatedProperties': return 'no debe tener propiedades no evaluadas';
         case 'uniqueItems': return `no debe tener elementos duplicados`;
         case '~refine': return error.params.message;
-        default: return 'ocurrió un error de validación desconocido';
+        default: return 'ocurri\u00f3 un error de validaci\u00f3n desconocido';
     }
 }
-// deno-coverage-ignore-stop
 };
 // build/system/locale/es_AR.mjs
 defs[78] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.es_AR = es_AR;
-// deno-fmt-ignore-file
-// deno-coverage-ignore-start
-/** Spanish (Argentina) - ISO 639-1 language code 'es' with ISO 3166-1 alpha-2 country code 'AR' for Argentina. */
 function es_AR(error) {
     switch (error.keyword) {
         case 'additionalProperties': return 'no debe tener propiedades adicionales';
         case 'anyOf': return 'debe coincidir con un esquema en cualquiera de';
         case 'boolean': return 'el esquema es falso';
         case 'const': return 'debe ser igual a la constante';
-        case 'contains': return 'debe contener al menos 1 elemento válido';
-        case 'dependencies': return `debe tener las propiedades ${error.params.dependencies.join(', ')} cuando la propiedad ${error.params.property} está presente`;
-        case 'dependentRequired': return `debe tener las propiedades ${error.params.dependencies.join(', ')} cuando la propiedad ${error.params.property} está presente`;
+        case 'contains': return 'debe contener al menos 1 elemento v\u00e1lido';
+        case 'dependencies': return `debe tener las propiedades ${error.params.dependencies.join(', ')} cuando la propiedad ${error.params.property} est\u00e1 presente`;
+        case 'dependentRequired': return `debe tener las propiedades ${error.params.dependencies.join(', ')} cuando la propiedad ${error.params.property} est\u00e1 presente`;
         case 'enum': return 'debe ser igual a uno de los valores permitidos';
         case 'exclusiveMaximum': return `debe ser ${error.params.comparison} ${error.params.limit}`;
         case 'exclusiveMinimum': return `debe ser ${error.params.comparison} ${error.params.limit}`;
         case 'format': return `debe coincidir con el formato "${error.params.format}"`;
         case 'if': return `debe coincidir con el esquema "${error.params.failingKeyword}"`;
-        case 'maxItems': return `no debe tener más de ${error.params.limit} elementos`;
-        case 'maxLength': return `no debe tener más de ${error.params.limit} caracteres`;
-        case 'maxProperties': return `no debe tener más de ${error.params.limit} propiedades`;
+        case 'maxItems': return `no debe tener m\u00e1s de ${error.params.limit} elementos`;
+        case 'maxLength': return `no debe tener m\u00e1s de ${error.params.limit} caracteres`;
+        case 'maxProperties': return `no debe tener m\u00e1s de ${error.params.limit} propiedades`;
         case 'maximum': return `debe ser ${error.params.comparison} ${error.params.limit}`;
         case 'minItems': return `no debe tener menos de ${error.params.limit} elementos`;
         case 'minLength': return `no debe tener menos de ${error.params.limit} caracteres`;
         case 'minProperties': return `no debe tener menos de ${error.params.limit} propiedades`;
         case 'minimum': return `debe ser ${error.params.comparison} ${error.params.limit}`;
-        case 'multipleOf': return `debe ser múltiplo de ${error.params.multipleOf}`;
-        case 'not': return 'no debe ser válido';
+        case 'multipleOf': return `debe ser m\u00faltiplo de ${error.params.multipleOf}`;
+        case 'not': return 'no debe ser v\u00e1lido';
         case 'oneOf': return 'debe coincidir exactamente con un esquema en uno de';
-        case 'pattern': return `debe coincidir con el patrón "${error.params.pattern}"`;
-        case 'propertyNames': return `los nombres de las propiedades ${error.params.propertyNames.join(', ')} son inválidos`;
+        case 'pattern': return `debe coincidir con el patr\u00f3n "${error.params.pattern}"`;
+        case 'propertyNames': return `los nombres de las propiedades ${error.params.propertyNames.join(', ')} son inv\u00e1lidos`;
         case 'required': return `debe tener las propiedades requeridas ${error.params.requiredProperties.join(', ')}`;
         case 'type': return typeof error.params.type === 'string' ? `debe ser ${error.params.type}` : `debe ser ${error.params.type.join(' o ')}`;
         case 'unevaluatedItems': return 'no debe tener elementos no evaluados';
         case 'unevaluatedProperties': return 'no debe tener propiedades no evaluadas';
         case 'uniqueItems': return `no debe tener elementos duplicados`;
         case '~refine': return error.params.message;
-        default: return 'ocurrió un error de validación desconocido';
+        default: return 'ocurri\u00f3 un error de validaci\u00f3n desconocido';
     }
 }
-// deno-coverage-ignore-stop
 };
 // build/system/locale/es_ES.mjs
 defs[79] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.es_ES = es_ES;
-// deno-fmt-ignore-file
-// deno-coverage-ignore-start
-/** Spanish (Spain) - ISO 639-1 language code 'es' with ISO 3166-1 alpha-2 country code 'ES' for Spain. */
 function es_ES(error) {
     switch (error.keyword) {
         case 'additionalProperties': return 'no debe tener propiedades adicionales';
         case 'anyOf': return 'debe coincidir con un esquema en cualquiera de';
         case 'boolean': return 'el esquema es falso';
         case 'const': return 'debe ser igual a la constante';
-        case 'contains': return 'debe contener al menos 1 elemento válido';
-        case 'dependencies': return `debe tener las propiedades ${error.params.dependencies.join(', ')} cuando la propiedad ${error.params.property} está presente`;
-        case 'dependentRequired': return `debe tener las propiedades ${error.params.dependencies.join(', ')} cuando la propiedad ${error.params.property} está presente`;
+        case 'contains': return 'debe contener al menos 1 elemento v\u00e1lido';
+        case 'dependencies': return `debe tener las propiedades ${error.params.dependencies.join(', ')} cuando la propiedad ${error.params.property} est\u00e1 presente`;
+        case 'dependentRequired': return `debe tener las propiedades ${error.params.dependencies.join(', ')} cuando la propiedad ${error.params.property} est\u00e1 presente`;
         case 'enum': return 'debe ser igual a uno de los valores permitidos';
         case 'exclusiveMaximum': return `debe ser ${error.params.comparison} ${error.params.limit}`;
         case 'exclusiveMinimum': return `debe ser ${error.params.comparison} ${error.params.limit}`;
         case 'format': return `debe coincidir con el formato "${error.params.format}"`;
         case 'if': return `debe coincidir con el esquema "${error.params.failingKeyword}"`;
-        case 'maxItems': return `no debe tener más de ${error.params.limit} elementos`;
-        case 'maxLength': return `no debe tener más de ${error.params.limit} caracteres`;
-        case 'maxProperties': return `no debe tener más de ${error.params.limit} propiedades`;
+        case 'maxItems': return `no debe tener m\u00e1s de ${error.params.limit} elementos`;
+        case 'maxLength': return `no debe tener m\u00e1s de ${error.params.limit} caracteres`;
+        case 'maxProperties': return `no debe tener m\u00e1s de ${error.params.limit} propiedades`;
         case 'maximum': return `debe ser ${error.params.comparison} ${error.params.limit}`;
         case 'minItems': return `no debe tener menos de ${error.params.limit} elementos`;
         case 'minLength': return `no debe tener menos de ${error.params.limit} caracteres`;
         case 'minProperties': return `no debe tener menos de ${error.params.limit} propiedades`;
         case 'minimum': return `debe ser ${error.params.comparison} ${error.params.limit}`;
-        case 'multipleOf': return `debe ser múltiplo de ${error.params.multipleOf}`;
-        case 'not': return 'no debe ser válido';
+        case 'multipleOf': return `debe ser m\u00faltiplo de ${error.params.multipleOf}`;
+        case 'not': return 'no debe ser v\u00e1lido';
         case 'oneOf': return 'debe coincidir exactamente con un esquema en uno de';
-        case 'pattern': return `debe coincidir con el patrón "${error.params.pattern}"`;
-        case 'propertyNames': return `los nombres de las propiedades ${error.params.propertyNames.join(', ')} no son válidos`;
+        case 'pattern': return `debe coincidir con el patr\u00f3n "${error.params.pattern}"`;
+        case 'propertyNames': return `los nombres de las propiedades ${error.params.propertyNames.join(', ')} no son v\u00e1lidos`;
         case 'required': return `debe tener las propiedades requeridas ${error.params.requiredProperties.join(', ')}`;
         case 'type': return typeof error.params.type === 'string' ? `debe ser ${error.params.type}` : `debe ser ${error.params.type.join(' o ')}`;
         case 'unevaluatedItems': return 'no debe tener elementos no evaluados';
         case 'unevaluatedProperties': return 'no debe tener propiedades no evaluadas';
         case 'uniqueItems': return `no debe tener elementos duplicados`;
         case '~refine': return error.params.message;
-        default: return 'ha ocurrido un error de validación desconocido';
+        default: return 'ha ocurrido un error de validaci\u00f3n desconocido';
     }
 }
-// deno-coverage-ignore-stop
 };
 // build/system/locale/es_MX.mjs
 defs[80] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.es_MX = es_MX;
-// deno-fmt-ignore-file
-// deno-coverage-ignore-start
-/**  Spanish (Mexico) - ISO 639-1 language code 'es' with ISO 3166-1 alpha-2 country code 'MX' for Mexico. */
 function es_MX(error) {
     switch (error.keyword) {
         case 'additionalProperties': return 'no debe tener propiedades adicionales';
         case 'anyOf': return 'debe coincidir con un esquema en cualquiera de';
         case 'boolean': return 'el esquema es falso';
         case 'const': return 'debe ser igual a la constante';
-        case 'contains': return 'debe contener al menos 1 elemento válido';
-        case 'dependencies': return `debe tener las propiedades ${error.params.dependencies.join(', ')} cuando la propiedad ${error.params.property} está presente`;
-        case 'dependentRequired': return `debe tener las propiedades ${error.params.dependencies.join(', ')} cuando la propiedad ${error.params.property} está presente`;
+        case 'contains': return 'debe contener al menos 1 elemento v\u00e1lido';
+        case 'dependencies': return `debe tener las propiedades ${error.params.dependencies.join(', ')} cuando la propiedad ${error.params.property} est\u00e1 presente`;
+        case 'dependentRequired': return `debe tener las propiedades ${error.params.dependencies.join(', ')} cuando la propiedad ${error.params.property} est\u00e1 presente`;
         case 'enum': return 'debe ser igual a uno de los valores permitidos';
         case 'exclusiveMaximum': return `debe ser ${error.params.comparison} ${error.params.limit}`;
         case 'exclusiveMinimum': return `debe ser ${error.params.comparison} ${error.params.limit}`;
         case 'format': return `debe coincidir con el formato "${error.params.format}"`;
         case 'if': return `debe coincidir con el esquema "${error.params.failingKeyword}"`;
-        case 'maxItems': return `no debe tener más de ${error.params.limit} elementos`;
-        case 'maxLength': return `no debe tener más de ${error.params.limit} caracteres`;
-        case 'maxProperties': return `no debe tener más de ${error.params.limit} propiedades`;
+        case 'maxItems': return `no debe tener m\u00e1s de ${error.params.limit} elementos`;
+        case 'maxLength': return `no debe tener m\u00e1s de ${error.params.limit} caracteres`;
+        case 'maxProperties': return `no debe tener m\u00e1s de ${error.params.limit} propiedades`;
         case 'maximum': return `debe ser ${error.params.comparison} ${error.params.limit}`;
         case 'minItems': return `no debe tener menos de ${error.params.limit} elementos`;
         case 'minLength': return `no debe tener menos de ${error.params.limit} caracteres`;
         case 'minProperties': return `no debe tener menos de ${error.params.limit} propiedades`;
         case 'minimum': return `debe ser ${error.params.comparison} ${error.params.limit}`;
-        case 'multipleOf': return `debe ser múltiplo de ${error.params.multipleOf}`;
-        case 'not': return 'no debe ser válido';
+        case 'multipleOf': return `debe ser m\u00faltiplo de ${error.params.multipleOf}`;
+        case 'not': return 'no debe ser v\u00e1lido';
         case 'oneOf': return 'debe coincidir exactamente con un esquema en uno de';
-        case 'pattern': return `debe coincidir con el patrón "${error.params.pattern}"`;
-        case 'propertyNames': return `los nombres de las propiedades ${error.params.propertyNames.join(', ')} no son válidos`;
+        case 'pattern': return `debe coincidir con el patr\u00f3n "${error.params.pattern}"`;
+        case 'propertyNames': return `los nombres de las propiedades ${error.params.propertyNames.join(', ')} no son v\u00e1lidos`;
         case 'required': return `debe tener las propiedades requeridas ${error.params.requiredProperties.join(', ')}`;
         case 'type': return typeof error.params.type === 'string' ? `debe ser ${error.params.type}` : `debe ser ${error.params.type.join(' o ')}`;
         case 'unevaluatedItems': return 'no debe tener elementos no evaluados';
         case 'unevaluatedProperties': return 'no debe tener propiedades no evaluadas';
         case 'uniqueItems': return `no debe tener elementos duplicados`;
         case '~refine': return error.params.message;
-        default: return 'ocurrió un error de validación desconocido';
+        default: return 'ocurri\u00f3 un error de validaci\u00f3n desconocido';
     }
 }
-// deno-coverage-ignore-stop
 };
 // build/system/locale/fa_IR.mjs
 defs[81] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.fa_IR = fa_IR;
-// deno-fmt-ignore-file
-// deno-coverage-ignore-start
-/** Persian (Iran) - ISO 639-1 language code 'fa' with ISO 3166-1 alpha-2 country code 'IR' for Iran. */
 function fa_IR(error) {
     switch (error.keyword) {
-        case 'additionalProperties': return 'نباید ویژگی‌های اضافی داشته باشد';
-        case 'anyOf': return 'باید با یکی از طرح‌واره‌های anyOf مطابقت داشته باشد';
-        case 'boolean': return 'طرح‌واره نادرست است';
-        case 'const': return 'باید برابر با ثابت باشد';
-        case 'contains': return 'باید حداقل 1 مورد معتبر داشته باشد';
-        case 'dependencies': return `باید دارای ویژگی‌های ${error.params.dependencies.join(', ')} باشد زمانی که ویژگی ${error.params.property} وجود دارد`;
-        case 'dependentRequired': return `باید دارای ویژگی‌های ${error.params.dependencies.join(', ')} باشد زمانی که ویژگی ${error.params.property} وجود دارد`;
-        case 'enum': return 'باید برابر با یکی از مقادیر مجاز باشد';
-        case 'exclusiveMaximum': return `باید ${error.params.comparison} ${error.params.limit} باشد`;
-        case 'exclusiveMinimum': return `باید ${error.params.comparison} ${error.params.limit} باشد`;
-        case 'format': return `باید با فرمت "${error.params.format}" مطابقت داشته باشد`;
-        case 'if': return `باید با طرح‌واره "${error.params.failingKeyword}" مطابقت داشته باشد`;
-        case 'maxItems': return `نباید بیشتر از ${error.params.limit} آیتم داشته باشد`;
-        case 'maxLength': return `نباید بیشتر از ${error.params.limit} کاراکتر داشته باشد`;
-        case 'maxProperties': return `نباید بیشتر از ${error.params.limit} ویژگی داشته باشد`;
-        case 'maximum': return `باید ${error.params.comparison} ${error.params.limit} باشد`;
-        case 'minItems': return `نباید کمتر از ${error.params.limit} آیتم داشته باشد`;
-        case 'minLength': return `نباید کمتر از ${error.params.limit} کاراکتر داشته باشد`;
-        case 'minProperties': return `نباید کمتر از ${error.params.limit} ویژگی داشته باشد`;
-        case 'minimum': return `باید ${error.params.comparison} ${error.params.limit} باشد`;
-        case 'multipleOf': return `باید مضربی از ${error.params.multipleOf} باشد`;
-        case 'not': return 'نباید معتبر باشد';
-        case 'oneOf': return 'باید دقیقاً با یک طرح‌واره در oneOf مطابقت داشته باشد';
-        case 'pattern': return `باید با الگوی "${error.params.pattern}" مطابقت داشته باشد`;
-        case 'propertyNames': return `نام ویژگی‌ها ${error.params.propertyNames.join(', ')} نامعتبر است`;
-        case 'required': return `باید ویژگی‌های الزامی ${error.params.requiredProperties.join(', ')} را داشته باشد`;
-        case 'type': return typeof error.params.type === 'string' ? `باید ${error.params.type} باشد` : `باید یکی از این دو باشد: ${error.params.type.join(' یا ')}`;
-        case 'unevaluatedItems': return 'نباید آیتم‌های ارزیابی نشده داشته باشد';
-        case 'unevaluatedProperties': return 'نباید ویژگی‌های ارزیابی نشده داشته باشد';
-        case 'uniqueItems': return `نباید آیتم‌های تکراری داشته باشد`;
+        case 'additionalProperties': return '\u0646\u0628\u0627\u06cc\u062f \u0648\u06cc\u0698\u06af\u06cc\u200c\u0647\u0627\u06cc \u0627\u0636\u0627\u0641\u06cc \u062f\u0627\u0634\u062a\u0647 \u0628\u0627\u0634\u062f';
+        case 'anyOf': return '\u0628\u0627\u06cc\u062f \u0628\u0627 \u06cc\u06a9\u06cc \u0627\u0632 \u0637\u0631\u062d\u200c\u0648\u0627\u0631\u0647\u200c\u0647\u0627\u06cc anyOf \u0645\u0637\u0627\u0628\u0642\u062a \u062f\u0627\u0634\u062a\u0647 \u0628\u0627\u0634\u062f';
+        case 'boolean': return '\u0637\u0631\u062d\u200c\u0648\u0627\u0631\u0647 \u0646\u0627\u062f\u0631\u0633\u062a \u0627\u0633\u062a';
+        case 'const': return '\u0628\u0627\u06cc\u062f \u0628\u0631\u0627\u0628\u0631 \u0628\u0627 \u062b\u0627\u0628\u062a \u0628\u0627\u0634\u062f';
+        case 'contains': return '\u0628\u0627\u06cc\u062f \u062d\u062f\u0627\u0642\u0644 1 \u0645\u0648\u0631\u062f \u0645\u0639\u062a\u0628\u0631 \u062f\u0627\u0634\u062a\u0647 \u0628\u0627\u0634\u062f';
+        case 'dependencies': return `\u0628\u0627\u06cc\u062f \u062f\u0627\u0631\u0627\u06cc \u0648\u06cc\u0698\u06af\u06cc\u200c\u0647\u0627\u06cc ${error.params.dependencies.join(', ')} \u0628\u0627\u0634\u062f \u0632\u0645\u0627\u0646\u06cc \u06a9\u0647 \u0648\u06cc\u0698\u06af\u06cc ${error.params.property} \u0648\u062c\u0648\u062f \u062f\u0627\u0631\u062f`;
+        case 'dependentRequired': return `\u0628\u0627\u06cc\u062f \u062f\u0627\u0631\u0627\u06cc \u0648\u06cc\u0698\u06af\u06cc\u200c\u0647\u0627\u06cc ${error.params.dependencies.join(', ')} \u0628\u0627\u0634\u062f \u0632\u0645\u0627\u0646\u06cc \u06a9\u0647 \u0648\u06cc\u0698\u06af\u06cc ${error.params.property} \u0648\u062c\u0648\u062f \u062f\u0627\u0631\u062f`;
+        case 'enum': return '\u0628\u0627\u06cc\u062f \u0628\u0631\u0627\u0628\u0631 \u0628\u0627 \u06cc\u06a9\u06cc \u0627\u0632 \u0645\u0642\u0627\u062f\u06cc\u0631 \u0645\u062c\u0627\u0632 \u0628\u0627\u0634\u062f';
+        case 'exclusiveMaximum': return `\u0628\u0627\u06cc\u062f ${error.params.comparison} ${error.params.limit} \u0628\u0627\u0634\u062f`;
+        case 'exclusiveMinimum': return `\u0628\u0627\u06cc\u062f ${error.params.comparison} ${error.params.limit} \u0628\u0627\u0634\u062f`;
+        case 'format': return `\u0628\u0627\u06cc\u062f \u0628\u0627 \u0641\u0631\u0645\u062a "${error.params.format}" \u0645\u0637\u0627\u0628\u0642\u062a \u062f\u0627\u0634\u062a\u0647 \u0628\u0627\u0634\u062f`;
+        case 'if': return `\u0628\u0627\u06cc\u062f \u0628\u0627 \u0637\u0631\u062d\u200c\u0648\u0627\u0631\u0647 "${error.params.failingKeyword}" \u0645\u0637\u0627\u0628\u0642\u062a \u062f\u0627\u0634\u062a\u0647 \u0628\u0627\u0634\u062f`;
+        case 'maxItems': return `\u0646\u0628\u0627\u06cc\u062f \u0628\u06cc\u0634\u062a\u0631 \u0627\u0632 ${error.params.limit} \u0622\u06cc\u062a\u0645 \u062f\u0627\u0634\u062a\u0647 \u0628\u0627\u0634\u062f`;
+        case 'maxLength': return `\u0646\u0628\u0627\u06cc\u062f \u0628\u06cc\u0634\u062a\u0631 \u0627\u0632 ${error.params.limit} \u06a9\u0627\u0631\u0627\u06a9\u062a\u0631 \u062f\u0627\u0634\u062a\u0647 \u0628\u0627\u0634\u062f`;
+        case 'maxProperties': return `\u0646\u0628\u0627\u06cc\u062f \u0628\u06cc\u0634\u062a\u0631 \u0627\u0632 ${error.params.limit} \u0648\u06cc\u0698\u06af\u06cc \u062f\u0627\u0634\u062a\u0647 \u0628\u0627\u0634\u062f`;
+        case 'maximum': return `\u0628\u0627\u06cc\u062f ${error.params.comparison} ${error.params.limit} \u0628\u0627\u0634\u062f`;
+        case 'minItems': return `\u0646\u0628\u0627\u06cc\u062f \u06a9\u0645\u062a\u0631 \u0627\u0632 ${error.params.limit} \u0622\u06cc\u062a\u0645 \u062f\u0627\u0634\u062a\u0647 \u0628\u0627\u0634\u062f`;
+        case 'minLength': return `\u0646\u0628\u0627\u06cc\u062f \u06a9\u0645\u062a\u0631 \u0627\u0632 ${error.params.limit} \u06a9\u0627\u0631\u0627\u06a9\u062a\u0631 \u062f\u0627\u0634\u062a\u0647 \u0628\u0627\u0634\u062f`;
+        case 'minProperties': return `\u0646\u0628\u0627\u06cc\u062f \u06a9\u0645\u062a\u0631 \u0627\u0632 ${error.params.limit} \u0648\u06cc\u0698\u06af\u06cc \u062f\u0627\u0634\u062a\u0647 \u0628\u0627\u0634\u062f`;
+        case 'minimum': return `\u0628\u0627\u06cc\u062f ${error.params.comparison} ${error.params.limit} \u0628\u0627\u0634\u062f`;
+        case 'multipleOf': return `\u0628\u0627\u06cc\u062f \u0645\u0636\u0631\u0628\u06cc \u0627\u0632 ${error.params.multipleOf} \u0628\u0627\u0634\u062f`;
+        case 'not': return '\u0646\u0628\u0627\u06cc\u062f \u0645\u0639\u062a\u0628\u0631 \u0628\u0627\u0634\u062f';
+        case 'oneOf': return '\u0628\u0627\u06cc\u062f \u062f\u0642\u06cc\u0642\u0627\u064b \u0628\u0627 \u06cc\u06a9 \u0637\u0631\u062d\u200c\u0648\u0627\u0631\u0647 \u062f\u0631 oneOf \u0645\u0637\u0627\u0628\u0642\u062a \u062f\u0627\u0634\u062a\u0647 \u0628\u0627\u0634\u062f';
+        case 'pattern': return `\u0628\u0627\u06cc\u062f \u0628\u0627 \u0627\u0644\u06af\u0648\u06cc "${error.params.pattern}" \u0645\u0637\u0627\u0628\u0642\u062a \u062f\u0627\u0634\u062a\u0647 \u0628\u0627\u0634\u062f`;
+        case 'propertyNames': return `\u0646\u0627\u0645 \u0648\u06cc\u0698\u06af\u06cc\u200c\u0647\u0627 ${error.params.propertyNames.join(', ')} \u0646\u0627\u0645\u0639\u062a\u0628\u0631 \u0627\u0633\u062a`;
+        case 'required': return `\u0628\u0627\u06cc\u062f \u0648\u06cc\u0698\u06af\u06cc\u200c\u0647\u0627\u06cc \u0627\u0644\u0632\u0627\u0645\u06cc ${error.params.requiredProperties.join(', ')} \u0631\u0627 \u062f\u0627\u0634\u062a\u0647 \u0628\u0627\u0634\u062f`;
+        case 'type': return typeof error.params.type === 'string' ? `\u0628\u0627\u06cc\u062f ${error.params.type} \u0628\u0627\u0634\u062f` : `\u0628\u0627\u06cc\u062f \u06cc\u06a9\u06cc \u0627\u0632 \u0627\u06cc\u0646 \u062f\u0648 \u0628\u0627\u0634\u062f: ${error.params.type.join(' \u06cc\u0627 ')}`;
+        case 'unevaluatedItems': return '\u0646\u0628\u0627\u06cc\u062f \u0622\u06cc\u062a\u0645\u200c\u0647\u0627\u06cc \u0627\u0631\u0632\u06cc\u0627\u0628\u06cc \u0646\u0634\u062f\u0647 \u062f\u0627\u0634\u062a\u0647 \u0628\u0627\u0634\u062f';
+        case 'unevaluatedProperties': return '\u0646\u0628\u0627\u06cc\u062f \u0648\u06cc\u0698\u06af\u06cc\u200c\u0647\u0627\u06cc \u0627\u0631\u0632\u06cc\u0627\u0628\u06cc \u0646\u0634\u062f\u0647 \u062f\u0627\u0634\u062a\u0647 \u0628\u0627\u0634\u062f';
+        case 'uniqueItems': return `\u0646\u0628\u0627\u06cc\u062f \u0622\u06cc\u062a\u0645\u200c\u0647\u0627\u06cc \u062a\u06a9\u0631\u0627\u0631\u06cc \u062f\u0627\u0634\u062a\u0647 \u0628\u0627\u0634\u062f`;
         case '~refine': return error.params.message;
-        default: return 'یک خطای اعتبارسنجی ناشناخته رخ داده است';
+        default: return '\u06cc\u06a9 \u062e\u0637\u0627\u06cc \u0627\u0639\u062a\u0628\u0627\u0631\u0633\u0646\u062c\u06cc \u0646\u0627\u0634\u0646\u0627\u062e\u062a\u0647 \u0631\u062e \u062f\u0627\u062f\u0647 \u0627\u0633\u062a';
     }
 }
-// deno-coverage-ignore-stop
 };
 // build/system/locale/fil_PH.mjs
 defs[82] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.fil_PH = fil_PH;
-// deno-fmt-ignore-file
-// deno-coverage-ignore-start
-/** Filipino (Philippines) - ISO 639-1 language code 'fil' with ISO 3166-1  */
 function fil_PH(error) {
     switch (error.keyword) {
         case 'additionalProperties': return 'hindi dapat magkaroon ng karagdagang mga katangian';
@@ -4197,118 +3445,106 @@ function fil_PH(error) {
         default: return 'nagkaroon ng hindi kilalang error sa pagpapatunay';
     }
 }
-// deno-coverage-ignore-stop
 };
 // build/system/locale/fr_CA.mjs
 defs[83] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.fr_CA = fr_CA;
-// deno-fmt-ignore-file
-// deno-coverage-ignore-start
-/** French (Canada) - ISO 639-1 language code 'fr' with ISO 3166-1 alpha-2 country code 'CA' for Canada. */
 function fr_CA(error) {
     switch (error.keyword) {
-        case 'additionalProperties': return 'ne doit pas avoir de propriétés additionnelles';
-        case 'anyOf': return 'doit correspondre à un schéma dans anyOf';
-        case 'boolean': return 'le schéma est faux';
-        case 'const': return 'doit être égal à la constante';
-        case 'contains': return 'doit contenir au moins 1 élément valide';
-        case 'dependencies': return `doit avoir les propriétés ${error.params.dependencies.join(', ')} lorsque la propriété ${error.params.property} est présente`;
-        case 'dependentRequired': return `doit avoir les propriétés ${error.params.dependencies.join(', ')} lorsque la propriété ${error.params.property} est présente`;
-        case 'enum': return 'doit être égal à l\'une des valeurs autorisées';
-        case 'exclusiveMaximum': return `doit être ${error.params.comparison} ${error.params.limit}`;
-        case 'exclusiveMinimum': return `doit être ${error.params.comparison} ${error.params.limit}`;
+        case 'additionalProperties': return 'ne doit pas avoir de propri\u00e9t\u00e9s additionnelles';
+        case 'anyOf': return 'doit correspondre \u00e0 un sch\u00e9ma dans anyOf';
+        case 'boolean': return 'le sch\u00e9ma est faux';
+        case 'const': return 'doit \u00eatre \u00e9gal \u00e0 la constante';
+        case 'contains': return 'doit contenir au moins 1 \u00e9l\u00e9ment valide';
+        case 'dependencies': return `doit avoir les propri\u00e9t\u00e9s ${error.params.dependencies.join(', ')} lorsque la propri\u00e9t\u00e9 ${error.params.property} est pr\u00e9sente`;
+        case 'dependentRequired': return `doit avoir les propri\u00e9t\u00e9s ${error.params.dependencies.join(', ')} lorsque la propri\u00e9t\u00e9 ${error.params.property} est pr\u00e9sente`;
+        case 'enum': return 'doit \u00eatre \u00e9gal \u00e0 l\'une des valeurs autoris\u00e9es';
+        case 'exclusiveMaximum': return `doit \u00eatre ${error.params.comparison} ${error.params.limit}`;
+        case 'exclusiveMinimum': return `doit \u00eatre ${error.params.comparison} ${error.params.limit}`;
         case 'format': return `doit correspondre au format "${error.params.format}"`;
-        case 'if': return `doit correspondre au schéma "${error.params.failingKeyword}"`;
-        case 'maxItems': return `ne doit pas avoir plus de ${error.params.limit} éléments`;
-        case 'maxLength': return `ne doit pas avoir plus de ${error.params.limit} caractères`;
-        case 'maxProperties': return `ne doit pas avoir plus de ${error.params.limit} propriétés`;
-        case 'maximum': return `doit être ${error.params.comparison} ${error.params.limit}`;
-        case 'minItems': return `ne doit pas avoir moins de ${error.params.limit} éléments`;
-        case 'minLength': return `ne doit pas avoir moins de ${error.params.limit} caractères`;
-        case 'minProperties': return `ne doit pas avoir moins de ${error.params.limit} propriétés`;
-        case 'minimum': return `doit être ${error.params.comparison} ${error.params.limit}`;
-        case 'multipleOf': return `doit être un multiple de ${error.params.multipleOf}`;
-        case 'not': return 'ne doit pas être valide';
-        case 'oneOf': return 'doit correspondre exactement à un schéma dans oneOf';
+        case 'if': return `doit correspondre au sch\u00e9ma "${error.params.failingKeyword}"`;
+        case 'maxItems': return `ne doit pas avoir plus de ${error.params.limit} \u00e9l\u00e9ments`;
+        case 'maxLength': return `ne doit pas avoir plus de ${error.params.limit} caract\u00e8res`;
+        case 'maxProperties': return `ne doit pas avoir plus de ${error.params.limit} propri\u00e9t\u00e9s`;
+        case 'maximum': return `doit \u00eatre ${error.params.comparison} ${error.params.limit}`;
+        case 'minItems': return `ne doit pas avoir moins de ${error.params.limit} \u00e9l\u00e9ments`;
+        case 'minLength': return `ne doit pas avoir moins de ${error.params.limit} caract\u00e8res`;
+        case 'minProperties': return `ne doit pas avoir moins de ${error.params.limit} propri\u00e9t\u00e9s`;
+        case 'minimum': return `doit \u00eatre ${error.params.comparison} ${error.params.limit}`;
+        case 'multipleOf': return `doit \u00eatre un multiple de ${error.params.multipleOf}`;
+        case 'not': return 'ne doit pas \u00eatre valide';
+        case 'oneOf': return 'doit correspondre exactement \u00e0 un sch\u00e9ma dans oneOf';
         case 'pattern': return `doit correspondre au motif "${error.params.pattern}"`;
-        case 'propertyNames': return `les noms de propriété ${error.params.propertyNames.join(', ')} sont invalides`;
-        case 'required': return `doit avoir les propriétés requises ${error.params.requiredProperties.join(', ')}`;
-        case 'type': return typeof error.params.type === 'string' ? `doit être ${error.params.type}` : `doit être l'un des types suivants : ${error.params.type.join(' ou ')}`;
-        case 'unevaluatedItems': return 'ne doit pas avoir d\'éléments non évalués';
-        case 'unevaluatedProperties': return 'ne doit pas avoir de propriétés non évaluées';
-        case 'uniqueItems': return `ne doit pas avoir d'éléments en double`;
+        case 'propertyNames': return `les noms de propri\u00e9t\u00e9 ${error.params.propertyNames.join(', ')} sont invalides`;
+        case 'required': return `doit avoir les propri\u00e9t\u00e9s requises ${error.params.requiredProperties.join(', ')}`;
+        case 'type': return typeof error.params.type === 'string' ? `doit \u00eatre ${error.params.type}` : `doit \u00eatre l'un des types suivants : ${error.params.type.join(' ou ')}`;
+        case 'unevaluatedItems': return 'ne doit pas avoir d\'\u00e9l\u00e9ments non \u00e9valu\u00e9s';
+        case 'unevaluatedProperties': return 'ne doit pas avoir de propri\u00e9t\u00e9s non \u00e9valu\u00e9es';
+        case 'uniqueItems': return `ne doit pas avoir d'\u00e9l\u00e9ments en double`;
         case '~refine': return error.params.message;
         default: return 'une erreur de validation inconnue est survenue';
     }
 }
-// deno-coverage-ignore-stop
 };
 // build/system/locale/fr_FR.mjs
 defs[84] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.fr_FR = fr_FR;
-// deno-fmt-ignore-file
-// deno-coverage-ignore-start
-/** French (France) - ISO 639-1 language code 'fr' with ISO 3166-1 alpha-2 country code 'FR' for France. */
 function fr_FR(error) {
     switch (error.keyword) {
-        case 'additionalProperties': return 'ne doit pas avoir de propriétés additionnelles';
-        case 'anyOf': return 'doit correspondre à un schéma dans anyOf';
-        case 'boolean': return 'le schéma est faux';
-        case 'const': return 'doit être égal à la constante';
-        case 'contains': return 'doit contenir au moins 1 élément valide';
-        case 'dependencies': return `doit avoir les propriétés ${error.params.dependencies.join(', ')} lorsque la propriété ${error.params.property} est présente`;
-        case 'dependentRequired': return `doit avoir les propriétés ${error.params.dependencies.join(', ')} lorsque la propriété ${error.params.property} est présente`;
-        case 'enum': return 'doit être égal à l\'une des valeurs autorisées';
-        case 'exclusiveMaximum': return `doit être ${error.params.comparison} ${error.params.limit}`;
-        case 'exclusiveMinimum': return `doit être ${error.params.comparison} ${error.params.limit}`;
+        case 'additionalProperties': return 'ne doit pas avoir de propri\u00e9t\u00e9s additionnelles';
+        case 'anyOf': return 'doit correspondre \u00e0 un sch\u00e9ma dans anyOf';
+        case 'boolean': return 'le sch\u00e9ma est faux';
+        case 'const': return 'doit \u00eatre \u00e9gal \u00e0 la constante';
+        case 'contains': return 'doit contenir au moins 1 \u00e9l\u00e9ment valide';
+        case 'dependencies': return `doit avoir les propri\u00e9t\u00e9s ${error.params.dependencies.join(', ')} lorsque la propri\u00e9t\u00e9 ${error.params.property} est pr\u00e9sente`;
+        case 'dependentRequired': return `doit avoir les propri\u00e9t\u00e9s ${error.params.dependencies.join(', ')} lorsque la propri\u00e9t\u00e9 ${error.params.property} est pr\u00e9sente`;
+        case 'enum': return 'doit \u00eatre \u00e9gal \u00e0 l\'une des valeurs autoris\u00e9es';
+        case 'exclusiveMaximum': return `doit \u00eatre ${error.params.comparison} ${error.params.limit}`;
+        case 'exclusiveMinimum': return `doit \u00eatre ${error.params.comparison} ${error.params.limit}`;
         case 'format': return `doit correspondre au format "${error.params.format}"`;
-        case 'if': return `doit correspondre au schéma "${error.params.failingKeyword}"`;
-        case 'maxItems': return `ne doit pas avoir plus de ${error.params.limit} éléments`;
-        case 'maxLength': return `ne doit pas avoir plus de ${error.params.limit} caractères`;
-        case 'maxProperties': return `ne doit pas avoir plus de ${error.params.limit} propriétés`;
-        case 'maximum': return `doit être ${error.params.comparison} ${error.params.limit}`;
-        case 'minItems': return `ne doit pas avoir moins de ${error.params.limit} éléments`;
-        case 'minLength': return `ne doit pas avoir moins de ${error.params.limit} caractères`;
-        case 'minProperties': return `ne doit pas avoir moins de ${error.params.limit} propriétés`;
-        case 'minimum': return `doit être ${error.params.comparison} ${error.params.limit}`;
-        case 'multipleOf': return `doit être un multiple de ${error.params.multipleOf}`;
-        case 'not': return 'ne doit pas être valide';
-        case 'oneOf': return 'doit correspondre exactement à un schéma dans oneOf';
+        case 'if': return `doit correspondre au sch\u00e9ma "${error.params.failingKeyword}"`;
+        case 'maxItems': return `ne doit pas avoir plus de ${error.params.limit} \u00e9l\u00e9ments`;
+        case 'maxLength': return `ne doit pas avoir plus de ${error.params.limit} caract\u00e8res`;
+        case 'maxProperties': return `ne doit pas avoir plus de ${error.params.limit} propri\u00e9t\u00e9s`;
+        case 'maximum': return `doit \u00eatre ${error.params.comparison} ${error.params.limit}`;
+        case 'minItems': return `ne doit pas avoir moins de ${error.params.limit} \u00e9l\u00e9ments`;
+        case 'minLength': return `ne doit pas avoir moins de ${error.params.limit} caract\u00e8res`;
+        case 'minProperties': return `ne doit pas avoir moins de ${error.params.limit} propri\u00e9t\u00e9s`;
+        case 'minimum': return `doit \u00eatre ${error.params.comparison} ${error.params.limit}`;
+        case 'multipleOf': return `doit \u00eatre un multiple de ${error.params.multipleOf}`;
+        case 'not': return 'ne doit pas \u00eatre valide';
+        case 'oneOf': return 'doit correspondre exactement \u00e0 un sch\u00e9ma dans oneOf';
         case 'pattern': return `doit correspondre au motif "${error.params.pattern}"`;
-        case 'propertyNames': return `les noms de propriété ${error.params.propertyNames.join(', ')} sont invalides`;
-        case 'required': return `doit avoir les propriétés requises ${error.params.requiredProperties.join(', ')}`;
-        case 'type': return typeof error.params.type === 'string' ? `doit être ${error.params.type}` : `doit être l'un des types suivants : ${error.params.type.join(' ou ')}`;
-        case 'unevaluatedItems': return 'ne doit pas avoir d\'éléments non évalués';
-        case 'unevaluatedProperties': return 'ne doit pas avoir de propriétés non évaluées';
-        case 'uniqueItems': return `ne doit pas avoir d'éléments en double`;
+        case 'propertyNames': return `les noms de propri\u00e9t\u00e9 ${error.params.propertyNames.join(', ')} sont invalides`;
+        case 'required': return `doit avoir les propri\u00e9t\u00e9s requises ${error.params.requiredProperties.join(', ')}`;
+        case 'type': return typeof error.params.type === 'string' ? `doit \u00eatre ${error.params.type}` : `doit \u00eatre l'un des types suivants : ${error.params.type.join(' ou ')}`;
+        case 'unevaluatedItems': return 'ne doit pas avoir d\'\u00e9l\u00e9ments non \u00e9valu\u00e9s';
+        case 'unevaluatedProperties': return 'ne doit pas avoir de propri\u00e9t\u00e9s non \u00e9valu\u00e9es';
+        case 'uniqueItems': return `ne doit pas avoir d'\u00e9l\u00e9ments en double`;
         case '~refine': return error.params.message;
         default: return 'une erreur de validation inconnue est survenue';
     }
 }
-// deno-coverage-ignore-stop
 };
 // build/system/locale/ha_NG.mjs
 defs[85] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ha_NG = ha_NG;
-// deno-fmt-ignore-file
-// deno-coverage-ignore-start
-/** Hausa (Nigeria) - ISO 639-1 language code 'ha' with ISO 3166-1 alpha-2 country code 'NG' for Nigeria. */
 function ha_NG(error) {
     switch (error.keyword) {
-        case 'additionalProperties': return 'kada ya kasance yana da ƙarin kaddarori';
+        case 'additionalProperties': return 'kada ya kasance yana da \u0199arin kaddarori';
         case 'anyOf': return 'dole ne ya dace da wani tsari a cikin anyOf';
         case 'boolean': return 'tsarin yana da karya';
         case 'const': return 'dole ne ya zama daidai da madaidaicin';
-        case 'contains': return 'dole ne ya ƙunshi aƙalla abu 1 mai inganci';
+        case 'contains': return 'dole ne ya \u0199unshi a\u0199alla abu 1 mai inganci';
         case 'dependencies': return `dole ne ya kasance yana da kaddarori ${error.params.dependencies.join(', ')} idan kadara ${error.params.property} tana nan`;
         case 'dependentRequired': return `dole ne ya kasance yana da kaddarori ${error.params.dependencies.join(', ')} idan kadara ${error.params.property} tana nan`;
-        case 'enum': return 'dole ne ya zama daidai da ɗayan ƙimar da aka yarda';
+        case 'enum': return 'dole ne ya zama daidai da \u0257ayan \u0199imar da aka yarda';
         case 'exclusiveMaximum': return `dole ne ya zama ${error.params.comparison} ${error.params.limit}`;
         case 'exclusiveMinimum': return `dole ne ya zama ${error.params.comparison} ${error.params.limit}`;
         case 'format': return `dole ne ya dace da tsarin "${error.params.format}"`;
@@ -4317,17 +3553,17 @@ function ha_NG(error) {
         case 'maxLength': return `kada ya kasance yana da fiye da haruffa ${error.params.limit}`;
         case 'maxProperties': return `kada ya kasance yana da fiye da kaddarori ${error.params.limit}`;
         case 'maximum': return `dole ne ya zama ${error.params.comparison} ${error.params.limit}`;
-        case 'minItems': return `kada ya kasance yana da ƙasa da abubuwa ${error.params.limit}`;
-        case 'minLength': return `kada ya kasance yana da ƙasa da haruffa ${error.params.limit}`;
-        case 'minProperties': return `kada ya kasance yana da ƙasa da kaddarori ${error.params.limit}`;
+        case 'minItems': return `kada ya kasance yana da \u0199asa da abubuwa ${error.params.limit}`;
+        case 'minLength': return `kada ya kasance yana da \u0199asa da haruffa ${error.params.limit}`;
+        case 'minProperties': return `kada ya kasance yana da \u0199asa da kaddarori ${error.params.limit}`;
         case 'minimum': return `dole ne ya zama ${error.params.comparison} ${error.params.limit}`;
         case 'multipleOf': return `dole ne ya zama ninki na ${error.params.multipleOf}`;
         case 'not': return 'kada ya zama mai inganci';
-        case 'oneOf': return 'dole ne ya dace da tsari ɗaya kawai a cikin oneOf';
+        case 'oneOf': return 'dole ne ya dace da tsari \u0257aya kawai a cikin oneOf';
         case 'pattern': return `dole ne ya dace da tsari "${error.params.pattern}"`;
         case 'propertyNames': return `sunayen kaddarori ${error.params.propertyNames.join(', ')} ba su da inganci`;
         case 'required': return `dole ne ya kasance yana da kaddarori masu mahimmanci ${error.params.requiredProperties.join(', ')}`;
-        case 'type': return typeof error.params.type === 'string' ? `dole ne ya zama ${error.params.type}` : `dole ne ya zama ɗaya daga cikin ${error.params.type.join(' ko ')}`;
+        case 'type': return typeof error.params.type === 'string' ? `dole ne ya zama ${error.params.type}` : `dole ne ya zama \u0257aya daga cikin ${error.params.type.join(' ko ')}`;
         case 'unevaluatedItems': return 'kada ya kasance yana da abubuwan da ba a kimanta su ba';
         case 'unevaluatedProperties': return 'kada ya kasance yana da kaddarorin da ba a kimanta su ba';
         case 'uniqueItems': return `kada ya kasance yana da abubuwan da suka yi kama`;
@@ -4335,108 +3571,96 @@ function ha_NG(error) {
         default: return 'an sami kuskuren tabbatarwa da ba a sani ba';
     }
 }
-// deno-coverage-ignore-stop
 };
 // build/system/locale/hi_IN.mjs
 defs[86] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.hi_IN = hi_IN;
-// deno-fmt-ignore-file
-// deno-coverage-ignore-start
-/** Hindi (India) - ISO 639-1 language code 'hi' with ISO 3166-1 alpha-2 country code 'IN' for India. */
 function hi_IN(error) {
     switch (error.keyword) {
-        case 'additionalProperties': return 'में अतिरिक्त गुण नहीं होने चाहिए';
-        case 'anyOf': return 'anyOf में एक स्कीमा से मेल खाना चाहिए';
-        case 'boolean': return 'स्कीमा गलत है';
-        case 'const': return 'स्थिरांक के बराबर होना चाहिए';
-        case 'contains': return 'में कम से कम 1 वैध आइटम होना चाहिए';
-        case 'dependencies': return `जब गुण ${error.params.property} मौजूद हो तो उसमें ${error.params.dependencies.join(', ')} गुण होने चाहिए`;
-        case 'dependentRequired': return `जब गुण ${error.params.property} मौजूद हो तो उसमें ${error.params.dependencies.join(', ')} गुण होने चाहिए`;
-        case 'enum': return 'अनुमत मानों में से एक के बराबर होना चाहिए';
-        case 'exclusiveMaximum': return `${error.params.comparison} ${error.params.limit} होना चाहिए`;
-        case 'exclusiveMinimum': return `${error.params.comparison} ${error.params.limit} होना चाहिए`;
-        case 'format': return `"${error.params.format}" प्रारूप से मेल खाना चाहिए`;
-        case 'if': return `"${error.params.failingKeyword}" स्कीमा से मेल खाना चाहिए`;
-        case 'maxItems': return `में ${error.params.limit} से अधिक आइटम नहीं होने चाहिए`;
-        case 'maxLength': return `में ${error.params.limit} से अधिक वर्ण नहीं होने चाहिए`;
-        case 'maxProperties': return `में ${error.params.limit} से अधिक गुण नहीं होने चाहिए`;
-        case 'maximum': return `${error.params.comparison} ${error.params.limit} होना चाहिए`;
-        case 'minItems': return `में ${error.params.limit} से कम आइटम नहीं होने चाहिए`;
-        case 'minLength': return `में ${error.params.limit} से कम वर्ण नहीं होने चाहिए`;
-        case 'minProperties': return `में ${error.params.limit} से कम गुण नहीं होने चाहिए`;
-        case 'minimum': return `${error.params.comparison} ${error.params.limit} होना चाहिए`;
-        case 'multipleOf': return `${error.params.multipleOf} का गुणज होना चाहिए`;
-        case 'not': return 'वैध नहीं होना चाहिए';
-        case 'oneOf': return 'oneOf में ठीक एक स्कीमा से मेल खाना चाहिए';
-        case 'pattern': return `पैटर्न "${error.params.pattern}" से मेल खाना चाहिए`;
-        case 'propertyNames': return `गुण नाम ${error.params.propertyNames.join(', ')} अमान्य हैं`;
-        case 'required': return `में आवश्यक गुण ${error.params.requiredProperties.join(', ')} होने चाहिए`;
-        case 'type': return typeof error.params.type === 'string' ? `${error.params.type} होना चाहिए` : `या तो ${error.params.type.join(' या ')} होना चाहिए`;
-        case 'unevaluatedItems': return 'में अप्रयुक्त आइटम नहीं होने चाहिए';
-        case 'unevaluatedProperties': return 'में अप्रयुक्त गुण नहीं होने चाहिए';
-        case 'uniqueItems': return `में डुप्लिकेट आइटम नहीं होने चाहिए`;
+        case 'additionalProperties': return '\u092e\u0947\u0902 \u0905\u0924\u093f\u0930\u093f\u0915\u094d\u0924 \u0917\u0941\u0923 \u0928\u0939\u0940\u0902 \u0939\u094b\u0928\u0947 \u091a\u093e\u0939\u093f\u090f';
+        case 'anyOf': return 'anyOf \u092e\u0947\u0902 \u090f\u0915 \u0938\u094d\u0915\u0940\u092e\u093e \u0938\u0947 \u092e\u0947\u0932 \u0916\u093e\u0928\u093e \u091a\u093e\u0939\u093f\u090f';
+        case 'boolean': return '\u0938\u094d\u0915\u0940\u092e\u093e \u0917\u0932\u0924 \u0939\u0948';
+        case 'const': return '\u0938\u094d\u0925\u093f\u0930\u093e\u0902\u0915 \u0915\u0947 \u092c\u0930\u093e\u092c\u0930 \u0939\u094b\u0928\u093e \u091a\u093e\u0939\u093f\u090f';
+        case 'contains': return '\u092e\u0947\u0902 \u0915\u092e \u0938\u0947 \u0915\u092e 1 \u0935\u0948\u0927 \u0906\u0907\u091f\u092e \u0939\u094b\u0928\u093e \u091a\u093e\u0939\u093f\u090f';
+        case 'dependencies': return `\u091c\u092c \u0917\u0941\u0923 ${error.params.property} \u092e\u094c\u091c\u0942\u0926 \u0939\u094b \u0924\u094b \u0909\u0938\u092e\u0947\u0902 ${error.params.dependencies.join(', ')} \u0917\u0941\u0923 \u0939\u094b\u0928\u0947 \u091a\u093e\u0939\u093f\u090f`;
+        case 'dependentRequired': return `\u091c\u092c \u0917\u0941\u0923 ${error.params.property} \u092e\u094c\u091c\u0942\u0926 \u0939\u094b \u0924\u094b \u0909\u0938\u092e\u0947\u0902 ${error.params.dependencies.join(', ')} \u0917\u0941\u0923 \u0939\u094b\u0928\u0947 \u091a\u093e\u0939\u093f\u090f`;
+        case 'enum': return '\u0905\u0928\u0941\u092e\u0924 \u092e\u093e\u0928\u094b\u0902 \u092e\u0947\u0902 \u0938\u0947 \u090f\u0915 \u0915\u0947 \u092c\u0930\u093e\u092c\u0930 \u0939\u094b\u0928\u093e \u091a\u093e\u0939\u093f\u090f';
+        case 'exclusiveMaximum': return `${error.params.comparison} ${error.params.limit} \u0939\u094b\u0928\u093e \u091a\u093e\u0939\u093f\u090f`;
+        case 'exclusiveMinimum': return `${error.params.comparison} ${error.params.limit} \u0939\u094b\u0928\u093e \u091a\u093e\u0939\u093f\u090f`;
+        case 'format': return `"${error.params.format}" \u092a\u094d\u0930\u093e\u0930\u0942\u092a \u0938\u0947 \u092e\u0947\u0932 \u0916\u093e\u0928\u093e \u091a\u093e\u0939\u093f\u090f`;
+        case 'if': return `"${error.params.failingKeyword}" \u0938\u094d\u0915\u0940\u092e\u093e \u0938\u0947 \u092e\u0947\u0932 \u0916\u093e\u0928\u093e \u091a\u093e\u0939\u093f\u090f`;
+        case 'maxItems': return `\u092e\u0947\u0902 ${error.params.limit} \u0938\u0947 \u0905\u0927\u093f\u0915 \u0906\u0907\u091f\u092e \u0928\u0939\u0940\u0902 \u0939\u094b\u0928\u0947 \u091a\u093e\u0939\u093f\u090f`;
+        case 'maxLength': return `\u092e\u0947\u0902 ${error.params.limit} \u0938\u0947 \u0905\u0927\u093f\u0915 \u0935\u0930\u094d\u0923 \u0928\u0939\u0940\u0902 \u0939\u094b\u0928\u0947 \u091a\u093e\u0939\u093f\u090f`;
+        case 'maxProperties': return `\u092e\u0947\u0902 ${error.params.limit} \u0938\u0947 \u0905\u0927\u093f\u0915 \u0917\u0941\u0923 \u0928\u0939\u0940\u0902 \u0939\u094b\u0928\u0947 \u091a\u093e\u0939\u093f\u090f`;
+        case 'maximum': return `${error.params.comparison} ${error.params.limit} \u0939\u094b\u0928\u093e \u091a\u093e\u0939\u093f\u090f`;
+        case 'minItems': return `\u092e\u0947\u0902 ${error.params.limit} \u0938\u0947 \u0915\u092e \u0906\u0907\u091f\u092e \u0928\u0939\u0940\u0902 \u0939\u094b\u0928\u0947 \u091a\u093e\u0939\u093f\u090f`;
+        case 'minLength': return `\u092e\u0947\u0902 ${error.params.limit} \u0938\u0947 \u0915\u092e \u0935\u0930\u094d\u0923 \u0928\u0939\u0940\u0902 \u0939\u094b\u0928\u0947 \u091a\u093e\u0939\u093f\u090f`;
+        case 'minProperties': return `\u092e\u0947\u0902 ${error.params.limit} \u0938\u0947 \u0915\u092e \u0917\u0941\u0923 \u0928\u0939\u0940\u0902 \u0939\u094b\u0928\u0947 \u091a\u093e\u0939\u093f\u090f`;
+        case 'minimum': return `${error.params.comparison} ${error.params.limit} \u0939\u094b\u0928\u093e \u091a\u093e\u0939\u093f\u090f`;
+        case 'multipleOf': return `${error.params.multipleOf} \u0915\u093e \u0917\u0941\u0923\u091c \u0939\u094b\u0928\u093e \u091a\u093e\u0939\u093f\u090f`;
+        case 'not': return '\u0935\u0948\u0927 \u0928\u0939\u0940\u0902 \u0939\u094b\u0928\u093e \u091a\u093e\u0939\u093f\u090f';
+        case 'oneOf': return 'oneOf \u092e\u0947\u0902 \u0920\u0940\u0915 \u090f\u0915 \u0938\u094d\u0915\u0940\u092e\u093e \u0938\u0947 \u092e\u0947\u0932 \u0916\u093e\u0928\u093e \u091a\u093e\u0939\u093f\u090f';
+        case 'pattern': return `\u092a\u0948\u091f\u0930\u094d\u0928 "${error.params.pattern}" \u0938\u0947 \u092e\u0947\u0932 \u0916\u093e\u0928\u093e \u091a\u093e\u0939\u093f\u090f`;
+        case 'propertyNames': return `\u0917\u0941\u0923 \u0928\u093e\u092e ${error.params.propertyNames.join(', ')} \u0905\u092e\u093e\u0928\u094d\u092f \u0939\u0948\u0902`;
+        case 'required': return `\u092e\u0947\u0902 \u0906\u0935\u0936\u094d\u092f\u0915 \u0917\u0941\u0923 ${error.params.requiredProperties.join(', ')} \u0939\u094b\u0928\u0947 \u091a\u093e\u0939\u093f\u090f`;
+        case 'type': return typeof error.params.type === 'string' ? `${error.params.type} \u0939\u094b\u0928\u093e \u091a\u093e\u0939\u093f\u090f` : `\u092f\u093e \u0924\u094b ${error.params.type.join(' \u092f\u093e ')} \u0939\u094b\u0928\u093e \u091a\u093e\u0939\u093f\u090f`;
+        case 'unevaluatedItems': return '\u092e\u0947\u0902 \u0905\u092a\u094d\u0930\u092f\u0941\u0915\u094d\u0924 \u0906\u0907\u091f\u092e \u0928\u0939\u0940\u0902 \u0939\u094b\u0928\u0947 \u091a\u093e\u0939\u093f\u090f';
+        case 'unevaluatedProperties': return '\u092e\u0947\u0902 \u0905\u092a\u094d\u0930\u092f\u0941\u0915\u094d\u0924 \u0917\u0941\u0923 \u0928\u0939\u0940\u0902 \u0939\u094b\u0928\u0947 \u091a\u093e\u0939\u093f\u090f';
+        case 'uniqueItems': return `\u092e\u0947\u0902 \u0921\u0941\u092a\u094d\u0932\u093f\u0915\u0947\u091f \u0906\u0907\u091f\u092e \u0928\u0939\u0940\u0902 \u0939\u094b\u0928\u0947 \u091a\u093e\u0939\u093f\u090f`;
         case '~refine': return error.params.message;
-        default: return 'एक अज्ञात सत्यापन त्रुटि हुई';
+        default: return '\u090f\u0915 \u0905\u091c\u094d\u091e\u093e\u0924 \u0938\u0924\u094d\u092f\u093e\u092a\u0928 \u0924\u094d\u0930\u0941\u091f\u093f \u0939\u0941\u0908';
     }
 }
-// deno-coverage-ignore-stop
 };
 // build/system/locale/hu_HU.mjs
 defs[87] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.hu_HU = hu_HU;
-// deno-fmt-ignore-file
-// deno-coverage-ignore-start
-/** Hungarian (Hungary) - ISO 639-1 language code 'hu' with ISO 3166-1 alpha-2 country code 'HU' for Hungary. */
 function hu_HU(error) {
     switch (error.keyword) {
-        case 'additionalProperties': return 'nem lehetnek további tulajdonságai';
-        case 'anyOf': return 'meg kell egyeznie az anyOf-ban található sémák egyikével';
-        case 'boolean': return 'a séma hamis';
-        case 'const': return 'egyenlőnek kell lennie az állandóval';
-        case 'contains': return 'legalább 1 érvényes elemet kell tartalmaznia';
-        case 'dependencies': return `rendelkeznie kell a(z) ${error.params.dependencies.join(', ')} tulajdonságokkal, ha a(z) ${error.params.property} tulajdonság jelen van`;
-        case 'dependentRequired': return `rendelkeznie kell a(z) ${error.params.dependencies.join(', ')} tulajdonságokkal, ha a(z) ${error.params.property} tulajdonság jelen van`;
-        case 'enum': return 'egyenlőnek kell lennie az engedélyezett értékek egyikével';
+        case 'additionalProperties': return 'nem lehetnek tov\u00e1bbi tulajdons\u00e1gai';
+        case 'anyOf': return 'meg kell egyeznie az anyOf-ban tal\u00e1lhat\u00f3 s\u00e9m\u00e1k egyik\u00e9vel';
+        case 'boolean': return 'a s\u00e9ma hamis';
+        case 'const': return 'egyenl\u0151nek kell lennie az \u00e1lland\u00f3val';
+        case 'contains': return 'legal\u00e1bb 1 \u00e9rv\u00e9nyes elemet kell tartalmaznia';
+        case 'dependencies': return `rendelkeznie kell a(z) ${error.params.dependencies.join(', ')} tulajdons\u00e1gokkal, ha a(z) ${error.params.property} tulajdons\u00e1g jelen van`;
+        case 'dependentRequired': return `rendelkeznie kell a(z) ${error.params.dependencies.join(', ')} tulajdons\u00e1gokkal, ha a(z) ${error.params.property} tulajdons\u00e1g jelen van`;
+        case 'enum': return 'egyenl\u0151nek kell lennie az enged\u00e9lyezett \u00e9rt\u00e9kek egyik\u00e9vel';
         case 'exclusiveMaximum': return `${error.params.comparison} ${error.params.limit} kell lennie`;
         case 'exclusiveMinimum': return `${error.params.comparison} ${error.params.limit} kell lennie`;
-        case 'format': return `meg kell egyeznie a(z) "${error.params.format}" formátummal`;
-        case 'if': return `meg kell egyeznie a(z) "${error.params.failingKeyword}" sémával`;
-        case 'maxItems': return `nem lehet több, mint ${error.params.limit} eleme`;
-        case 'maxLength': return `nem lehet több, mint ${error.params.limit} karaktere`;
-        case 'maxProperties': return `nem lehet több, mint ${error.params.limit} tulajdonsága`;
+        case 'format': return `meg kell egyeznie a(z) "${error.params.format}" form\u00e1tummal`;
+        case 'if': return `meg kell egyeznie a(z) "${error.params.failingKeyword}" s\u00e9m\u00e1val`;
+        case 'maxItems': return `nem lehet t\u00f6bb, mint ${error.params.limit} eleme`;
+        case 'maxLength': return `nem lehet t\u00f6bb, mint ${error.params.limit} karaktere`;
+        case 'maxProperties': return `nem lehet t\u00f6bb, mint ${error.params.limit} tulajdons\u00e1ga`;
         case 'maximum': return `${error.params.comparison} ${error.params.limit} kell lennie`;
         case 'minItems': return `nem lehet kevesebb, mint ${error.params.limit} eleme`;
         case 'minLength': return `nem lehet kevesebb, mint ${error.params.limit} karaktere`;
-        case 'minProperties': return `nem lehet kevesebb, mint ${error.params.limit} tulajdonsága`;
+        case 'minProperties': return `nem lehet kevesebb, mint ${error.params.limit} tulajdons\u00e1ga`;
         case 'minimum': return `${error.params.comparison} ${error.params.limit} kell lennie`;
-        case 'multipleOf': return `a(z) ${error.params.multipleOf} többszörösének kell lennie`;
-        case 'not': return 'nem lehet érvényes';
-        case 'oneOf': return 'pontosan egy sémának kell megfelelnie a oneOf-ban';
-        case 'pattern': return `meg kell egyeznie a(z) "${error.params.pattern}" mintával`;
-        case 'propertyNames': return `a tulajdonságnevek (${error.params.propertyNames.join(', ')}) érvénytelenek`;
-        case 'required': return `rendelkeznie kell a(z) ${error.params.requiredProperties.join(', ')} kötelező tulajdonságokkal`;
-        case 'type': return typeof error.params.type === 'string' ? `típusának ${error.params.type} kell lennie` : `típusának ${error.params.type.join(' vagy ')} kell lennie`;
-        case 'unevaluatedItems': return 'nem lehetnek nem értékelt elemei';
-        case 'unevaluatedProperties': return 'nem lehetnek nem értékelt tulajdonságai';
-        case 'uniqueItems': return `nem lehetnek ismétlődő elemei`;
+        case 'multipleOf': return `a(z) ${error.params.multipleOf} t\u00f6bbsz\u00f6r\u00f6s\u00e9nek kell lennie`;
+        case 'not': return 'nem lehet \u00e9rv\u00e9nyes';
+        case 'oneOf': return 'pontosan egy s\u00e9m\u00e1nak kell megfelelnie a oneOf-ban';
+        case 'pattern': return `meg kell egyeznie a(z) "${error.params.pattern}" mint\u00e1val`;
+        case 'propertyNames': return `a tulajdons\u00e1gnevek (${error.params.propertyNames.join(', ')}) \u00e9rv\u00e9nytelenek`;
+        case 'required': return `rendelkeznie kell a(z) ${error.params.requiredProperties.join(', ')} k\u00f6telez\u0151 tulajdons\u00e1gokkal`;
+        case 'type': return typeof error.params.type === 'string' ? `t\u00edpus\u00e1nak ${error.params.type} kell lennie` : `t\u00edpus\u00e1nak ${error.params.type.join(' vagy ')} kell lennie`;
+        case 'unevaluatedItems': return 'nem lehetnek nem \u00e9rt\u00e9kelt elemei';
+        case 'unevaluatedProperties': return 'nem lehetnek nem \u00e9rt\u00e9kelt tulajdons\u00e1gai';
+        case 'uniqueItems': return `nem lehetnek ism\u00e9tl\u0151d\u0151 elemei`;
         case '~refine': return error.params.message;
-        default: return 'ismeretlen validációs hiba történt';
+        default: return 'ismeretlen valid\u00e1ci\u00f3s hiba t\u00f6rt\u00e9nt';
     }
 }
-// deno-coverage-ignore-stop
 };
 // build/system/locale/id_ID.mjs
 defs[88] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.id_ID = id_ID;
-// deno-fmt-ignore-file
-// deno-coverage-ignore-start
-/** Indonesian (Indonesia) - ISO 639-1 language code 'id' with ISO 3166-1 alpha-2 country code 'ID' for Indonesia. */
 function id_ID(error) {
     switch (error.keyword) {
         case 'additionalProperties': return 'tidak boleh memiliki properti tambahan';
@@ -4473,154 +3697,138 @@ function id_ID(error) {
         default: return 'terjadi kesalahan validasi yang tidak diketahui';
     }
 }
-// deno-coverage-ignore-stop
 };
 // build/system/locale/it_IT.mjs
 defs[89] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.it_IT = it_IT;
-// deno-fmt-ignore-file
-// deno-coverage-ignore-start
-/** Italian (Italy) - ISO 639-1 language code 'it' with ISO 3166-1 alpha-2 country code 'IT' for Italy. */
 function it_IT(error) {
     switch (error.keyword) {
-        case 'additionalProperties': return 'non deve avere proprietà aggiuntive';
+        case 'additionalProperties': return 'non deve avere propriet\u00e0 aggiuntive';
         case 'anyOf': return 'deve corrispondere a uno schema in anyOf';
-        case 'boolean': return 'lo schema è falso';
+        case 'boolean': return 'lo schema \u00e8 falso';
         case 'const': return 'deve essere uguale alla costante';
         case 'contains': return 'deve contenere almeno 1 elemento valido';
-        case 'dependencies': return `deve avere le proprietà ${error.params.dependencies.join(', ')} quando la proprietà ${error.params.property} è presente`;
-        case 'dependentRequired': return `deve avere le proprietà ${error.params.dependencies.join(', ')} quando la proprietà ${error.params.property} è presente`;
+        case 'dependencies': return `deve avere le propriet\u00e0 ${error.params.dependencies.join(', ')} quando la propriet\u00e0 ${error.params.property} \u00e8 presente`;
+        case 'dependentRequired': return `deve avere le propriet\u00e0 ${error.params.dependencies.join(', ')} quando la propriet\u00e0 ${error.params.property} \u00e8 presente`;
         case 'enum': return 'deve essere uguale a uno dei valori consentiti';
         case 'exclusiveMaximum': return `deve essere ${error.params.comparison} ${error.params.limit}`;
         case 'exclusiveMinimum': return `deve essere ${error.params.comparison} ${error.params.limit}`;
         case 'format': return `deve corrispondere al formato "${error.params.format}"`;
         case 'if': return `deve corrispondere allo schema "${error.params.failingKeyword}"`;
-        case 'maxItems': return `non deve avere più di ${error.params.limit} elementi`;
-        case 'maxLength': return `non deve avere più di ${error.params.limit} caratteri`;
-        case 'maxProperties': return `non deve avere più di ${error.params.limit} proprietà`;
+        case 'maxItems': return `non deve avere pi\u00f9 di ${error.params.limit} elementi`;
+        case 'maxLength': return `non deve avere pi\u00f9 di ${error.params.limit} caratteri`;
+        case 'maxProperties': return `non deve avere pi\u00f9 di ${error.params.limit} propriet\u00e0`;
         case 'maximum': return `deve essere ${error.params.comparison} ${error.params.limit}`;
         case 'minItems': return `non deve avere meno di ${error.params.limit} elementi`;
         case 'minLength': return `non deve avere meno di ${error.params.limit} caratteri`;
-        case 'minProperties': return `non deve avere meno di ${error.params.limit} proprietà`;
+        case 'minProperties': return `non deve avere meno di ${error.params.limit} propriet\u00e0`;
         case 'minimum': return `deve essere ${error.params.comparison} ${error.params.limit}`;
         case 'multipleOf': return `deve essere un multiplo di ${error.params.multipleOf}`;
         case 'not': return 'non deve essere valido';
         case 'oneOf': return 'deve corrispondere esattamente a uno schema in oneOf';
         case 'pattern': return `deve corrispondere al pattern "${error.params.pattern}"`;
-        case 'propertyNames': return `i nomi delle proprietà ${error.params.propertyNames.join(', ')} non sono validi`;
-        case 'required': return `deve avere le proprietà richieste ${error.params.requiredProperties.join(', ')}`;
+        case 'propertyNames': return `i nomi delle propriet\u00e0 ${error.params.propertyNames.join(', ')} non sono validi`;
+        case 'required': return `deve avere le propriet\u00e0 richieste ${error.params.requiredProperties.join(', ')}`;
         case 'type': return typeof error.params.type === 'string' ? `deve essere ${error.params.type}` : `deve essere ${error.params.type.join(' o ')}`;
         case 'unevaluatedItems': return 'non deve avere elementi non valutati';
-        case 'unevaluatedProperties': return 'non deve avere proprietà non valutate';
+        case 'unevaluatedProperties': return 'non deve avere propriet\u00e0 non valutate';
         case 'uniqueItems': return `non deve avere elementi duplicati`;
         case '~refine': return error.params.message;
-        default: return 'si è verificato un errore di validazione sconosciuto';
+        default: return 'si \u00e8 verificato un errore di validazione sconosciuto';
     }
 }
-// deno-coverage-ignore-stop
 };
 // build/system/locale/ja_JP.mjs
 defs[90] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ja_JP = ja_JP;
-// deno-fmt-ignore-file
-// deno-coverage-ignore-start
-/** Japanese (Japan) - ISO 639-1 language code 'ja' with ISO 3166-1 alpha-2 country code 'JP' for Japan. */
 function ja_JP(error) {
     switch (error.keyword) {
-        case 'additionalProperties': return '追加のプロパティを持つことはできません';
-        case 'anyOf': return 'anyOf のスキーマと一致する必要があります';
-        case 'boolean': return 'スキーマが false です';
-        case 'const': return '定数と等しい必要があります';
-        case 'contains': return '少なくとも1つの有効なアイテムを含む必要があります';
-        case 'dependencies': return `プロパティ ${error.params.property} が存在する場合、プロパティ ${error.params.dependencies.join(', ')} を持つ必要があります`;
-        case 'dependentRequired': return `プロパティ ${error.params.property} が存在する場合、プロパティ ${error.params.dependencies.join(', ')} を持つ必要があります`;
-        case 'enum': return '許可された値のいずれかと等しい必要があります';
-        case 'exclusiveMaximum': return `${error.params.comparison} ${error.params.limit} である必要があります`;
-        case 'exclusiveMinimum': return `${error.params.comparison} ${error.params.limit} である必要があります`;
-        case 'format': return `フォーマット "${error.params.format}" と一致する必要があります`;
-        case 'if': return `"${error.params.failingKeyword}" スキーマと一致する必要があります`;
-        case 'maxItems': return `${error.params.limit} 個を超えるアイテムを持つことはできません`;
-        case 'maxLength': return `${error.params.limit} 文字を超えることはできません`;
-        case 'maxProperties': return `${error.params.limit} 個を超えるプロパティを持つことはできません`;
-        case 'maximum': return `${error.params.comparison} ${error.params.limit} である必要があります`;
-        case 'minItems': return `${error.params.limit} 個未満のアイテムを持つことはできません`;
-        case 'minLength': return `${error.params.limit} 文字未満であることはできません`;
-        case 'minProperties': return `${error.params.limit} 個未満のプロパティを持つことはできません`;
-        case 'minimum': return `${error.params.comparison} ${error.params.limit} である必要があります`;
-        case 'multipleOf': return `${error.params.multipleOf} の倍数である必要があります`;
-        case 'not': return '有効であってはなりません';
-        case 'oneOf': return 'oneOf のいずれか1つのスキーマと正確に一致する必要があります';
-        case 'pattern': return `パターン "${error.params.pattern}" と一致する必要があります`;
-        case 'propertyNames': return `プロパティ名 ${error.params.propertyNames.join(', ')} は無効です`;
-        case 'required': return `必須プロパティ ${error.params.requiredProperties.join(', ')} を持つ必要があります`;
-        case 'type': return typeof error.params.type === 'string' ? `${error.params.type} である必要があります` : `${error.params.type.join(' または ')} のいずれかである必要があります`;
-        case 'unevaluatedItems': return '未評価のアイテムを持つことはできません';
-        case 'unevaluatedProperties': return '未評価のプロパティを持つことはできません';
-        case 'uniqueItems': return `重複するアイテムを持つことはできません`;
+        case 'additionalProperties': return '\u8ffd\u52a0\u306e\u30d7\u30ed\u30d1\u30c6\u30a3\u3092\u6301\u3064\u3053\u3068\u306f\u3067\u304d\u307e\u305b\u3093';
+        case 'anyOf': return 'anyOf \u306e\u30b9\u30ad\u30fc\u30de\u3068\u4e00\u81f4\u3059\u308b\u5fc5\u8981\u304c\u3042\u308a\u307e\u3059';
+        case 'boolean': return '\u30b9\u30ad\u30fc\u30de\u304c false \u3067\u3059';
+        case 'const': return '\u5b9a\u6570\u3068\u7b49\u3057\u3044\u5fc5\u8981\u304c\u3042\u308a\u307e\u3059';
+        case 'contains': return '\u5c11\u306a\u304f\u3068\u30821\u3064\u306e\u6709\u52b9\u306a\u30a2\u30a4\u30c6\u30e0\u3092\u542b\u3080\u5fc5\u8981\u304c\u3042\u308a\u307e\u3059';
+        case 'dependencies': return `\u30d7\u30ed\u30d1\u30c6\u30a3 ${error.params.property} \u304c\u5b58\u5728\u3059\u308b\u5834\u5408\u3001\u30d7\u30ed\u30d1\u30c6\u30a3 ${error.params.dependencies.join(', ')} \u3092\u6301\u3064\u5fc5\u8981\u304c\u3042\u308a\u307e\u3059`;
+        case 'dependentRequired': return `\u30d7\u30ed\u30d1\u30c6\u30a3 ${error.params.property} \u304c\u5b58\u5728\u3059\u308b\u5834\u5408\u3001\u30d7\u30ed\u30d1\u30c6\u30a3 ${error.params.dependencies.join(', ')} \u3092\u6301\u3064\u5fc5\u8981\u304c\u3042\u308a\u307e\u3059`;
+        case 'enum': return '\u8a31\u53ef\u3055\u308c\u305f\u5024\u306e\u3044\u305a\u308c\u304b\u3068\u7b49\u3057\u3044\u5fc5\u8981\u304c\u3042\u308a\u307e\u3059';
+        case 'exclusiveMaximum': return `${error.params.comparison} ${error.params.limit} \u3067\u3042\u308b\u5fc5\u8981\u304c\u3042\u308a\u307e\u3059`;
+        case 'exclusiveMinimum': return `${error.params.comparison} ${error.params.limit} \u3067\u3042\u308b\u5fc5\u8981\u304c\u3042\u308a\u307e\u3059`;
+        case 'format': return `\u30d5\u30a9\u30fc\u30de\u30c3\u30c8 "${error.params.format}" \u3068\u4e00\u81f4\u3059\u308b\u5fc5\u8981\u304c\u3042\u308a\u307e\u3059`;
+        case 'if': return `"${error.params.failingKeyword}" \u30b9\u30ad\u30fc\u30de\u3068\u4e00\u81f4\u3059\u308b\u5fc5\u8981\u304c\u3042\u308a\u307e\u3059`;
+        case 'maxItems': return `${error.params.limit} \u500b\u3092\u8d85\u3048\u308b\u30a2\u30a4\u30c6\u30e0\u3092\u6301\u3064\u3053\u3068\u306f\u3067\u304d\u307e\u305b\u3093`;
+        case 'maxLength': return `${error.params.limit} \u6587\u5b57\u3092\u8d85\u3048\u308b\u3053\u3068\u306f\u3067\u304d\u307e\u305b\u3093`;
+        case 'maxProperties': return `${error.params.limit} \u500b\u3092\u8d85\u3048\u308b\u30d7\u30ed\u30d1\u30c6\u30a3\u3092\u6301\u3064\u3053\u3068\u306f\u3067\u304d\u307e\u305b\u3093`;
+        case 'maximum': return `${error.params.comparison} ${error.params.limit} \u3067\u3042\u308b\u5fc5\u8981\u304c\u3042\u308a\u307e\u3059`;
+        case 'minItems': return `${error.params.limit} \u500b\u672a\u6e80\u306e\u30a2\u30a4\u30c6\u30e0\u3092\u6301\u3064\u3053\u3068\u306f\u3067\u304d\u307e\u305b\u3093`;
+        case 'minLength': return `${error.params.limit} \u6587\u5b57\u672a\u6e80\u3067\u3042\u308b\u3053\u3068\u306f\u3067\u304d\u307e\u305b\u3093`;
+        case 'minProperties': return `${error.params.limit} \u500b\u672a\u6e80\u306e\u30d7\u30ed\u30d1\u30c6\u30a3\u3092\u6301\u3064\u3053\u3068\u306f\u3067\u304d\u307e\u305b\u3093`;
+        case 'minimum': return `${error.params.comparison} ${error.params.limit} \u3067\u3042\u308b\u5fc5\u8981\u304c\u3042\u308a\u307e\u3059`;
+        case 'multipleOf': return `${error.params.multipleOf} \u306e\u500d\u6570\u3067\u3042\u308b\u5fc5\u8981\u304c\u3042\u308a\u307e\u3059`;
+        case 'not': return '\u6709\u52b9\u3067\u3042\u3063\u3066\u306f\u306a\u308a\u307e\u305b\u3093';
+        case 'oneOf': return 'oneOf \u306e\u3044\u305a\u308c\u304b1\u3064\u306e\u30b9\u30ad\u30fc\u30de\u3068\u6b63\u78ba\u306b\u4e00\u81f4\u3059\u308b\u5fc5\u8981\u304c\u3042\u308a\u307e\u3059';
+        case 'pattern': return `\u30d1\u30bf\u30fc\u30f3 "${error.params.pattern}" \u3068\u4e00\u81f4\u3059\u308b\u5fc5\u8981\u304c\u3042\u308a\u307e\u3059`;
+        case 'propertyNames': return `\u30d7\u30ed\u30d1\u30c6\u30a3\u540d ${error.params.propertyNames.join(', ')} \u306f\u7121\u52b9\u3067\u3059`;
+        case 'required': return `\u5fc5\u9808\u30d7\u30ed\u30d1\u30c6\u30a3 ${error.params.requiredProperties.join(', ')} \u3092\u6301\u3064\u5fc5\u8981\u304c\u3042\u308a\u307e\u3059`;
+        case 'type': return typeof error.params.type === 'string' ? `${error.params.type} \u3067\u3042\u308b\u5fc5\u8981\u304c\u3042\u308a\u307e\u3059` : `${error.params.type.join(' \u307e\u305f\u306f ')} \u306e\u3044\u305a\u308c\u304b\u3067\u3042\u308b\u5fc5\u8981\u304c\u3042\u308a\u307e\u3059`;
+        case 'unevaluatedItems': return '\u672a\u8a55\u4fa1\u306e\u30a2\u30a4\u30c6\u30e0\u3092\u6301\u3064\u3053\u3068\u306f\u3067\u304d\u307e\u305b\u3093';
+        case 'unevaluatedProperties': return '\u672a\u8a55\u4fa1\u306e\u30d7\u30ed\u30d1\u30c6\u30a3\u3092\u6301\u3064\u3053\u3068\u306f\u3067\u304d\u307e\u305b\u3093';
+        case 'uniqueItems': return `\u91cd\u8907\u3059\u308b\u30a2\u30a4\u30c6\u30e0\u3092\u6301\u3064\u3053\u3068\u306f\u3067\u304d\u307e\u305b\u3093`;
         case '~refine': return error.params.message;
-        default: return '不明なバリデーションエラーが発生しました';
+        default: return '\u4e0d\u660e\u306a\u30d0\u30ea\u30c7\u30fc\u30b7\u30e7\u30f3\u30a8\u30e9\u30fc\u304c\u767a\u751f\u3057\u307e\u3057\u305f';
     }
 }
-// deno-coverage-ignore-stop
 };
 // build/system/locale/ko_KR.mjs
 defs[91] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ko_KR = ko_KR;
-// deno-fmt-ignore-file
-// deno-coverage-ignore-start
-/** Korean (South Korea) - ISO 639-1 language code 'ko' with ISO 3166-1 alpha-2 country code 'KR' for South Korea. */
 function ko_KR(error) {
     switch (error.keyword) {
-        case 'additionalProperties': return '추가 속성을 가질 수 없습니다';
-        case 'anyOf': return 'anyOf의 스키마와 일치해야 합니다';
-        case 'boolean': return '스키마가 잘못되었습니다';
-        case 'const': return '상수와 같아야 합니다';
-        case 'contains': return '최소 1개의 유효한 항목을 포함해야 합니다';
-        case 'dependencies': return `속성 ${error.params.property}이(가) 존재할 때 속성 ${error.params.dependencies.join(', ')}을(를) 가지고 있어야 합니다`;
-        case 'dependentRequired': return `속성 ${error.params.property}이(가) 존재할 때 속성 ${error.params.dependencies.join(', ')}을(를) 가지고 있어야 합니다`;
-        case 'enum': return '허용된 값 중 하나와 같아야 합니다';
-        case 'exclusiveMaximum': return `${error.params.comparison} ${error.params.limit}이어야 합니다`;
-        case 'exclusiveMinimum': return `${error.params.comparison} ${error.params.limit}이어야 합니다`;
-        case 'format': return `"${error.params.format}" 형식과 일치해야 합니다`;
-        case 'if': return `"${error.params.failingKeyword}" 스키마와 일치해야 합니다`;
-        case 'maxItems': return `항목이 ${error.params.limit}개보다 많을 수 없습니다`;
-        case 'maxLength': return `글자 수가 ${error.params.limit}개보다 많을 수 없습니다`;
-        case 'maxProperties': return `속성이 ${error.params.limit}개보다 많을 수 없습니다`;
-        case 'maximum': return `${error.params.comparison} ${error.params.limit}이어야 합니다`;
-        case 'minItems': return `항목이 ${error.params.limit}개보다 적을 수 없습니다`;
-        case 'minLength': return `글자 수가 ${error.params.limit}개보다 적을 수 없습니다`;
-        case 'minProperties': return `속성이 ${error.params.limit}개보다 적을 수 없습니다`;
-        case 'minimum': return `${error.params.comparison} ${error.params.limit}이어야 합니다`;
-        case 'multipleOf': return `${error.params.multipleOf}의 배수여야 합니다`;
-        case 'not': return '유효하지 않아야 합니다';
-        case 'oneOf': return 'oneOf의 스키마 중 정확히 하나와 일치해야 합니다';
-        case 'pattern': return `패턴 "${error.params.pattern}"과 일치해야 합니다`;
-        case 'propertyNames': return `속성 이름 ${error.params.propertyNames.join(', ')}이(가) 유효하지 않습니다`;
-        case 'required': return `필수 속성 ${error.params.requiredProperties.join(', ')}을(를) 가지고 있어야 합니다`;
-        case 'type': return typeof error.params.type === 'string' ? `${error.params.type}이어야 합니다` : `${error.params.type.join(' 또는 ')} 중 하나여야 합니다`;
-        case 'unevaluatedItems': return '평가되지 않은 항목을 가질 수 없습니다';
-        case 'unevaluatedProperties': return '평가되지 않은 속성을 가질 수 없습니다';
-        case 'uniqueItems': return `중복 항목을 가질 수 없습니다`;
+        case 'additionalProperties': return '\ucd94\uac00 \uc18d\uc131\uc744 \uac00\uc9c8 \uc218 \uc5c6\uc2b5\ub2c8\ub2e4';
+        case 'anyOf': return 'anyOf\uc758 \uc2a4\ud0a4\ub9c8\uc640 \uc77c\uce58\ud574\uc57c \ud569\ub2c8\ub2e4';
+        case 'boolean': return '\uc2a4\ud0a4\ub9c8\uac00 \uc798\ubabb\ub418\uc5c8\uc2b5\ub2c8\ub2e4';
+        case 'const': return '\uc0c1\uc218\uc640 \uac19\uc544\uc57c \ud569\ub2c8\ub2e4';
+        case 'contains': return '\ucd5c\uc18c 1\uac1c\uc758 \uc720\ud6a8\ud55c \ud56d\ubaa9\uc744 \ud3ec\ud568\ud574\uc57c \ud569\ub2c8\ub2e4';
+        case 'dependencies': return `\uc18d\uc131 ${error.params.property}\uc774(\uac00) \uc874\uc7ac\ud560 \ub54c \uc18d\uc131 ${error.params.dependencies.join(', ')}\uc744(\ub97c) \uac00\uc9c0\uace0 \uc788\uc5b4\uc57c \ud569\ub2c8\ub2e4`;
+        case 'dependentRequired': return `\uc18d\uc131 ${error.params.property}\uc774(\uac00) \uc874\uc7ac\ud560 \ub54c \uc18d\uc131 ${error.params.dependencies.join(', ')}\uc744(\ub97c) \uac00\uc9c0\uace0 \uc788\uc5b4\uc57c \ud569\ub2c8\ub2e4`;
+        case 'enum': return '\ud5c8\uc6a9\ub41c \uac12 \uc911 \ud558\ub098\uc640 \uac19\uc544\uc57c \ud569\ub2c8\ub2e4';
+        case 'exclusiveMaximum': return `${error.params.comparison} ${error.params.limit}\uc774\uc5b4\uc57c \ud569\ub2c8\ub2e4`;
+        case 'exclusiveMinimum': return `${error.params.comparison} ${error.params.limit}\uc774\uc5b4\uc57c \ud569\ub2c8\ub2e4`;
+        case 'format': return `"${error.params.format}" \ud615\uc2dd\uacfc \uc77c\uce58\ud574\uc57c \ud569\ub2c8\ub2e4`;
+        case 'if': return `"${error.params.failingKeyword}" \uc2a4\ud0a4\ub9c8\uc640 \uc77c\uce58\ud574\uc57c \ud569\ub2c8\ub2e4`;
+        case 'maxItems': return `\ud56d\ubaa9\uc774 ${error.params.limit}\uac1c\ubcf4\ub2e4 \ub9ce\uc744 \uc218 \uc5c6\uc2b5\ub2c8\ub2e4`;
+        case 'maxLength': return `\uae00\uc790 \uc218\uac00 ${error.params.limit}\uac1c\ubcf4\ub2e4 \ub9ce\uc744 \uc218 \uc5c6\uc2b5\ub2c8\ub2e4`;
+        case 'maxProperties': return `\uc18d\uc131\uc774 ${error.params.limit}\uac1c\ubcf4\ub2e4 \ub9ce\uc744 \uc218 \uc5c6\uc2b5\ub2c8\ub2e4`;
+        case 'maximum': return `${error.params.comparison} ${error.params.limit}\uc774\uc5b4\uc57c \ud569\ub2c8\ub2e4`;
+        case 'minItems': return `\ud56d\ubaa9\uc774 ${error.params.limit}\uac1c\ubcf4\ub2e4 \uc801\uc744 \uc218 \uc5c6\uc2b5\ub2c8\ub2e4`;
+        case 'minLength': return `\uae00\uc790 \uc218\uac00 ${error.params.limit}\uac1c\ubcf4\ub2e4 \uc801\uc744 \uc218 \uc5c6\uc2b5\ub2c8\ub2e4`;
+        case 'minProperties': return `\uc18d\uc131\uc774 ${error.params.limit}\uac1c\ubcf4\ub2e4 \uc801\uc744 \uc218 \uc5c6\uc2b5\ub2c8\ub2e4`;
+        case 'minimum': return `${error.params.comparison} ${error.params.limit}\uc774\uc5b4\uc57c \ud569\ub2c8\ub2e4`;
+        case 'multipleOf': return `${error.params.multipleOf}\uc758 \ubc30\uc218\uc5ec\uc57c \ud569\ub2c8\ub2e4`;
+        case 'not': return '\uc720\ud6a8\ud558\uc9c0 \uc54a\uc544\uc57c \ud569\ub2c8\ub2e4';
+        case 'oneOf': return 'oneOf\uc758 \uc2a4\ud0a4\ub9c8 \uc911 \uc815\ud655\ud788 \ud558\ub098\uc640 \uc77c\uce58\ud574\uc57c \ud569\ub2c8\ub2e4';
+        case 'pattern': return `\ud328\ud134 "${error.params.pattern}"\uacfc \uc77c\uce58\ud574\uc57c \ud569\ub2c8\ub2e4`;
+        case 'propertyNames': return `\uc18d\uc131 \uc774\ub984 ${error.params.propertyNames.join(', ')}\uc774(\uac00) \uc720\ud6a8\ud558\uc9c0 \uc54a\uc2b5\ub2c8\ub2e4`;
+        case 'required': return `\ud544\uc218 \uc18d\uc131 ${error.params.requiredProperties.join(', ')}\uc744(\ub97c) \uac00\uc9c0\uace0 \uc788\uc5b4\uc57c \ud569\ub2c8\ub2e4`;
+        case 'type': return typeof error.params.type === 'string' ? `${error.params.type}\uc774\uc5b4\uc57c \ud569\ub2c8\ub2e4` : `${error.params.type.join(' \ub610\ub294 ')} \uc911 \ud558\ub098\uc5ec\uc57c \ud569\ub2c8\ub2e4`;
+        case 'unevaluatedItems': return '\ud3c9\uac00\ub418\uc9c0 \uc54a\uc740 \ud56d\ubaa9\uc744 \uac00\uc9c8 \uc218 \uc5c6\uc2b5\ub2c8\ub2e4';
+        case 'unevaluatedProperties': return '\ud3c9\uac00\ub418\uc9c0 \uc54a\uc740 \uc18d\uc131\uc744 \uac00\uc9c8 \uc218 \uc5c6\uc2b5\ub2c8\ub2e4';
+        case 'uniqueItems': return `\uc911\ubcf5 \ud56d\ubaa9\uc744 \uac00\uc9c8 \uc218 \uc5c6\uc2b5\ub2c8\ub2e4`;
         case '~refine': return error.params.message;
-        default: return '알 수 없는 유효성 검사 오류가 발생했습니다';
+        default: return '\uc54c \uc218 \uc5c6\ub294 \uc720\ud6a8\uc131 \uac80\uc0ac \uc624\ub958\uac00 \ubc1c\uc0dd\ud588\uc2b5\ub2c8\ub2e4';
     }
 }
-// deno-coverage-ignore-stop
 };
 // build/system/locale/ms_MY.mjs
 defs[92] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ms_MY = ms_MY;
-// deno-fmt-ignore-file
-// deno-coverage-ignore-start
-/** Malay (Malaysia) - ISO 639-1 language code 'ms' with ISO 3166-1 alpha-2 country code 'MY' for Malaysia. */
 function ms_MY(error) {
     switch (error.keyword) {
         case 'additionalProperties': return 'tidak boleh mempunyai sifat tambahan';
@@ -4657,16 +3865,12 @@ function ms_MY(error) {
         default: return 'ralat pengesahan yang tidak diketahui berlaku';
     }
 }
-// deno-coverage-ignore-stop
 };
 // build/system/locale/nl_NL.mjs
 defs[93] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.nl_NL = nl_NL;
-// deno-fmt-ignore-file
-// deno-coverage-ignore-start
-/** Dutch (Netherlands) - ISO 639-1 language code 'nl' with ISO 3166-1 alpha-2 country code 'NL' for Netherlands. */
 function nl_NL(error) {
     switch (error.keyword) {
         case 'additionalProperties': return 'mag geen aanvullende eigenschappen hebben';
@@ -4691,7 +3895,7 @@ function nl_NL(error) {
         case 'minimum': return `moet ${error.params.comparison} ${error.params.limit} zijn`;
         case 'multipleOf': return `moet een veelvoud zijn van ${error.params.multipleOf}`;
         case 'not': return 'mag niet geldig zijn';
-        case 'oneOf': return 'moet precies één schema in oneOf overeenkomen';
+        case 'oneOf': return 'moet precies \u00e9\u00e9n schema in oneOf overeenkomen';
         case 'pattern': return `moet overeenkomen met patroon "${error.params.pattern}"`;
         case 'propertyNames': return `eigenschapsnamen ${error.params.propertyNames.join(', ')} zijn ongeldig`;
         case 'required': return `moet de vereiste eigenschappen ${error.params.requiredProperties.join(', ')} hebben`;
@@ -4703,69 +3907,61 @@ function nl_NL(error) {
         default: return 'er is een onbekende validatiefout opgetreden';
     }
 }
-// deno-coverage-ignore-stop
 };
 // build/system/locale/pl_PL.mjs
 defs[94] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.pl_PL = pl_PL;
-// deno-fmt-ignore-file
-// deno-coverage-ignore-start
-/** Polish (Poland) - ISO 639-1 language code 'pl' with ISO 3166-1 alpha-2 country code 'PL' for Poland. */
 function pl_PL(error) {
     switch (error.keyword) {
-        case 'additionalProperties': return 'nie może mieć dodatkowych właściwości';
-        case 'anyOf': return 'musi pasować do schematu w anyOf';
-        case 'boolean': return 'schemat jest fałszywy';
-        case 'const': return 'musi być równy stałej';
-        case 'contains': return 'musi zawierać co najmniej 1 prawidłowy element';
-        case 'dependencies': return `musi mieć właściwości ${error.params.dependencies.join(', ')}, gdy właściwość ${error.params.property} jest obecna`;
-        case 'dependentRequired': return `musi mieć właściwości ${error.params.dependencies.join(', ')}, gdy właściwość ${error.params.property} jest obecna`;
-        case 'enum': return 'musi być równy jednej z dozwolonych wartości';
-        case 'exclusiveMaximum': return `musi być ${error.params.comparison} ${error.params.limit}`;
-        case 'exclusiveMinimum': return `musi być ${error.params.comparison} ${error.params.limit}`;
-        case 'format': return `musi pasować do formatu "${error.params.format}"`;
-        case 'if': return `musi pasować do schematu "${error.params.failingKeyword}"`;
-        case 'maxItems': return `nie może mieć więcej niż ${error.params.limit} elementów`;
-        case 'maxLength': return `nie może mieć więcej niż ${error.params.limit} znaków`;
-        case 'maxProperties': return `nie może mieć więcej niż ${error.params.limit} właściwości`;
-        case 'maximum': return `musi być ${error.params.comparison} ${error.params.limit}`;
-        case 'minItems': return `nie może mieć mniej niż ${error.params.limit} elementów`;
-        case 'minLength': return `nie może mieć mniej niż ${error.params.limit} znaków`;
-        case 'minProperties': return `nie może mieć mniej niż ${error.params.limit} właściwości`;
-        case 'minimum': return `musi być ${error.params.comparison} ${error.params.limit}`;
-        case 'multipleOf': return `musi być wielokrotnością ${error.params.multipleOf}`;
-        case 'not': return 'nie może być ważne';
-        case 'oneOf': return 'musi pasować dokładnie do jednego schematu w oneOf';
-        case 'pattern': return `musi pasować do wzorca "${error.params.pattern}"`;
-        case 'propertyNames': return `nazwy właściwości ${error.params.propertyNames.join(', ')} są nieprawidłowe`;
-        case 'required': return `musi mieć wymagane właściwości ${error.params.requiredProperties.join(', ')}`;
-        case 'type': return typeof error.params.type === 'string' ? `musi być typu ${error.params.type}` : `musi być typu ${error.params.type.join(' lub ')}`;
-        case 'unevaluatedItems': return 'nie może mieć nieewaluowanych elementów';
-        case 'unevaluatedProperties': return 'nie może mieć nieewaluowanych właściwości';
-        case 'uniqueItems': return `nie może zawierać zduplikowanych elementów`;
+        case 'additionalProperties': return 'nie mo\u017ce mie\u0107 dodatkowych w\u0142a\u015bciwo\u015bci';
+        case 'anyOf': return 'musi pasowa\u0107 do schematu w anyOf';
+        case 'boolean': return 'schemat jest fa\u0142szywy';
+        case 'const': return 'musi by\u0107 r\u00f3wny sta\u0142ej';
+        case 'contains': return 'musi zawiera\u0107 co najmniej 1 prawid\u0142owy element';
+        case 'dependencies': return `musi mie\u0107 w\u0142a\u015bciwo\u015bci ${error.params.dependencies.join(', ')}, gdy w\u0142a\u015bciwo\u015b\u0107 ${error.params.property} jest obecna`;
+        case 'dependentRequired': return `musi mie\u0107 w\u0142a\u015bciwo\u015bci ${error.params.dependencies.join(', ')}, gdy w\u0142a\u015bciwo\u015b\u0107 ${error.params.property} jest obecna`;
+        case 'enum': return 'musi by\u0107 r\u00f3wny jednej z dozwolonych warto\u015bci';
+        case 'exclusiveMaximum': return `musi by\u0107 ${error.params.comparison} ${error.params.limit}`;
+        case 'exclusiveMinimum': return `musi by\u0107 ${error.params.comparison} ${error.params.limit}`;
+        case 'format': return `musi pasowa\u0107 do formatu "${error.params.format}"`;
+        case 'if': return `musi pasowa\u0107 do schematu "${error.params.failingKeyword}"`;
+        case 'maxItems': return `nie mo\u017ce mie\u0107 wi\u0119cej ni\u017c ${error.params.limit} element\u00f3w`;
+        case 'maxLength': return `nie mo\u017ce mie\u0107 wi\u0119cej ni\u017c ${error.params.limit} znak\u00f3w`;
+        case 'maxProperties': return `nie mo\u017ce mie\u0107 wi\u0119cej ni\u017c ${error.params.limit} w\u0142a\u015bciwo\u015bci`;
+        case 'maximum': return `musi by\u0107 ${error.params.comparison} ${error.params.limit}`;
+        case 'minItems': return `nie mo\u017ce mie\u0107 mniej ni\u017c ${error.params.limit} element\u00f3w`;
+        case 'minLength': return `nie mo\u017ce mie\u0107 mniej ni\u017c ${error.params.limit} znak\u00f3w`;
+        case 'minProperties': return `nie mo\u017ce mie\u0107 mniej ni\u017c ${error.params.limit} w\u0142a\u015bciwo\u015bci`;
+        case 'minimum': return `musi by\u0107 ${error.params.comparison} ${error.params.limit}`;
+        case 'multipleOf': return `musi by\u0107 wielokrotno\u015bci\u0105 ${error.params.multipleOf}`;
+        case 'not': return 'nie mo\u017ce by\u0107 wa\u017cne';
+        case 'oneOf': return 'musi pasowa\u0107 dok\u0142adnie do jednego schematu w oneOf';
+        case 'pattern': return `musi pasowa\u0107 do wzorca "${error.params.pattern}"`;
+        case 'propertyNames': return `nazwy w\u0142a\u015bciwo\u015bci ${error.params.propertyNames.join(', ')} s\u0105 nieprawid\u0142owe`;
+        case 'required': return `musi mie\u0107 wymagane w\u0142a\u015bciwo\u015bci ${error.params.requiredProperties.join(', ')}`;
+        case 'type': return typeof error.params.type === 'string' ? `musi by\u0107 typu ${error.params.type}` : `musi by\u0107 typu ${error.params.type.join(' lub ')}`;
+        case 'unevaluatedItems': return 'nie mo\u017ce mie\u0107 nieewaluowanych element\u00f3w';
+        case 'unevaluatedProperties': return 'nie mo\u017ce mie\u0107 nieewaluowanych w\u0142a\u015bciwo\u015bci';
+        case 'uniqueItems': return `nie mo\u017ce zawiera\u0107 zduplikowanych element\u00f3w`;
         case '~refine': return error.params.message;
-        default: return 'wystąpił nieznany błąd walidacji';
+        default: return 'wyst\u0105pi\u0142 nieznany b\u0142\u0105d walidacji';
     }
 }
-// deno-coverage-ignore-stop
 };
 // build/system/locale/pt_BR.mjs
 defs[95] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.pt_BR = pt_BR;
-// deno-fmt-ignore-file
-// deno-coverage-ignore-start
-/** Portuguese (Brazil) - ISO 639-1 language code 'pt' with ISO 3166-1 alpha-2 country code 'BR' for Brazil. */
 function pt_BR(error) {
     switch (error.keyword) {
-        case 'additionalProperties': return 'não deve ter propriedades adicionais';
+        case 'additionalProperties': return 'n\u00e3o deve ter propriedades adicionais';
         case 'anyOf': return 'deve corresponder a um esquema em anyOf';
-        case 'boolean': return 'o esquema é falso';
-        case 'const': return 'deve ser igual à constante';
-        case 'contains': return 'deve conter pelo menos 1 item válido';
+        case 'boolean': return 'o esquema \u00e9 falso';
+        case 'const': return 'deve ser igual \u00e0 constante';
+        case 'contains': return 'deve conter pelo menos 1 item v\u00e1lido';
         case 'dependencies': return `deve ter as propriedades ${error.params.dependencies.join(', ')} quando a propriedade ${error.params.property} estiver presente`;
         case 'dependentRequired': return `deve ter as propriedades ${error.params.dependencies.join(', ')} quando a propriedade ${error.params.property} estiver presente`;
         case 'enum': return 'deve ser igual a um dos valores permitidos';
@@ -4773,45 +3969,41 @@ function pt_BR(error) {
         case 'exclusiveMinimum': return `deve ser ${error.params.comparison} ${error.params.limit}`;
         case 'format': return `deve corresponder ao formato "${error.params.format}"`;
         case 'if': return `deve corresponder ao esquema "${error.params.failingKeyword}"`;
-        case 'maxItems': return `não deve ter mais de ${error.params.limit} itens`;
-        case 'maxLength': return `não deve ter mais de ${error.params.limit} caracteres`;
-        case 'maxProperties': return `não deve ter mais de ${error.params.limit} propriedades`;
+        case 'maxItems': return `n\u00e3o deve ter mais de ${error.params.limit} itens`;
+        case 'maxLength': return `n\u00e3o deve ter mais de ${error.params.limit} caracteres`;
+        case 'maxProperties': return `n\u00e3o deve ter mais de ${error.params.limit} propriedades`;
         case 'maximum': return `deve ser ${error.params.comparison} ${error.params.limit}`;
-        case 'minItems': return `não deve ter menos de ${error.params.limit} itens`;
-        case 'minLength': return `não deve ter menos de ${error.params.limit} caracteres`;
-        case 'minProperties': return `não deve ter menos de ${error.params.limit} propriedades`;
+        case 'minItems': return `n\u00e3o deve ter menos de ${error.params.limit} itens`;
+        case 'minLength': return `n\u00e3o deve ter menos de ${error.params.limit} caracteres`;
+        case 'minProperties': return `n\u00e3o deve ter menos de ${error.params.limit} propriedades`;
         case 'minimum': return `deve ser ${error.params.comparison} ${error.params.limit}`;
-        case 'multipleOf': return `deve ser múltiplo de ${error.params.multipleOf}`;
-        case 'not': return 'não deve ser válido';
+        case 'multipleOf': return `deve ser m\u00faltiplo de ${error.params.multipleOf}`;
+        case 'not': return 'n\u00e3o deve ser v\u00e1lido';
         case 'oneOf': return 'deve corresponder exatamente a um esquema em oneOf';
-        case 'pattern': return `deve corresponder ao padrão "${error.params.pattern}"`;
-        case 'propertyNames': return `os nomes das propriedades ${error.params.propertyNames.join(', ')} são inválidos`;
-        case 'required': return `deve ter as propriedades obrigatórias ${error.params.requiredProperties.join(', ')}`;
+        case 'pattern': return `deve corresponder ao padr\u00e3o "${error.params.pattern}"`;
+        case 'propertyNames': return `os nomes das propriedades ${error.params.propertyNames.join(', ')} s\u00e3o inv\u00e1lidos`;
+        case 'required': return `deve ter as propriedades obrigat\u00f3rias ${error.params.requiredProperties.join(', ')}`;
         case 'type': return typeof error.params.type === 'string' ? `deve ser ${error.params.type}` : `deve ser ${error.params.type.join(' ou ')}`;
-        case 'unevaluatedItems': return 'não deve ter itens não avaliados';
-        case 'unevaluatedProperties': return 'não deve ter propriedades não avaliadas';
-        case 'uniqueItems': return `não deve ter itens duplicados`;
+        case 'unevaluatedItems': return 'n\u00e3o deve ter itens n\u00e3o avaliados';
+        case 'unevaluatedProperties': return 'n\u00e3o deve ter propriedades n\u00e3o avaliadas';
+        case 'uniqueItems': return `n\u00e3o deve ter itens duplicados`;
         case '~refine': return error.params.message;
-        default: return 'ocorreu um erro de validação desconhecido';
+        default: return 'ocorreu um erro de valida\u00e7\u00e3o desconhecido';
     }
 }
-// deno-coverage-ignore-stop
 };
 // build/system/locale/pt_PT.mjs
 defs[96] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.pt_PT = pt_PT;
-// deno-fmt-ignore-file
-// deno-coverage-ignore-start
-/** Portuguese (Portugal) - ISO 639-1 language code 'pt' with ISO 3166-1 alpha-2 country code 'PT' for Portugal. */
 function pt_PT(error) {
     switch (error.keyword) {
-        case 'additionalProperties': return 'não deve ter propriedades adicionais';
+        case 'additionalProperties': return 'n\u00e3o deve ter propriedades adicionais';
         case 'anyOf': return 'deve corresponder a um esquema em anyOf';
-        case 'boolean': return 'o esquema é falso';
-        case 'const': return 'deve ser igual à constante';
-        case 'contains': return 'deve conter pelo menos 1 item válido';
+        case 'boolean': return 'o esquema \u00e9 falso';
+        case 'const': return 'deve ser igual \u00e0 constante';
+        case 'contains': return 'deve conter pelo menos 1 item v\u00e1lido';
         case 'dependencies': return `deve ter as propriedades ${error.params.dependencies.join(', ')} quando a propriedade ${error.params.property} estiver presente`;
         case 'dependentRequired': return `deve ter as propriedades ${error.params.dependencies.join(', ')} quando a propriedade ${error.params.property} estiver presente`;
         case 'enum': return 'deve ser igual a um dos valores permitidos';
@@ -4819,176 +4011,160 @@ function pt_PT(error) {
         case 'exclusiveMinimum': return `deve ser ${error.params.comparison} ${error.params.limit}`;
         case 'format': return `deve corresponder ao formato "${error.params.format}"`;
         case 'if': return `deve corresponder ao esquema "${error.params.failingKeyword}"`;
-        case 'maxItems': return `não deve ter mais de ${error.params.limit} itens`;
-        case 'maxLength': return `não deve ter mais de ${error.params.limit} carateres`;
-        case 'maxProperties': return `não deve ter mais de ${error.params.limit} propriedades`;
+        case 'maxItems': return `n\u00e3o deve ter mais de ${error.params.limit} itens`;
+        case 'maxLength': return `n\u00e3o deve ter mais de ${error.params.limit} carateres`;
+        case 'maxProperties': return `n\u00e3o deve ter mais de ${error.params.limit} propriedades`;
         case 'maximum': return `deve ser ${error.params.comparison} ${error.params.limit}`;
-        case 'minItems': return `não deve ter menos de ${error.params.limit} itens`;
-        case 'minLength': return `não deve ter menos de ${error.params.limit} carateres`;
-        case 'minProperties': return `não deve ter menos de ${error.params.limit} propriedades`;
+        case 'minItems': return `n\u00e3o deve ter menos de ${error.params.limit} itens`;
+        case 'minLength': return `n\u00e3o deve ter menos de ${error.params.limit} carateres`;
+        case 'minProperties': return `n\u00e3o deve ter menos de ${error.params.limit} propriedades`;
         case 'minimum': return `deve ser ${error.params.comparison} ${error.params.limit}`;
-        case 'multipleOf': return `deve ser múltiplo de ${error.params.multipleOf}`;
-        case 'not': return 'não deve ser válido';
+        case 'multipleOf': return `deve ser m\u00faltiplo de ${error.params.multipleOf}`;
+        case 'not': return 'n\u00e3o deve ser v\u00e1lido';
         case 'oneOf': return 'deve corresponder exatamente a um esquema em oneOf';
-        case 'pattern': return `deve corresponder ao padrão "${error.params.pattern}"`;
-        case 'propertyNames': return `os nomes das propriedades ${error.params.propertyNames.join(', ')} são inválidos`;
-        case 'required': return `deve ter as propriedades obrigatórias ${error.params.requiredProperties.join(', ')}`;
+        case 'pattern': return `deve corresponder ao padr\u00e3o "${error.params.pattern}"`;
+        case 'propertyNames': return `os nomes das propriedades ${error.params.propertyNames.join(', ')} s\u00e3o inv\u00e1lidos`;
+        case 'required': return `deve ter as propriedades obrigat\u00f3rias ${error.params.requiredProperties.join(', ')}`;
         case 'type': return typeof error.params.type === 'string' ? `deve ser ${error.params.type}` : `deve ser ${error.params.type.join(' ou ')}`;
-        case 'unevaluatedItems': return 'não deve ter itens não avaliados';
-        case 'unevaluatedProperties': return 'não deve ter propriedades não avaliadas';
-        case 'uniqueItems': return `não deve ter itens duplicados`;
+        case 'unevaluatedItems': return 'n\u00e3o deve ter itens n\u00e3o avaliados';
+        case 'unevaluatedProperties': return 'n\u00e3o deve ter propriedades n\u00e3o avaliadas';
+        case 'uniqueItems': return `n\u00e3o deve ter itens duplicados`;
         case '~refine': return error.params.message;
-        default: return 'ocorreu um erro de validação desconhecido';
+        default: return 'ocorreu um erro de valida\u00e7\u00e3o desconhecido';
     }
 }
-// deno-coverage-ignore-stop
 };
 // build/system/locale/ro_RO.mjs
 defs[97] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ro_RO = ro_RO;
-// deno-fmt-ignore-file
-// deno-coverage-ignore-start
-/** Romanian (Romania) - ISO 639-1 language code 'ro' with ISO 3166-1 alpha-2 country code 'RO' for Romania. */
 function ro_RO(error) {
     switch (error.keyword) {
-        case 'additionalProperties': return 'nu trebuie să aibă proprietăți suplimentare';
-        case 'anyOf': return 'trebuie să se potrivească cu o schemă din anyOf';
-        case 'boolean': return 'schema este falsă';
-        case 'const': return 'trebuie să fie egal cu constanta';
-        case 'contains': return 'trebuie să conțină cel puțin 1 element valid';
-        case 'dependencies': return `trebuie să aibă proprietățile ${error.params.dependencies.join(', ')} când proprietatea ${error.params.property} este prezentă`;
-        case 'dependentRequired': return `trebuie să aibă proprietățile ${error.params.dependencies.join(', ')} când proprietatea ${error.params.property} este prezentă`;
-        case 'enum': return 'trebuie să fie egal cu una dintre valorile permise';
-        case 'exclusiveMaximum': return `trebuie să fie ${error.params.comparison} ${error.params.limit}`;
-        case 'exclusiveMinimum': return `trebuie să fie ${error.params.comparison} ${error.params.limit}`;
-        case 'format': return `trebuie să se potrivească formatului "${error.params.format}"`;
-        case 'if': return `trebuie să se potrivească cu schema "${error.params.failingKeyword}"`;
-        case 'maxItems': return `nu trebuie să aibă mai mult de ${error.params.limit} elemente`;
-        case 'maxLength': return `nu trebuie să aibă mai mult de ${error.params.limit} caractere`;
-        case 'maxProperties': return `nu trebuie să aibă mai mult de ${error.params.limit} proprietăți`;
-        case 'maximum': return `trebuie să fie ${error.params.comparison} ${error.params.limit}`;
-        case 'minItems': return `nu trebuie să aibă mai puțin de ${error.params.limit} elemente`;
-        case 'minLength': return `nu trebuie să aibă mai puțin de ${error.params.limit} caractere`;
-        case 'minProperties': return `nu trebuie să aibă mai puțin de ${error.params.limit} proprietăți`;
-        case 'minimum': return `trebuie să fie ${error.params.comparison} ${error.params.limit}`;
-        case 'multipleOf': return `trebuie să fie multiplu de ${error.params.multipleOf}`;
-        case 'not': return 'nu trebuie să fie valid';
-        case 'oneOf': return 'trebuie să se potrivească exact unei scheme din oneOf';
-        case 'pattern': return `trebuie să se potrivească cu modelul "${error.params.pattern}"`;
-        case 'propertyNames': return `numele proprietăților ${error.params.propertyNames.join(', ')} sunt invalide`;
-        case 'required': return `trebuie să aibă proprietățile obligatorii ${error.params.requiredProperties.join(', ')}`;
-        case 'type': return typeof error.params.type === 'string' ? `trebuie să fie ${error.params.type}` : `trebuie să fie ${error.params.type.join(' sau ')}`;
-        case 'unevaluatedItems': return 'nu trebuie să aibă elemente neevaluate';
-        case 'unevaluatedProperties': return 'nu trebuie să aibă proprietăți neevaluate';
-        case 'uniqueItems': return `nu trebuie să aibă elemente duplicate`;
+        case 'additionalProperties': return 'nu trebuie s\u0103 aib\u0103 propriet\u0103\u021bi suplimentare';
+        case 'anyOf': return 'trebuie s\u0103 se potriveasc\u0103 cu o schem\u0103 din anyOf';
+        case 'boolean': return 'schema este fals\u0103';
+        case 'const': return 'trebuie s\u0103 fie egal cu constanta';
+        case 'contains': return 'trebuie s\u0103 con\u021bin\u0103 cel pu\u021bin 1 element valid';
+        case 'dependencies': return `trebuie s\u0103 aib\u0103 propriet\u0103\u021bile ${error.params.dependencies.join(', ')} c\u00e2nd proprietatea ${error.params.property} este prezent\u0103`;
+        case 'dependentRequired': return `trebuie s\u0103 aib\u0103 propriet\u0103\u021bile ${error.params.dependencies.join(', ')} c\u00e2nd proprietatea ${error.params.property} este prezent\u0103`;
+        case 'enum': return 'trebuie s\u0103 fie egal cu una dintre valorile permise';
+        case 'exclusiveMaximum': return `trebuie s\u0103 fie ${error.params.comparison} ${error.params.limit}`;
+        case 'exclusiveMinimum': return `trebuie s\u0103 fie ${error.params.comparison} ${error.params.limit}`;
+        case 'format': return `trebuie s\u0103 se potriveasc\u0103 formatului "${error.params.format}"`;
+        case 'if': return `trebuie s\u0103 se potriveasc\u0103 cu schema "${error.params.failingKeyword}"`;
+        case 'maxItems': return `nu trebuie s\u0103 aib\u0103 mai mult de ${error.params.limit} elemente`;
+        case 'maxLength': return `nu trebuie s\u0103 aib\u0103 mai mult de ${error.params.limit} caractere`;
+        case 'maxProperties': return `nu trebuie s\u0103 aib\u0103 mai mult de ${error.params.limit} propriet\u0103\u021bi`;
+        case 'maximum': return `trebuie s\u0103 fie ${error.params.comparison} ${error.params.limit}`;
+        case 'minItems': return `nu trebuie s\u0103 aib\u0103 mai pu\u021bin de ${error.params.limit} elemente`;
+        case 'minLength': return `nu trebuie s\u0103 aib\u0103 mai pu\u021bin de ${error.params.limit} caractere`;
+        case 'minProperties': return `nu trebuie s\u0103 aib\u0103 mai pu\u021bin de ${error.params.limit} propriet\u0103\u021bi`;
+        case 'minimum': return `trebuie s\u0103 fie ${error.params.comparison} ${error.params.limit}`;
+        case 'multipleOf': return `trebuie s\u0103 fie multiplu de ${error.params.multipleOf}`;
+        case 'not': return 'nu trebuie s\u0103 fie valid';
+        case 'oneOf': return 'trebuie s\u0103 se potriveasc\u0103 exact unei scheme din oneOf';
+        case 'pattern': return `trebuie s\u0103 se potriveasc\u0103 cu modelul "${error.params.pattern}"`;
+        case 'propertyNames': return `numele propriet\u0103\u021bilor ${error.params.propertyNames.join(', ')} sunt invalide`;
+        case 'required': return `trebuie s\u0103 aib\u0103 propriet\u0103\u021bile obligatorii ${error.params.requiredProperties.join(', ')}`;
+        case 'type': return typeof error.params.type === 'string' ? `trebuie s\u0103 fie ${error.params.type}` : `trebuie s\u0103 fie ${error.params.type.join(' sau ')}`;
+        case 'unevaluatedItems': return 'nu trebuie s\u0103 aib\u0103 elemente neevaluate';
+        case 'unevaluatedProperties': return 'nu trebuie s\u0103 aib\u0103 propriet\u0103\u021bi neevaluate';
+        case 'uniqueItems': return `nu trebuie s\u0103 aib\u0103 elemente duplicate`;
         case '~refine': return error.params.message;
-        default: return 'a apărut o eroare de validare necunoscută';
+        default: return 'a ap\u0103rut o eroare de validare necunoscut\u0103';
     }
 }
-// deno-coverage-ignore-stop
 };
 // build/system/locale/ru_RU.mjs
 defs[98] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ru_RU = ru_RU;
-// deno-fmt-ignore-file
-// deno-coverage-ignore-start
-/** Russian (Russia) - ISO 639-1 language code 'ru' with ISO 3166-1 alpha-2 country code 'RU' for Russia. */
 function ru_RU(error) {
     switch (error.keyword) {
-        case 'additionalProperties': return 'не должно быть дополнительных свойств';
-        case 'anyOf': return 'должен соответствовать одной из схем в anyOf';
-        case 'boolean': return 'схема является ложной';
-        case 'const': return 'должно быть равно константе';
-        case 'contains': return 'должен содержать хотя бы 1 допустимый элемент';
-        case 'dependencies': return `должен иметь свойства ${error.params.dependencies.join(', ')}, когда свойство ${error.params.property} присутствует`;
-        case 'dependentRequired': return `должен иметь свойства ${error.params.dependencies.join(', ')}, когда свойство ${error.params.property} присутствует`;
-        case 'enum': return 'должно быть равно одному из разрешенных значений';
-        case 'exclusiveMaximum': return `должно быть ${error.params.comparison} ${error.params.limit}`;
-        case 'exclusiveMinimum': return `должно быть ${error.params.comparison} ${error.params.limit}`;
-        case 'format': return `должен соответствовать формату "${error.params.format}"`;
-        case 'if': return `должен соответствовать схеме "${error.params.failingKeyword}"`;
-        case 'maxItems': return `не должно быть более ${error.params.limit} элементов`;
-        case 'maxLength': return `не должно быть более ${error.params.limit} символов`;
-        case 'maxProperties': return `не должно быть более ${error.params.limit} свойств`;
-        case 'maximum': return `должно быть ${error.params.comparison} ${error.params.limit}`;
-        case 'minItems': return `не должно быть менее ${error.params.limit} элементов`;
-        case 'minLength': return `не должно быть менее ${error.params.limit} символов`;
-        case 'minProperties': return `не должно быть менее ${error.params.limit} свойств`;
-        case 'minimum': return `должно быть ${error.params.comparison} ${error.params.limit}`;
-        case 'multipleOf': return `должно быть кратно ${error.params.multipleOf}`;
-        case 'not': return 'не должно быть действительным';
-        case 'oneOf': return 'должен соответствовать ровно одной схеме в oneOf';
-        case 'pattern': return `должен соответствовать шаблону "${error.params.pattern}"`;
-        case 'propertyNames': return `имена свойств ${error.params.propertyNames.join(', ')} недопустимы`;
-        case 'required': return `должен иметь обязательные свойства ${error.params.requiredProperties.join(', ')}`;
-        case 'type': return typeof error.params.type === 'string' ? `должен быть ${error.params.type}` : `должен быть либо ${error.params.type.join(' или ')}`;
-        case 'unevaluatedItems': return 'не должно быть нерассмотренных элементов';
-        case 'unevaluatedProperties': return 'не должно быть нерассмотренных свойств';
-        case 'uniqueItems': return `не должно быть повторяющихся элементов`;
+        case 'additionalProperties': return '\u043d\u0435 \u0434\u043e\u043b\u0436\u043d\u043e \u0431\u044b\u0442\u044c \u0434\u043e\u043f\u043e\u043b\u043d\u0438\u0442\u0435\u043b\u044c\u043d\u044b\u0445 \u0441\u0432\u043e\u0439\u0441\u0442\u0432';
+        case 'anyOf': return '\u0434\u043e\u043b\u0436\u0435\u043d \u0441\u043e\u043e\u0442\u0432\u0435\u0442\u0441\u0442\u0432\u043e\u0432\u0430\u0442\u044c \u043e\u0434\u043d\u043e\u0439 \u0438\u0437 \u0441\u0445\u0435\u043c \u0432 anyOf';
+        case 'boolean': return '\u0441\u0445\u0435\u043c\u0430 \u044f\u0432\u043b\u044f\u0435\u0442\u0441\u044f \u043b\u043e\u0436\u043d\u043e\u0439';
+        case 'const': return '\u0434\u043e\u043b\u0436\u043d\u043e \u0431\u044b\u0442\u044c \u0440\u0430\u0432\u043d\u043e \u043a\u043e\u043d\u0441\u0442\u0430\u043d\u0442\u0435';
+        case 'contains': return '\u0434\u043e\u043b\u0436\u0435\u043d \u0441\u043e\u0434\u0435\u0440\u0436\u0430\u0442\u044c \u0445\u043e\u0442\u044f \u0431\u044b 1 \u0434\u043e\u043f\u0443\u0441\u0442\u0438\u043c\u044b\u0439 \u044d\u043b\u0435\u043c\u0435\u043d\u0442';
+        case 'dependencies': return `\u0434\u043e\u043b\u0436\u0435\u043d \u0438\u043c\u0435\u0442\u044c \u0441\u0432\u043e\u0439\u0441\u0442\u0432\u0430 ${error.params.dependencies.join(', ')}, \u043a\u043e\u0433\u0434\u0430 \u0441\u0432\u043e\u0439\u0441\u0442\u0432\u043e ${error.params.property} \u043f\u0440\u0438\u0441\u0443\u0442\u0441\u0442\u0432\u0443\u0435\u0442`;
+        case 'dependentRequired': return `\u0434\u043e\u043b\u0436\u0435\u043d \u0438\u043c\u0435\u0442\u044c \u0441\u0432\u043e\u0439\u0441\u0442\u0432\u0430 ${error.params.dependencies.join(', ')}, \u043a\u043e\u0433\u0434\u0430 \u0441\u0432\u043e\u0439\u0441\u0442\u0432\u043e ${error.params.property} \u043f\u0440\u0438\u0441\u0443\u0442\u0441\u0442\u0432\u0443\u0435\u0442`;
+        case 'enum': return '\u0434\u043e\u043b\u0436\u043d\u043e \u0431\u044b\u0442\u044c \u0440\u0430\u0432\u043d\u043e \u043e\u0434\u043d\u043e\u043c\u0443 \u0438\u0437 \u0440\u0430\u0437\u0440\u0435\u0448\u0435\u043d\u043d\u044b\u0445 \u0437\u043d\u0430\u0447\u0435\u043d\u0438\u0439';
+        case 'exclusiveMaximum': return `\u0434\u043e\u043b\u0436\u043d\u043e \u0431\u044b\u0442\u044c ${error.params.comparison} ${error.params.limit}`;
+        case 'exclusiveMinimum': return `\u0434\u043e\u043b\u0436\u043d\u043e \u0431\u044b\u0442\u044c ${error.params.comparison} ${error.params.limit}`;
+        case 'format': return `\u0434\u043e\u043b\u0436\u0435\u043d \u0441\u043e\u043e\u0442\u0432\u0435\u0442\u0441\u0442\u0432\u043e\u0432\u0430\u0442\u044c \u0444\u043e\u0440\u043c\u0430\u0442\u0443 "${error.params.format}"`;
+        case 'if': return `\u0434\u043e\u043b\u0436\u0435\u043d \u0441\u043e\u043e\u0442\u0432\u0435\u0442\u0441\u0442\u0432\u043e\u0432\u0430\u0442\u044c \u0441\u0445\u0435\u043c\u0435 "${error.params.failingKeyword}"`;
+        case 'maxItems': return `\u043d\u0435 \u0434\u043e\u043b\u0436\u043d\u043e \u0431\u044b\u0442\u044c \u0431\u043e\u043b\u0435\u0435 ${error.params.limit} \u044d\u043b\u0435\u043c\u0435\u043d\u0442\u043e\u0432`;
+        case 'maxLength': return `\u043d\u0435 \u0434\u043e\u043b\u0436\u043d\u043e \u0431\u044b\u0442\u044c \u0431\u043e\u043b\u0435\u0435 ${error.params.limit} \u0441\u0438\u043c\u0432\u043e\u043b\u043e\u0432`;
+        case 'maxProperties': return `\u043d\u0435 \u0434\u043e\u043b\u0436\u043d\u043e \u0431\u044b\u0442\u044c \u0431\u043e\u043b\u0435\u0435 ${error.params.limit} \u0441\u0432\u043e\u0439\u0441\u0442\u0432`;
+        case 'maximum': return `\u0434\u043e\u043b\u0436\u043d\u043e \u0431\u044b\u0442\u044c ${error.params.comparison} ${error.params.limit}`;
+        case 'minItems': return `\u043d\u0435 \u0434\u043e\u043b\u0436\u043d\u043e \u0431\u044b\u0442\u044c \u043c\u0435\u043d\u0435\u0435 ${error.params.limit} \u044d\u043b\u0435\u043c\u0435\u043d\u0442\u043e\u0432`;
+        case 'minLength': return `\u043d\u0435 \u0434\u043e\u043b\u0436\u043d\u043e \u0431\u044b\u0442\u044c \u043c\u0435\u043d\u0435\u0435 ${error.params.limit} \u0441\u0438\u043c\u0432\u043e\u043b\u043e\u0432`;
+        case 'minProperties': return `\u043d\u0435 \u0434\u043e\u043b\u0436\u043d\u043e \u0431\u044b\u0442\u044c \u043c\u0435\u043d\u0435\u0435 ${error.params.limit} \u0441\u0432\u043e\u0439\u0441\u0442\u0432`;
+        case 'minimum': return `\u0434\u043e\u043b\u0436\u043d\u043e \u0431\u044b\u0442\u044c ${error.params.comparison} ${error.params.limit}`;
+        case 'multipleOf': return `\u0434\u043e\u043b\u0436\u043d\u043e \u0431\u044b\u0442\u044c \u043a\u0440\u0430\u0442\u043d\u043e ${error.params.multipleOf}`;
+        case 'not': return '\u043d\u0435 \u0434\u043e\u043b\u0436\u043d\u043e \u0431\u044b\u0442\u044c \u0434\u0435\u0439\u0441\u0442\u0432\u0438\u0442\u0435\u043b\u044c\u043d\u044b\u043c';
+        case 'oneOf': return '\u0434\u043e\u043b\u0436\u0435\u043d \u0441\u043e\u043e\u0442\u0432\u0435\u0442\u0441\u0442\u0432\u043e\u0432\u0430\u0442\u044c \u0440\u043e\u0432\u043d\u043e \u043e\u0434\u043d\u043e\u0439 \u0441\u0445\u0435\u043c\u0435 \u0432 oneOf';
+        case 'pattern': return `\u0434\u043e\u043b\u0436\u0435\u043d \u0441\u043e\u043e\u0442\u0432\u0435\u0442\u0441\u0442\u0432\u043e\u0432\u0430\u0442\u044c \u0448\u0430\u0431\u043b\u043e\u043d\u0443 "${error.params.pattern}"`;
+        case 'propertyNames': return `\u0438\u043c\u0435\u043d\u0430 \u0441\u0432\u043e\u0439\u0441\u0442\u0432 ${error.params.propertyNames.join(', ')} \u043d\u0435\u0434\u043e\u043f\u0443\u0441\u0442\u0438\u043c\u044b`;
+        case 'required': return `\u0434\u043e\u043b\u0436\u0435\u043d \u0438\u043c\u0435\u0442\u044c \u043e\u0431\u044f\u0437\u0430\u0442\u0435\u043b\u044c\u043d\u044b\u0435 \u0441\u0432\u043e\u0439\u0441\u0442\u0432\u0430 ${error.params.requiredProperties.join(', ')}`;
+        case 'type': return typeof error.params.type === 'string' ? `\u0434\u043e\u043b\u0436\u0435\u043d \u0431\u044b\u0442\u044c ${error.params.type}` : `\u0434\u043e\u043b\u0436\u0435\u043d \u0431\u044b\u0442\u044c \u043b\u0438\u0431\u043e ${error.params.type.join(' \u0438\u043b\u0438 ')}`;
+        case 'unevaluatedItems': return '\u043d\u0435 \u0434\u043e\u043b\u0436\u043d\u043e \u0431\u044b\u0442\u044c \u043d\u0435\u0440\u0430\u0441\u0441\u043c\u043e\u0442\u0440\u0435\u043d\u043d\u044b\u0445 \u044d\u043b\u0435\u043c\u0435\u043d\u0442\u043e\u0432';
+        case 'unevaluatedProperties': return '\u043d\u0435 \u0434\u043e\u043b\u0436\u043d\u043e \u0431\u044b\u0442\u044c \u043d\u0435\u0440\u0430\u0441\u0441\u043c\u043e\u0442\u0440\u0435\u043d\u043d\u044b\u0445 \u0441\u0432\u043e\u0439\u0441\u0442\u0432';
+        case 'uniqueItems': return `\u043d\u0435 \u0434\u043e\u043b\u0436\u043d\u043e \u0431\u044b\u0442\u044c \u043f\u043e\u0432\u0442\u043e\u0440\u044f\u044e\u0449\u0438\u0445\u0441\u044f \u044d\u043b\u0435\u043c\u0435\u043d\u0442\u043e\u0432`;
         case '~refine': return error.params.message;
-        default: return 'произошла неизвестная ошибка валидации';
+        default: return '\u043f\u0440\u043e\u0438\u0437\u043e\u0448\u043b\u0430 \u043d\u0435\u0438\u0437\u0432\u0435\u0441\u0442\u043d\u0430\u044f \u043e\u0448\u0438\u0431\u043a\u0430 \u0432\u0430\u043b\u0438\u0434\u0430\u0446\u0438\u0438';
     }
 }
-// deno-coverage-ignore-stop
 };
 // build/system/locale/sv_SE.mjs
 defs[99] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.sv_SE = sv_SE;
-// deno-fmt-ignore-file
-// deno-coverage-ignore-start
-/** Swedish (Sweden) - ISO 639-1 language code 'sv' with ISO 3166-1 alpha-2 country code 'SE' for Sweden. */
 function sv_SE(error) {
     switch (error.keyword) {
-        case 'additionalProperties': return 'får inte ha ytterligare egenskaper';
-        case 'anyOf': return 'måste matcha ett schema i anyOf';
-        case 'boolean': return 'schemat är falskt';
-        case 'const': return 'måste vara lika med konstanten';
-        case 'contains': return 'måste innehålla minst 1 giltigt objekt';
-        case 'dependencies': return `måste ha egenskaperna ${error.params.dependencies.join(', ')} när egenskapen ${error.params.property} finns`;
-        case 'dependentRequired': return `måste ha egenskaperna ${error.params.dependencies.join(', ')} när egenskapen ${error.params.property} finns`;
-        case 'enum': return 'måste vara lika med ett av de tillåtna värdena';
-        case 'exclusiveMaximum': return `måste vara ${error.params.comparison} ${error.params.limit}`;
-        case 'exclusiveMinimum': return `måste vara ${error.params.comparison} ${error.params.limit}`;
-        case 'format': return `måste matcha formatet "${error.params.format}"`;
-        case 'if': return `måste matcha "${error.params.failingKeyword}" schema`;
-        case 'maxItems': return `får inte ha fler än ${error.params.limit} objekt`;
-        case 'maxLength': return `får inte ha fler än ${error.params.limit} tecken`;
-        case 'maxProperties': return `får inte ha fler än ${error.params.limit} egenskaper`;
-        case 'maximum': return `måste vara ${error.params.comparison} ${error.params.limit}`;
-        case 'minItems': return `får inte ha färre än ${error.params.limit} objekt`;
-        case 'minLength': return `får inte ha färre än ${error.params.limit} tecken`;
-        case 'minProperties': return `får inte ha färre än ${error.params.limit} egenskaper`;
-        case 'minimum': return `måste vara ${error.params.comparison} ${error.params.limit}`;
-        case 'multipleOf': return `måste vara en multipel av ${error.params.multipleOf}`;
-        case 'not': return 'får inte vara giltigt';
-        case 'oneOf': return 'måste matcha exakt ett schema i oneOf';
-        case 'pattern': return `måste matcha mönstret "${error.params.pattern}"`;
-        case 'propertyNames': return `egenskapernas namn ${error.params.propertyNames.join(', ')} är ogiltiga`;
-        case 'required': return `måste ha obligatoriska egenskaper ${error.params.requiredProperties.join(', ')}`;
-        case 'type': return typeof error.params.type === 'string' ? `måste vara ${error.params.type}` : `måste vara antingen ${error.params.type.join(' eller ')}`;
-        case 'unevaluatedItems': return 'får inte ha oidentifierade objekt';
-        case 'unevaluatedProperties': return 'får inte ha oidentifierade egenskaper';
-        case 'uniqueItems': return `får inte ha dubbletter`;
+        case 'additionalProperties': return 'f\u00e5r inte ha ytterligare egenskaper';
+        case 'anyOf': return 'm\u00e5ste matcha ett schema i anyOf';
+        case 'boolean': return 'schemat \u00e4r falskt';
+        case 'const': return 'm\u00e5ste vara lika med konstanten';
+        case 'contains': return 'm\u00e5ste inneh\u00e5lla minst 1 giltigt objekt';
+        case 'dependencies': return `m\u00e5ste ha egenskaperna ${error.params.dependencies.join(', ')} n\u00e4r egenskapen ${error.params.property} finns`;
+        case 'dependentRequired': return `m\u00e5ste ha egenskaperna ${error.params.dependencies.join(', ')} n\u00e4r egenskapen ${error.params.property} finns`;
+        case 'enum': return 'm\u00e5ste vara lika med ett av de till\u00e5tna v\u00e4rdena';
+        case 'exclusiveMaximum': return `m\u00e5ste vara ${error.params.comparison} ${error.params.limit}`;
+        case 'exclusiveMinimum': return `m\u00e5ste vara ${error.params.comparison} ${error.params.limit}`;
+        case 'format': return `m\u00e5ste matcha formatet "${error.params.format}"`;
+        case 'if': return `m\u00e5ste matcha "${error.params.failingKeyword}" schema`;
+        case 'maxItems': return `f\u00e5r inte ha fler \u00e4n ${error.params.limit} objekt`;
+        case 'maxLength': return `f\u00e5r inte ha fler \u00e4n ${error.params.limit} tecken`;
+        case 'maxProperties': return `f\u00e5r inte ha fler \u00e4n ${error.params.limit} egenskaper`;
+        case 'maximum': return `m\u00e5ste vara ${error.params.comparison} ${error.params.limit}`;
+        case 'minItems': return `f\u00e5r inte ha f\u00e4rre \u00e4n ${error.params.limit} objekt`;
+        case 'minLength': return `f\u00e5r inte ha f\u00e4rre \u00e4n ${error.params.limit} tecken`;
+        case 'minProperties': return `f\u00e5r inte ha f\u00e4rre \u00e4n ${error.params.limit} egenskaper`;
+        case 'minimum': return `m\u00e5ste vara ${error.params.comparison} ${error.params.limit}`;
+        case 'multipleOf': return `m\u00e5ste vara en multipel av ${error.params.multipleOf}`;
+        case 'not': return 'f\u00e5r inte vara giltigt';
+        case 'oneOf': return 'm\u00e5ste matcha exakt ett schema i oneOf';
+        case 'pattern': return `m\u00e5ste matcha m\u00f6nstret "${error.params.pattern}"`;
+        case 'propertyNames': return `egenskapernas namn ${error.params.propertyNames.join(', ')} \u00e4r ogiltiga`;
+        case 'required': return `m\u00e5ste ha obligatoriska egenskaper ${error.params.requiredProperties.join(', ')}`;
+        case 'type': return typeof error.params.type === 'string' ? `m\u00e5ste vara ${error.params.type}` : `m\u00e5ste vara antingen ${error.params.type.join(' eller ')}`;
+        case 'unevaluatedItems': return 'f\u00e5r inte ha oidentifierade objekt';
+        case 'unevaluatedProperties': return 'f\u00e5r inte ha oidentifierade egenskaper';
+        case 'uniqueItems': return `f\u00e5r inte ha dubbletter`;
         case '~refine': return error.params.message;
-        default: return 'ett okänt valideringsfel uppstod';
+        default: return 'ett ok\u00e4nt valideringsfel uppstod';
     }
 }
-// deno-coverage-ignore-stop
 };
 // build/system/locale/sw_TZ.mjs
 defs[100] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.sw_TZ = sw_TZ;
-// deno-fmt-ignore-file
-// deno-coverage-ignore-start
-/** Swahili (Tanzania) - ISO 639-1 language code 'sw' with ISO 3166-1 alpha-2 country code 'TZ' for Tanzania (as a common representative). */
 function sw_TZ(error) {
     switch (error.keyword) {
         case 'additionalProperties': return 'haipaswi kuwa na sifa za ziada';
@@ -5025,401 +4201,358 @@ function sw_TZ(error) {
         default: return 'hitilafu isiyojulikana ya uthibitishaji imetokea';
     }
 }
-// deno-coverage-ignore-stop
 };
 // build/system/locale/th_TH.mjs
 defs[101] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.th_TH = th_TH;
-// deno-fmt-ignore-file
-// deno-coverage-ignore-start
-/** Thai (Thailand) - ISO 639-1 language code 'th' with ISO 3166-1 alpha-2 country code 'TH' for Thailand. */
 function th_TH(error) {
     switch (error.keyword) {
-        case 'additionalProperties': return 'ต้องไม่มีคุณสมบัติเพิ่มเติม';
-        case 'anyOf': return 'ต้องตรงกับ Schema ใน anyOf';
-        case 'boolean': return 'Schema เป็นเท็จ';
-        case 'const': return 'ต้องเท่ากับค่าคงที่';
-        case 'contains': return 'ต้องมีอย่างน้อย 1 รายการที่ถูกต้อง';
-        case 'dependencies': return `ต้องมีคุณสมบัติ ${error.params.dependencies.join(', ')} เมื่อมีคุณสมบัติ ${error.params.property} อยู่`;
-        case 'dependentRequired': return `ต้องมีคุณสมบัติ ${error.params.dependencies.join(', ')} เมื่อมีคุณสมบัติ ${error.params.property} อยู่`;
-        case 'enum': return 'ต้องเท่ากับหนึ่งในค่าที่อนุญาต';
-        case 'exclusiveMaximum': return `ต้องเป็น ${error.params.comparison} ${error.params.limit}`;
-        case 'exclusiveMinimum': return `ต้องเป็น ${error.params.comparison} ${error.params.limit}`;
-        case 'format': return `ต้องตรงกับรูปแบบ "${error.params.format}"`;
-        case 'if': return `ต้องตรงกับ Schema "${error.params.failingKeyword}"`;
-        case 'maxItems': return `ต้องไม่มีมากกว่า ${error.params.limit} รายการ`;
-        case 'maxLength': return `ต้องไม่มีมากกว่า ${error.params.limit} ตัวอักษร`;
-        case 'maxProperties': return `ต้องไม่มีมากกว่า ${error.params.limit} คุณสมบัติ`;
-        case 'maximum': return `ต้องเป็น ${error.params.comparison} ${error.params.limit}`;
-        case 'minItems': return `ต้องไม่มีน้อยกว่า ${error.params.limit} รายการ`;
-        case 'minLength': return `ต้องไม่มีน้อยกว่า ${error.params.limit} ตัวอักษร`;
-        case 'minProperties': return `ต้องไม่มีน้อยกว่า ${error.params.limit} คุณสมบัติ`;
-        case 'minimum': return `ต้องเป็น ${error.params.comparison} ${error.params.limit}`;
-        case 'multipleOf': return `ต้องเป็นพหุคูณของ ${error.params.multipleOf}`;
-        case 'not': return 'ต้องไม่ถูกต้อง';
-        case 'oneOf': return 'ต้องตรงกับ Schema เพียงหนึ่งเดียวใน oneOf';
-        case 'pattern': return `ต้องตรงกับรูปแบบ "${error.params.pattern}"`;
-        case 'propertyNames': return `ชื่อคุณสมบัติ ${error.params.propertyNames.join(', ')} ไม่ถูกต้อง`;
-        case 'required': return `ต้องมีคุณสมบัติที่จำเป็น ${error.params.requiredProperties.join(', ')}`;
-        case 'type': return typeof error.params.type === 'string' ? `ต้องเป็น ${error.params.type}` : `ต้องเป็นอย่างใดอย่างหนึ่ง ${error.params.type.join(' หรือ ')}`;
-        case 'unevaluatedItems': return 'ต้องไม่มีรายการที่ยังไม่ได้ประเมิน';
-        case 'unevaluatedProperties': return 'ต้องไม่มีคุณสมบัติที่ยังไม่ได้ประเมิน';
-        case 'uniqueItems': return `ต้องไม่มีรายการที่ซ้ำกัน`;
+        case 'additionalProperties': return '\u0e15\u0e49\u0e2d\u0e07\u0e44\u0e21\u0e48\u0e21\u0e35\u0e04\u0e38\u0e13\u0e2a\u0e21\u0e1a\u0e31\u0e15\u0e34\u0e40\u0e1e\u0e34\u0e48\u0e21\u0e40\u0e15\u0e34\u0e21';
+        case 'anyOf': return '\u0e15\u0e49\u0e2d\u0e07\u0e15\u0e23\u0e07\u0e01\u0e31\u0e1a Schema \u0e43\u0e19 anyOf';
+        case 'boolean': return 'Schema \u0e40\u0e1b\u0e47\u0e19\u0e40\u0e17\u0e47\u0e08';
+        case 'const': return '\u0e15\u0e49\u0e2d\u0e07\u0e40\u0e17\u0e48\u0e32\u0e01\u0e31\u0e1a\u0e04\u0e48\u0e32\u0e04\u0e07\u0e17\u0e35\u0e48';
+        case 'contains': return '\u0e15\u0e49\u0e2d\u0e07\u0e21\u0e35\u0e2d\u0e22\u0e48\u0e32\u0e07\u0e19\u0e49\u0e2d\u0e22 1 \u0e23\u0e32\u0e22\u0e01\u0e32\u0e23\u0e17\u0e35\u0e48\u0e16\u0e39\u0e01\u0e15\u0e49\u0e2d\u0e07';
+        case 'dependencies': return `\u0e15\u0e49\u0e2d\u0e07\u0e21\u0e35\u0e04\u0e38\u0e13\u0e2a\u0e21\u0e1a\u0e31\u0e15\u0e34 ${error.params.dependencies.join(', ')} \u0e40\u0e21\u0e37\u0e48\u0e2d\u0e21\u0e35\u0e04\u0e38\u0e13\u0e2a\u0e21\u0e1a\u0e31\u0e15\u0e34 ${error.params.property} \u0e2d\u0e22\u0e39\u0e48`;
+        case 'dependentRequired': return `\u0e15\u0e49\u0e2d\u0e07\u0e21\u0e35\u0e04\u0e38\u0e13\u0e2a\u0e21\u0e1a\u0e31\u0e15\u0e34 ${error.params.dependencies.join(', ')} \u0e40\u0e21\u0e37\u0e48\u0e2d\u0e21\u0e35\u0e04\u0e38\u0e13\u0e2a\u0e21\u0e1a\u0e31\u0e15\u0e34 ${error.params.property} \u0e2d\u0e22\u0e39\u0e48`;
+        case 'enum': return '\u0e15\u0e49\u0e2d\u0e07\u0e40\u0e17\u0e48\u0e32\u0e01\u0e31\u0e1a\u0e2b\u0e19\u0e36\u0e48\u0e07\u0e43\u0e19\u0e04\u0e48\u0e32\u0e17\u0e35\u0e48\u0e2d\u0e19\u0e38\u0e0d\u0e32\u0e15';
+        case 'exclusiveMaximum': return `\u0e15\u0e49\u0e2d\u0e07\u0e40\u0e1b\u0e47\u0e19 ${error.params.comparison} ${error.params.limit}`;
+        case 'exclusiveMinimum': return `\u0e15\u0e49\u0e2d\u0e07\u0e40\u0e1b\u0e47\u0e19 ${error.params.comparison} ${error.params.limit}`;
+        case 'format': return `\u0e15\u0e49\u0e2d\u0e07\u0e15\u0e23\u0e07\u0e01\u0e31\u0e1a\u0e23\u0e39\u0e1b\u0e41\u0e1a\u0e1a "${error.params.format}"`;
+        case 'if': return `\u0e15\u0e49\u0e2d\u0e07\u0e15\u0e23\u0e07\u0e01\u0e31\u0e1a Schema "${error.params.failingKeyword}"`;
+        case 'maxItems': return `\u0e15\u0e49\u0e2d\u0e07\u0e44\u0e21\u0e48\u0e21\u0e35\u0e21\u0e32\u0e01\u0e01\u0e27\u0e48\u0e32 ${error.params.limit} \u0e23\u0e32\u0e22\u0e01\u0e32\u0e23`;
+        case 'maxLength': return `\u0e15\u0e49\u0e2d\u0e07\u0e44\u0e21\u0e48\u0e21\u0e35\u0e21\u0e32\u0e01\u0e01\u0e27\u0e48\u0e32 ${error.params.limit} \u0e15\u0e31\u0e27\u0e2d\u0e31\u0e01\u0e29\u0e23`;
+        case 'maxProperties': return `\u0e15\u0e49\u0e2d\u0e07\u0e44\u0e21\u0e48\u0e21\u0e35\u0e21\u0e32\u0e01\u0e01\u0e27\u0e48\u0e32 ${error.params.limit} \u0e04\u0e38\u0e13\u0e2a\u0e21\u0e1a\u0e31\u0e15\u0e34`;
+        case 'maximum': return `\u0e15\u0e49\u0e2d\u0e07\u0e40\u0e1b\u0e47\u0e19 ${error.params.comparison} ${error.params.limit}`;
+        case 'minItems': return `\u0e15\u0e49\u0e2d\u0e07\u0e44\u0e21\u0e48\u0e21\u0e35\u0e19\u0e49\u0e2d\u0e22\u0e01\u0e27\u0e48\u0e32 ${error.params.limit} \u0e23\u0e32\u0e22\u0e01\u0e32\u0e23`;
+        case 'minLength': return `\u0e15\u0e49\u0e2d\u0e07\u0e44\u0e21\u0e48\u0e21\u0e35\u0e19\u0e49\u0e2d\u0e22\u0e01\u0e27\u0e48\u0e32 ${error.params.limit} \u0e15\u0e31\u0e27\u0e2d\u0e31\u0e01\u0e29\u0e23`;
+        case 'minProperties': return `\u0e15\u0e49\u0e2d\u0e07\u0e44\u0e21\u0e48\u0e21\u0e35\u0e19\u0e49\u0e2d\u0e22\u0e01\u0e27\u0e48\u0e32 ${error.params.limit} \u0e04\u0e38\u0e13\u0e2a\u0e21\u0e1a\u0e31\u0e15\u0e34`;
+        case 'minimum': return `\u0e15\u0e49\u0e2d\u0e07\u0e40\u0e1b\u0e47\u0e19 ${error.params.comparison} ${error.params.limit}`;
+        case 'multipleOf': return `\u0e15\u0e49\u0e2d\u0e07\u0e40\u0e1b\u0e47\u0e19\u0e1e\u0e2b\u0e38\u0e04\u0e39\u0e13\u0e02\u0e2d\u0e07 ${error.params.multipleOf}`;
+        case 'not': return '\u0e15\u0e49\u0e2d\u0e07\u0e44\u0e21\u0e48\u0e16\u0e39\u0e01\u0e15\u0e49\u0e2d\u0e07';
+        case 'oneOf': return '\u0e15\u0e49\u0e2d\u0e07\u0e15\u0e23\u0e07\u0e01\u0e31\u0e1a Schema \u0e40\u0e1e\u0e35\u0e22\u0e07\u0e2b\u0e19\u0e36\u0e48\u0e07\u0e40\u0e14\u0e35\u0e22\u0e27\u0e43\u0e19 oneOf';
+        case 'pattern': return `\u0e15\u0e49\u0e2d\u0e07\u0e15\u0e23\u0e07\u0e01\u0e31\u0e1a\u0e23\u0e39\u0e1b\u0e41\u0e1a\u0e1a "${error.params.pattern}"`;
+        case 'propertyNames': return `\u0e0a\u0e37\u0e48\u0e2d\u0e04\u0e38\u0e13\u0e2a\u0e21\u0e1a\u0e31\u0e15\u0e34 ${error.params.propertyNames.join(', ')} \u0e44\u0e21\u0e48\u0e16\u0e39\u0e01\u0e15\u0e49\u0e2d\u0e07`;
+        case 'required': return `\u0e15\u0e49\u0e2d\u0e07\u0e21\u0e35\u0e04\u0e38\u0e13\u0e2a\u0e21\u0e1a\u0e31\u0e15\u0e34\u0e17\u0e35\u0e48\u0e08\u0e33\u0e40\u0e1b\u0e47\u0e19 ${error.params.requiredProperties.join(', ')}`;
+        case 'type': return typeof error.params.type === 'string' ? `\u0e15\u0e49\u0e2d\u0e07\u0e40\u0e1b\u0e47\u0e19 ${error.params.type}` : `\u0e15\u0e49\u0e2d\u0e07\u0e40\u0e1b\u0e47\u0e19\u0e2d\u0e22\u0e48\u0e32\u0e07\u0e43\u0e14\u0e2d\u0e22\u0e48\u0e32\u0e07\u0e2b\u0e19\u0e36\u0e48\u0e07 ${error.params.type.join(' \u0e2b\u0e23\u0e37\u0e2d ')}`;
+        case 'unevaluatedItems': return '\u0e15\u0e49\u0e2d\u0e07\u0e44\u0e21\u0e48\u0e21\u0e35\u0e23\u0e32\u0e22\u0e01\u0e32\u0e23\u0e17\u0e35\u0e48\u0e22\u0e31\u0e07\u0e44\u0e21\u0e48\u0e44\u0e14\u0e49\u0e1b\u0e23\u0e30\u0e40\u0e21\u0e34\u0e19';
+        case 'unevaluatedProperties': return '\u0e15\u0e49\u0e2d\u0e07\u0e44\u0e21\u0e48\u0e21\u0e35\u0e04\u0e38\u0e13\u0e2a\u0e21\u0e1a\u0e31\u0e15\u0e34\u0e17\u0e35\u0e48\u0e22\u0e31\u0e07\u0e44\u0e21\u0e48\u0e44\u0e14\u0e49\u0e1b\u0e23\u0e30\u0e40\u0e21\u0e34\u0e19';
+        case 'uniqueItems': return `\u0e15\u0e49\u0e2d\u0e07\u0e44\u0e21\u0e48\u0e21\u0e35\u0e23\u0e32\u0e22\u0e01\u0e32\u0e23\u0e17\u0e35\u0e48\u0e0b\u0e49\u0e33\u0e01\u0e31\u0e19`;
         case '~refine': return error.params.message;
-        default: return 'เกิดข้อผิดพลาดในการตรวจสอบที่ไม่รู้จัก';
+        default: return '\u0e40\u0e01\u0e34\u0e14\u0e02\u0e49\u0e2d\u0e1c\u0e34\u0e14\u0e1e\u0e25\u0e32\u0e14\u0e43\u0e19\u0e01\u0e32\u0e23\u0e15\u0e23\u0e27\u0e08\u0e2a\u0e2d\u0e1a\u0e17\u0e35\u0e48\u0e44\u0e21\u0e48\u0e23\u0e39\u0e49\u0e08\u0e31\u0e01';
     }
 }
-// deno-coverage-ignore-stop
 };
 // build/system/locale/tr_TR.mjs
 defs[102] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.tr_TR = tr_TR;
-// deno-fmt-ignore-file
-// deno-coverage-ignore-start
-/** Turkish (Turkey) - ISO 639-1 language code 'tr' with ISO 3166-1 alpha-2 country code 'TR' for Turkey. */
 function tr_TR(error) {
     switch (error.keyword) {
-        case 'additionalProperties': return 'ek özelliklere sahip olmamalıdır';
-        case 'anyOf': return 'anyOf içindeki bir şemayla eşleşmelidir';
-        case 'boolean': return 'şema yanlış';
-        case 'const': return 'sabit değere eşit olmalıdır';
-        case 'contains': return 'en az 1 geçerli öğe içermelidir';
-        case 'dependencies': return `${error.params.property} özelliği mevcutken ${error.params.dependencies.join(', ')} özelliklerine sahip olmalıdır`;
-        case 'dependentRequired': return `${error.params.property} özelliği mevcutken ${error.params.dependencies.join(', ')} özelliklerine sahip olmalıdır`;
-        case 'enum': return 'izin verilen değerlerden birine eşit olmalıdır';
-        case 'exclusiveMaximum': return `${error.params.comparison} ${error.params.limit} olmalıdır`;
-        case 'exclusiveMinimum': return `${error.params.comparison} ${error.params.limit} olmalıdır`;
-        case 'format': return `"${error.params.format}" formatıyla eşleşmelidir`;
-        case 'if': return `"${error.params.failingKeyword}" şemasıyla eşleşmelidir`;
-        case 'maxItems': return `${error.params.limit} öğeden fazla olmamalıdır`;
-        case 'maxLength': return `${error.params.limit} karakterden fazla olmamalıdır`;
-        case 'maxProperties': return `${error.params.limit} özellikten fazla olmamalıdır`;
-        case 'maximum': return `${error.params.comparison} ${error.params.limit} olmalıdır`;
-        case 'minItems': return `${error.params.limit} öğeden az olmamalıdır`;
-        case 'minLength': return `${error.params.limit} karakterden az olmamalıdır`;
-        case 'minProperties': return `${error.params.limit} özellikten az olmamalıdır`;
-        case 'minimum': return `${error.params.comparison} ${error.params.limit} olmalıdır`;
-        case 'multipleOf': return `${error.params.multipleOf} sayısının katı olmalıdır`;
-        case 'not': return 'geçerli olmamalıdır';
-        case 'oneOf': return 'oneOf içindeki tam olarak bir şemayla eşleşmelidir';
-        case 'pattern': return `"${error.params.pattern}" deseniyle eşleşmelidir`;
-        case 'propertyNames': return `özellik adları ${error.params.propertyNames.join(', ')} geçersiz`;
-        case 'required': return `gerekli özelliklere sahip olmalıdır: ${error.params.requiredProperties.join(', ')}`;
-        case 'type': return typeof error.params.type === 'string' ? `${error.params.type} türünde olmalıdır` : `${error.params.type.join(' veya ')} türlerinden biri olmalıdır`;
-        case 'unevaluatedItems': return 'değerlendirilmemiş öğelere sahip olmamalıdır';
-        case 'unevaluatedProperties': return 'değerlendirilmemiş özelliklere sahip olmamalıdır';
-        case 'uniqueItems': return `yinelenen öğelere sahip olmamalıdır`;
+        case 'additionalProperties': return 'ek \u00f6zelliklere sahip olmamal\u0131d\u0131r';
+        case 'anyOf': return 'anyOf i\u00e7indeki bir \u015femayla e\u015fle\u015fmelidir';
+        case 'boolean': return '\u015fema yanl\u0131\u015f';
+        case 'const': return 'sabit de\u011fere e\u015fit olmal\u0131d\u0131r';
+        case 'contains': return 'en az 1 ge\u00e7erli \u00f6\u011fe i\u00e7ermelidir';
+        case 'dependencies': return `${error.params.property} \u00f6zelli\u011fi mevcutken ${error.params.dependencies.join(', ')} \u00f6zelliklerine sahip olmal\u0131d\u0131r`;
+        case 'dependentRequired': return `${error.params.property} \u00f6zelli\u011fi mevcutken ${error.params.dependencies.join(', ')} \u00f6zelliklerine sahip olmal\u0131d\u0131r`;
+        case 'enum': return 'izin verilen de\u011ferlerden birine e\u015fit olmal\u0131d\u0131r';
+        case 'exclusiveMaximum': return `${error.params.comparison} ${error.params.limit} olmal\u0131d\u0131r`;
+        case 'exclusiveMinimum': return `${error.params.comparison} ${error.params.limit} olmal\u0131d\u0131r`;
+        case 'format': return `"${error.params.format}" format\u0131yla e\u015fle\u015fmelidir`;
+        case 'if': return `"${error.params.failingKeyword}" \u015femas\u0131yla e\u015fle\u015fmelidir`;
+        case 'maxItems': return `${error.params.limit} \u00f6\u011feden fazla olmamal\u0131d\u0131r`;
+        case 'maxLength': return `${error.params.limit} karakterden fazla olmamal\u0131d\u0131r`;
+        case 'maxProperties': return `${error.params.limit} \u00f6zellikten fazla olmamal\u0131d\u0131r`;
+        case 'maximum': return `${error.params.comparison} ${error.params.limit} olmal\u0131d\u0131r`;
+        case 'minItems': return `${error.params.limit} \u00f6\u011feden az olmamal\u0131d\u0131r`;
+        case 'minLength': return `${error.params.limit} karakterden az olmamal\u0131d\u0131r`;
+        case 'minProperties': return `${error.params.limit} \u00f6zellikten az olmamal\u0131d\u0131r`;
+        case 'minimum': return `${error.params.comparison} ${error.params.limit} olmal\u0131d\u0131r`;
+        case 'multipleOf': return `${error.params.multipleOf} say\u0131s\u0131n\u0131n kat\u0131 olmal\u0131d\u0131r`;
+        case 'not': return 'ge\u00e7erli olmamal\u0131d\u0131r';
+        case 'oneOf': return 'oneOf i\u00e7indeki tam olarak bir \u015femayla e\u015fle\u015fmelidir';
+        case 'pattern': return `"${error.params.pattern}" deseniyle e\u015fle\u015fmelidir`;
+        case 'propertyNames': return `\u00f6zellik adlar\u0131 ${error.params.propertyNames.join(', ')} ge\u00e7ersiz`;
+        case 'required': return `gerekli \u00f6zelliklere sahip olmal\u0131d\u0131r: ${error.params.requiredProperties.join(', ')}`;
+        case 'type': return typeof error.params.type === 'string' ? `${error.params.type} t\u00fcr\u00fcnde olmal\u0131d\u0131r` : `${error.params.type.join(' veya ')} t\u00fcrlerinden biri olmal\u0131d\u0131r`;
+        case 'unevaluatedItems': return 'de\u011ferlendirilmemi\u015f \u00f6\u011felere sahip olmamal\u0131d\u0131r';
+        case 'unevaluatedProperties': return 'de\u011ferlendirilmemi\u015f \u00f6zelliklere sahip olmamal\u0131d\u0131r';
+        case 'uniqueItems': return `yinelenen \u00f6\u011felere sahip olmamal\u0131d\u0131r`;
         case '~refine': return error.params.message;
-        default: return 'bilinmeyen bir doğrulama hatası oluştu';
+        default: return 'bilinmeyen bir do\u011frulama hatas\u0131 olu\u015ftu';
     }
 }
-// deno-coverage-ignore-stop
 };
 // build/system/locale/uk_UA.mjs
 defs[103] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.uk_UA = uk_UA;
-// deno-fmt-ignore-file
-// deno-coverage-ignore-start
-/** Ukrainian (Ukraine) - ISO 639-1 language code 'uk' with ISO 3166-1 alpha-2 country code 'UA' for Ukraine. */
 function uk_UA(error) {
     switch (error.keyword) {
-        case 'additionalProperties': return 'не повинно мати додаткових властивостей';
-        case 'anyOf': return 'має відповідати одній зі схем у anyOf';
-        case 'boolean': return 'схема хибна';
-        case 'const': return 'має дорівнювати константі';
-        case 'contains': return 'має містити щонайменше 1 дійсний елемент';
-        case 'dependencies': return `повинно мати властивості ${error.params.dependencies.join(', ')}, якщо властивість ${error.params.property} присутня`;
-        case 'dependentRequired': return `повинно мати властивості ${error.params.dependencies.join(', ')}, якщо властивість ${error.params.property} присутня`;
-        case 'enum': return 'має дорівнювати одному з дозволених значень';
-        case 'exclusiveMaximum': return `має бути ${error.params.comparison} ${error.params.limit}`;
-        case 'exclusiveMinimum': return `має бути ${error.params.comparison} ${error.params.limit}`;
-        case 'format': return `має відповідати формату "${error.params.format}"`;
-        case 'if': return `має відповідати схемі "${error.params.failingKeyword}"`;
-        case 'maxItems': return `не повинно мати більше ніж ${error.params.limit} елементів`;
-        case 'maxLength': return `не повинно мати більше ніж ${error.params.limit} символів`;
-        case 'maxProperties': return `не повинно мати більше ніж ${error.params.limit} властивостей`;
-        case 'maximum': return `має бути ${error.params.comparison} ${error.params.limit}`;
-        case 'minItems': return `не повинно мати менше ніж ${error.params.limit} елементів`;
-        case 'minLength': return `не повинно мати менше ніж ${error.params.limit} символів`;
-        case 'minProperties': return `не повинно мати менше ніж ${error.params.limit} властивостей`;
-        case 'minimum': return `має бути ${error.params.comparison} ${error.params.limit}`;
-        case 'multipleOf': return `має бути кратним ${error.params.multipleOf}`;
-        case 'not': return 'не повинно бути дійсним';
-        case 'oneOf': return 'має відповідати рівно одній схемі в oneOf';
-        case 'pattern': return `має відповідати шаблону "${error.params.pattern}"`;
-        case 'propertyNames': return `імена властивостей ${error.params.propertyNames.join(', ')} є недійсними`;
-        case 'required': return `має містити обов'язкові властивості ${error.params.requiredProperties.join(', ')}`;
-        case 'type': return typeof error.params.type === 'string' ? `має бути ${error.params.type}` : `має бути ${error.params.type.join(' або ')}`;
-        case 'unevaluatedItems': return 'не повинно мати неперевірених елементів';
-        case 'unevaluatedProperties': return 'не повинно мати неперевірених властивостей';
-        case 'uniqueItems': return `не повинно мати повторюваних елементів`;
+        case 'additionalProperties': return '\u043d\u0435 \u043f\u043e\u0432\u0438\u043d\u043d\u043e \u043c\u0430\u0442\u0438 \u0434\u043e\u0434\u0430\u0442\u043a\u043e\u0432\u0438\u0445 \u0432\u043b\u0430\u0441\u0442\u0438\u0432\u043e\u0441\u0442\u0435\u0439';
+        case 'anyOf': return '\u043c\u0430\u0454 \u0432\u0456\u0434\u043f\u043e\u0432\u0456\u0434\u0430\u0442\u0438 \u043e\u0434\u043d\u0456\u0439 \u0437\u0456 \u0441\u0445\u0435\u043c \u0443 anyOf';
+        case 'boolean': return '\u0441\u0445\u0435\u043c\u0430 \u0445\u0438\u0431\u043d\u0430';
+        case 'const': return '\u043c\u0430\u0454 \u0434\u043e\u0440\u0456\u0432\u043d\u044e\u0432\u0430\u0442\u0438 \u043a\u043e\u043d\u0441\u0442\u0430\u043d\u0442\u0456';
+        case 'contains': return '\u043c\u0430\u0454 \u043c\u0456\u0441\u0442\u0438\u0442\u0438 \u0449\u043e\u043d\u0430\u0439\u043c\u0435\u043d\u0448\u0435 1 \u0434\u0456\u0439\u0441\u043d\u0438\u0439 \u0435\u043b\u0435\u043c\u0435\u043d\u0442';
+        case 'dependencies': return `\u043f\u043e\u0432\u0438\u043d\u043d\u043e \u043c\u0430\u0442\u0438 \u0432\u043b\u0430\u0441\u0442\u0438\u0432\u043e\u0441\u0442\u0456 ${error.params.dependencies.join(', ')}, \u044f\u043a\u0449\u043e \u0432\u043b\u0430\u0441\u0442\u0438\u0432\u0456\u0441\u0442\u044c ${error.params.property} \u043f\u0440\u0438\u0441\u0443\u0442\u043d\u044f`;
+        case 'dependentRequired': return `\u043f\u043e\u0432\u0438\u043d\u043d\u043e \u043c\u0430\u0442\u0438 \u0432\u043b\u0430\u0441\u0442\u0438\u0432\u043e\u0441\u0442\u0456 ${error.params.dependencies.join(', ')}, \u044f\u043a\u0449\u043e \u0432\u043b\u0430\u0441\u0442\u0438\u0432\u0456\u0441\u0442\u044c ${error.params.property} \u043f\u0440\u0438\u0441\u0443\u0442\u043d\u044f`;
+        case 'enum': return '\u043c\u0430\u0454 \u0434\u043e\u0440\u0456\u0432\u043d\u044e\u0432\u0430\u0442\u0438 \u043e\u0434\u043d\u043e\u043c\u0443 \u0437 \u0434\u043e\u0437\u0432\u043e\u043b\u0435\u043d\u0438\u0445 \u0437\u043d\u0430\u0447\u0435\u043d\u044c';
+        case 'exclusiveMaximum': return `\u043c\u0430\u0454 \u0431\u0443\u0442\u0438 ${error.params.comparison} ${error.params.limit}`;
+        case 'exclusiveMinimum': return `\u043c\u0430\u0454 \u0431\u0443\u0442\u0438 ${error.params.comparison} ${error.params.limit}`;
+        case 'format': return `\u043c\u0430\u0454 \u0432\u0456\u0434\u043f\u043e\u0432\u0456\u0434\u0430\u0442\u0438 \u0444\u043e\u0440\u043c\u0430\u0442\u0443 "${error.params.format}"`;
+        case 'if': return `\u043c\u0430\u0454 \u0432\u0456\u0434\u043f\u043e\u0432\u0456\u0434\u0430\u0442\u0438 \u0441\u0445\u0435\u043c\u0456 "${error.params.failingKeyword}"`;
+        case 'maxItems': return `\u043d\u0435 \u043f\u043e\u0432\u0438\u043d\u043d\u043e \u043c\u0430\u0442\u0438 \u0431\u0456\u043b\u044c\u0448\u0435 \u043d\u0456\u0436 ${error.params.limit} \u0435\u043b\u0435\u043c\u0435\u043d\u0442\u0456\u0432`;
+        case 'maxLength': return `\u043d\u0435 \u043f\u043e\u0432\u0438\u043d\u043d\u043e \u043c\u0430\u0442\u0438 \u0431\u0456\u043b\u044c\u0448\u0435 \u043d\u0456\u0436 ${error.params.limit} \u0441\u0438\u043c\u0432\u043e\u043b\u0456\u0432`;
+        case 'maxProperties': return `\u043d\u0435 \u043f\u043e\u0432\u0438\u043d\u043d\u043e \u043c\u0430\u0442\u0438 \u0431\u0456\u043b\u044c\u0448\u0435 \u043d\u0456\u0436 ${error.params.limit} \u0432\u043b\u0430\u0441\u0442\u0438\u0432\u043e\u0441\u0442\u0435\u0439`;
+        case 'maximum': return `\u043c\u0430\u0454 \u0431\u0443\u0442\u0438 ${error.params.comparison} ${error.params.limit}`;
+        case 'minItems': return `\u043d\u0435 \u043f\u043e\u0432\u0438\u043d\u043d\u043e \u043c\u0430\u0442\u0438 \u043c\u0435\u043d\u0448\u0435 \u043d\u0456\u0436 ${error.params.limit} \u0435\u043b\u0435\u043c\u0435\u043d\u0442\u0456\u0432`;
+        case 'minLength': return `\u043d\u0435 \u043f\u043e\u0432\u0438\u043d\u043d\u043e \u043c\u0430\u0442\u0438 \u043c\u0435\u043d\u0448\u0435 \u043d\u0456\u0436 ${error.params.limit} \u0441\u0438\u043c\u0432\u043e\u043b\u0456\u0432`;
+        case 'minProperties': return `\u043d\u0435 \u043f\u043e\u0432\u0438\u043d\u043d\u043e \u043c\u0430\u0442\u0438 \u043c\u0435\u043d\u0448\u0435 \u043d\u0456\u0436 ${error.params.limit} \u0432\u043b\u0430\u0441\u0442\u0438\u0432\u043e\u0441\u0442\u0435\u0439`;
+        case 'minimum': return `\u043c\u0430\u0454 \u0431\u0443\u0442\u0438 ${error.params.comparison} ${error.params.limit}`;
+        case 'multipleOf': return `\u043c\u0430\u0454 \u0431\u0443\u0442\u0438 \u043a\u0440\u0430\u0442\u043d\u0438\u043c ${error.params.multipleOf}`;
+        case 'not': return '\u043d\u0435 \u043f\u043e\u0432\u0438\u043d\u043d\u043e \u0431\u0443\u0442\u0438 \u0434\u0456\u0439\u0441\u043d\u0438\u043c';
+        case 'oneOf': return '\u043c\u0430\u0454 \u0432\u0456\u0434\u043f\u043e\u0432\u0456\u0434\u0430\u0442\u0438 \u0440\u0456\u0432\u043d\u043e \u043e\u0434\u043d\u0456\u0439 \u0441\u0445\u0435\u043c\u0456 \u0432 oneOf';
+        case 'pattern': return `\u043c\u0430\u0454 \u0432\u0456\u0434\u043f\u043e\u0432\u0456\u0434\u0430\u0442\u0438 \u0448\u0430\u0431\u043b\u043e\u043d\u0443 "${error.params.pattern}"`;
+        case 'propertyNames': return `\u0456\u043c\u0435\u043d\u0430 \u0432\u043b\u0430\u0441\u0442\u0438\u0432\u043e\u0441\u0442\u0435\u0439 ${error.params.propertyNames.join(', ')} \u0454 \u043d\u0435\u0434\u0456\u0439\u0441\u043d\u0438\u043c\u0438`;
+        case 'required': return `\u043c\u0430\u0454 \u043c\u0456\u0441\u0442\u0438\u0442\u0438 \u043e\u0431\u043e\u0432'\u044f\u0437\u043a\u043e\u0432\u0456 \u0432\u043b\u0430\u0441\u0442\u0438\u0432\u043e\u0441\u0442\u0456 ${error.params.requiredProperties.join(', ')}`;
+        case 'type': return typeof error.params.type === 'string' ? `\u043c\u0430\u0454 \u0431\u0443\u0442\u0438 ${error.params.type}` : `\u043c\u0430\u0454 \u0431\u0443\u0442\u0438 ${error.params.type.join(' \u0430\u0431\u043e ')}`;
+        case 'unevaluatedItems': return '\u043d\u0435 \u043f\u043e\u0432\u0438\u043d\u043d\u043e \u043c\u0430\u0442\u0438 \u043d\u0435\u043f\u0435\u0440\u0435\u0432\u0456\u0440\u0435\u043d\u0438\u0445 \u0435\u043b\u0435\u043c\u0435\u043d\u0442\u0456\u0432';
+        case 'unevaluatedProperties': return '\u043d\u0435 \u043f\u043e\u0432\u0438\u043d\u043d\u043e \u043c\u0430\u0442\u0438 \u043d\u0435\u043f\u0435\u0440\u0435\u0432\u0456\u0440\u0435\u043d\u0438\u0445 \u0432\u043b\u0430\u0441\u0442\u0438\u0432\u043e\u0441\u0442\u0435\u0439';
+        case 'uniqueItems': return `\u043d\u0435 \u043f\u043e\u0432\u0438\u043d\u043d\u043e \u043c\u0430\u0442\u0438 \u043f\u043e\u0432\u0442\u043e\u0440\u044e\u0432\u0430\u043d\u0438\u0445 \u0435\u043b\u0435\u043c\u0435\u043d\u0442\u0456\u0432`;
         case '~refine': return error.params.message;
-        default: return 'виникла невідома помилка валідації';
+        default: return '\u0432\u0438\u043d\u0438\u043a\u043b\u0430 \u043d\u0435\u0432\u0456\u0434\u043e\u043c\u0430 \u043f\u043e\u043c\u0438\u043b\u043a\u0430 \u0432\u0430\u043b\u0456\u0434\u0430\u0446\u0456\u0457';
     }
 }
-// deno-coverage-ignore-stop
 };
 // build/system/locale/ur_PK.mjs
 defs[104] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ur_PK = ur_PK;
-// deno-fmt-ignore-file
-// deno-coverage-ignore-start
-/** Urdu (Pakistan) - ISO 639-1 language code 'ur' with ISO 3166-1 alpha-2 country code 'PK' for Pakistan. */
 function ur_PK(error) {
     switch (error.keyword) {
-        case 'additionalProperties': return 'اضافی خصوصیات نہیں ہونی چاہیے';
-        case 'anyOf': return 'anyOf میں کسی اسکیم سے مماثل ہونا چاہیے';
-        case 'boolean': return 'اسکیما غلط ہے';
-        case 'const': return 'مستقل کے برابر ہونا چاہیے';
-        case 'contains': return 'کم از کم 1 درست آئٹم ہونا چاہیے';
-        case 'dependencies': return `اگر خصوصیت ${error.params.property} موجود ہو تو خصوصیات ${error.params.dependencies.join(', ')} ہونی چاہیے`;
-        case 'dependentRequired': return `اگر خصوصیت ${error.params.property} موجود ہو تو خصوصیات ${error.params.dependencies.join(', ')} ہونی چاہیے`;
-        case 'enum': return 'اجازت یافتہ اقدار میں سے کسی ایک کے برابر ہونا چاہیے';
-        case 'exclusiveMaximum': return `ضروری ہے کہ ${error.params.comparison} ${error.params.limit} ہو`;
-        case 'exclusiveMinimum': return `ضروری ہے کہ ${error.params.comparison} ${error.params.limit} ہو`;
-        case 'format': return `فارمیٹ "${error.params.format}" سے مماثل ہونا چاہیے`;
-        case 'if': return `"${error.params.failingKeyword}" اسکیما سے مماثل ہونا چاہیے`;
-        case 'maxItems': return `${error.params.limit} سے زیادہ آئٹمز نہیں ہونے چاہئیں`;
-        case 'maxLength': return `${error.params.limit} سے زیادہ حروف نہیں ہونے چاہئیں`;
-        case 'maxProperties': return `${error.params.limit} سے زیادہ خصوصیات نہیں ہونی چاہئیں`;
-        case 'maximum': return `ضروری ہے کہ ${error.params.comparison} ${error.params.limit} ہو`;
-        case 'minItems': return `${error.params.limit} سے کم آئٹمز نہیں ہونے چاہئیں`;
-        case 'minLength': return `${error.params.limit} سے کم حروف نہیں ہونے چاہئیں`;
-        case 'minProperties': return `${error.params.limit} سے کم خصوصیات نہیں ہونی چاہئیں`;
-        case 'minimum': return `ضروری ہے کہ ${error.params.comparison} ${error.params.limit} ہو`;
-        case 'multipleOf': return `${error.params.multipleOf} کا گنا ہونا چاہیے`;
-        case 'not': return 'درست نہیں ہونا چاہیے';
-        case 'oneOf': return 'oneOf میں بالکل ایک اسکیم سے مماثل ہونا چاہیے';
-        case 'pattern': return `پیٹرن "${error.params.pattern}" سے مماثل ہونا چاہیے`;
-        case 'propertyNames': return `خصوصیات کے نام ${error.params.propertyNames.join(', ')} غلط ہیں`;
-        case 'required': return `مطلوبہ خصوصیات ${error.params.requiredProperties.join(', ')} ہونی چاہئیں`;
-        case 'type': return typeof error.params.type === 'string' ? `ضروری ہے کہ ${error.params.type} ہو` : `ضروری ہے کہ ${error.params.type.join(' یا ')} ہو`;
-        case 'unevaluatedItems': return 'غیر تشخیص شدہ آئٹمز نہیں ہونے چاہئیں';
-        case 'unevaluatedProperties': return 'غیر تشخیص شدہ خصوصیات نہیں ہونی چاہئیں';
-        case 'uniqueItems': return `ڈپلیکیٹ آئٹمز نہیں ہونے چاہئیں`;
+        case 'additionalProperties': return '\u0627\u0636\u0627\u0641\u06cc \u062e\u0635\u0648\u0635\u06cc\u0627\u062a \u0646\u06c1\u06cc\u06ba \u06c1\u0648\u0646\u06cc \u0686\u0627\u06c1\u06cc\u06d2';
+        case 'anyOf': return 'anyOf \u0645\u06cc\u06ba \u06a9\u0633\u06cc \u0627\u0633\u06a9\u06cc\u0645 \u0633\u06d2 \u0645\u0645\u0627\u062b\u0644 \u06c1\u0648\u0646\u0627 \u0686\u0627\u06c1\u06cc\u06d2';
+        case 'boolean': return '\u0627\u0633\u06a9\u06cc\u0645\u0627 \u063a\u0644\u0637 \u06c1\u06d2';
+        case 'const': return '\u0645\u0633\u062a\u0642\u0644 \u06a9\u06d2 \u0628\u0631\u0627\u0628\u0631 \u06c1\u0648\u0646\u0627 \u0686\u0627\u06c1\u06cc\u06d2';
+        case 'contains': return '\u06a9\u0645 \u0627\u0632 \u06a9\u0645 1 \u062f\u0631\u0633\u062a \u0622\u0626\u0679\u0645 \u06c1\u0648\u0646\u0627 \u0686\u0627\u06c1\u06cc\u06d2';
+        case 'dependencies': return `\u0627\u06af\u0631 \u062e\u0635\u0648\u0635\u06cc\u062a ${error.params.property} \u0645\u0648\u062c\u0648\u062f \u06c1\u0648 \u062a\u0648 \u062e\u0635\u0648\u0635\u06cc\u0627\u062a ${error.params.dependencies.join(', ')} \u06c1\u0648\u0646\u06cc \u0686\u0627\u06c1\u06cc\u06d2`;
+        case 'dependentRequired': return `\u0627\u06af\u0631 \u062e\u0635\u0648\u0635\u06cc\u062a ${error.params.property} \u0645\u0648\u062c\u0648\u062f \u06c1\u0648 \u062a\u0648 \u062e\u0635\u0648\u0635\u06cc\u0627\u062a ${error.params.dependencies.join(', ')} \u06c1\u0648\u0646\u06cc \u0686\u0627\u06c1\u06cc\u06d2`;
+        case 'enum': return '\u0627\u062c\u0627\u0632\u062a \u06cc\u0627\u0641\u062a\u06c1 \u0627\u0642\u062f\u0627\u0631 \u0645\u06cc\u06ba \u0633\u06d2 \u06a9\u0633\u06cc \u0627\u06cc\u06a9 \u06a9\u06d2 \u0628\u0631\u0627\u0628\u0631 \u06c1\u0648\u0646\u0627 \u0686\u0627\u06c1\u06cc\u06d2';
+        case 'exclusiveMaximum': return `\u0636\u0631\u0648\u0631\u06cc \u06c1\u06d2 \u06a9\u06c1 ${error.params.comparison} ${error.params.limit} \u06c1\u0648`;
+        case 'exclusiveMinimum': return `\u0636\u0631\u0648\u0631\u06cc \u06c1\u06d2 \u06a9\u06c1 ${error.params.comparison} ${error.params.limit} \u06c1\u0648`;
+        case 'format': return `\u0641\u0627\u0631\u0645\u06cc\u0679 "${error.params.format}" \u0633\u06d2 \u0645\u0645\u0627\u062b\u0644 \u06c1\u0648\u0646\u0627 \u0686\u0627\u06c1\u06cc\u06d2`;
+        case 'if': return `"${error.params.failingKeyword}" \u0627\u0633\u06a9\u06cc\u0645\u0627 \u0633\u06d2 \u0645\u0645\u0627\u062b\u0644 \u06c1\u0648\u0646\u0627 \u0686\u0627\u06c1\u06cc\u06d2`;
+        case 'maxItems': return `${error.params.limit} \u0633\u06d2 \u0632\u06cc\u0627\u062f\u06c1 \u0622\u0626\u0679\u0645\u0632 \u0646\u06c1\u06cc\u06ba \u06c1\u0648\u0646\u06d2 \u0686\u0627\u06c1\u0626\u06cc\u06ba`;
+        case 'maxLength': return `${error.params.limit} \u0633\u06d2 \u0632\u06cc\u0627\u062f\u06c1 \u062d\u0631\u0648\u0641 \u0646\u06c1\u06cc\u06ba \u06c1\u0648\u0646\u06d2 \u0686\u0627\u06c1\u0626\u06cc\u06ba`;
+        case 'maxProperties': return `${error.params.limit} \u0633\u06d2 \u0632\u06cc\u0627\u062f\u06c1 \u062e\u0635\u0648\u0635\u06cc\u0627\u062a \u0646\u06c1\u06cc\u06ba \u06c1\u0648\u0646\u06cc \u0686\u0627\u06c1\u0626\u06cc\u06ba`;
+        case 'maximum': return `\u0636\u0631\u0648\u0631\u06cc \u06c1\u06d2 \u06a9\u06c1 ${error.params.comparison} ${error.params.limit} \u06c1\u0648`;
+        case 'minItems': return `${error.params.limit} \u0633\u06d2 \u06a9\u0645 \u0622\u0626\u0679\u0645\u0632 \u0646\u06c1\u06cc\u06ba \u06c1\u0648\u0646\u06d2 \u0686\u0627\u06c1\u0626\u06cc\u06ba`;
+        case 'minLength': return `${error.params.limit} \u0633\u06d2 \u06a9\u0645 \u062d\u0631\u0648\u0641 \u0646\u06c1\u06cc\u06ba \u06c1\u0648\u0646\u06d2 \u0686\u0627\u06c1\u0626\u06cc\u06ba`;
+        case 'minProperties': return `${error.params.limit} \u0633\u06d2 \u06a9\u0645 \u062e\u0635\u0648\u0635\u06cc\u0627\u062a \u0646\u06c1\u06cc\u06ba \u06c1\u0648\u0646\u06cc \u0686\u0627\u06c1\u0626\u06cc\u06ba`;
+        case 'minimum': return `\u0636\u0631\u0648\u0631\u06cc \u06c1\u06d2 \u06a9\u06c1 ${error.params.comparison} ${error.params.limit} \u06c1\u0648`;
+        case 'multipleOf': return `${error.params.multipleOf} \u06a9\u0627 \u06af\u0646\u0627 \u06c1\u0648\u0646\u0627 \u0686\u0627\u06c1\u06cc\u06d2`;
+        case 'not': return '\u062f\u0631\u0633\u062a \u0646\u06c1\u06cc\u06ba \u06c1\u0648\u0646\u0627 \u0686\u0627\u06c1\u06cc\u06d2';
+        case 'oneOf': return 'oneOf \u0645\u06cc\u06ba \u0628\u0627\u0644\u06a9\u0644 \u0627\u06cc\u06a9 \u0627\u0633\u06a9\u06cc\u0645 \u0633\u06d2 \u0645\u0645\u0627\u062b\u0644 \u06c1\u0648\u0646\u0627 \u0686\u0627\u06c1\u06cc\u06d2';
+        case 'pattern': return `\u067e\u06cc\u0679\u0631\u0646 "${error.params.pattern}" \u0633\u06d2 \u0645\u0645\u0627\u062b\u0644 \u06c1\u0648\u0646\u0627 \u0686\u0627\u06c1\u06cc\u06d2`;
+        case 'propertyNames': return `\u062e\u0635\u0648\u0635\u06cc\u0627\u062a \u06a9\u06d2 \u0646\u0627\u0645 ${error.params.propertyNames.join(', ')} \u063a\u0644\u0637 \u06c1\u06cc\u06ba`;
+        case 'required': return `\u0645\u0637\u0644\u0648\u0628\u06c1 \u062e\u0635\u0648\u0635\u06cc\u0627\u062a ${error.params.requiredProperties.join(', ')} \u06c1\u0648\u0646\u06cc \u0686\u0627\u06c1\u0626\u06cc\u06ba`;
+        case 'type': return typeof error.params.type === 'string' ? `\u0636\u0631\u0648\u0631\u06cc \u06c1\u06d2 \u06a9\u06c1 ${error.params.type} \u06c1\u0648` : `\u0636\u0631\u0648\u0631\u06cc \u06c1\u06d2 \u06a9\u06c1 ${error.params.type.join(' \u06cc\u0627 ')} \u06c1\u0648`;
+        case 'unevaluatedItems': return '\u063a\u06cc\u0631 \u062a\u0634\u062e\u06cc\u0635 \u0634\u062f\u06c1 \u0622\u0626\u0679\u0645\u0632 \u0646\u06c1\u06cc\u06ba \u06c1\u0648\u0646\u06d2 \u0686\u0627\u06c1\u0626\u06cc\u06ba';
+        case 'unevaluatedProperties': return '\u063a\u06cc\u0631 \u062a\u0634\u062e\u06cc\u0635 \u0634\u062f\u06c1 \u062e\u0635\u0648\u0635\u06cc\u0627\u062a \u0646\u06c1\u06cc\u06ba \u06c1\u0648\u0646\u06cc \u0686\u0627\u06c1\u0626\u06cc\u06ba';
+        case 'uniqueItems': return `\u0688\u067e\u0644\u06cc\u06a9\u06cc\u0679 \u0622\u0626\u0679\u0645\u0632 \u0646\u06c1\u06cc\u06ba \u06c1\u0648\u0646\u06d2 \u0686\u0627\u06c1\u0626\u06cc\u06ba`;
         case '~refine': return error.params.message;
-        default: return 'تصدیق میں ایک نامعلوم خرابی پیش آئی';
+        default: return '\u062a\u0635\u062f\u06cc\u0642 \u0645\u06cc\u06ba \u0627\u06cc\u06a9 \u0646\u0627\u0645\u0639\u0644\u0648\u0645 \u062e\u0631\u0627\u0628\u06cc \u067e\u06cc\u0634 \u0622\u0626\u06cc';
     }
 }
-// deno-coverage-ignore-stop
 };
 // build/system/locale/vi_VN.mjs
 defs[105] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.vi_VN = vi_VN;
-// deno-fmt-ignore-file
-// deno-coverage-ignore-start
-/** Vietnamese (Vietnam) - ISO 639-1 language code 'vi' with ISO 3166-1 alpha-2 country code 'VN' for Vietnam. */
 function vi_VN(error) {
     switch (error.keyword) {
-        case 'additionalProperties': return 'không được có các thuộc tính bổ sung';
-        case 'anyOf': return 'phải khớp với một schema trong bất kỳ trường hợp nào';
-        case 'boolean': return 'schema là sai';
-        case 'const': return 'phải bằng hằng số';
-        case 'contains': return 'phải chứa ít nhất 1 mục hợp lệ';
-        case 'dependencies': return `phải có các thuộc tính ${error.params.dependencies.join(', ')} khi thuộc tính ${error.params.property} hiện diện`;
-        case 'dependentRequired': return `phải có các thuộc tính ${error.params.dependencies.join(', ')} khi thuộc tính ${error.params.property} hiện diện`;
-        case 'enum': return 'phải bằng một trong các giá trị được phép';
-        case 'exclusiveMaximum': return `phải là ${error.params.comparison} ${error.params.limit}`;
-        case 'exclusiveMinimum': return `phải là ${error.params.comparison} ${error.params.limit}`;
-        case 'format': return `phải khớp với định dạng "${error.params.format}"`;
-        case 'if': return `phải khớp với schema "${error.params.failingKeyword}"`;
-        case 'maxItems': return `không được có nhiều hơn ${error.params.limit} mục`;
-        case 'maxLength': return `không được có nhiều hơn ${error.params.limit} ký tự`;
-        case 'maxProperties': return `không được có nhiều hơn ${error.params.limit} thuộc tính`;
-        case 'maximum': return `phải là ${error.params.comparison} ${error.params.limit}`;
-        case 'minItems': return `không được có ít hơn ${error.params.limit} mục`;
-        case 'minLength': return `không được có ít hơn ${error.params.limit} ký tự`;
-        case 'minProperties': return `không được có ít hơn ${error.params.limit} thuộc tính`;
-        case 'minimum': return `phải là ${error.params.comparison} ${error.params.limit}`;
-        case 'multipleOf': return `phải là bội số của ${error.params.multipleOf}`;
-        case 'not': return 'không được hợp lệ';
-        case 'oneOf': return 'phải khớp chính xác một schema trong oneOf';
-        case 'pattern': return `phải khớp với mẫu "${error.params.pattern}"`;
-        case 'propertyNames': return `tên thuộc tính ${error.params.propertyNames.join(', ')} không hợp lệ`;
-        case 'required': return `phải có các thuộc tính bắt buộc ${error.params.requiredProperties.join(', ')}`;
-        case 'type': return typeof error.params.type === 'string' ? `phải là ${error.params.type}` : `phải là một trong ${error.params.type.join(' hoặc ')}`;
-        case 'unevaluatedItems': return 'không được có các mục chưa được đánh giá';
-        case 'unevaluatedProperties': return 'không được có các thuộc tính chưa được đánh giá';
-        case 'uniqueItems': return `không được có các mục trùng lặp`;
+        case 'additionalProperties': return 'kh\u00f4ng \u0111\u01b0\u1ee3c c\u00f3 c\u00e1c thu\u1ed9c t\u00ednh b\u1ed5 sung';
+        case 'anyOf': return 'ph\u1ea3i kh\u1edbp v\u1edbi m\u1ed9t schema trong b\u1ea5t k\u1ef3 tr\u01b0\u1eddng h\u1ee3p n\u00e0o';
+        case 'boolean': return 'schema l\u00e0 sai';
+        case 'const': return 'ph\u1ea3i b\u1eb1ng h\u1eb1ng s\u1ed1';
+        case 'contains': return 'ph\u1ea3i ch\u1ee9a \u00edt nh\u1ea5t 1 m\u1ee5c h\u1ee3p l\u1ec7';
+        case 'dependencies': return `ph\u1ea3i c\u00f3 c\u00e1c thu\u1ed9c t\u00ednh ${error.params.dependencies.join(', ')} khi thu\u1ed9c t\u00ednh ${error.params.property} hi\u1ec7n di\u1ec7n`;
+        case 'dependentRequired': return `ph\u1ea3i c\u00f3 c\u00e1c thu\u1ed9c t\u00ednh ${error.params.dependencies.join(', ')} khi thu\u1ed9c t\u00ednh ${error.params.property} hi\u1ec7n di\u1ec7n`;
+        case 'enum': return 'ph\u1ea3i b\u1eb1ng m\u1ed9t trong c\u00e1c gi\u00e1 tr\u1ecb \u0111\u01b0\u1ee3c ph\u00e9p';
+        case 'exclusiveMaximum': return `ph\u1ea3i l\u00e0 ${error.params.comparison} ${error.params.limit}`;
+        case 'exclusiveMinimum': return `ph\u1ea3i l\u00e0 ${error.params.comparison} ${error.params.limit}`;
+        case 'format': return `ph\u1ea3i kh\u1edbp v\u1edbi \u0111\u1ecbnh d\u1ea1ng "${error.params.format}"`;
+        case 'if': return `ph\u1ea3i kh\u1edbp v\u1edbi schema "${error.params.failingKeyword}"`;
+        case 'maxItems': return `kh\u00f4ng \u0111\u01b0\u1ee3c c\u00f3 nhi\u1ec1u h\u01a1n ${error.params.limit} m\u1ee5c`;
+        case 'maxLength': return `kh\u00f4ng \u0111\u01b0\u1ee3c c\u00f3 nhi\u1ec1u h\u01a1n ${error.params.limit} k\u00fd t\u1ef1`;
+        case 'maxProperties': return `kh\u00f4ng \u0111\u01b0\u1ee3c c\u00f3 nhi\u1ec1u h\u01a1n ${error.params.limit} thu\u1ed9c t\u00ednh`;
+        case 'maximum': return `ph\u1ea3i l\u00e0 ${error.params.comparison} ${error.params.limit}`;
+        case 'minItems': return `kh\u00f4ng \u0111\u01b0\u1ee3c c\u00f3 \u00edt h\u01a1n ${error.params.limit} m\u1ee5c`;
+        case 'minLength': return `kh\u00f4ng \u0111\u01b0\u1ee3c c\u00f3 \u00edt h\u01a1n ${error.params.limit} k\u00fd t\u1ef1`;
+        case 'minProperties': return `kh\u00f4ng \u0111\u01b0\u1ee3c c\u00f3 \u00edt h\u01a1n ${error.params.limit} thu\u1ed9c t\u00ednh`;
+        case 'minimum': return `ph\u1ea3i l\u00e0 ${error.params.comparison} ${error.params.limit}`;
+        case 'multipleOf': return `ph\u1ea3i l\u00e0 b\u1ed9i s\u1ed1 c\u1ee7a ${error.params.multipleOf}`;
+        case 'not': return 'kh\u00f4ng \u0111\u01b0\u1ee3c h\u1ee3p l\u1ec7';
+        case 'oneOf': return 'ph\u1ea3i kh\u1edbp ch\u00ednh x\u00e1c m\u1ed9t schema trong oneOf';
+        case 'pattern': return `ph\u1ea3i kh\u1edbp v\u1edbi m\u1eabu "${error.params.pattern}"`;
+        case 'propertyNames': return `t\u00ean thu\u1ed9c t\u00ednh ${error.params.propertyNames.join(', ')} kh\u00f4ng h\u1ee3p l\u1ec7`;
+        case 'required': return `ph\u1ea3i c\u00f3 c\u00e1c thu\u1ed9c t\u00ednh b\u1eaft bu\u1ed9c ${error.params.requiredProperties.join(', ')}`;
+        case 'type': return typeof error.params.type === 'string' ? `ph\u1ea3i l\u00e0 ${error.params.type}` : `ph\u1ea3i l\u00e0 m\u1ed9t trong ${error.params.type.join(' ho\u1eb7c ')}`;
+        case 'unevaluatedItems': return 'kh\u00f4ng \u0111\u01b0\u1ee3c c\u00f3 c\u00e1c m\u1ee5c ch\u01b0a \u0111\u01b0\u1ee3c \u0111\u00e1nh gi\u00e1';
+        case 'unevaluatedProperties': return 'kh\u00f4ng \u0111\u01b0\u1ee3c c\u00f3 c\u00e1c thu\u1ed9c t\u00ednh ch\u01b0a \u0111\u01b0\u1ee3c \u0111\u00e1nh gi\u00e1';
+        case 'uniqueItems': return `kh\u00f4ng \u0111\u01b0\u1ee3c c\u00f3 c\u00e1c m\u1ee5c tr\u00f9ng l\u1eb7p`;
         case '~refine': return error.params.message;
-        default: return 'đã xảy ra lỗi xác thực không xác định';
+        default: return '\u0111\u00e3 x\u1ea3y ra l\u1ed7i x\u00e1c th\u1ef1c kh\u00f4ng x\u00e1c \u0111\u1ecbnh';
     }
 }
-// deno-coverage-ignore-stop
 };
 // build/system/locale/yo_NG.mjs
 defs[106] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.yo_NG = yo_NG;
-// deno-fmt-ignore-file
-// deno-coverage-ignore-start
-/** Yoruba (Nigeria) - ISO 639-1 language code 'yo' with ISO 3166-1 alpha-2 country code 'NG' for Nigeria. */
 function yo_NG(error) {
     switch (error.keyword) {
-        case 'additionalProperties': return 'ko gbọdọ ni awọn ohun-ini afikun';
-        case 'anyOf': return 'gbọdọ baramu àlàyé kan ninu anyOf';
-        case 'boolean': return 'àlàyé jẹ eke';
-        case 'const': return 'gbọdọ dọgba pẹlu ifura';
-        case 'contains': return 'gbọdọ ni o kere ju nkan 1 ti o wulo';
-        case 'dependencies': return `gbọdọ ni awọn ohun-ini ${error.params.dependencies.join(', ')} nigbati ohun-ini ${error.params.property} ba wa`;
-        case 'dependentRequired': return `gbọdọ ni awọn ohun-ini ${error.params.dependencies.join(', ')} nigbati ohun-ini ${error.params.property} ba wa`;
-        case 'enum': return 'gbọdọ dọgba pẹlu ọkan ninu awọn iye ti a gba laaye';
-        case 'exclusiveMaximum': return `gbọdọ jẹ ${error.params.comparison} ${error.params.limit}`;
-        case 'exclusiveMinimum': return `gbọdọ jẹ ${error.params.comparison} ${error.params.limit}`;
-        case 'format': return `gbọdọ baramu kika "${error.params.format}"`;
-        case 'if': return `gbọdọ baramu àlàyé "${error.params.failingKeyword}"`;
-        case 'maxItems': return `ko gbọdọ ni ju ${error.params.limit} nkan lọ`;
-        case 'maxLength': return `ko gbọdọ ni ju ${error.params.limit} ohun kikọ lọ`;
-        case 'maxProperties': return `ko gbọdọ ni ju ${error.params.limit} ohun-ini lọ`;
-        case 'maximum': return `gbọdọ jẹ ${error.params.comparison} ${error.params.limit}`;
-        case 'minItems': return `ko gbọdọ ni o kere ju ${error.params.limit} nkan lọ`;
-        case 'minLength': return `ko gbọdọ ni o kere ju ${error.params.limit} ohun kikọ lọ`;
-        case 'minProperties': return `ko gbọdọ ni o kere ju ${error.params.limit} ohun-ini lọ`;
-        case 'minimum': return `gbọdọ jẹ ${error.params.comparison} ${error.params.limit}`;
-        case 'multipleOf': return `gbọdọ jẹ isodipupo ti ${error.params.multipleOf}`;
-        case 'not': return 'ko gbọdọ wulo';
-        case 'oneOf': return 'gbọdọ baramu àlàyé kan ṣoṣo ninu oneOf';
-        case 'pattern': return `gbọdọ baramu apẹrẹ "${error.params.pattern}"`;
-        case 'propertyNames': return `awọn orukọ ohun-ini ${error.params.propertyNames.join(', ')} ko wulo`;
-        case 'required': return `gbọdọ ni awọn ohun-ini ti a beere ${error.params.requiredProperties.join(', ')}`;
-        case 'type': return typeof error.params.type === 'string' ? `gbọdọ jẹ ${error.params.type}` : `gbọdọ jẹ boya ${error.params.type.join(' tabi ')}`;
-        case 'unevaluatedItems': return 'ko gbọdọ ni awọn ohun ti ko ṣe iṣiro';
-        case 'unevaluatedProperties': return 'ko gbọdọ ni awọn ohun-ini ti ko ṣe iṣiro';
-        case 'uniqueItems': return `ko gbọdọ ni awọn ohun elo ẹda`;
+        case 'additionalProperties': return 'ko gb\u1ecdd\u1ecd ni aw\u1ecdn ohun-ini afikun';
+        case 'anyOf': return 'gb\u1ecdd\u1ecd baramu \u00e0l\u00e0y\u00e9 kan ninu anyOf';
+        case 'boolean': return '\u00e0l\u00e0y\u00e9 j\u1eb9 eke';
+        case 'const': return 'gb\u1ecdd\u1ecd d\u1ecdgba p\u1eb9lu ifura';
+        case 'contains': return 'gb\u1ecdd\u1ecd ni o kere ju nkan 1 ti o wulo';
+        case 'dependencies': return `gb\u1ecdd\u1ecd ni aw\u1ecdn ohun-ini ${error.params.dependencies.join(', ')} nigbati ohun-ini ${error.params.property} ba wa`;
+        case 'dependentRequired': return `gb\u1ecdd\u1ecd ni aw\u1ecdn ohun-ini ${error.params.dependencies.join(', ')} nigbati ohun-ini ${error.params.property} ba wa`;
+        case 'enum': return 'gb\u1ecdd\u1ecd d\u1ecdgba p\u1eb9lu \u1ecdkan ninu aw\u1ecdn iye ti a gba laaye';
+        case 'exclusiveMaximum': return `gb\u1ecdd\u1ecd j\u1eb9 ${error.params.comparison} ${error.params.limit}`;
+        case 'exclusiveMinimum': return `gb\u1ecdd\u1ecd j\u1eb9 ${error.params.comparison} ${error.params.limit}`;
+        case 'format': return `gb\u1ecdd\u1ecd baramu kika "${error.params.format}"`;
+        case 'if': return `gb\u1ecdd\u1ecd baramu \u00e0l\u00e0y\u00e9 "${error.params.failingKeyword}"`;
+        case 'maxItems': return `ko gb\u1ecdd\u1ecd ni ju ${error.params.limit} nkan l\u1ecd`;
+        case 'maxLength': return `ko gb\u1ecdd\u1ecd ni ju ${error.params.limit} ohun kik\u1ecd l\u1ecd`;
+        case 'maxProperties': return `ko gb\u1ecdd\u1ecd ni ju ${error.params.limit} ohun-ini l\u1ecd`;
+        case 'maximum': return `gb\u1ecdd\u1ecd j\u1eb9 ${error.params.comparison} ${error.params.limit}`;
+        case 'minItems': return `ko gb\u1ecdd\u1ecd ni o kere ju ${error.params.limit} nkan l\u1ecd`;
+        case 'minLength': return `ko gb\u1ecdd\u1ecd ni o kere ju ${error.params.limit} ohun kik\u1ecd l\u1ecd`;
+        case 'minProperties': return `ko gb\u1ecdd\u1ecd ni o kere ju ${error.params.limit} ohun-ini l\u1ecd`;
+        case 'minimum': return `gb\u1ecdd\u1ecd j\u1eb9 ${error.params.comparison} ${error.params.limit}`;
+        case 'multipleOf': return `gb\u1ecdd\u1ecd j\u1eb9 isodipupo ti ${error.params.multipleOf}`;
+        case 'not': return 'ko gb\u1ecdd\u1ecd wulo';
+        case 'oneOf': return 'gb\u1ecdd\u1ecd baramu \u00e0l\u00e0y\u00e9 kan \u1e63o\u1e63o ninu oneOf';
+        case 'pattern': return `gb\u1ecdd\u1ecd baramu ap\u1eb9r\u1eb9 "${error.params.pattern}"`;
+        case 'propertyNames': return `aw\u1ecdn oruk\u1ecd ohun-ini ${error.params.propertyNames.join(', ')} ko wulo`;
+        case 'required': return `gb\u1ecdd\u1ecd ni aw\u1ecdn ohun-ini ti a beere ${error.params.requiredProperties.join(', ')}`;
+        case 'type': return typeof error.params.type === 'string' ? `gb\u1ecdd\u1ecd j\u1eb9 ${error.params.type}` : `gb\u1ecdd\u1ecd j\u1eb9 boya ${error.params.type.join(' tabi ')}`;
+        case 'unevaluatedItems': return 'ko gb\u1ecdd\u1ecd ni aw\u1ecdn ohun ti ko \u1e63e i\u1e63iro';
+        case 'unevaluatedProperties': return 'ko gb\u1ecdd\u1ecd ni aw\u1ecdn ohun-ini ti ko \u1e63e i\u1e63iro';
+        case 'uniqueItems': return `ko gb\u1ecdd\u1ecd ni aw\u1ecdn ohun elo \u1eb9da`;
         case '~refine': return error.params.message;
-        default: return 'aṣiṣe ijẹrisi aimọ waye';
+        default: return 'a\u1e63i\u1e63e ij\u1eb9risi aim\u1ecd waye';
     }
 }
-// deno-coverage-ignore-stop
 };
 // build/system/locale/zh_Hans.mjs
 defs[107] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.zh_Hans = zh_Hans;
-// deno-fmt-ignore-file
-// deno-coverage-ignore-start
-/** Chinese (Simplified) - ISO 639-1 language code 'zh' with script code 'Hans' for Simplified Chinese. */
 function zh_Hans(error) {
     switch (error.keyword) {
-        case 'additionalProperties': return '不得有额外属性';
-        case 'anyOf': return '必须匹配 anyOf 中的一个模式';
-        case 'boolean': return '模式为假';
-        case 'const': return '必须等于常量';
-        case 'contains': return '必须至少包含一个有效项';
-        case 'dependencies': return `当属性 ${error.params.property} 存在时，必须具有属性 ${error.params.dependencies.join(', ')}`;
-        case 'dependentRequired': return `当属性 ${error.params.property} 存在时，必须具有属性 ${error.params.dependencies.join(', ')}`;
-        case 'enum': return '必须等于允许值中的一个';
-        case 'exclusiveMaximum': return `必须 ${error.params.comparison} ${error.params.limit}`;
-        case 'exclusiveMinimum': return `必须 ${error.params.comparison} ${error.params.limit}`;
-        case 'format': return `必须匹配格式 "${error.params.format}"`;
-        case 'if': return `必须匹配 "${error.params.failingKeyword}" 模式`;
-        case 'maxItems': return `不得多于 ${error.params.limit} 项`;
-        case 'maxLength': return `不得多于 ${error.params.limit} 个字符`;
-        case 'maxProperties': return `不得多于 ${error.params.limit} 个属性`;
-        case 'maximum': return `必须 ${error.params.comparison} ${error.params.limit}`;
-        case 'minItems': return `不得少于 ${error.params.limit} 项`;
-        case 'minLength': return `不得少于 ${error.params.limit} 个字符`;
-        case 'minProperties': return `不得少于 ${error.params.limit} 个属性`;
-        case 'minimum': return `必须 ${error.params.comparison} ${error.params.limit}`;
-        case 'multipleOf': return `必须是 ${error.params.multipleOf} 的倍数`;
-        case 'not': return '不得有效';
-        case 'oneOf': return '必须精确匹配 oneOf 中的一个模式';
-        case 'pattern': return `必须匹配模式 "${error.params.pattern}"`;
-        case 'propertyNames': return `属性名 ${error.params.propertyNames.join(', ')} 无效`;
-        case 'required': return `必须具有必需属性 ${error.params.requiredProperties.join(', ')}`;
-        case 'type': return typeof error.params.type === 'string' ? `必须是 ${error.params.type}` : `必须是 ${error.params.type.join(' 或 ')} 之一`;
-        case 'unevaluatedItems': return '不得有未评估的项';
-        case 'unevaluatedProperties': return '不得有未评估的属性';
-        case 'uniqueItems': return `不得有重复项`;
+        case 'additionalProperties': return '\u4e0d\u5f97\u6709\u989d\u5916\u5c5e\u6027';
+        case 'anyOf': return '\u5fc5\u987b\u5339\u914d anyOf \u4e2d\u7684\u4e00\u4e2a\u6a21\u5f0f';
+        case 'boolean': return '\u6a21\u5f0f\u4e3a\u5047';
+        case 'const': return '\u5fc5\u987b\u7b49\u4e8e\u5e38\u91cf';
+        case 'contains': return '\u5fc5\u987b\u81f3\u5c11\u5305\u542b\u4e00\u4e2a\u6709\u6548\u9879';
+        case 'dependencies': return `\u5f53\u5c5e\u6027 ${error.params.property} \u5b58\u5728\u65f6\uff0c\u5fc5\u987b\u5177\u6709\u5c5e\u6027 ${error.params.dependencies.join(', ')}`;
+        case 'dependentRequired': return `\u5f53\u5c5e\u6027 ${error.params.property} \u5b58\u5728\u65f6\uff0c\u5fc5\u987b\u5177\u6709\u5c5e\u6027 ${error.params.dependencies.join(', ')}`;
+        case 'enum': return '\u5fc5\u987b\u7b49\u4e8e\u5141\u8bb8\u503c\u4e2d\u7684\u4e00\u4e2a';
+        case 'exclusiveMaximum': return `\u5fc5\u987b ${error.params.comparison} ${error.params.limit}`;
+        case 'exclusiveMinimum': return `\u5fc5\u987b ${error.params.comparison} ${error.params.limit}`;
+        case 'format': return `\u5fc5\u987b\u5339\u914d\u683c\u5f0f "${error.params.format}"`;
+        case 'if': return `\u5fc5\u987b\u5339\u914d "${error.params.failingKeyword}" \u6a21\u5f0f`;
+        case 'maxItems': return `\u4e0d\u5f97\u591a\u4e8e ${error.params.limit} \u9879`;
+        case 'maxLength': return `\u4e0d\u5f97\u591a\u4e8e ${error.params.limit} \u4e2a\u5b57\u7b26`;
+        case 'maxProperties': return `\u4e0d\u5f97\u591a\u4e8e ${error.params.limit} \u4e2a\u5c5e\u6027`;
+        case 'maximum': return `\u5fc5\u987b ${error.params.comparison} ${error.params.limit}`;
+        case 'minItems': return `\u4e0d\u5f97\u5c11\u4e8e ${error.params.limit} \u9879`;
+        case 'minLength': return `\u4e0d\u5f97\u5c11\u4e8e ${error.params.limit} \u4e2a\u5b57\u7b26`;
+        case 'minProperties': return `\u4e0d\u5f97\u5c11\u4e8e ${error.params.limit} \u4e2a\u5c5e\u6027`;
+        case 'minimum': return `\u5fc5\u987b ${error.params.comparison} ${error.params.limit}`;
+        case 'multipleOf': return `\u5fc5\u987b\u662f ${error.params.multipleOf} \u7684\u500d\u6570`;
+        case 'not': return '\u4e0d\u5f97\u6709\u6548';
+        case 'oneOf': return '\u5fc5\u987b\u7cbe\u786e\u5339\u914d oneOf \u4e2d\u7684\u4e00\u4e2a\u6a21\u5f0f';
+        case 'pattern': return `\u5fc5\u987b\u5339\u914d\u6a21\u5f0f "${error.params.pattern}"`;
+        case 'propertyNames': return `\u5c5e\u6027\u540d ${error.params.propertyNames.join(', ')} \u65e0\u6548`;
+        case 'required': return `\u5fc5\u987b\u5177\u6709\u5fc5\u9700\u5c5e\u6027 ${error.params.requiredProperties.join(', ')}`;
+        case 'type': return typeof error.params.type === 'string' ? `\u5fc5\u987b\u662f ${error.params.type}` : `\u5fc5\u987b\u662f ${error.params.type.join(' \u6216 ')} \u4e4b\u4e00`;
+        case 'unevaluatedItems': return '\u4e0d\u5f97\u6709\u672a\u8bc4\u4f30\u7684\u9879';
+        case 'unevaluatedProperties': return '\u4e0d\u5f97\u6709\u672a\u8bc4\u4f30\u7684\u5c5e\u6027';
+        case 'uniqueItems': return `\u4e0d\u5f97\u6709\u91cd\u590d\u9879`;
         case '~refine': return error.params.message;
-        default: return '发生未知验证错误';
+        default: return '\u53d1\u751f\u672a\u77e5\u9a8c\u8bc1\u9519\u8bef';
     }
 }
-// deno-coverage-ignore-stop
 };
 // build/system/locale/zh_Hant.mjs
 defs[108] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.zh_Hant = zh_Hant;
-// deno-fmt-ignore-file
-// deno-coverage-ignore-start
-/** Chinese (Traditional) - ISO 639-1 language code 'zh' with script code 'Hant' for Traditional Chinese. */
 function zh_Hant(error) {
     switch (error.keyword) {
-        case 'additionalProperties': return '不得有額外屬性';
-        case 'anyOf': return '必須匹配 anyOf 中的一個模式';
-        case 'boolean': return '模式為假';
-        case 'const': return '必須等於常數';
-        case 'contains': return '必須至少包含 1 個有效項目';
-        case 'dependencies': return `當屬性 ${error.params.property} 存在時，必須具有屬性 ${error.params.dependencies.join(', ')}`;
-        case 'dependentRequired': return `當屬性 ${error.params.property} 存在時，必須具有屬性 ${error.params.dependencies.join(', ')}`;
-        case 'enum': return '必須等於允許值中的一個';
-        case 'exclusiveMaximum': return `必須 ${error.params.comparison} ${error.params.limit}`;
-        case 'exclusiveMinimum': return `必須 ${error.params.comparison} ${error.params.limit}`;
-        case 'format': return `必須匹配格式 "${error.params.format}"`;
-        case 'if': return `必須匹配 "${error.params.failingKeyword}" 模式`;
-        case 'maxItems': return `不得多於 ${error.params.limit} 個項目`;
-        case 'maxLength': return `不得多於 ${error.params.limit} 個字元`;
-        case 'maxProperties': return `不得多於 ${error.params.limit} 個屬性`;
-        case 'maximum': return `必須 ${error.params.comparison} ${error.params.limit}`;
-        case 'minItems': return `不得少於 ${error.params.limit} 個項目`;
-        case 'minLength': return `不得少於 ${error.params.limit} 個字元`;
-        case 'minProperties': return `不得少於 ${error.params.limit} 個屬性`;
-        case 'minimum': return `必須 ${error.params.comparison} ${error.params.limit}`;
-        case 'multipleOf': return `必須是 ${error.params.multipleOf} 的倍數`;
-        case 'not': return '不得有效';
-        case 'oneOf': return '必須精確匹配 oneOf 中的一個模式';
-        case 'pattern': return `必須匹配模式 "${error.params.pattern}"`;
-        case 'propertyNames': return `屬性名稱 ${error.params.propertyNames.join(', ')} 無效`;
-        case 'required': return `必須具有必需屬性 ${error.params.requiredProperties.join(', ')}`;
-        case 'type': return typeof error.params.type === 'string' ? `必須是 ${error.params.type}` : `必須是 ${error.params.type.join(' 或 ')} 之一`;
-        case 'unevaluatedItems': return '不得有未評估的項目';
-        case 'unevaluatedProperties': return '不得有未評估的屬性';
-        case 'uniqueItems': return `不得有重複項目`;
+        case 'additionalProperties': return '\u4e0d\u5f97\u6709\u984d\u5916\u5c6c\u6027';
+        case 'anyOf': return '\u5fc5\u9808\u5339\u914d anyOf \u4e2d\u7684\u4e00\u500b\u6a21\u5f0f';
+        case 'boolean': return '\u6a21\u5f0f\u70ba\u5047';
+        case 'const': return '\u5fc5\u9808\u7b49\u65bc\u5e38\u6578';
+        case 'contains': return '\u5fc5\u9808\u81f3\u5c11\u5305\u542b 1 \u500b\u6709\u6548\u9805\u76ee';
+        case 'dependencies': return `\u7576\u5c6c\u6027 ${error.params.property} \u5b58\u5728\u6642\uff0c\u5fc5\u9808\u5177\u6709\u5c6c\u6027 ${error.params.dependencies.join(', ')}`;
+        case 'dependentRequired': return `\u7576\u5c6c\u6027 ${error.params.property} \u5b58\u5728\u6642\uff0c\u5fc5\u9808\u5177\u6709\u5c6c\u6027 ${error.params.dependencies.join(', ')}`;
+        case 'enum': return '\u5fc5\u9808\u7b49\u65bc\u5141\u8a31\u503c\u4e2d\u7684\u4e00\u500b';
+        case 'exclusiveMaximum': return `\u5fc5\u9808 ${error.params.comparison} ${error.params.limit}`;
+        case 'exclusiveMinimum': return `\u5fc5\u9808 ${error.params.comparison} ${error.params.limit}`;
+        case 'format': return `\u5fc5\u9808\u5339\u914d\u683c\u5f0f "${error.params.format}"`;
+        case 'if': return `\u5fc5\u9808\u5339\u914d "${error.params.failingKeyword}" \u6a21\u5f0f`;
+        case 'maxItems': return `\u4e0d\u5f97\u591a\u65bc ${error.params.limit} \u500b\u9805\u76ee`;
+        case 'maxLength': return `\u4e0d\u5f97\u591a\u65bc ${error.params.limit} \u500b\u5b57\u5143`;
+        case 'maxProperties': return `\u4e0d\u5f97\u591a\u65bc ${error.params.limit} \u500b\u5c6c\u6027`;
+        case 'maximum': return `\u5fc5\u9808 ${error.params.comparison} ${error.params.limit}`;
+        case 'minItems': return `\u4e0d\u5f97\u5c11\u65bc ${error.params.limit} \u500b\u9805\u76ee`;
+        case 'minLength': return `\u4e0d\u5f97\u5c11\u65bc ${error.params.limit} \u500b\u5b57\u5143`;
+        case 'minProperties': return `\u4e0d\u5f97\u5c11\u65bc ${error.params.limit} \u500b\u5c6c\u6027`;
+        case 'minimum': return `\u5fc5\u9808 ${error.params.comparison} ${error.params.limit}`;
+        case 'multipleOf': return `\u5fc5\u9808\u662f ${error.params.multipleOf} \u7684\u500d\u6578`;
+        case 'not': return '\u4e0d\u5f97\u6709\u6548';
+        case 'oneOf': return '\u5fc5\u9808\u7cbe\u78ba\u5339\u914d oneOf \u4e2d\u7684\u4e00\u500b\u6a21\u5f0f';
+        case 'pattern': return `\u5fc5\u9808\u5339\u914d\u6a21\u5f0f "${error.params.pattern}"`;
+        case 'propertyNames': return `\u5c6c\u6027\u540d\u7a31 ${error.params.propertyNames.join(', ')} \u7121\u6548`;
+        case 'required': return `\u5fc5\u9808\u5177\u6709\u5fc5\u9700\u5c6c\u6027 ${error.params.requiredProperties.join(', ')}`;
+        case 'type': return typeof error.params.type === 'string' ? `\u5fc5\u9808\u662f ${error.params.type}` : `\u5fc5\u9808\u662f ${error.params.type.join(' \u6216 ')} \u4e4b\u4e00`;
+        case 'unevaluatedItems': return '\u4e0d\u5f97\u6709\u672a\u8a55\u4f30\u7684\u9805\u76ee';
+        case 'unevaluatedProperties': return '\u4e0d\u5f97\u6709\u672a\u8a55\u4f30\u7684\u5c6c\u6027';
+        case 'uniqueItems': return `\u4e0d\u5f97\u6709\u91cd\u8907\u9805\u76ee`;
         case '~refine': return error.params.message;
-        default: return '發生未知驗證錯誤';
+        default: return '\u767c\u751f\u672a\u77e5\u9a57\u8b49\u932f\u8aa4';
     }
 }
-// deno-coverage-ignore-stop
 };
 // build/type/engine/patterns/template.mjs
 defs[109] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ParseTemplateIntoTypes = ParseTemplateIntoTypes;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(66);
 const index_mjs_2 = require(9);
 const parser_mjs_1 = require(110);
-// ------------------------------------------------------------------
-// deno-coverage-ignore-start - symmetric unreachable
-//
-// Parser is parsing regular expression for strings and will return 
-// at least 1 TLiteral at a minumum.
-//
-// ------------------------------------------------------------------
-/** Parses a Template into a TemplateLiteral types */
 function ParseTemplateIntoTypes(template) {
     const parsed = (0, parser_mjs_1.TemplateLiteralTypes)(`\`${template}\``);
     const result = index_mjs_2.Guard.IsEqual(parsed.length, 2)
         ? parsed[0]
-        : (0, index_mjs_1.Unreachable)(); // []
+        : (0, index_mjs_1.Unreachable)();
     return result;
 }
-// deno-coverage-ignore-stop
 };
 // build/type/script/parser.mjs
 defs[110] = function (module, exports, require) {
@@ -5461,16 +4594,6 @@ Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExprPipe = exports.ExprReadonly = exports.Expr = exports.ExprTail = exports.ExprTerm = exports.ExprTermTail = exports.Factor = exports.With = exports.Base = exports.Extends = exports.IndexArray = exports.IndexArray_0 = exports.KeyOf = exports.LiteralString = exports.LiteralNumber = exports.LiteralBoolean = exports.LiteralBigInt = exports.Dependent = exports.TemplateLiteral = exports.TemplateLiteralTypes = exports.TemplateBody = exports.TemplateSpan = exports.TemplateInterpolate = exports.KeywordThis = exports.KeywordVoid = exports.KeywordSymbol = exports.KeywordNever = exports.KeywordObject = exports.KeywordAny = exports.KeywordUnknown = exports.KeywordBigInt = exports.KeywordInteger = exports.KeywordNull = exports.KeywordUndefined = exports.KeywordBoolean = exports.KeywordNumber = exports.KeywordString = exports.OptionalSemiColon = exports.GenericCall = exports.GenericCallArguments = exports.GenericCallArgumentList = exports.GenericCallArgumentList_0 = exports.GenericParameters = exports.GenericParameterList = exports.GenericParameterList_0 = exports.GenericParameter = exports.GenericParameterIdentifier = exports.GenericParameterEquals = exports.GenericParameterExtends = exports.GenericParameterExtendsEquals = void 0;
 exports.WithArray = exports.WithElementList = exports.WithElementList_0 = exports.WithObject = exports.WithPropertyList = exports.WithPropertyList_0 = exports.WithProperty = exports.WithUndefined = exports.WithNull = exports.WithString = exports.WithBoolean = exports.WithNumber = exports.WithBigInt = exports.Reference = exports._Mapped_ = exports.MappedAs = exports.MappedOptional = exports.MappedReadonly = exports._Constructor_ = exports._Function_ = exports.ParameterList = exports.ParameterList_0 = exports.Parameter = exports.ParameterBase = exports.ParameterType = exports.ParameterOptional = exports.ParameterReadonly = exports.ParameterReadonlyOptional = exports._Tuple_ = exports.ElementList = exports.ElementList_0 = exports.Element = exports.ElementBase = exports.ElementNamed = exports._Object_ = exports.Properties = exports.PropertyList = exports.PropertyList_0 = exports.PropertyDelimiter = exports.Property = exports.Optional = exports.Readonly = exports.PropertyKey = exports.PropertyKeyIndex = exports.PropertyKeyQuoted = exports.PropertyKeyIdent = exports.PropertyKeyNumber = exports.Type = exports.InferType = exports.GenericType = void 0;
 exports.Script = exports.Module = exports.ModuleDeclaration = exports.ModuleDeclarationList = exports.ModuleDeclarationList_0 = exports.ModuleDeclarationDelimiter = exports.ExportKeyword = exports.TypeAliasDeclaration = exports.TypeAliasDeclarationGeneric = exports.InterfaceDeclaration = exports.InterfaceDeclarationGeneric = exports.InterfaceDeclarationHeritage = exports.InterfaceDeclarationHeritageList = exports.InterfaceDeclarationHeritageList_0 = exports.Pattern = exports.PatternBody = exports.PatternTerm = exports.PatternUnion = exports.PatternGroup = exports.PatternBase = exports.PatternText = exports.PatternNever = exports.PatternInteger = exports.PatternNumber = exports.PatternString = exports.PatternBigInt = exports.WithValue = void 0;
-// deno-fmt-ignore-file
-// deno-lint-ignore-file
-// ------------------------------------------------------------------
-//
-// This module was auto-generated by TypeBox's parser compiler
-// infrastructure (ParseBox). The source grammar is located at:
-//
-// Source: ./design/syntax/syntax.ts
-//
-// ------------------------------------------------------------------
 const S = __importStar(require(111));
 const Token = __importStar(require(164));
 const If = (result, left, right = () => []) => result.length === 2 ? left(result) : right();
@@ -5883,16 +5006,11 @@ exports.ModuleDeclarationListMapping = ModuleDeclarationListMapping;
 exports.ModuleDeclarationMapping = ModuleDeclarationMapping;
 exports.ModuleMapping = ModuleMapping;
 exports.ScriptMapping = ScriptMapping;
-// deno-fmt-ignore-file
-// deno-lint-ignore-file
 const index_mjs_1 = require(4);
 const index_mjs_2 = require(9);
 const T = __importStar(require(112));
 const S = __importStar(require(1));
 function IntrinsicOrCall(ref, parameters) {
-    // deno-coverage-ignore-start
-    //
-    // Have extensively tested but reports show no Omit coverage (review)
     return (index_mjs_2.Guard.IsEqual(ref, 'Array') ? T.Array(parameters[0]) :
         index_mjs_2.Guard.IsEqual(ref, 'Capitalize') ? S.CapitalizeDeferred(parameters[0]) :
             index_mjs_2.Guard.IsEqual(ref, 'ConstructorParameters') ? S.ConstructorParametersDeferred(parameters[0]) :
@@ -5915,12 +5033,7 @@ function IntrinsicOrCall(ref, parameters) {
                                                                                 index_mjs_2.Guard.IsEqual(ref, 'Uncapitalize') ? S.UncapitalizeDeferred(parameters[0]) :
                                                                                     index_mjs_2.Guard.IsEqual(ref, 'Uppercase') ? S.UppercaseDeferred(parameters[0]) :
                                                                                         T.CallConstruct(T.Ref(ref), parameters));
-    // deno-coverage-ignore-stop
 }
-// ------------------------------------------------------------------
-// Unreachable
-// ------------------------------------------------------------------
-// deno-coverage-ignore-start
 function Unreachable() {
     throw Error('Unreachable');
 }
@@ -6063,7 +5176,6 @@ function BaseMapping(input) {
 function WithMapping(input) {
     return index_mjs_2.Guard.IsEqual(input.length, 2) ? input[1] : [];
 }
-// deno-coverage-ignore-start
 function FactorIndexArray(Type, indexArray) {
     return indexArray.reduce((result, left) => {
         const _left = left;
@@ -6072,7 +5184,6 @@ function FactorIndexArray(Type, indexArray) {
                 Unreachable());
     }, Type);
 }
-// deno-coverage-ignore-stop
 function FactorExtends(type, extend) {
     return index_mjs_2.Guard.IsEqual(extend.length, 3)
         ? S.ConditionalDeferred(type, extend[0], extend[1], extend[2])
@@ -6089,7 +5200,6 @@ function FactorMapping(input) {
         ? FactorExtends(S.KeyOfDeferred(FactorIndexArray(type, indexArray)), extend)
         : FactorExtends(FactorIndexArray(type, indexArray), extend), withClause);
 }
-// deno-coverage-ignore-start
 function ExprBinaryMapping(left, rest) {
     return (index_mjs_2.Guard.IsEqual(rest.length, 3) ? (() => {
         const [operator, right, next] = rest;
@@ -6130,7 +5240,6 @@ function ExprPipeMapping(input) {
 function GenericTypeMapping(input) {
     return T.Generic(input[0], input[2]);
 }
-// deno-coverage-ignore-start
 function InferTypeMapping(input) {
     return (index_mjs_2.Guard.IsEqual(input.length, 4) ? T.Infer(input[1], input[3]) :
         index_mjs_2.Guard.IsEqual(input.length, 2) ? T.Infer(input[1], T.Unknown()) :
@@ -6148,7 +5257,6 @@ function PropertyKeyIdentMapping(input) {
 function PropertyKeyQuotedMapping(input) {
     return input;
 }
-// deno-coverage-ignore-start
 function PropertyKeyIndexMapping(input) {
     return (T.IsInteger(input[3]) ? T.IntegerKey :
         T.IsNumber(input[3]) ? T.NumberKey :
@@ -6183,7 +5291,6 @@ function PropertyListMapping(input) {
 function PropertiesReduce(propertyList) {
     return propertyList.reduce((result, left) => {
         const isPatternProperties = (index_mjs_2.Guard.HasPropertyKey(left, T.IntegerKey) || index_mjs_2.Guard.HasPropertyKey(left, T.NumberKey) || index_mjs_2.Guard.HasPropertyKey(left, T.StringKey));
-        // @ts-ignore 5.0.4 - unable to observe ...left on right arm
         return (isPatternProperties
             ? [result[0], index_mjs_1.Memory.Assign(result[1], left)]
             : [index_mjs_1.Memory.Assign(result[0], left), result[1]]);
@@ -6197,7 +5304,6 @@ function _Object_Mapping(input) {
     const options = index_mjs_2.Guard.IsEqual(index_mjs_2.Guard.Keys(patternProperties).length, 0) ? {} : { patternProperties };
     return T.Object(properties, options);
 }
-// deno-coverage-ignore-start
 function ElementNamedMapping(input) {
     return (index_mjs_2.Guard.IsEqual(input.length, 5) ? S.AddReadonlyDeferred(S.AddOptionalDeferred(input[4])) :
         index_mjs_2.Guard.IsEqual(input.length, 3) ? input[2] :
@@ -6213,7 +5319,6 @@ function ElementBaseMapping(input) {
             !isReadonly && isOptional ? S.AddOptionalDeferred(type) :
                 type);
 }
-// deno-coverage-ignore-start
 function ElementMapping(input) {
     return (index_mjs_2.Guard.IsEqual(input.length, 2) ? T.Rest(input[1]) :
         index_mjs_2.Guard.IsEqual(input.length, 1) ? input[0] :
@@ -6240,7 +5345,6 @@ function ParameterTypeMapping(input) {
 function ParameterBaseMapping(input) {
     return input;
 }
-// deno-coverage-ignore-start
 function ParameterMapping(input) {
     return (index_mjs_2.Guard.IsEqual(input.length, 2) ? T.Rest(input[1]) :
         index_mjs_2.Guard.IsEqual(input.length, 1) ? input[0] :
@@ -6393,7 +5497,7 @@ function TypeAliasDeclarationMapping(input) {
     return { [input[1]]: input[3] };
 }
 function ExportKeywordMapping(input) {
-    return null; // ignored-dont-care
+    return null;
 }
 function ModuleDeclarationDelimiterMapping(input) {
     return input;
@@ -6430,17 +5534,11 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-// ------------------------------------------------------------------
-// Extensions
-// ------------------------------------------------------------------
 __exportStar(require(113), exports);
 __exportStar(require(115), exports);
 __exportStar(require(41), exports);
 __exportStar(require(116), exports);
 __exportStar(require(118), exports);
-// ------------------------------------------------------------------
-// Standard
-// ------------------------------------------------------------------
 __exportStar(require(37), exports);
 __exportStar(require(28), exports);
 __exportStar(require(119), exports);
@@ -6491,13 +5589,9 @@ exports.Codec = Codec;
 exports.Decode = Decode;
 exports.Encode = Encode;
 exports.IsCodec = IsCodec;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(114);
 const index_mjs_2 = require(9);
 const schema_mjs_1 = require(23);
-// ------------------------------------------------------------------
-// Factory
-// ------------------------------------------------------------------
 class EncodeBuilder {
     constructor(type, decode) {
         this.type = type;
@@ -6521,31 +5615,19 @@ class DecodeBuilder {
     }
 }
 exports.DecodeBuilder = DecodeBuilder;
-// ------------------------------------------------------------------
-// Bidirectional
-// ------------------------------------------------------------------
-/** Creates a bi-directional Codec. Codec functions are called on Value.Decode and Value.Encode. */
 function Codec(type) {
     return new DecodeBuilder(type);
 }
-// ------------------------------------------------------------------
-// Unidirectional
-// ------------------------------------------------------------------
-/** Createsa  uni-directional Codec with Decode only. The Decode function is called on Value.Decode */
 function Decode(type, callback) {
     return Codec(type).Decode(callback).Encode(() => {
         throw Error('Encode not implemented');
     });
 }
-/** Creates a uni-directional Codec with Encode only. The Encode function is called on Value.Encode */
 function Encode(type, callback) {
     return Codec(type).Decode(() => {
         throw Error('Decode not implemented');
     }).Encode(callback);
 }
-// ------------------------------------------------------------------
-// Guard
-// ------------------------------------------------------------------
 function IsCodec(value) {
     return (0, schema_mjs_1.IsSchema)(value) &&
         index_mjs_2.Guard.HasPropertyKey(value, '~codec') &&
@@ -6606,21 +5688,12 @@ defs[115] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Immutable = Immutable;
 exports.IsImmutable = IsImmutable;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(9);
 const schema_mjs_1 = require(23);
 const _add_immutable_mjs_1 = require(2);
-// ------------------------------------------------------------------
-// Factory
-// ------------------------------------------------------------------
-/** Applies an Immutable modifier to the given type. */
 function Immutable(type) {
     return (0, _add_immutable_mjs_1.AddImmutable)(type);
 }
-// ------------------------------------------------------------------
-// Guard
-// ------------------------------------------------------------------
-/** Returns true if the given value is a TImmutable */
 function IsImmutable(value) {
     return (0, schema_mjs_1.IsSchema)(value) && index_mjs_1.Guard.HasPropertyKey(value, '~immutable');
 }
@@ -6631,21 +5704,12 @@ defs[116] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Readonly = Readonly;
 exports.IsReadonly = IsReadonly;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(9);
 const schema_mjs_1 = require(23);
 const _add_readonly_mjs_1 = require(117);
-// ------------------------------------------------------------------
-// Factory
-// ------------------------------------------------------------------
-/** Applies an Readonly property modifier to the given type. */
 function Readonly(type) {
     return (0, _add_readonly_mjs_1.AddReadonly)(type);
 }
-// ------------------------------------------------------------------
-// Guard
-// ------------------------------------------------------------------
-/** Returns true if the given value is a TReadonly */
 function IsReadonly(value) {
     return (0, schema_mjs_1.IsSchema)(value) && index_mjs_1.Guard.HasPropertyKey(value, '~readonly');
 }
@@ -6656,14 +5720,11 @@ defs[117] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.AddReadonlyDeferred = AddReadonlyDeferred;
 exports.AddReadonly = AddReadonly;
-// deno-fmt-ignore-file
 const deferred_mjs_1 = require(3);
 const instantiate_add_mjs_1 = require(26);
-/** Creates a deferred AddReadonly action. */
 function AddReadonlyDeferred(type, options = {}) {
     return (0, deferred_mjs_1.Deferred)('AddReadonly', [type], options);
 }
-/** Applies an AddReadonly action to a type. */
 function AddReadonly(type, options = {}) {
     return (0, instantiate_add_mjs_1.AddReadonlyAction)(type, options);
 }
@@ -6676,17 +5737,14 @@ exports.RefineAdd = RefineAdd;
 exports.Refine = Refine;
 exports.IsRefinement = IsRefinement;
 exports.IsRefine = IsRefine;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(52);
 const index_mjs_2 = require(4);
 const index_mjs_3 = require(9);
 const schema_mjs_1 = require(23);
-/** Applies a Refine check to the given type. */
 function RefineAdd(type, refinement) {
     const refinements = IsRefine(type) ? [...type['~refine'], refinement] : [refinement];
     return index_mjs_2.Memory.Update(type, { '~refine': refinements }, {});
 }
-/** Refines a type with an explicit check */
 function Refine(...args) {
     const [type, check, error] = index_mjs_1.Arguments.Match(args, {
         3: (type, check, error) => [type, check, error],
@@ -6694,10 +5752,6 @@ function Refine(...args) {
     });
     return RefineAdd(type, { check, error });
 }
-// ------------------------------------------------------------------
-// Guard
-// ------------------------------------------------------------------
-/** Returns true if the given value is a TRefinement. */
 function IsRefinement(value) {
     return index_mjs_3.Guard.IsObjectNotArray(value)
         && index_mjs_3.Guard.HasPropertyKey(value, 'check')
@@ -6705,7 +5759,6 @@ function IsRefinement(value) {
         && index_mjs_3.Guard.IsFunction(value.check)
         && index_mjs_3.Guard.IsFunction(value.error);
 }
-/** Returns true if the given value is a TRefine. */
 function IsRefine(value) {
     return (0, schema_mjs_1.IsSchema)(value)
         && index_mjs_3.Guard.HasPropertyKey(value, '~refine')
@@ -6720,24 +5773,12 @@ Object.defineProperty(exports, "__esModule", { value: true });
 exports.BigIntPattern = void 0;
 exports.BigInt = BigInt;
 exports.IsBigInt = IsBigInt;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(4);
 const schema_mjs_1 = require(23);
-// ------------------------------------------------------------------
-// Pattern
-// ------------------------------------------------------------------
 exports.BigIntPattern = '-?(?:0|[1-9][0-9]*)n';
-// ------------------------------------------------------------------
-// Factory
-// ------------------------------------------------------------------
-/** Creates a BigInt type. */
 function BigInt(options) {
     return index_mjs_1.Memory.Create({ '~kind': 'BigInt' }, { type: 'bigint' }, options);
 }
-// ------------------------------------------------------------------
-// Guard
-// ------------------------------------------------------------------
-/** Returns true if the given value is a TBigInt. */
 function IsBigInt(value) {
     return (0, schema_mjs_1.IsKind)(value, 'BigInt');
 }
@@ -6748,20 +5789,11 @@ defs[120] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Boolean = Boolean;
 exports.IsBoolean = IsBoolean;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(4);
 const schema_mjs_1 = require(23);
-// ------------------------------------------------------------------
-// Factory
-// ------------------------------------------------------------------
-/** Creates a Boolean type. */
 function Boolean(options) {
     return index_mjs_1.Memory.Create({ '~kind': 'Boolean' }, { type: 'boolean' }, options);
 }
-// ------------------------------------------------------------------
-// Guard
-// ------------------------------------------------------------------
-/** Returns true if the given value is a TBoolean. */
 function IsBoolean(value) {
     return (0, schema_mjs_1.IsKind)(value, 'Boolean');
 }
@@ -6772,20 +5804,11 @@ defs[121] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Identifier = Identifier;
 exports.IsIdentifier = IsIdentifier;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(4);
 const schema_mjs_1 = require(23);
-// ------------------------------------------------------------------
-// Factory
-// ------------------------------------------------------------------
-/** Creates an Identifier. */
 function Identifier(name) {
     return index_mjs_1.Memory.Create({ '~kind': 'Identifier' }, { name });
 }
-// ------------------------------------------------------------------
-// Guard
-// ------------------------------------------------------------------
-/** Returns true if the given value is a TIdentifier. */
 function IsIdentifier(value) {
     return (0, schema_mjs_1.IsKind)(value, 'Identifier');
 }
@@ -6797,24 +5820,12 @@ Object.defineProperty(exports, "__esModule", { value: true });
 exports.IntegerPattern = void 0;
 exports.Integer = Integer;
 exports.IsInteger = IsInteger;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(4);
 const schema_mjs_1 = require(23);
-// ------------------------------------------------------------------
-// Pattern
-// ------------------------------------------------------------------
 exports.IntegerPattern = '-?(?:0|[1-9][0-9]*)';
-// ------------------------------------------------------------------
-// Factory
-// ------------------------------------------------------------------
-/** Creates a Integer type. */
 function Integer(options) {
     return index_mjs_1.Memory.Create({ '~kind': 'Integer' }, { type: 'integer' }, options);
 }
-// ------------------------------------------------------------------
-// Guard
-// ------------------------------------------------------------------
-/** Returns true if the given value is TInteger. */
 function IsInteger(value) {
     return (0, schema_mjs_1.IsKind)(value, 'Integer');
 }
@@ -6832,13 +5843,9 @@ exports.IsLiteralBoolean = IsLiteralBoolean;
 exports.IsLiteralNumber = IsLiteralNumber;
 exports.IsLiteralString = IsLiteralString;
 exports.IsLiteral = IsLiteral;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(4);
 const index_mjs_2 = require(9);
 const schema_mjs_1 = require(23);
-// ------------------------------------------------------------------
-// InvalidLiteralValue
-// ------------------------------------------------------------------
 class InvalidLiteralValue extends Error {
     constructor(value) {
         super(`Invalid Literal value`);
@@ -6858,40 +5865,27 @@ function LiteralTypeName(value) {
                 index_mjs_2.Guard.IsString(value) ? 'string' :
                     (() => { throw new InvalidLiteralValue(value); })());
 }
-// ------------------------------------------------------------------
-// Factory
-// ------------------------------------------------------------------
-/** Creates a Literal type. */
 function Literal(value, options) {
     return index_mjs_1.Memory.Create({ '~kind': 'Literal' }, { type: LiteralTypeName(value), const: value }, options);
 }
-// ------------------------------------------------------------------
-// Guards
-// ------------------------------------------------------------------
-/** Returns true if the given value is a TLiteralValue. */
 function IsLiteralValue(value) {
     return index_mjs_2.Guard.IsBigInt(value)
         || index_mjs_2.Guard.IsBoolean(value)
         || index_mjs_2.Guard.IsNumber(value)
         || index_mjs_2.Guard.IsString(value);
 }
-/** Returns true if the given value is TLiteral<bigint>. */
 function IsLiteralBigInt(value) {
     return IsLiteral(value) && index_mjs_2.Guard.IsBigInt(value.const);
 }
-/** Returns true if the given value is TLiteral<boolean>. */
 function IsLiteralBoolean(value) {
     return IsLiteral(value) && index_mjs_2.Guard.IsBoolean(value.const);
 }
-/** Returns true if the given value is TLiteral<number>. */
 function IsLiteralNumber(value) {
     return IsLiteral(value) && index_mjs_2.Guard.IsNumber(value.const);
 }
-/** Returns true if the given value is TLiteral<string>. */
 function IsLiteralString(value) {
     return IsLiteral(value) && index_mjs_2.Guard.IsString(value.const);
 }
-/** Returns true if the given value is TLiteral. */
 function IsLiteral(value) {
     return (0, schema_mjs_1.IsKind)(value, 'Literal');
 }
@@ -6902,20 +5896,11 @@ defs[124] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Null = Null;
 exports.IsNull = IsNull;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(4);
 const schema_mjs_1 = require(23);
-// ------------------------------------------------------------------
-// Factory
-// ------------------------------------------------------------------
-/** Creates a Null type. */
 function Null(options) {
     return index_mjs_1.Memory.Create({ '~kind': 'Null' }, { type: 'null' }, options);
 }
-// ------------------------------------------------------------------
-// Guard
-// ------------------------------------------------------------------
-/** Returns true if the given value is TNull. */
 function IsNull(value) {
     return (0, schema_mjs_1.IsKind)(value, 'Null');
 }
@@ -6927,24 +5912,12 @@ Object.defineProperty(exports, "__esModule", { value: true });
 exports.NumberPattern = void 0;
 exports.Number = Number;
 exports.IsNumber = IsNumber;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(4);
 const schema_mjs_1 = require(23);
-// ------------------------------------------------------------------
-// Pattern
-// ------------------------------------------------------------------
 exports.NumberPattern = '-?(?:0|[1-9][0-9]*)(?:\\.[0-9]+)?';
-// ------------------------------------------------------------------
-// Factory
-// ------------------------------------------------------------------
-/** Creates a Number type. */
 function Number(options) {
     return index_mjs_1.Memory.Create({ '~kind': 'Number' }, { type: 'number' }, options);
 }
-// ------------------------------------------------------------------
-// Guard
-// ------------------------------------------------------------------
-/** Returns true if the given value is a TNumber. */
 function IsNumber(value) {
     return (0, schema_mjs_1.IsKind)(value, 'Number');
 }
@@ -6955,20 +5928,11 @@ defs[126] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Symbol = Symbol;
 exports.IsSymbol = IsSymbol;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(4);
 const schema_mjs_1 = require(23);
-// ------------------------------------------------------------------
-// Factory
-// ------------------------------------------------------------------
-/** Creates a Symbol type. */
 function Symbol(options) {
     return index_mjs_1.Memory.Create({ '~kind': 'Symbol' }, { type: 'symbol' }, options);
 }
-// ------------------------------------------------------------------
-// Guard
-// ------------------------------------------------------------------
-/** Returns true if the given value is TSymbol. */
 function IsSymbol(value) {
     return (0, schema_mjs_1.IsKind)(value, 'Symbol');
 }
@@ -6979,12 +5943,10 @@ defs[127] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Parameter = Parameter;
 exports.IsParameter = IsParameter;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(52);
 const index_mjs_2 = require(4);
 const schema_mjs_1 = require(23);
 const unknown_mjs_1 = require(43);
-/** Creates a Parameter type. */
 function Parameter(...args) {
     const [name, extends_, equals] = index_mjs_1.Arguments.Match(args, {
         3: (name, extends_, equals) => [name, extends_, equals],
@@ -6993,10 +5955,6 @@ function Parameter(...args) {
     });
     return index_mjs_2.Memory.Create({ '~kind': 'Parameter' }, { name, extends: extends_, equals }, {});
 }
-// ------------------------------------------------------------------
-// Guard
-// ------------------------------------------------------------------
-/** Returns true if the given value is TParameter. */
 function IsParameter(value) {
     return (0, schema_mjs_1.IsKind)(value, 'Parameter');
 }
@@ -7015,7 +5973,6 @@ exports.RecordKey = RecordKey;
 exports.RecordValue = RecordValue;
 exports.IsRecord = IsRecord;
 exports.RecordOptions = RecordOptions;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(4);
 const index_mjs_2 = require(9);
 const schema_mjs_1 = require(23);
@@ -7029,25 +5986,15 @@ const instantiate_mjs_1 = require(136);
 exports.IntegerKey = `^${integer_mjs_1.IntegerPattern}$`;
 exports.NumberKey = `^${number_mjs_1.NumberPattern}$`;
 exports.StringKey = `^${string_mjs_1.StringPattern}$`;
-/** Represents a deferred Record action. */
 function RecordDeferred(key, value, options = {}) {
     return (0, deferred_mjs_1.Deferred)('Record', [key, value], options);
 }
-// -------------------------------------------------------------------
-// Factory
-// -------------------------------------------------------------------
-/** Creates a Record type. */
 function Record(key, value, options = {}) {
     return (0, instantiate_mjs_1.RecordAction)(key, value, options);
 }
-// -------------------------------------------------------------------
-// RecordFromPattern
-// -------------------------------------------------------------------
-/** Creates a Record type from regular expression pattern. */
 function RecordFromPattern(pattern, value) {
     return (0, record_create_mjs_1.CreateRecord)(pattern, value);
 }
-/** Transforms a Record Pattern to a Type */
 function RecordPatternToType(pattern) {
     const result = (index_mjs_2.Guard.IsEqual(pattern, exports.StringKey) ? (0, string_mjs_1.String)() :
         index_mjs_2.Guard.IsEqual(pattern, exports.IntegerKey) ? (0, integer_mjs_1.Integer)() :
@@ -7055,29 +6002,20 @@ function RecordPatternToType(pattern) {
                 (0, decode_mjs_1.TemplateLiteralDecodeUnsafe)(pattern));
     return result;
 }
-/** Extracts the Pattern from a Record type */
 function RecordPattern(type) {
     return index_mjs_2.Guard.Keys(type.patternProperties)[0];
 }
-/** Extracts the Key from a Record type */
 function RecordKey(type) {
     const pattern = RecordPattern(type);
     const result = RecordPatternToType(pattern);
     return result;
 }
-/** Extracts the Value from a Record type */
 function RecordValue(type) {
     return type.patternProperties[RecordPattern(type)];
 }
-// -------------------------------------------------------------------
-// Guard
-// -------------------------------------------------------------------
 function IsRecord(value) {
     return (0, schema_mjs_1.IsKind)(value, 'Record');
 }
-// -------------------------------------------------------------------
-// Options
-// -------------------------------------------------------------------
 function RecordOptions(type) {
     return index_mjs_1.Memory.Discard(type, ['~kind', 'type', 'patternProperties']);
 }
@@ -7089,25 +6027,12 @@ Object.defineProperty(exports, "__esModule", { value: true });
 exports.StringPattern = void 0;
 exports.String = String;
 exports.IsString = IsString;
-// deno-lint-ignore-file
-// deno-fmt-ignore-file
 const index_mjs_1 = require(4);
 const schema_mjs_1 = require(23);
-// ------------------------------------------------------------------
-// StringPattern
-// ------------------------------------------------------------------
 exports.StringPattern = '.*';
-// ------------------------------------------------------------------
-// Factory
-// ------------------------------------------------------------------
-/** Creates a String type. */
 function String(options) {
     return index_mjs_1.Memory.Create({ '~kind': 'String' }, { type: 'string' }, options);
 }
-// ------------------------------------------------------------------
-// Guard
-// ------------------------------------------------------------------
-/** Returns true if the given value is TString. */
 function IsString(value) {
     return (0, schema_mjs_1.IsKind)(value, 'String');
 }
@@ -7118,7 +6043,6 @@ defs[130] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.TemplateLiteralDecodeUnsafe = TemplateLiteralDecodeUnsafe;
 exports.TemplateLiteralDecode = TemplateLiteralDecode;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(9);
 const index_mjs_2 = require(66);
 const literal_mjs_1 = require(123);
@@ -7137,19 +6061,10 @@ function FromLiteral(variants, value) {
 function FromUnion(variants, types, result = []) {
     return index_mjs_1.Guard.ShiftLeft(types, (left, right) => FromUnion(variants, right, [...result, ...FromType(variants, left)]), () => result);
 }
-// ------------------------------------------------------------------
-// deno-coverage-ignore-start - symmetric unreachable | internal
-// 
-// Parsed TemplateLiteral patterns only yield Literal or Union but
-// we keep the fall-through to assert that no other types can reach 
-// here without error.
-//
-// ------------------------------------------------------------------
 function FromType(variants, type) {
     const result = ((0, union_mjs_1.IsUnion)(type) ? FromUnion(variants, type.anyOf) :
         (0, literal_mjs_1.IsLiteral)(type) ? FromLiteral(variants, type.const) :
-            (0, index_mjs_2.Unreachable)() // []
-    );
+            (0, index_mjs_2.Unreachable)());
     return result;
 }
 function DecodeFromSpan(variants, types) {
@@ -7164,36 +6079,20 @@ function DecodeTypesAsUnion(types) {
     const result = (0, union_mjs_1.Union)(literals);
     return result;
 }
-// ------------------------------------------------------------------
-// deno-coverage-ignore-start - internal
-// 
-// Cannot invoke the 0-length condition as the TemplateLiteral 
-// parsers always return at least 1 TLiteral or TUnion. We would 
-// return a empty string TLiteral for this case, but will use 
-// Unreachable to catch parse inputs that trigger 0-length.
-//
-// ------------------------------------------------------------------
 function DecodeTypes(types) {
-    return (index_mjs_1.Guard.IsEqual(types.length, 0) ? (0, index_mjs_2.Unreachable)() : // Literal('') :
+    return (index_mjs_1.Guard.IsEqual(types.length, 0) ? (0, index_mjs_2.Unreachable)() :
         index_mjs_1.Guard.IsEqual(types.length, 1) && (0, literal_mjs_1.IsLiteral)(types[0]) ? types[0] :
             DecodeTypesAsUnion(types));
 }
-/**
- * (Internal) Decodes a TemplateLiteral pattern into a Type. This function is unsafe. Decoding a non-finite
- * TemplateLiteral pattern may produce another TemplateLiteral pattern. During enumeration, this
- * TemplateLiteral -> TemplateLiteral behavior can cause a StackOverflow. A better in-flight template-literal
- * decoding algorithm is needed. (for review)
- */
 function TemplateLiteralDecodeUnsafe(pattern) {
     const types = (0, pattern_mjs_1.ParsePatternIntoTypes)(pattern);
-    const result = index_mjs_1.Guard.IsEqual(types.length, 0) // Failed to Parse | IsTemplateLiteralPattern
-        ? (0, string_mjs_1.String)() // ... Pattern cannot be typed, so discard
+    const result = index_mjs_1.Guard.IsEqual(types.length, 0)
+        ? (0, string_mjs_1.String)()
         : (0, is_finite_mjs_1.IsTemplateLiteralFinite)(types)
             ? DecodeTypes(types)
             : (0, create_mjs_1.TemplateLiteralCreate)(pattern);
     return result;
 }
-/** Decodes a TemplateLiteral pattern but returns TString if the pattern in non-finite. */
 function TemplateLiteralDecode(pattern) {
     const decoded = TemplateLiteralDecodeUnsafe(pattern);
     const result = (0, template_literal_mjs_1.IsTemplateLiteral)(decoded) ? (0, string_mjs_1.String)() : decoded;
@@ -7207,27 +6106,14 @@ Object.defineProperty(exports, "__esModule", { value: true });
 exports.Union = Union;
 exports.IsUnion = IsUnion;
 exports.UnionOptions = UnionOptions;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(4);
 const schema_mjs_1 = require(23);
-// ------------------------------------------------------------------
-// Factory
-// ------------------------------------------------------------------
-/** Creates a Union type. */
 function Union(anyOf, options = {}) {
     return index_mjs_1.Memory.Create({ '~kind': 'Union' }, { anyOf }, options);
 }
-// ------------------------------------------------------------------
-// Guard
-// ------------------------------------------------------------------
-/** Returns true if the given value is TUnion. */
 function IsUnion(value) {
     return (0, schema_mjs_1.IsKind)(value, 'Union');
 }
-// ------------------------------------------------------------------
-// Options
-// ------------------------------------------------------------------
-/** Extracts options from a TUnion. */
 function UnionOptions(type) {
     return index_mjs_1.Memory.Discard(type, ['~kind', 'anyOf']);
 }
@@ -7237,15 +6123,13 @@ defs[132] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ParsePatternIntoTypes = ParsePatternIntoTypes;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(9);
 const parser_mjs_1 = require(110);
-/** Parses a Pattern into a sequence of TemplateLiteral types. A result of [] indicates failure to parse. */
 function ParsePatternIntoTypes(pattern) {
     const parsed = (0, parser_mjs_1.Pattern)(pattern);
     const result = index_mjs_1.Guard.IsEqual(parsed.length, 2)
         ? parsed[0]
-        : []; // Failed to Parse
+        : [];
     return result;
 }
 };
@@ -7254,7 +6138,6 @@ defs[133] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsTemplateLiteralFinite = IsTemplateLiteralFinite;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(9);
 const literal_mjs_1 = require(123);
 const union_mjs_1 = require(131);
@@ -7275,7 +6158,6 @@ function FromType(type) {
         (0, literal_mjs_1.IsLiteral)(type) ? FromLiteral(type.const) :
             false);
 }
-/** Returns true if the given TemplateLiteral types yields a finite variant set */
 function IsTemplateLiteralFinite(types) {
     const result = FromTypes(types);
     return result;
@@ -7286,7 +6168,6 @@ defs[134] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.TemplateLiteralCreate = TemplateLiteralCreate;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(4);
 function TemplateLiteralCreate(pattern) {
     return index_mjs_1.Memory.Create({ ['~kind']: 'TemplateLiteral' }, { type: 'string', pattern }, {});
@@ -7297,7 +6178,6 @@ defs[135] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.CreateRecord = CreateRecord;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(4);
 function CreateRecord(key, value) {
     const type = 'object';
@@ -7311,8 +6191,6 @@ defs[136] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.RecordAction = RecordAction;
 exports.RecordInstantiate = RecordInstantiate;
-// deno-fmt-ignore-file
-// deno-lint-ignore-file
 const index_mjs_1 = require(4);
 const record_mjs_1 = require(128);
 const from_key_mjs_1 = require(137);
@@ -7334,8 +6212,6 @@ defs[137] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromKey = FromKey;
-// deno-fmt-ignore-file
-// deno-lint-ignore-file
 const any_mjs_1 = require(37);
 const boolean_mjs_1 = require(120);
 const enum_mjs_1 = require(56);
@@ -7347,9 +6223,6 @@ const object_mjs_1 = require(39);
 const string_mjs_1 = require(129);
 const template_literal_mjs_1 = require(59);
 const union_mjs_1 = require(131);
-// ------------------------------------------------------------------
-// Keys and Deferred
-// ------------------------------------------------------------------
 const from_key_any_mjs_1 = require(138);
 const from_key_boolean_mjs_1 = require(139);
 const from_key_enum_mjs_1 = require(140);
@@ -7380,7 +6253,6 @@ defs[138] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromAnyKey = FromAnyKey;
-// deno-fmt-ignore-file
 const record_mjs_1 = require(128);
 const record_create_mjs_1 = require(135);
 function FromAnyKey(value) {
@@ -7392,7 +6264,6 @@ defs[139] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromBooleanKey = FromBooleanKey;
-// deno-fmt-ignore-file
 const object_mjs_1 = require(39);
 function FromBooleanKey(value) {
     return (0, object_mjs_1.Object)({ true: value, false: value });
@@ -7403,7 +6274,6 @@ defs[140] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromEnumKey = FromEnumKey;
-// deno-fmt-ignore-file
 const from_key_mjs_1 = require(137);
 const evaluate_mjs_1 = require(141);
 function FromEnumKey(values, value) {
@@ -7423,7 +6293,6 @@ exports.EvaluateTemplateLiteral = EvaluateTemplateLiteral;
 exports.EvaluateUnion = EvaluateUnion;
 exports.EvaluateType = EvaluateType;
 exports.EvaluateUnionFast = EvaluateUnionFast;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(9);
 const dependent_mjs_1 = require(55);
 const enum_mjs_1 = require(56);
@@ -7432,9 +6301,6 @@ const literal_mjs_1 = require(123);
 const never_mjs_1 = require(38);
 const template_literal_mjs_1 = require(59);
 const union_mjs_1 = require(131);
-// ------------------------------------------------------------------
-// Infrastructure
-// ------------------------------------------------------------------
 const distribute_mjs_1 = require(142);
 const broaden_mjs_1 = require(36);
 const operation_mjs_1 = require(150);
@@ -7485,8 +6351,6 @@ defs[142] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Distribute = Distribute;
-// deno-fmt-ignore-file
-// deno-fmt-ignore-file
 const index_mjs_1 = require(9);
 const union_mjs_1 = require(131);
 const narrow_mjs_1 = require(143);
@@ -7524,7 +6388,6 @@ defs[143] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Narrow = Narrow;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(9);
 const object_mjs_1 = require(39);
 const any_mjs_1 = require(37);
@@ -7568,28 +6431,15 @@ Object.defineProperty(exports, "__esModule", { value: true });
 exports.Tuple = Tuple;
 exports.IsTuple = IsTuple;
 exports.TupleOptions = TupleOptions;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(4);
 const schema_mjs_1 = require(23);
-// ------------------------------------------------------------------
-// Factory
-// ------------------------------------------------------------------
-/** Creates a Tuple type. */
 function Tuple(types, options = {}) {
     const [items, minItems, additionalItems] = [types, types.length, false];
     return index_mjs_1.Memory.Create({ ['~kind']: 'Tuple' }, { type: 'array', additionalItems, items, minItems }, options);
 }
-// ------------------------------------------------------------------
-// Guard
-// ------------------------------------------------------------------
-/** Returns true if the given value is TTuple. */
 function IsTuple(value) {
     return (0, schema_mjs_1.IsKind)(value, 'Tuple');
 }
-// ------------------------------------------------------------------
-// Options
-// ------------------------------------------------------------------
-/** Extracts options from a TTuple. */
 function TupleOptions(type) {
     return index_mjs_1.Memory.Discard(type, ['~kind', 'type', 'items', 'minItems', 'additionalItems']);
 }
@@ -7599,8 +6449,6 @@ defs[145] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Composite = Composite;
-// deno-fmt-ignore-file
-// deno-lint-ignore-file
 const index_mjs_1 = require(9);
 const object_mjs_1 = require(39);
 const never_mjs_1 = require(38);
@@ -7639,8 +6487,6 @@ defs[146] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.TupleElementsToProperties = TupleElementsToProperties;
 exports.TupleToObject = TupleToObject;
-// deno-lint-ignore-file ban-types
-// deno-fmt-ignore-file
 const object_mjs_1 = require(39);
 function TupleElementsToProperties(types) {
     const result = types.reduceRight((result, right, index) => {
@@ -7660,7 +6506,6 @@ defs[147] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.EvaluatePropertyIntersect = EvaluatePropertyIntersect;
 exports.EvaluatePropertyUnion = EvaluatePropertyUnion;
-// deno-fmt-ignore-file
 const _optional_mjs_1 = require(41);
 const _readonly_mjs_1 = require(116);
 const instantiate_add_mjs_1 = require(27);
@@ -7696,7 +6541,6 @@ defs[148] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.RemoveOptionalAction = RemoveOptionalAction;
 exports.RemoveOptionalInstantiate = RemoveOptionalInstantiate;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(4);
 const instantiate_mjs_1 = require(25);
 function RemoveOptionalOperation(type) {
@@ -7717,7 +6561,6 @@ defs[149] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.RemoveReadonlyAction = RemoveReadonlyAction;
 exports.RemoveReadonlyInstantiate = RemoveReadonlyInstantiate;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(4);
 const instantiate_mjs_1 = require(25);
 function RemoveReadonlyOperation(type) {
@@ -7737,8 +6580,6 @@ defs[150] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExcludeOperation = ExcludeOperation;
-// deno-lint-ignore-file ban-types
-// deno-fmt-ignore-file
 const index_mjs_1 = require(9);
 const union_mjs_1 = require(131);
 const index_mjs_2 = require(45);
@@ -7765,7 +6606,6 @@ defs[151] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromIntegerKey = FromIntegerKey;
-// deno-fmt-ignore-file
 const record_mjs_1 = require(128);
 const record_create_mjs_1 = require(135);
 function FromIntegerKey(_key, value) {
@@ -7778,7 +6618,6 @@ defs[152] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromIntersectKey = FromIntersectKey;
-// deno-fmt-ignore-file
 const evaluate_mjs_1 = require(141);
 const from_key_mjs_1 = require(137);
 function FromIntersectKey(types, value) {
@@ -7792,8 +6631,6 @@ defs[153] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromLiteralKey = FromLiteralKey;
-// deno-fmt-ignore-file
-// deno-lint-ignore-file
 const index_mjs_1 = require(9);
 const object_mjs_1 = require(39);
 function FromLiteralKey(key, value) {
@@ -7808,7 +6645,6 @@ defs[154] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromNumberKey = FromNumberKey;
-// deno-fmt-ignore-file
 const record_mjs_1 = require(128);
 const record_create_mjs_1 = require(135);
 function FromNumberKey(_key, value) {
@@ -7821,14 +6657,10 @@ defs[155] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromStringKey = FromStringKey;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(9);
 const record_mjs_1 = require(128);
 const record_create_mjs_1 = require(135);
 function FromStringKey(key, value) {
-    // special case: override for string with raw pattern. We do not observe inference for the
-    // raw string patterns, but as a pattern (assuming non-never) is in the set of string, we
-    // allow overriding. Callers will need to narrow to the pattern manually. TB legacy.
     return (index_mjs_1.Guard.HasPropertyKey(key, 'pattern') && (index_mjs_1.Guard.IsString(key.pattern) || key.pattern instanceof RegExp)
         ? (0, record_create_mjs_1.CreateRecord)(key.pattern.toString(), value)
         : (0, record_create_mjs_1.CreateRecord)(record_mjs_1.StringKey, value));
@@ -7839,7 +6671,6 @@ defs[156] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromTemplateKey = FromTemplateKey;
-// deno-fmt-ignore-file
 const from_key_mjs_1 = require(137);
 const pattern_mjs_1 = require(132);
 const is_finite_mjs_1 = require(133);
@@ -7857,8 +6688,6 @@ defs[157] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromUnionKey = FromUnionKey;
-// deno-fmt-ignore-file
-// deno-lint-ignore-file
 const index_mjs_1 = require(9);
 const schema_mjs_1 = require(23);
 const literal_mjs_1 = require(123);
@@ -7892,7 +6721,7 @@ function CreateObject(types, value) {
 function FromUnionKey(types, value) {
     const flattened = (0, flatten_mjs_1.Flatten)(types);
     const record = TryBuildRecord(flattened, value);
-    return ((0, schema_mjs_1.IsSchema)(record) // maybe IsRecord?
+    return ((0, schema_mjs_1.IsSchema)(record)
         ? record
         : CreateObject(flattened, value));
 }
@@ -7902,7 +6731,6 @@ defs[158] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Flatten = Flatten;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(9);
 const union_mjs_1 = require(131);
 function FlattenType(type) {
@@ -7919,20 +6747,11 @@ defs[159] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Rest = Rest;
 exports.IsRest = IsRest;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(4);
 const schema_mjs_1 = require(23);
-// ------------------------------------------------------------------
-// Type
-// ------------------------------------------------------------------
-/** Creates a Rest instruction type. */
 function Rest(type) {
     return index_mjs_1.Memory.Create({ '~kind': 'Rest' }, { type: 'rest', items: type }, {});
 }
-// ------------------------------------------------------------------
-// Guard
-// ------------------------------------------------------------------
-/** Returns true if the given value is TRest. */
 function IsRest(value) {
     return (0, schema_mjs_1.IsKind)(value, 'Rest');
 }
@@ -7948,20 +6767,11 @@ defs[161] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.This = This;
 exports.IsThis = IsThis;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(4);
 const schema_mjs_1 = require(23);
-// ------------------------------------------------------------------
-// Factory
-// ------------------------------------------------------------------
-/** Creates a This type. */
 function This(options) {
     return index_mjs_1.Memory.Create({ ['~kind']: 'This' }, { $ref: '#' }, options);
 }
-// ------------------------------------------------------------------
-// Guard
-// ------------------------------------------------------------------
-/** Returns true if the given value is TThis. */
 function IsThis(value) {
     return (0, schema_mjs_1.IsKind)(value, 'This');
 }
@@ -7972,20 +6782,11 @@ defs[162] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Undefined = Undefined;
 exports.IsUndefined = IsUndefined;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(4);
 const schema_mjs_1 = require(23);
-// ------------------------------------------------------------------
-// Factory
-// ------------------------------------------------------------------
-/** Creates a Undefined type. */
 function Undefined(options) {
     return index_mjs_1.Memory.Create({ '~kind': 'Undefined' }, { type: 'undefined' }, options);
 }
-// ------------------------------------------------------------------
-// Guard
-// ------------------------------------------------------------------
-/** Returns true if the given value is TUndefined. */
 function IsUndefined(value) {
     return (0, schema_mjs_1.IsKind)(value, 'Undefined');
 }
@@ -7996,20 +6797,11 @@ defs[163] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Void = Void;
 exports.IsVoid = IsVoid;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(4);
 const schema_mjs_1 = require(23);
-// ------------------------------------------------------------------
-// Factory
-// ------------------------------------------------------------------
-/** Creates a Void type. */
 function Void(options) {
     return index_mjs_1.Memory.Create({ '~kind': 'Void' }, { type: 'void' }, options);
 }
-// ------------------------------------------------------------------
-// Guard
-// ------------------------------------------------------------------
-/** Returns true if the given value is TVoid. */
 function IsVoid(value) {
     return (0, schema_mjs_1.IsKind)(value, 'Void');
 }
@@ -8050,20 +6842,15 @@ defs[165] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.BigInt = BigInt;
-// deno-coverage-ignore-start - parsebox tested
-// deno-fmt-ignore-file
 const match_mjs_1 = require(166);
 const take_mjs_1 = require(168);
 const integer_mjs_1 = require(169);
 function TakeBigInt(input) {
-    return (0, match_mjs_1.Match)((0, integer_mjs_1.Integer)(input), (Integer, IntegerRest) => (0, match_mjs_1.Match)((0, take_mjs_1.Take)(['n'], IntegerRest), (_N, NRest) => [`${Integer}`, NRest], () => []), // fail: did not match 'n'
-    () => []); // fail: did not match Integer
+    return (0, match_mjs_1.Match)((0, integer_mjs_1.Integer)(input), (Integer, IntegerRest) => (0, match_mjs_1.Match)((0, take_mjs_1.Take)(['n'], IntegerRest), (_N, NRest) => [`${Integer}`, NRest], () => []), () => []);
 }
-/** Matches if next is a Integer literal with trailing 'n'. Trailing 'n' is omitted in result. */
 function BigInt(input) {
     return TakeBigInt(input);
 }
-// deno-coverage-ignore-stop
 };
 // build/type/script/token/internal/match.mjs
 defs[166] = function (module, exports, require) {
@@ -8071,50 +6858,30 @@ defs[166] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsMatch = IsMatch;
 exports.Match = Match;
-// deno-coverage-ignore-start - parsebox tested
 const guard_mjs_1 = require(167);
-/** Checks the value is a Tuple-2 [string, string] result */
 function IsMatch(value) {
     return (0, guard_mjs_1.IsEqual)(value.length, 2);
 }
-/** Matches on a result and dispatches either left or right arm */
 function Match(input, ok, fail) {
     return IsMatch(input) ? ok(input[0], input[1]) : fail();
 }
-// deno-coverage-ignore-stop
 };
 // build/type/script/token/internal/guard.mjs
 defs[167] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ShiftLeft = exports.IsString = exports.IsEqual = exports.IsArray = void 0;
-// deno-coverage-ignore-start - parsebox tested
 var guard_mjs_1 = require(11);
 Object.defineProperty(exports, "IsArray", { enumerable: true, get: function () { return guard_mjs_1.IsArray; } });
 Object.defineProperty(exports, "IsEqual", { enumerable: true, get: function () { return guard_mjs_1.IsEqual; } });
 Object.defineProperty(exports, "IsString", { enumerable: true, get: function () { return guard_mjs_1.IsString; } });
 Object.defineProperty(exports, "ShiftLeft", { enumerable: true, get: function () { return guard_mjs_1.ShiftLeft; } });
-// ------------------------------------------------------------------
-// Internal Guards to ensure Token is portable.
-// ------------------------------------------------------------------
-// export function IsArray(value: unknown): value is unknown[] {
-//   return Array.isArray(value)
-// }
-// export function IsString(value: unknown): value is string {
-//   return IsEqual(typeof value, 'string')
-// }
-// export function IsEqual(left: unknown, right: unknown): boolean {
-//   return left === right
-// }
-// deno-coverage-ignore-stop
 };
 // build/type/script/token/internal/take.mjs
 defs[168] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Take = Take;
-// deno-coverage-ignore-start - parsebox tested
-// deno-fmt-ignore-file
 const match_mjs_1 = require(166);
 const guard_mjs_1 = require(167);
 function TakeVariant(variant, input) {
@@ -8122,19 +6889,7 @@ function TakeVariant(variant, input) {
         ? [variant, input.slice(variant.length)]
         : []);
 }
-/** Takes one of the given variants or fail */
 function Take(variants, input) {
-    // ----------------------------------------------------------------
-    // Symmetric
-    // ----------------------------------------------------------------
-    // return Guard.ShiftLeft(variants, (valueLeft, valueRight) => 
-    //   Match(TakeVariant(valueLeft, input), (take, rest) => 
-    //     [take, rest],
-    //     () => Take(valueRight, input)),
-    //   () => []) as never
-    // ----------------------------------------------------------------
-    // Inline
-    // ----------------------------------------------------------------
     for (let i = 0; i < variants.length; i++) {
         const result = TakeVariant(variants[i], input);
         if ((0, match_mjs_1.IsMatch)(result))
@@ -8142,15 +6897,12 @@ function Take(variants, input) {
     }
     return [];
 }
-// deno-coverage-ignore-stop
 };
 // build/type/script/token/integer.mjs
 defs[169] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Integer = Integer;
-// deno-coverage-ignore-start - parsebox tested
-// deno-fmt-ignore-file
 const match_mjs_1 = require(166);
 const trim_mjs_1 = require(170);
 const optional_mjs_1 = require(172);
@@ -8160,14 +6912,11 @@ function TakeSign(input) {
     return (0, optional_mjs_1.Optional)(char_mjs_1.Hyphen, input);
 }
 function TakeSignedInteger(input) {
-    return (0, match_mjs_1.Match)(TakeSign(input), (Sign, SignRest) => (0, match_mjs_1.Match)((0, unsigned_integer_mjs_1.UnsignedInteger)(SignRest), (UnsignedInteger, UnsignedIntegerRest) => [`${Sign}${UnsignedInteger}`, UnsignedIntegerRest], () => []), // fail: did not match unsigned integer
-    () => []); // fail: did not match Sign
+    return (0, match_mjs_1.Match)(TakeSign(input), (Sign, SignRest) => (0, match_mjs_1.Match)((0, unsigned_integer_mjs_1.UnsignedInteger)(SignRest), (UnsignedInteger, UnsignedIntegerRest) => [`${Sign}${UnsignedInteger}`, UnsignedIntegerRest], () => []), () => []);
 }
-/** Matches if next is a signed or unsigned Integer */
 function Integer(input) {
     return TakeSignedInteger((0, trim_mjs_1.Trim)(input));
 }
-// deno-coverage-ignore-stop
 };
 // build/type/script/token/internal/trim.mjs
 defs[170] = function (module, exports, require) {
@@ -8208,8 +6957,6 @@ var __importStar = (this && this.__importStar) || (function () {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.TrimWhitespace = TrimWhitespace;
 exports.Trim = Trim;
-// deno-coverage-ignore-start - parsebox tested
-// deno-fmt-ignore-file
 const guard_mjs_1 = require(167);
 const Char = __importStar(require(171));
 const LineComment = '//';
@@ -8225,7 +6972,6 @@ function DiscardLineComment(input) {
     const result = (0, guard_mjs_1.IsEqual)(index, -1) ? '' : input.slice(index);
     return result;
 }
-// ...
 function TrimStartUntilNewline(input) {
     return input.replace(/^[ \t\r\f\v]+/, '');
 }
@@ -8241,31 +6987,22 @@ function Trim(input) {
         trimmed.startsWith(LineComment) ? Trim(DiscardLineComment(trimmed.slice(2))) :
             trimmed);
 }
-// deno-coverage-ignore-stop
 };
 // build/type/script/token/internal/char.mjs
 defs[171] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Hyphen = exports.DollarSign = exports.Dot = exports.UnderScore = exports.TabSpace = exports.NewLine = exports.WhiteSpace = exports.Digit = exports.NonZero = exports.Zero = exports.Alpha = void 0;
-// deno-coverage-ignore-start - parsebox tested
-// deno-fmt-ignore-file
-// ------------------------------------------------------------------
-// Range
-// ------------------------------------------------------------------
 function Range(start, end) {
     return Array.from({ length: end - start + 1 }, (_, i) => String.fromCharCode(start + i));
 }
 exports.Alpha = [
-    ...Range(97, 122), // Lowercase
-    ...Range(65, 90) // Uppercase
+    ...Range(97, 122),
+    ...Range(65, 90)
 ];
 exports.Zero = '0';
-exports.NonZero = Range(49, 57); // 1 - 9
+exports.NonZero = Range(49, 57);
 exports.Digit = [exports.Zero, ...exports.NonZero];
-// ------------------------------------------------------------------
-// Characters
-// ------------------------------------------------------------------
 exports.WhiteSpace = ' ';
 exports.NewLine = '\n';
 exports.TabSpace = '\t';
@@ -8273,30 +7010,23 @@ exports.UnderScore = '_';
 exports.Dot = '.';
 exports.DollarSign = '$';
 exports.Hyphen = '-';
-// deno-coverage-ignore-stop
 };
 // build/type/script/token/internal/optional.mjs
 defs[172] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Optional = Optional;
-// deno-coverage-ignore-start - parsebox tested
-// deno-fmt-ignore-file
 const match_mjs_1 = require(166);
 const take_mjs_1 = require(168);
-/** Matches the given Value or empty string if no match. This function never fails */
 function Optional(value, input) {
     return (0, match_mjs_1.Match)((0, take_mjs_1.Take)([value], input), (Optional, Rest) => [Optional, Rest], () => ['', input]);
 }
-// deno-coverage-ignore-stop
 };
 // build/type/script/token/unsigned_integer.mjs
 defs[173] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.UnsignedInteger = UnsignedInteger;
-// deno-coverage-ignore-start - parsebox tested
-// deno-fmt-ignore-file
 const match_mjs_1 = require(166);
 const trim_mjs_1 = require(170);
 const take_mjs_1 = require(168);
@@ -8313,42 +7043,33 @@ function TakeDigits(input) {
     return (0, many_mjs_1.Many)(AllowedDigits, [char_mjs_4.UnderScore], input);
 }
 function TakeUnsignedInteger(input) {
-    return (0, match_mjs_1.Match)((0, take_mjs_1.Take)([char_mjs_2.Zero], input), (Zero, ZeroRest) => [Zero, ZeroRest], () => (0, match_mjs_1.Match)(TakeNonZero(input), (NonZero, NonZeroRest) => (0, match_mjs_1.Match)(TakeDigits(NonZeroRest), (Digits, DigitsRest) => [`${NonZero}${Digits}`, DigitsRest], () => []), // fail: did not match Digits
-    () => [])); // fail: did not match NonZero
+    return (0, match_mjs_1.Match)((0, take_mjs_1.Take)([char_mjs_2.Zero], input), (Zero, ZeroRest) => [Zero, ZeroRest], () => (0, match_mjs_1.Match)(TakeNonZero(input), (NonZero, NonZeroRest) => (0, match_mjs_1.Match)(TakeDigits(NonZeroRest), (Digits, DigitsRest) => [`${NonZero}${Digits}`, DigitsRest], () => []), () => []));
 }
-/** Matches if next is a UnsignedInteger */
 function UnsignedInteger(input) {
     return TakeUnsignedInteger((0, trim_mjs_1.Trim)(input));
 }
-// deno-coverage-ignore-stop
 };
 // build/type/script/token/internal/many.mjs
 defs[174] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Many = Many;
-// deno-coverage-ignore-start - parsebox tested
-// deno-fmt-ignore-file
 const match_mjs_1 = require(166);
 const take_mjs_1 = require(168);
 function IsDiscard(discard, input) {
     return discard.includes(input);
 }
-/** Takes characters from the Input until no-match. The Discard set is used to omit characters from the match */
 function Many(allowed, discard, input, result = '') {
     return (0, match_mjs_1.Match)((0, take_mjs_1.Take)(allowed, input), (Char, Rest) => IsDiscard(discard, Char)
         ? Many(allowed, discard, Rest, result)
         : Many(allowed, discard, Rest, `${result}${Char}`), () => [result, input]);
 }
-// deno-coverage-ignore-stop
 };
 // build/type/script/token/const.mjs
 defs[175] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Const = Const;
-// deno-coverage-ignore-start - parsebox tested
-// deno-fmt-ignore-file
 const guard_mjs_1 = require(167);
 const trim_mjs_1 = require(170);
 const trim_mjs_2 = require(170);
@@ -8358,21 +7079,17 @@ const char_mjs_2 = require(171);
 function TakeConst(const_, input) {
     return (0, take_mjs_1.Take)([const_], input);
 }
-/** Matches if next is the given Const value */
 function Const(const_, input) {
     return ((0, guard_mjs_1.IsEqual)(const_, '') ? ['', input] : (const_.startsWith(char_mjs_1.NewLine) ? TakeConst(const_, (0, trim_mjs_1.TrimWhitespace)(input)) :
         const_.startsWith(char_mjs_2.WhiteSpace) ? TakeConst(const_, input) :
             TakeConst(const_, (0, trim_mjs_2.Trim)(input))));
 }
-// deno-coverage-ignore-stop
 };
 // build/type/script/token/ident.mjs
 defs[176] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Ident = Ident;
-// deno-coverage-ignore-start - parsebox tested
-// deno-fmt-ignore-file
 const match_mjs_1 = require(166);
 const trim_mjs_1 = require(170);
 const take_mjs_1 = require(168);
@@ -8389,22 +7106,17 @@ function TakeRemaining(input, result = '') {
     return (0, match_mjs_1.Match)((0, take_mjs_1.Take)(Remaining, input), (Remaining, RemainingRest) => TakeRemaining(RemainingRest, `${result}${Remaining}`), () => [result, input]);
 }
 function TakeIdent(input) {
-    return (0, match_mjs_1.Match)(TakeInitial(input), (Initial, InitialRest) => (0, match_mjs_1.Match)(TakeRemaining(InitialRest), (Remaining, RemainingRest) => [`${Initial}${Remaining}`, RemainingRest], () => []), // fail: did not match Remaining
-    () => []); // fail: did not match Initial
+    return (0, match_mjs_1.Match)(TakeInitial(input), (Initial, InitialRest) => (0, match_mjs_1.Match)(TakeRemaining(InitialRest), (Remaining, RemainingRest) => [`${Initial}${Remaining}`, RemainingRest], () => []), () => []);
 }
-/** Matches if next is an Ident */
 function Ident(input) {
     return TakeIdent((0, trim_mjs_1.Trim)(input));
 }
-// deno-coverage-ignore-stop
 };
 // build/type/script/token/number.mjs
 defs[177] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Number = Number;
-// deno-coverage-ignore-start - parsebox tested
-// deno-fmt-ignore-file
 const match_mjs_1 = require(166);
 const trim_mjs_1 = require(170);
 const optional_mjs_1 = require(172);
@@ -8414,22 +7126,17 @@ function TakeSign(input) {
     return (0, optional_mjs_1.Optional)(char_mjs_1.Hyphen, input);
 }
 function TakeSignedNumber(input) {
-    return (0, match_mjs_1.Match)(TakeSign(input), (Sign, SignRest) => (0, match_mjs_1.Match)((0, unsigned_number_mjs_1.UnsignedNumber)(SignRest), (UnsignedInteger, UnsignedIntegerRest) => [`${Sign}${UnsignedInteger}`, UnsignedIntegerRest], () => []), // fail: did not match unsigned integer
-    () => []); // fail: did not match Sign
+    return (0, match_mjs_1.Match)(TakeSign(input), (Sign, SignRest) => (0, match_mjs_1.Match)((0, unsigned_number_mjs_1.UnsignedNumber)(SignRest), (UnsignedInteger, UnsignedIntegerRest) => [`${Sign}${UnsignedInteger}`, UnsignedIntegerRest], () => []), () => []);
 }
-/** Matches if next is a signed or unsigned Number */
 function Number(input) {
     return TakeSignedNumber((0, trim_mjs_1.Trim)(input));
 }
-// deno-coverage-ignore-stop
 };
 // build/type/script/token/unsigned_number.mjs
 defs[178] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.UnsignedNumber = UnsignedNumber;
-// deno-coverage-ignore-start - parsebox tested
-// deno-fmt-ignore-file
 const guard_mjs_1 = require(167);
 const match_mjs_1 = require(166);
 const trim_mjs_1 = require(170);
@@ -8444,81 +7151,62 @@ function IsLeadingDot(input) {
 }
 function TakeFractional(input) {
     return (0, match_mjs_1.Match)((0, many_mjs_1.Many)(AllowedDigits, [char_mjs_1.UnderScore], input), (Digits, DigitsRest) => (0, guard_mjs_1.IsEqual)(Digits, '')
-        ? [] // fail: no Digits
-        : [Digits, DigitsRest], () => []); // fail: did not match Digits
+        ? []
+        : [Digits, DigitsRest], () => []);
 }
 function LeadingDot(input) {
-    return (0, match_mjs_1.Match)((0, take_mjs_1.Take)([char_mjs_2.Dot], input), (Dot, DotRest) => (0, match_mjs_1.Match)(TakeFractional(DotRest), (Fractional, FractionalRest) => [`0${Dot}${Fractional}`, FractionalRest], () => []), // fail: did not match Fractional
-    () => []); // fail: did not match Dot
+    return (0, match_mjs_1.Match)((0, take_mjs_1.Take)([char_mjs_2.Dot], input), (Dot, DotRest) => (0, match_mjs_1.Match)(TakeFractional(DotRest), (Fractional, FractionalRest) => [`0${Dot}${Fractional}`, FractionalRest], () => []), () => []);
 }
 function LeadingInteger(input) {
-    return (0, match_mjs_1.Match)((0, unsigned_integer_mjs_1.UnsignedInteger)(input), (Integer, IntegerRest) => (0, match_mjs_1.Match)((0, take_mjs_1.Take)([char_mjs_2.Dot], IntegerRest), (Dot, DotRest) => (0, match_mjs_1.Match)(TakeFractional(DotRest), (Fractional, FractionalRest) => [`${Integer}${Dot}${Fractional}`, FractionalRest], () => [`${Integer}`, DotRest]), // fail: did not match Fractional, use Integer
-    () => [`${Integer}`, IntegerRest]), // fail: did not match Dot, use Integer
-    () => []); // fail: did not match Integer
+    return (0, match_mjs_1.Match)((0, unsigned_integer_mjs_1.UnsignedInteger)(input), (Integer, IntegerRest) => (0, match_mjs_1.Match)((0, take_mjs_1.Take)([char_mjs_2.Dot], IntegerRest), (Dot, DotRest) => (0, match_mjs_1.Match)(TakeFractional(DotRest), (Fractional, FractionalRest) => [`${Integer}${Dot}${Fractional}`, FractionalRest], () => [`${Integer}`, DotRest]), () => [`${Integer}`, IntegerRest]), () => []);
 }
 function TakeUnsignedNumber(input) {
     return (IsLeadingDot(input)
         ? LeadingDot(input)
         : LeadingInteger(input));
 }
-/** Matches if next is a UnsignedNumber */
 function UnsignedNumber(input) {
     return TakeUnsignedNumber((0, trim_mjs_1.Trim)(input));
 }
-// deno-coverage-ignore-stop
 };
 // build/type/script/token/rest.mjs
 defs[179] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Rest = Rest;
-// deno-coverage-ignore-start - parsebox tested
-// deno-fmt-ignore-file
 const guard_mjs_1 = require(167);
-/** Match remaining characters in the buffer until end. If no characters are in buffer, no match */
 function Rest(input) {
     const result = (0, guard_mjs_1.IsEqual)(input, '') ? [] : [input, ''];
     return result;
 }
-// deno-coverage-ignore-stop
 };
 // build/type/script/token/span.mjs
 defs[180] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Span = Span;
-// deno-coverage-ignore-start - parsebox tested
-// deno-fmt-ignore-file
 const match_mjs_1 = require(166);
 const trim_mjs_1 = require(170);
 const char_mjs_1 = require(171);
 const take_mjs_1 = require(168);
 const until_mjs_1 = require(181);
 function MultiLine(start, end, input) {
-    return (0, match_mjs_1.Match)((0, take_mjs_1.Take)([start], input), (_, Rest) => (0, match_mjs_1.Match)((0, until_mjs_1.Until)([end], Rest), (Until, UntilRest) => (0, match_mjs_1.Match)((0, take_mjs_1.Take)([end], UntilRest), (_, Rest) => [`${Until}`, Rest], () => []), // fail: did not match End
-    () => []), // fail: did not match Until
-    () => []); // fail: did not match Start
+    return (0, match_mjs_1.Match)((0, take_mjs_1.Take)([start], input), (_, Rest) => (0, match_mjs_1.Match)((0, until_mjs_1.Until)([end], Rest), (Until, UntilRest) => (0, match_mjs_1.Match)((0, take_mjs_1.Take)([end], UntilRest), (_, Rest) => [`${Until}`, Rest], () => []), () => []), () => []);
 }
 function SingleLine(start, end, input) {
-    return (0, match_mjs_1.Match)((0, take_mjs_1.Take)([start], input), (_, Rest) => (0, match_mjs_1.Match)((0, until_mjs_1.Until)([char_mjs_1.NewLine, end], Rest), (Until, UntilRest) => (0, match_mjs_1.Match)((0, take_mjs_1.Take)([end], UntilRest), (_, EndRest) => [`${Until}`, EndRest], () => []), // fail: did not match End
-    () => []), // fail: did not match Until
-    () => []); // fail: not match Start
+    return (0, match_mjs_1.Match)((0, take_mjs_1.Take)([start], input), (_, Rest) => (0, match_mjs_1.Match)((0, until_mjs_1.Until)([char_mjs_1.NewLine, end], Rest), (Until, UntilRest) => (0, match_mjs_1.Match)((0, take_mjs_1.Take)([end], UntilRest), (_, EndRest) => [`${Until}`, EndRest], () => []), () => []), () => []);
 }
-/** Matches from Start and End capturing everything in-between. Start and End are consumed. */
 function Span(start, end, multiLine, input) {
     return (multiLine
         ? MultiLine(start, end, (0, trim_mjs_1.Trim)(input))
         : SingleLine(start, end, (0, trim_mjs_1.Trim)(input)));
 }
-// deno-coverage-ignore-stop
 };
 // build/type/script/token/until.mjs
 defs[181] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Until = Until;
-// deno-coverage-ignore-start - parsebox tested
-// deno-fmt-ignore-file
 const match_mjs_1 = require(166);
 const guard_mjs_1 = require(167);
 function TakeOne(input) {
@@ -8530,22 +7218,17 @@ function IsInputMatchSentinal(end, input) {
         ? true
         : IsInputMatchSentinal(right, input), () => false);
 }
-/** Match Input until but not including End. No match if End not found. */
 function Until(end, input, result = '') {
     return (0, match_mjs_1.Match)(TakeOne(input), (One, Rest) => IsInputMatchSentinal(end, input)
-        ? [result, input] // ok: at sentinal 
-        : Until(end, Rest, `${result}${One}`) // fail: advance + 1
-    , () => []);
+        ? [result, input]
+        : Until(end, Rest, `${result}${One}`), () => []);
 }
-// deno-coverage-ignore-stop
 };
 // build/type/script/token/string.mjs
 defs[182] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.String = String;
-// deno-coverage-ignore-start - parsebox tested
-// deno-fmt-ignore-file
 const match_mjs_1 = require(166);
 const take_mjs_1 = require(168);
 const trim_mjs_1 = require(170);
@@ -8557,31 +7240,25 @@ function TakeSpan(quote, input) {
     return (0, span_mjs_1.Span)(quote, quote, false, input);
 }
 function TakeString(quotes, input) {
-    return (0, match_mjs_1.Match)(TakeInitial(quotes, input), (Initial, InitialRest) => TakeSpan(Initial, `${Initial}${InitialRest}`), () => []); // fail: did not match Initial
+    return (0, match_mjs_1.Match)(TakeInitial(quotes, input), (Initial, InitialRest) => TakeSpan(Initial, `${Initial}${InitialRest}`), () => []);
 }
-/** Matches a literal String with the given quotes */
 function String(quotes, input) {
     return TakeString(quotes, (0, trim_mjs_1.Trim)(input));
 }
-// deno-coverage-ignore-stop
 };
 // build/type/script/token/until_1.mjs
 defs[183] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Until_1 = Until_1;
-// deno-coverage-ignore-start - parsebox tested
-// deno-fmt-ignore-file
 const guard_mjs_1 = require(167);
 const match_mjs_1 = require(166);
 const until_mjs_1 = require(181);
-/** Match Input until but not including End. No match if End not found or match is zero-length. */
 function Until_1(end, input) {
     return (0, match_mjs_1.Match)((0, until_mjs_1.Until)(end, input), (Until, UntilRest) => (0, guard_mjs_1.IsEqual)(Until, '')
-        ? [] // fail: match has no characters
-        : [Until, UntilRest], () => []); // fail: did not match Until
+        ? []
+        : [Until, UntilRest], () => []);
 }
-// deno-coverage-ignore-stop
 };
 // build/type/engine/template_literal/instantiate.mjs
 defs[184] = function (module, exports, require) {
@@ -8589,7 +7266,6 @@ defs[184] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.TemplateLiteralAction = TemplateLiteralAction;
 exports.TemplateLiteralInstantiate = TemplateLiteralInstantiate;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(4);
 const template_literal_mjs_1 = require(59);
 const encode_mjs_1 = require(185);
@@ -8610,7 +7286,6 @@ defs[185] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.TemplateLiteralEncode = TemplateLiteralEncode;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(9);
 const enum_mjs_1 = require(56);
 const literal_mjs_1 = require(123);
@@ -8685,7 +7360,6 @@ function EncodePattern(types) {
     const result = `^${encoded}$`;
     return result;
 }
-/** Encodes a TemplateLiteral type sequence into a TemplateLiteral */
 function TemplateLiteralEncode(types) {
     const pattern = EncodePattern(types);
     const result = (0, create_mjs_1.TemplateLiteralCreate)(pattern);
@@ -8779,7 +7453,6 @@ var __importStar = (this && this.__importStar) || (function () {
 })();
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExtendsArray = ExtendsArray;
-// deno-fmt-ignore-file
 const array_mjs_1 = require(28);
 const _immutable_mjs_1 = require(115);
 const extends_right_mjs_1 = require(54);
@@ -8839,7 +7512,6 @@ var __importStar = (this && this.__importStar) || (function () {
 })();
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExtendsBigInt = ExtendsBigInt;
-// deno-fmt-ignore-file
 const bigint_mjs_1 = require(119);
 const extends_right_mjs_1 = require(54);
 const Result = __importStar(require(186));
@@ -8887,7 +7559,6 @@ var __importStar = (this && this.__importStar) || (function () {
 })();
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExtendsBoolean = ExtendsBoolean;
-// deno-fmt-ignore-file
 const boolean_mjs_1 = require(120);
 const extends_right_mjs_1 = require(54);
 const Result = __importStar(require(186));
@@ -8935,22 +7606,17 @@ var __importStar = (this && this.__importStar) || (function () {
 })();
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExtendsConstructor = ExtendsConstructor;
-// deno-fmt-ignore-file
 const any_mjs_1 = require(37);
 const constructor_mjs_1 = require(29);
 const unknown_mjs_1 = require(43);
 const Result = __importStar(require(186));
-// ------------------------------------------------------------------
-// Parameters | ReturnType
-// ------------------------------------------------------------------ 
 const parameters_mjs_1 = require(191);
 const return_type_mjs_1 = require(192);
 function ExtendsConstructor(inferred, parameters, returnType, right) {
     return ((0, any_mjs_1.IsAny)(right) ? Result.ExtendsTrue(inferred) :
         (0, unknown_mjs_1.IsUnknown)(right) ? Result.ExtendsTrue(inferred) :
-            (0, constructor_mjs_1.IsConstructor)(right) ? Result.Match((0, parameters_mjs_1.ExtendsParameters)(inferred, parameters, right['parameters']), inferred => (0, return_type_mjs_1.ExtendsReturnType)(inferred, returnType, right['instanceType']), () => Result.ExtendsFalse()) // 'not-a-parameter-match'
-                : Result.ExtendsFalse() // 'not-a-constructor'
-    );
+            (0, constructor_mjs_1.IsConstructor)(right) ? Result.Match((0, parameters_mjs_1.ExtendsParameters)(inferred, parameters, right['parameters']), inferred => (0, return_type_mjs_1.ExtendsReturnType)(inferred, returnType, right['instanceType']), () => Result.ExtendsFalse())
+                : Result.ExtendsFalse());
 }
 };
 // build/type/extends/parameters.mjs
@@ -8991,30 +7657,27 @@ var __importStar = (this && this.__importStar) || (function () {
 })();
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExtendsParameters = ExtendsParameters;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(9);
 const infer_mjs_1 = require(51);
 const _optional_mjs_1 = require(41);
 const extends_left_mjs_1 = require(49);
 const Result = __importStar(require(186));
 function ParameterCompare(inferred, left, leftRest, right, rightRest) {
-    // Parameter extends Right on Left, except when infer Right  
     const checkLeft = (0, infer_mjs_1.IsInfer)(right) ? left : right;
     const checkRight = (0, infer_mjs_1.IsInfer)(right) ? right : left;
     const isLeftOptional = (0, _optional_mjs_1.IsOptional)(left);
     const isRightOptional = (0, _optional_mjs_1.IsOptional)(right);
     return ((!isLeftOptional && isRightOptional)
-        ? Result.ExtendsFalse() // 'fail: left-required-but-right-is-optional'
-        : Result.Match((0, extends_left_mjs_1.ExtendsLeft)(inferred, checkLeft, checkRight), inferred => ExtendsParameters(inferred, leftRest, rightRest), () => Result.ExtendsFalse()) // 'fail: left-and-right-did-not-match'
-    );
+        ? Result.ExtendsFalse()
+        : Result.Match((0, extends_left_mjs_1.ExtendsLeft)(inferred, checkLeft, checkRight), inferred => ExtendsParameters(inferred, leftRest, rightRest), () => Result.ExtendsFalse()));
 }
 function ParameterRight(inferred, left, leftRest, rightRest) {
-    return index_mjs_1.Guard.ShiftLeft(rightRest, (head, tail) => ParameterCompare(inferred, left, leftRest, head, tail), () => (0, _optional_mjs_1.IsOptional)(left) // 'right-did-not-have-enough-elements'
-        ? Result.ExtendsTrue(inferred) // 'ok: left was optional'
-        : Result.ExtendsFalse()); // 'fail: left was required'
+    return index_mjs_1.Guard.ShiftLeft(rightRest, (head, tail) => ParameterCompare(inferred, left, leftRest, head, tail), () => (0, _optional_mjs_1.IsOptional)(left)
+        ? Result.ExtendsTrue(inferred)
+        : Result.ExtendsFalse());
 }
 function ParametersLeft(inferred, left, rightRest) {
-    return index_mjs_1.Guard.ShiftLeft(left, (head, tail) => ParameterRight(inferred, head, tail, rightRest), () => Result.ExtendsTrue(inferred)); // 'ok: no-more-elements-in-left'
+    return index_mjs_1.Guard.ShiftLeft(left, (head, tail) => ParameterRight(inferred, head, tail, rightRest), () => Result.ExtendsTrue(inferred));
 }
 function ExtendsParameters(inferred, left, right) {
     return ParametersLeft(inferred, left, right);
@@ -9058,7 +7721,6 @@ var __importStar = (this && this.__importStar) || (function () {
 })();
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExtendsReturnType = ExtendsReturnType;
-// deno-fmt-ignore-file
 const void_mjs_1 = require(163);
 const extends_left_mjs_1 = require(49);
 const Result = __importStar(require(186));
@@ -9106,7 +7768,6 @@ var __importStar = (this && this.__importStar) || (function () {
 })();
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExtendsDependent = ExtendsDependent;
-// deno-fmt-ignore-file
 const extends_left_mjs_1 = require(49);
 const Result = __importStar(require(186));
 function ExtendsDependent(inferred, if_, then_, else_, right) {
@@ -9118,7 +7779,6 @@ defs[194] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExtendsEnum = ExtendsEnum;
-// deno-fmt-ignore-file
 const extends_left_mjs_1 = require(49);
 const evaluate_mjs_1 = require(141);
 function ExtendsEnum(inferred, left, right) {
@@ -9164,22 +7824,17 @@ var __importStar = (this && this.__importStar) || (function () {
 })();
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExtendsFunction = ExtendsFunction;
-// deno-fmt-ignore-file
 const any_mjs_1 = require(37);
 const function_mjs_1 = require(30);
 const unknown_mjs_1 = require(43);
 const Result = __importStar(require(186));
-// ------------------------------------------------------------------
-// Parameters | ReturnType
-// ------------------------------------------------------------------ 
 const parameters_mjs_1 = require(191);
 const return_type_mjs_1 = require(192);
 function ExtendsFunction(inferred, parameters, returnType, right) {
     return ((0, any_mjs_1.IsAny)(right) ? Result.ExtendsTrue(inferred) :
         (0, unknown_mjs_1.IsUnknown)(right) ? Result.ExtendsTrue(inferred) :
-            (0, function_mjs_1.IsFunction)(right) ? Result.Match((0, parameters_mjs_1.ExtendsParameters)(inferred, parameters, right['parameters']), inferred => (0, return_type_mjs_1.ExtendsReturnType)(inferred, returnType, right['returnType']), () => Result.ExtendsFalse()) // 'not-a-parameter-match'
-                : Result.ExtendsFalse() // 'not-a-function'
-    );
+            (0, function_mjs_1.IsFunction)(right) ? Result.Match((0, parameters_mjs_1.ExtendsParameters)(inferred, parameters, right['parameters']), inferred => (0, return_type_mjs_1.ExtendsReturnType)(inferred, returnType, right['returnType']), () => Result.ExtendsFalse())
+                : Result.ExtendsFalse());
 }
 };
 // build/type/extends/integer.mjs
@@ -9220,7 +7875,6 @@ var __importStar = (this && this.__importStar) || (function () {
 })();
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExtendsInteger = ExtendsInteger;
-// deno-fmt-ignore-file
 const integer_mjs_1 = require(122);
 const number_mjs_1 = require(125);
 const extends_right_mjs_1 = require(54);
@@ -9236,16 +7890,7 @@ defs[197] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExtendsIntersect = ExtendsIntersect;
-// deno-fmt-ignore-file
 const extends_left_mjs_1 = require(49);
-// ----------------------------------------------------------------------------
-// ExtendsIntersect
-//
-// This function evaluates the intersection and continues. This is different
-// to IntersectRight which MUST enumerate each type to derive Inferred. Left 
-// side types do not infer so it should be ok to do this.
-//
-// ----------------------------------------------------------------------------
 const index_mjs_1 = require(35);
 function ExtendsIntersect(inferred, left, right) {
     const evaluated = (0, index_mjs_1.EvaluateIntersect)(left);
@@ -9290,7 +7935,6 @@ var __importStar = (this && this.__importStar) || (function () {
 })();
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExtendsLiteral = ExtendsLiteral;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(9);
 const unreachable_mjs_1 = require(67);
 const literal_mjs_1 = require(123);
@@ -9330,10 +7974,8 @@ function ExtendsLiteral(inferred, left, right) {
         index_mjs_1.Guard.IsBoolean(left.const) ? ExtendsLiteralBoolean(inferred, left.const, right) :
             index_mjs_1.Guard.IsNumber(left.const) ? ExtendsLiteralNumber(inferred, left.const, right) :
                 index_mjs_1.Guard.IsString(left.const) ? ExtendsLiteralString(inferred, left.const, right) :
-                    (0, unreachable_mjs_1.Unreachable)() // ExtendsRight(inferred, left, right)
-    );
+                    (0, unreachable_mjs_1.Unreachable)());
 }
-// deno-coverage-ignore-stop
 };
 // build/type/extends/never.mjs
 defs[199] = function (module, exports, require) {
@@ -9373,7 +8015,6 @@ var __importStar = (this && this.__importStar) || (function () {
 })();
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExtendsNever = ExtendsNever;
-// deno-fmt-ignore-file
 const infer_mjs_1 = require(51);
 const extends_right_mjs_1 = require(54);
 const Result = __importStar(require(186));
@@ -9421,7 +8062,6 @@ var __importStar = (this && this.__importStar) || (function () {
 })();
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExtendsNull = ExtendsNull;
-// deno-fmt-ignore-file
 const null_mjs_1 = require(124);
 const extends_right_mjs_1 = require(54);
 const Result = __importStar(require(186));
@@ -9469,7 +8109,6 @@ var __importStar = (this && this.__importStar) || (function () {
 })();
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExtendsNumber = ExtendsNumber;
-// deno-fmt-ignore-file
 const number_mjs_1 = require(125);
 const extends_right_mjs_1 = require(54);
 const Result = __importStar(require(186));
@@ -9517,8 +8156,6 @@ var __importStar = (this && this.__importStar) || (function () {
 })();
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExtendsObject = ExtendsObject;
-// deno-lint-ignore-file ban-types
-// deno-fmt-ignore-file
 const index_mjs_1 = require(66);
 const index_mjs_2 = require(4);
 const index_mjs_3 = require(9);
@@ -9539,9 +8176,7 @@ function ExtendsPropertyOptional(inferred, left, right) {
         : Result.ExtendsTrue(inferred));
 }
 function ExtendsProperty(inferred, left, right) {
-    return (
-    // Right TInfer<TNever> is TExtendsFalse
-    ((0, infer_mjs_1.IsInfer)(right) && (0, never_mjs_1.IsNever)(right.extends))
+    return (((0, infer_mjs_1.IsInfer)(right) && (0, never_mjs_1.IsNever)(right.extends))
         ? Result.ExtendsFalse()
         : Result.Match((0, extends_left_mjs_1.ExtendsLeft)(inferred, left, right), inferred => ExtendsPropertyOptional(inferred, left, right), () => Result.ExtendsFalse()));
 }
@@ -9549,44 +8184,23 @@ function ExtractInferredProperties(keys, properties) {
     return keys.reduce((result, key) => {
         return key in properties
             ? Result.IsExtendsTrueLike(properties[key])
-                // @ts-ignore 5.0.4 cannot see `.inferred`
                 ? { ...result, ...properties[key].inferred }
-                : (0, index_mjs_1.Unreachable)() // result
-            : (0, index_mjs_1.Unreachable)(); // result
+                : (0, index_mjs_1.Unreachable)()
+            : (0, index_mjs_1.Unreachable)();
     }, {});
 }
 function ExtendsPropertiesComparer(inferred, left, right) {
     const properties = {};
     for (const rightKey of index_mjs_3.Guard.Keys(right)) {
         properties[rightKey] = (rightKey in left
-            // We don't consider the exterior Inferred as part of the property check as
-            // we don't want the exterior Context to override the Inferred Context for
-            // the Property Key. This override behavior is observed in the following
-            // case we want the inferred A to shadow the exterior A.
-            //
-            // const A = Type.Script(`{ x: 1, y: 1 }`)
-            // const S = Type.Script({ A }, `{
-            //   [K in keyof A]: A extends { 
-            //     x: infer A, 
-            //     y: infer B 
-            //   } ? [A, B]   <-- inferred 'A' shadows the exterior 'A'
-            //     : never
-            // }`)
             ? ExtendsProperty({}, left[rightKey], right[rightKey])
-            // If the right key K is not in left, but the right property is optional
-            // then we say this property is permissable. This is because an optional
-            // property on right is the same as property missing in left. If the
-            // right is infer, then we just assign the extend type to inferred.
             : (0, _optional_mjs_1.IsOptional)(right[rightKey])
                 ? (0, infer_mjs_1.IsInfer)(right[rightKey])
-                    // @ts-ignore 5.0.1 - cannot observe extend in right[rightKey].extends
                     ? Result.ExtendsTrue(index_mjs_2.Memory.Assign(inferred, { [right[rightKey].name]: right[rightKey].extends }))
                     : Result.ExtendsTrue(inferred)
                 : Result.ExtendsFalse());
     }
-    // Check if all properties are ExtendsTrueLike
     const checked = index_mjs_3.Guard.Values(properties).every(result => Result.IsExtendsTrueLike(result));
-    // Extract inferred results from properties, but only if the check is true.
     const extracted = checked ? ExtractInferredProperties(index_mjs_3.Guard.Keys(properties), properties) : {};
     return (checked
         ? Result.ExtendsTrue(extracted)
@@ -9606,7 +8220,6 @@ function RecordMergeInferred(left, right) {
         return {
             ...result, [key]: index_mjs_3.Guard.HasPropertyKey(left, key)
                 ? (0, union_mjs_1.IsUnion)(result[key])
-                    // @ts-ignore 5.0.4 cannot see `.anyOf`
                     ? (0, union_mjs_1.Union)([...result[key].anyOf, right[key]])
                     : (0, union_mjs_1.Union)([left[key], right[key]])
                 : right[key]
@@ -9665,7 +8278,6 @@ var __importStar = (this && this.__importStar) || (function () {
 })();
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExtendsRecord = ExtendsRecord;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(9);
 const any_mjs_1 = require(37);
 const unknown_mjs_1 = require(43);
@@ -9727,7 +8339,6 @@ var __importStar = (this && this.__importStar) || (function () {
 })();
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExtendsString = ExtendsString;
-// deno-fmt-ignore-file
 const string_mjs_1 = require(129);
 const extends_right_mjs_1 = require(54);
 const Result = __importStar(require(186));
@@ -9775,7 +8386,6 @@ var __importStar = (this && this.__importStar) || (function () {
 })();
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExtendsSymbol = ExtendsSymbol;
-// deno-fmt-ignore-file
 const symbol_mjs_1 = require(126);
 const extends_right_mjs_1 = require(54);
 const Result = __importStar(require(186));
@@ -9790,7 +8400,6 @@ defs[206] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExtendsTemplateLiteral = ExtendsTemplateLiteral;
-// deno-fmt-ignore-file
 const extends_left_mjs_1 = require(49);
 const evaluate_mjs_1 = require(141);
 function ExtendsTemplateLiteral(inferred, left, right) {
@@ -9836,7 +8445,6 @@ var __importStar = (this && this.__importStar) || (function () {
 })();
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExtendsTuple = ExtendsTuple;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(9);
 const schema_mjs_1 = require(23);
 const array_mjs_1 = require(28);
@@ -9846,9 +8454,6 @@ const extends_right_mjs_1 = require(54);
 const Result = __importStar(require(186));
 const instantiate_mjs_1 = require(25);
 const instantiate_mjs_2 = require(25);
-// ----------------------------------------------------------------------------
-// Inference
-// ----------------------------------------------------------------------------
 const inference_mjs_1 = require(208);
 function Reverse(types) {
     return [...types].reverse();
@@ -9862,20 +8467,18 @@ function Reversed(types) {
     return (0, schema_mjs_1.IsSchema)(inferrable);
 }
 function ElementsCompare(inferred, reversed, left, leftRest, right, rightRest) {
-    return Result.Match((0, extends_left_mjs_1.ExtendsLeft)(inferred, left, right), checkInferred => Elements(checkInferred, reversed, leftRest, rightRest), () => Result.ExtendsFalse()); // 'left-and-right-not-compared'
+    return Result.Match((0, extends_left_mjs_1.ExtendsLeft)(inferred, left, right), checkInferred => Elements(checkInferred, reversed, leftRest, rightRest), () => Result.ExtendsFalse());
 }
 function ElementsLeft(inferred, reversed, leftRest, right, rightRest) {
     const inferable = (0, inference_mjs_1.TryRestInferable)(right);
-    return (
-    // Rest Inferrable Right Means we delegate to TInferTupleResult to Generate a Result
-    (0, inference_mjs_1.IsInferable)(inferable)
+    return ((0, inference_mjs_1.IsInferable)(inferable)
         ? (0, inference_mjs_1.InferTupleResult)(inferred, inferable['name'], ApplyReverse(leftRest, reversed), inferable['type'])
         : index_mjs_1.Guard.ShiftLeft(leftRest, (head, tail) => ElementsCompare(inferred, reversed, head, tail, right, rightRest), () => Result.ExtendsFalse()));
 }
 function ElementsRight(inferred, reversed, leftRest, rightRest) {
     return index_mjs_1.Guard.ShiftLeft(rightRest, (head, tail) => ElementsLeft(inferred, reversed, leftRest, head, tail), () => index_mjs_1.Guard.IsEqual(leftRest.length, 0)
-        ? Result.ExtendsTrue(inferred) // 'Ok: right-empty-and-left-empty'
-        : Result.ExtendsFalse()); // 'Fail: right-empty-and-left-not-empty'
+        ? Result.ExtendsTrue(inferred)
+        : Result.ExtendsFalse());
 }
 function Elements(inferred, reversed, leftRest, rightRest) {
     return ElementsRight(inferred, reversed, leftRest, rightRest);
@@ -9885,23 +8488,12 @@ function ExtendsTupleToTuple(inferred, left, right) {
     const reversed = Reversed(instantiatedRight);
     return Elements(inferred, reversed, ApplyReverse(left, reversed), ApplyReverse(instantiatedRight, reversed));
 }
-// function ExtendsTupleToArrayReduce<Inferred extends TProperties, Left extends TSchema[], Right extends TSchema>
-//   (inferred: Inferred, left: [...Left], right: Right):
-//     TExtendsTupleToArrayReduce<Inferred, Left, Right> {
-//   return (
-//     Guard.ShiftLeft(left, (head, tail) =>
-//       Result.Match(ExtendsLeft(inferred, head, right), inferred =>
-//         ExtendsTupleToArrayReduce(inferred, tail, right), // Stack Overflow Here (Large Left)
-//         () => Result.ExtendsFalse()),
-//       () => Result.ExtendsTrue(inferred))
-//   ) as never
-// }
 function ExtendsTupleToArrayReduce(inferred, left, right) {
     for (const head of left) {
         const result = (0, extends_left_mjs_1.ExtendsLeft)(inferred, head, right);
         if (!Result.IsExtendsTrueLike(result))
             return result;
-        inferred = result.inferred; // (review-assign-to-argument)
+        inferred = result.inferred;
     }
     return Result.ExtendsTrue(inferred);
 }
@@ -9961,8 +8553,6 @@ exports.TryRestInferable = TryRestInferable;
 exports.TryInferable = TryInferable;
 exports.InferTupleResult = InferTupleResult;
 exports.InferUnionResult = InferUnionResult;
-// deno-lint-ignore-file ban-types
-// deno-fmt-ignore-file
 const index_mjs_1 = require(66);
 const index_mjs_2 = require(4);
 const index_mjs_3 = require(9);
@@ -9971,21 +8561,12 @@ const unknown_mjs_1 = require(43);
 const tuple_mjs_1 = require(144);
 const extends_left_mjs_1 = require(49);
 const union_mjs_1 = require(131);
-// ----------------------------------------------------------------------------
-// Operator
-// ----------------------------------------------------------------------------
 const infer_mjs_1 = require(51);
 const rest_mjs_1 = require(159);
 const Result = __importStar(require(186));
-// ----------------------------------------------------------------------------
-// Factory
-// ----------------------------------------------------------------------------
 function Inferrable(name, type) {
     return index_mjs_2.Memory.Create({ '~kind': 'Inferrable' }, { name, type }, {});
 }
-// ----------------------------------------------------------------------------
-// Guard
-// ----------------------------------------------------------------------------
 function IsInferable(value) {
     return index_mjs_3.Guard.IsObject(value)
         && index_mjs_3.Guard.HasPropertyKey(value, '~kind')
@@ -10001,20 +8582,13 @@ function TryRestInferable(type) {
             ? (0, array_mjs_1.IsArray)(type.items.extends) ? Inferrable(type.items.name, type.items.extends.items) :
                 (0, unknown_mjs_1.IsUnknown)(type.items.extends) ? Inferrable(type.items.name, type.items.extends) :
                     undefined
-            : (0, index_mjs_1.Unreachable)() // undefined
+            : (0, index_mjs_1.Unreachable)()
         : undefined);
 }
 function TryInferable(type) {
     return ((0, infer_mjs_1.IsInfer)(type) ? Inferrable(type.name, type.extends) :
         undefined);
 }
-// function TryInferResults<Rest extends TSchema[], Right extends TSchema>(rest: [...Rest], right: Right, result: TSchema[] = []): TryInferResults<Rest, Right> {
-//   return Guard.ShiftLeft(rest, (head, tail) =>
-//     Result.Match(ExtendsLeft({}, head, right),
-//       () => TryInferResults(tail, right, [...result, head]), // Stack Overflow Here (Large Rest)
-//       () => undefined),
-//     () => result) as never
-// }
 function TryInferResults(rest, right) {
     const result = [];
     for (const head of rest) {
@@ -10075,7 +8649,6 @@ var __importStar = (this && this.__importStar) || (function () {
 })();
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExtendsUndefined = ExtendsUndefined;
-// deno-fmt-ignore-file
 const undefined_mjs_1 = require(162);
 const void_mjs_1 = require(163);
 const extends_right_mjs_1 = require(54);
@@ -10124,14 +8697,10 @@ var __importStar = (this && this.__importStar) || (function () {
 })();
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExtendsUnion = ExtendsUnion;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(9);
 const union_mjs_1 = require(131);
 const extends_left_mjs_1 = require(49);
 const Result = __importStar(require(186));
-// ----------------------------------------------------------------------------
-// Inference
-// ----------------------------------------------------------------------------
 const inference_mjs_1 = require(208);
 function ExtendsUnionSome(inferred, type, unionTypes) {
     return index_mjs_1.Guard.ShiftLeft(unionTypes, (head, tail) => Result.Match((0, extends_left_mjs_1.ExtendsLeft)(inferred, type, head), inferred => Result.ExtendsTrue(inferred), () => ExtendsUnionSome(inferred, type, tail)), () => Result.ExtendsFalse());
@@ -10142,7 +8711,6 @@ function ExtendsUnionLeft(inferred, left, right) {
 function ExtendsUnion(inferred, left, right) {
     const inferrable = (0, inference_mjs_1.TryInferable)(right);
     return ((0, inference_mjs_1.IsInferable)(inferrable)
-        // @ts-ignore 4.9.5 fails to see `type` property on inferrable
         ? (0, inference_mjs_1.InferUnionResult)(inferred, inferrable.name, left, inferrable.type)
         : (0, union_mjs_1.IsUnion)(right)
             ? ExtendsUnionLeft(inferred, left, right.anyOf)
@@ -10187,7 +8755,6 @@ var __importStar = (this && this.__importStar) || (function () {
 })();
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExtendsUnknown = ExtendsUnknown;
-// deno-fmt-ignore-file
 const any_mjs_1 = require(37);
 const unknown_mjs_1 = require(43);
 const infer_mjs_1 = require(51);
@@ -10238,7 +8805,6 @@ var __importStar = (this && this.__importStar) || (function () {
 })();
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExtendsVoid = ExtendsVoid;
-// deno-fmt-ignore-file
 const void_mjs_1 = require(163);
 const extends_right_mjs_1 = require(54);
 const Result = __importStar(require(186));
@@ -10278,7 +8844,6 @@ defs[214] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.CyclicCandidates = CyclicCandidates;
-// deno-fmt-ignore-file
 const properties_mjs_1 = require(40);
 const check_mjs_1 = require(215);
 function ResolveCandidateKeys(context, keys) {
@@ -10288,7 +8853,6 @@ function ResolveCandidateKeys(context, keys) {
             : result;
     }, []);
 }
-/** Returns keys for context types that need to be transformed to TCyclic. */
 function CyclicCandidates(context) {
     const keys = (0, properties_mjs_1.PropertyKeys)(context);
     const result = ResolveCandidateKeys(context, keys);
@@ -10300,7 +8864,6 @@ defs[215] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.CyclicCheck = CyclicCheck;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(9);
 const array_mjs_1 = require(28);
 const constructor_mjs_1 = require(29);
@@ -10340,7 +8903,6 @@ function FromType(stack, context, type) {
                                         (0, record_mjs_1.IsRecord)(type) ? FromType(stack, context, (0, record_mjs_1.RecordValue)(type)) :
                                             false);
 }
-/** Performs a cyclic check on the given type. Initial key stack can be empty, but faster if specified */
 function CyclicCheck(stack, context, type) {
     const result = FromType(stack, context, type);
     return result;
@@ -10353,25 +8915,18 @@ Object.defineProperty(exports, "__esModule", { value: true });
 exports.InterfaceDeferred = InterfaceDeferred;
 exports.IsInterfaceDeferred = IsInterfaceDeferred;
 exports.Interface = Interface;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(9);
 const schema_mjs_1 = require(23);
 const deferred_mjs_1 = require(3);
 const instantiate_mjs_1 = require(217);
-/** Creates a deferred Interface action. */
 function InterfaceDeferred(heritage, properties, options = {}) {
     return (0, deferred_mjs_1.Deferred)('Interface', [heritage, properties], options);
 }
-// ------------------------------------------------------------------
-// Guard
-// ------------------------------------------------------------------
-/** Returns true if this value is a deferred Interface action. */
 function IsInterfaceDeferred(value) {
     return (0, schema_mjs_1.IsSchema)(value)
         && index_mjs_1.Guard.HasPropertyKey(value, 'action')
         && index_mjs_1.Guard.IsEqual(value.action, 'Interface');
 }
-/** Creates an Interface using the given heritage and properties. */
 function Interface(heritage, properties, options = {}) {
     return (0, instantiate_mjs_1.InterfaceAction)(heritage, properties, options);
 }
@@ -10382,7 +8937,6 @@ defs[217] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.InterfaceAction = InterfaceAction;
 exports.InterfaceInstantiate = InterfaceInstantiate;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(4);
 const object_mjs_1 = require(39);
 const evaluate_mjs_1 = require(141);
@@ -10411,7 +8965,6 @@ defs[218] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.CyclicDependencies = CyclicDependencies;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(66);
 const array_mjs_1 = require(28);
 const constructor_mjs_1 = require(29);
@@ -10453,7 +9006,6 @@ function FromType(context, type, result) {
                                         (0, record_mjs_1.IsRecord)(type) ? FromType(context, (0, record_mjs_1.RecordValue)(type), result) :
                                             result);
 }
-/** Returns dependent cyclic keys for the given type. This function is used to dead-type-eliminate (DTE) for initializing TCyclic types. */
 function CyclicDependencies(context, key, type) {
     const result = FromType(context, type, [key]);
     return result;
@@ -10464,7 +9016,6 @@ defs[219] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.CyclicExtends = CyclicExtends;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(9);
 const any_mjs_1 = require(37);
 const array_mjs_1 = require(28);
@@ -10507,7 +9058,6 @@ function CyclicAnyFromParameters(defs, ref) {
         ? FromType(defs[ref])
         : (0, unknown_mjs_1.Unknown)());
 }
-/** Transforms TCyclic TRef's into TAny's. This function is used prior to TExtends checks to enable cyclics to be structurally checked and terminated (with TAny) at first point of recursion, what would otherwise be a recursive TRef.*/
 function CyclicExtends(type) {
     return CyclicAnyFromParameters(type.$defs, type.$ref);
 }
@@ -10517,8 +9067,6 @@ defs[220] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.InstantiateCyclic = InstantiateCyclic;
-// deno-lint-ignore-file ban-types
-// deno-fmt-ignore-file
 const index_mjs_1 = require(9);
 const cyclic_mjs_1 = require(47);
 const object_mjs_1 = require(39);
@@ -10554,18 +9102,15 @@ defs[221] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.CyclicTarget = CyclicTarget;
-// deno-fmt-ignore-file
 const never_mjs_1 = require(38);
 const ref_mjs_1 = require(33);
 function Resolve(defs, ref) {
     return (ref in defs
         ? (0, ref_mjs_1.IsRef)(defs[ref])
-            // @ts-ignore 5.0.4 - does not see $ref
             ? Resolve(defs, defs[ref].$ref)
             : defs[ref]
         : (0, never_mjs_1.Never)());
 }
-/** Returns the target Type from the Defs or Never if target is non-resolvable */
 function CyclicTarget(defs, ref) {
     const result = Resolve(defs, ref);
     return result;
@@ -10577,7 +9122,6 @@ defs[222] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.EvaluateAction = EvaluateAction;
 exports.EvaluateInstantiate = EvaluateInstantiate;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(4);
 const instantiate_mjs_1 = require(25);
 const evaluate_mjs_1 = require(141);
@@ -10595,26 +9139,19 @@ defs[223] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.DistributeArguments = DistributeArguments;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(9);
 const union_mjs_1 = require(131);
 const deferred_mjs_1 = require(3);
 const enum_mjs_1 = require(56);
 const template_literal_mjs_1 = require(59);
 const ref_mjs_1 = require(33);
-// ------------------------------------------------------------------
-// Infrastructure
-// ------------------------------------------------------------------
 const evaluate_mjs_1 = require(141);
 const evaluate_mjs_2 = require(141);
 function CollectDistributionNames(expression, result = []) {
-    return (
-    // Conditional
-    (0, deferred_mjs_1.IsDeferred)(expression) && index_mjs_1.Guard.IsEqual(expression.action, 'Conditional')
+    return ((0, deferred_mjs_1.IsDeferred)(expression) && index_mjs_1.Guard.IsEqual(expression.action, 'Conditional')
         ? (0, ref_mjs_1.IsRef)(expression.parameters[0])
             ? CollectDistributionNames(expression.parameters[2], CollectDistributionNames(expression.parameters[3], [...result, expression.parameters[0]['$ref']]))
             : CollectDistributionNames(expression.parameters[2], CollectDistributionNames(expression.parameters[3], result))
-        // Mapped
         : (0, deferred_mjs_1.IsDeferred)(expression) && index_mjs_1.Guard.IsEqual(expression.action, 'Mapped')
             ? ((0, deferred_mjs_1.IsDeferred)(expression.parameters[1]) && index_mjs_1.Guard.IsEqual(expression.parameters[1].action, 'KeyOf') && (0, ref_mjs_1.IsRef)(expression.parameters[1].parameters[0]) ? [...result, expression.parameters[1].parameters[0]['$ref']] :
                 result) : result);
@@ -10648,7 +9185,7 @@ function Distribute(zipped) {
     return zipped.reduce((result, left) => {
         return index_mjs_1.Guard.IsEqual(left[0], true)
             ? Cross(result, Expand(left[1]))
-            : Cross(result, [left[1]]); // - no-expansion
+            : Cross(result, [left[1]]);
     }, [[]]);
 }
 function DistributeArguments(parameters, arguments_, expression) {
@@ -10667,7 +9204,6 @@ defs[224] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ResolveTarget = ResolveTarget;
-// deno-fmt-ignore-file
 const generic_mjs_1 = require(34);
 const ref_mjs_1 = require(33);
 const never_mjs_1 = require(38);
@@ -10690,7 +9226,6 @@ function FromType(context, name, target, arguments_) {
         (0, ref_mjs_1.IsRef)(target) ? FromRef(context, target.$ref, arguments_) :
             FromNotGeneric());
 }
-/** Resolves a named generic target from the context, or returns TNever if it cannot be resolved or is not generic. */
 function ResolveTarget(context, target, arguments_) {
     return FromType(context, '(anonymous)', target, arguments_);
 }
@@ -10700,21 +9235,16 @@ defs[225] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ResolveArgumentsContext = ResolveArgumentsContext;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(9);
 const index_mjs_2 = require(4);
 const instantiate_mjs_1 = require(25);
 const index_mjs_3 = require(45);
 const infer_mjs_1 = require(51);
 const call_mjs_1 = require(31);
-// ------------------------------------------------------------------
-// AssertArgument
-// ------------------------------------------------------------------
 function AssertArgumentExtends(name, type, extends_) {
     if ((0, infer_mjs_1.IsInfer)(type) || (0, call_mjs_1.IsCall)(type) || index_mjs_3.ExtendsResult.IsExtendsTrueLike((0, index_mjs_3.Extends)({}, type, extends_)))
         return;
     const cause = { parameter: name, expect: extends_, actual: type };
-    // @ts-ignore - no definition for { cause } options 
     throw new Error(`Argument for parameter ${name} does not satisfy constraint`, { cause });
 }
 function BindArgument(context, state, name, extends_, type) {
@@ -10740,7 +9270,6 @@ defs[226] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.RemoveImmutableAction = RemoveImmutableAction;
 exports.RemoveImmutableInstantiate = RemoveImmutableInstantiate;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(4);
 const instantiate_mjs_1 = require(25);
 function RemoveImmutableOperation(type) {
@@ -10767,7 +9296,6 @@ exports.CapitalizeInstantiate = CapitalizeInstantiate;
 exports.LowercaseInstantiate = LowercaseInstantiate;
 exports.UncapitalizeInstantiate = UncapitalizeInstantiate;
 exports.UppercaseInstantiate = UppercaseInstantiate;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(4);
 const from_type_mjs_1 = require(228);
 const instantiate_mjs_1 = require(25);
@@ -10825,7 +9353,6 @@ defs[228] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromType = FromType;
-// deno-fmt-ignore-file
 const literal_mjs_1 = require(123);
 const template_literal_mjs_1 = require(59);
 const union_mjs_1 = require(131);
@@ -10844,7 +9371,6 @@ defs[229] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromLiteral = FromLiteral;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(9);
 const literal_mjs_1 = require(123);
 const mapping_mjs_1 = require(230);
@@ -10859,7 +9385,6 @@ defs[230] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ApplyMapping = ApplyMapping;
-// deno-fmt-ignore-file
 function ApplyMapping(mapping, value) {
     return mapping(value);
 }
@@ -10869,7 +9394,6 @@ defs[231] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromTemplateLiteral = FromTemplateLiteral;
-// deno-fmt-ignore-file
 const from_type_mjs_1 = require(228);
 const index_mjs_1 = require(35);
 function FromTemplateLiteral(mapping, pattern) {
@@ -10883,7 +9407,6 @@ defs[232] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromUnion = FromUnion;
-// deno-fmt-ignore-file
 const union_mjs_1 = require(131);
 const from_type_mjs_1 = require(228);
 function FromUnion(mapping, types) {
@@ -10897,14 +9420,11 @@ defs[233] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.CapitalizeDeferred = CapitalizeDeferred;
 exports.Capitalize = Capitalize;
-// deno-fmt-ignore-file
 const deferred_mjs_1 = require(3);
 const instantiate_mjs_1 = require(227);
-/** Creates a deferred Capitalize action. */
 function CapitalizeDeferred(type, options = {}) {
     return (0, deferred_mjs_1.Deferred)('Capitalize', [type], options);
 }
-/** Applies a Capitalize action to the given type. */
 function Capitalize(type, options = {}) {
     return (0, instantiate_mjs_1.CapitalizeAction)(type, options);
 }
@@ -10915,14 +9435,11 @@ defs[234] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.LowercaseDeferred = LowercaseDeferred;
 exports.Lowercase = Lowercase;
-// deno-fmt-ignore-file
 const deferred_mjs_1 = require(3);
 const instantiate_mjs_1 = require(227);
-/** Creates a deferred Lowercase action. */
 function LowercaseDeferred(type, options = {}) {
     return (0, deferred_mjs_1.Deferred)('Lowercase', [type], options);
 }
-/** Applies a Lowercase action to the given type. */
 function Lowercase(type, options = {}) {
     return (0, instantiate_mjs_1.LowercaseAction)(type, options);
 }
@@ -10933,14 +9450,11 @@ defs[235] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.UncapitalizeDeferred = UncapitalizeDeferred;
 exports.Uncapitalize = Uncapitalize;
-// deno-fmt-ignore-file
 const deferred_mjs_1 = require(3);
 const instantiate_mjs_1 = require(227);
-/** Creates a deferred Uncapitalize action. */
 function UncapitalizeDeferred(type, options = {}) {
     return (0, deferred_mjs_1.Deferred)('Uncapitalize', [type], options);
 }
-/** Applies a Uncapitalize action to the given type. */
 function Uncapitalize(type, options = {}) {
     return (0, instantiate_mjs_1.UncapitalizeAction)(type, options);
 }
@@ -10951,14 +9465,11 @@ defs[236] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.UppercaseDeferred = UppercaseDeferred;
 exports.Uppercase = Uppercase;
-// deno-fmt-ignore-file
 const deferred_mjs_1 = require(3);
 const instantiate_mjs_1 = require(227);
-/** Creates a deferred Uppercase action. */
 function UppercaseDeferred(type, options = {}) {
     return (0, deferred_mjs_1.Deferred)('Uppercase', [type], options);
 }
-/** Applies a Uppercase action to the given type. */
 function Uppercase(type, options = {}) {
     return (0, instantiate_mjs_1.UppercaseAction)(type, options);
 }
@@ -10989,7 +9500,6 @@ defs[238] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ConditionalAction = ConditionalAction;
 exports.ConditionalInstantiate = ConditionalInstantiate;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(4);
 const union_mjs_1 = require(131);
 const index_mjs_2 = require(45);
@@ -11019,16 +9529,12 @@ defs[239] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ConditionalDeferred = ConditionalDeferred;
 exports.Conditional = Conditional;
-// deno-lint-ignore-file ban-types
-// deno-fmt-ignore-file
 const deferred_mjs_1 = require(3);
 const instantiate_mjs_1 = require(238);
 const instantiate_mjs_2 = require(25);
-/** Creates a deferred Conditional action. */
 function ConditionalDeferred(left, right, true_, false_, options = {}) {
     return (0, deferred_mjs_1.Deferred)('Conditional', [left, right, true_, false_], options);
 }
-/** Applies a Conditional action to the given types. */
 function Conditional(left, right, true_, false_, options = {}) {
     return (0, instantiate_mjs_1.ConditionalAction)({}, (0, instantiate_mjs_2.State)([], []), left, right, true_, false_, options);
 }
@@ -11039,8 +9545,6 @@ defs[240] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ConstructorParametersAction = ConstructorParametersAction;
 exports.ConstructorParametersInstantiate = ConstructorParametersInstantiate;
-// deno-lint-ignore-file ban-types
-// deno-fmt-ignore-file
 const index_mjs_1 = require(4);
 const constructor_mjs_1 = require(29);
 const tuple_mjs_1 = require(144);
@@ -11071,14 +9575,11 @@ defs[241] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ConstructorParametersDeferred = ConstructorParametersDeferred;
 exports.ConstructorParameters = ConstructorParameters;
-// deno-fmt-ignore-file
 const deferred_mjs_1 = require(3);
 const instantiate_mjs_1 = require(240);
-/** Creates a deferred ConstructorParameters action. */
 function ConstructorParametersDeferred(type, options = {}) {
     return (0, deferred_mjs_1.Deferred)('ConstructorParameters', [type], options);
 }
-/** Applies a ConstructorParameters action to a type. */
 function ConstructorParameters(type, options = {}) {
     return (0, instantiate_mjs_1.ConstructorParametersAction)(type, options);
 }
@@ -11089,7 +9590,6 @@ defs[242] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExcludeAction = ExcludeAction;
 exports.ExcludeInstantiate = ExcludeInstantiate;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(4);
 const instantiate_mjs_1 = require(25);
 const exclude_mjs_1 = require(243);
@@ -11112,14 +9612,11 @@ defs[243] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExcludeDeferred = ExcludeDeferred;
 exports.Exclude = Exclude;
-// deno-fmt-ignore-file
 const deferred_mjs_1 = require(3);
 const instantiate_mjs_1 = require(242);
-/** Creates a deferred Exclude action. */
 function ExcludeDeferred(left, right, options = {}) {
     return (0, deferred_mjs_1.Deferred)('Exclude', [left, right], options);
 }
-/** Applies a Exclude action using the given types */
 function Exclude(left, right, options = {}) {
     return (0, instantiate_mjs_1.ExcludeAction)(left, right, options);
 }
@@ -11130,7 +9627,6 @@ defs[244] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExtractAction = ExtractAction;
 exports.ExtractInstantiate = ExtractInstantiate;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(4);
 const instantiate_mjs_1 = require(25);
 const extract_mjs_1 = require(245);
@@ -11153,14 +9649,11 @@ defs[245] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExtractDeferred = ExtractDeferred;
 exports.Extract = Extract;
-// deno-fmt-ignore-file
 const deferred_mjs_1 = require(3);
 const instantiate_mjs_1 = require(244);
-/** Creates a deferred Extract action. */
 function ExtractDeferred(left, right, options = {}) {
     return (0, deferred_mjs_1.Deferred)('Extract', [left, right], options);
 }
-/** Applies an Extract action using the given types. */
 function Extract(left, right, options = {}) {
     return (0, instantiate_mjs_1.ExtractAction)(left, right, options);
 }
@@ -11170,8 +9663,6 @@ defs[246] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ExtractOperation = ExtractOperation;
-// deno-lint-ignore-file ban-types
-// deno-fmt-ignore-file
 const index_mjs_1 = require(9);
 const union_mjs_1 = require(131);
 const index_mjs_2 = require(45);
@@ -11199,7 +9690,6 @@ defs[247] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IndexAction = IndexAction;
 exports.IndexInstantiate = IndexInstantiate;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(4);
 const cyclic_mjs_1 = require(47);
 const dependent_mjs_1 = require(55);
@@ -11234,16 +9724,13 @@ defs[248] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IndexDeferred = IndexDeferred;
 exports.Index = Index;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(9);
 const deferred_mjs_1 = require(3);
 const keys_to_indexer_mjs_1 = require(249);
 const instantiate_mjs_1 = require(247);
-/** Creates a deferred Index action. */
 function IndexDeferred(type, indexer, options = {}) {
     return (0, deferred_mjs_1.Deferred)('Index', [type, indexer], options);
 }
-/** Applies a Index action using the given types. */
 function Index(type, indexer_or_keys, options = {}) {
     const indexer = index_mjs_1.Guard.IsArray(indexer_or_keys) ? (0, keys_to_indexer_mjs_1.KeysToIndexer)(indexer_or_keys) : indexer_or_keys;
     return (0, instantiate_mjs_1.IndexAction)(type, indexer, options);
@@ -11254,7 +9741,6 @@ defs[249] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.KeysToIndexer = KeysToIndexer;
-// deno-fmt-ignore-file
 const literal_mjs_1 = require(123);
 const union_mjs_1 = require(131);
 function KeysToLiterals(keys) {
@@ -11295,15 +9781,8 @@ defs[251] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.CollapseToObject = CollapseToObject;
-// deno-fmt-ignore-file
 const object_mjs_1 = require(39);
 const from_type_mjs_1 = require(252);
-/**
- * Collapses a type into a TObject schema. This is a lossy fast path used to
- * normalize arbitrary TSchema types into a TObject structure. This function is
- * primarily used in indexing operations where a normalized object structure
- * is required. If the type cannot be collapsed, an empty object schema is returned.
- */
 function CollapseToObject(type) {
     const properties = (0, from_type_mjs_1.FromType)(type);
     const result = (0, object_mjs_1.Object)(properties);
@@ -11315,8 +9794,6 @@ defs[252] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromType = FromType;
-// deno-lint-ignore-file ban-types
-// deno-fmt-ignore-file
 const cyclic_mjs_1 = require(47);
 const dependent_mjs_1 = require(55);
 const intersect_mjs_1 = require(58);
@@ -11344,7 +9821,6 @@ defs[253] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromCyclic = FromCyclic;
-// deno-fmt-ignore-file
 const from_type_mjs_1 = require(252);
 const target_mjs_1 = require(221);
 function FromCyclic(defs, ref) {
@@ -11358,7 +9834,6 @@ defs[254] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromDependent = FromDependent;
-// deno-fmt-ignore-file
 const from_type_mjs_1 = require(252);
 const evaluate_mjs_1 = require(141);
 function FromDependent(if_, then_, else_) {
@@ -11372,8 +9847,6 @@ defs[255] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromIntersect = FromIntersect;
-// deno-lint-ignore-file ban-types
-// deno-fmt-ignore-file
 const index_mjs_1 = require(4);
 const index_mjs_2 = require(9);
 const from_type_mjs_1 = require(252);
@@ -11400,7 +9873,6 @@ defs[256] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromObject = FromObject;
-// deno-fmt-ignore-file
 function FromObject(properties) {
     return properties;
 }
@@ -11410,7 +9882,6 @@ defs[257] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromTuple = FromTuple;
-// deno-fmt-ignore-file
 const tuple_mjs_1 = require(144);
 const to_object_mjs_1 = require(146);
 const from_type_mjs_1 = require(252);
@@ -11425,7 +9896,6 @@ defs[258] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromUnion = FromUnion;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(9);
 const index_mjs_2 = require(66);
 const property_mjs_1 = require(147);
@@ -11443,14 +9913,12 @@ function ReduceVariants(types, result) {
 function FromUnion(types) {
     return index_mjs_1.Guard.ShiftLeft(types, (left, right) => ReduceVariants(right, (0, from_type_mjs_1.FromType)(left)), () => (0, index_mjs_2.Unreachable)());
 }
-// deno-coverage-ignore-stop
 };
 // build/type/engine/indexed/from_type.mjs
 defs[259] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromType = FromType;
-// deno-fmt-ignore-file
 const array_mjs_1 = require(28);
 const never_mjs_1 = require(38);
 const object_mjs_1 = require(39);
@@ -11471,8 +9939,6 @@ defs[260] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.NormalizeIndexer = NormalizeIndexer;
 exports.FromArray = FromArray;
-// deno-lint-ignore-file ban-types
-// deno-fmt-ignore-file
 const index_mjs_1 = require(9);
 const intersect_mjs_1 = require(58);
 const union_mjs_1 = require(131);
@@ -11496,11 +9962,8 @@ function NormalizeIndexer(type) {
 function FromArray(type, indexer) {
     const normalizedIndexer = NormalizeIndexer(indexer);
     const check = (0, index_mjs_2.Extends)({}, normalizedIndexer, (0, number_mjs_1.Number)());
-    const result = (
-    // indexer
-    index_mjs_2.ExtendsResult.IsExtendsTrueLike(check)
+    const result = (index_mjs_2.ExtendsResult.IsExtendsTrueLike(check)
         ? type
-        // length (intrinsic)
         : (0, literal_mjs_1.IsLiteral)(indexer) && index_mjs_1.Guard.IsEqual(indexer.const, 'length')
             ? (0, number_mjs_1.Number)()
             : (0, never_mjs_1.Never)());
@@ -11512,7 +9975,6 @@ defs[261] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ConvertToIntegerKey = ConvertToIntegerKey;
-// deno-fmt-ignore-file
 const integerKeyPattern = new RegExp('^(?:0|[1-9][0-9]*)$');
 function ConvertToIntegerKey(value) {
     const normal = `${value}`;
@@ -11526,7 +9988,6 @@ defs[262] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromObject = FromObject;
-// deno-fmt-ignore-file
 const number_mjs_1 = require(125);
 const never_mjs_1 = require(38);
 const properties_mjs_1 = require(40);
@@ -11572,14 +10033,7 @@ defs[263] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ToIndexableKeys = ToIndexableKeys;
-// deno-fmt-ignore-file
 const from_type_mjs_1 = require(264);
-/**
- * Transforms a type meant as an Indexer into string[] array which is used by Indexable types
- * like Index, Pick and Omit to select from property keys. This function should only be used
- * for Object key selection, and not for Array / Tuple key selection as Array-Like structures
- * require TNumber indexing support.
- */
 function ToIndexableKeys(type) {
     const result = (0, from_type_mjs_1.FromType)(type);
     return result;
@@ -11590,7 +10044,6 @@ defs[264] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromType = FromType;
-// deno-fmt-ignore-file
 const cyclic_mjs_1 = require(47);
 const dependent_mjs_1 = require(55);
 const enum_mjs_1 = require(56);
@@ -11621,7 +10074,6 @@ defs[265] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromCyclic = FromCyclic;
-// deno-fmt-ignore-file
 const from_type_mjs_1 = require(264);
 const target_mjs_1 = require(221);
 function FromCyclic(defs, ref) {
@@ -11635,7 +10087,6 @@ defs[266] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromDependent = FromDependent;
-// deno-fmt-ignore-file
 const from_type_mjs_1 = require(264);
 const evaluate_mjs_1 = require(141);
 function FromDependent(if_, then_, else_) {
@@ -11649,7 +10100,6 @@ defs[267] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromEnum = FromEnum;
-// deno-fmt-ignore-file
 const from_type_mjs_1 = require(264);
 const evaluate_mjs_1 = require(141);
 function FromEnum(values) {
@@ -11663,7 +10113,6 @@ defs[268] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromIntersect = FromIntersect;
-// deno-fmt-ignore-file
 const evaluate_mjs_1 = require(141);
 const from_type_mjs_1 = require(264);
 function FromIntersect(types) {
@@ -11677,7 +10126,6 @@ defs[269] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromLiteral = FromLiteral;
-// deno-fmt-ignore-file
 function FromLiteral(value) {
     const result = [`${value}`];
     return result;
@@ -11688,7 +10136,6 @@ defs[270] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromTemplateLiteral = FromTemplateLiteral;
-// deno-fmt-ignore-file
 const from_type_mjs_1 = require(264);
 const evaluate_mjs_1 = require(141);
 function FromTemplateLiteral(pattern) {
@@ -11702,7 +10149,6 @@ defs[271] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromUnion = FromUnion;
-// deno-fmt-ignore-file
 const from_type_mjs_1 = require(264);
 function FromUnion(types) {
     return types.reduce((result, left) => {
@@ -11716,7 +10162,6 @@ defs[272] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromType = FromType;
 exports.ExpandThis = ExpandThis;
-// deno-fmt-ignore-file
 const array_mjs_1 = require(28);
 const constructor_mjs_1 = require(29);
 const function_mjs_1 = require(30);
@@ -11748,8 +10193,6 @@ defs[273] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromTuple = FromTuple;
-// deno-lint-ignore-file ban-types
-// deno-fmt-ignore-file
 const index_mjs_1 = require(9);
 const literal_mjs_1 = require(123);
 const number_mjs_1 = require(125);
@@ -11774,11 +10217,8 @@ function FromTupleWithoutIndexer(types) {
     return (0, evaluate_mjs_1.EvaluateUnionFast)(types);
 }
 function FromTuple(types, indexer) {
-    return (
-    // length (intrinsic)
-    (0, literal_mjs_1.IsLiteral)(indexer) && index_mjs_1.Guard.IsEqual(indexer.const, 'length')
+    return ((0, literal_mjs_1.IsLiteral)(indexer) && index_mjs_1.Guard.IsEqual(indexer.const, 'length')
         ? (0, literal_mjs_1.Literal)(types.length)
-        // indexer
         : (0, number_mjs_1.IsNumber)(indexer) || (0, integer_mjs_1.IsInteger)(indexer)
             ? FromTupleWithoutIndexer(types)
             : FromTupleWithIndexer(types, indexer));
@@ -11789,7 +10229,6 @@ defs[274] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FormatArrayIndexer = FormatArrayIndexer;
-// deno-fmt-ignore-file
 const union_mjs_1 = require(131);
 const intersect_mjs_1 = require(58);
 const literal_mjs_1 = require(123);
@@ -11800,7 +10239,6 @@ function ConvertLiteral(value) {
 function ArrayIndexerTypes(types) {
     return types.map(type => FormatArrayIndexer(type));
 }
-/** Formats embedded integer-like strings on an Indexer to be number values inline with TS indexing | coercion behaviors. */
 function FormatArrayIndexer(type) {
     return ((0, intersect_mjs_1.IsIntersect)(type) ? (0, intersect_mjs_1.Intersect)(ArrayIndexerTypes(type.allOf)) :
         (0, union_mjs_1.IsUnion)(type) ? (0, union_mjs_1.Union)(ArrayIndexerTypes(type.anyOf)) :
@@ -11814,7 +10252,6 @@ defs[275] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.InstanceTypeAction = InstanceTypeAction;
 exports.InstanceTypeInstantiate = InstanceTypeInstantiate;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(4);
 const constructor_mjs_1 = require(29);
 const never_mjs_1 = require(38);
@@ -11842,14 +10279,11 @@ defs[276] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.InstanceTypeDeferred = InstanceTypeDeferred;
 exports.InstanceType = InstanceType;
-// deno-fmt-ignore-file
 const deferred_mjs_1 = require(3);
 const instantiate_mjs_1 = require(275);
-/** Creates a deferred InstanceType action. */
 function InstanceTypeDeferred(type, options = {}) {
     return (0, deferred_mjs_1.Deferred)('InstanceType', [type], options);
 }
-/** Applies a InstanceType action to the given type. */
 function InstanceType(type, options = {}) {
     return (0, instantiate_mjs_1.InstanceTypeAction)(type, options);
 }
@@ -11860,7 +10294,6 @@ defs[277] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.KeyOfAction = KeyOfAction;
 exports.KeyOfInstantiate = KeyOfInstantiate;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(4);
 const cyclic_mjs_1 = require(47);
 const dependent_mjs_1 = require(55);
@@ -11869,9 +10302,6 @@ const union_mjs_1 = require(131);
 const keyof_mjs_1 = require(278);
 const instantiate_mjs_1 = require(25);
 const index_mjs_2 = require(250);
-// ------------------------------------------------------------------
-// Computed
-// ------------------------------------------------------------------
 const from_type_mjs_1 = require(279);
 function NormalizeType(type) {
     const result = ((0, cyclic_mjs_1.IsCyclic)(type) ||
@@ -11896,14 +10326,11 @@ defs[278] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.KeyOfDeferred = KeyOfDeferred;
 exports.KeyOf = KeyOf;
-// deno-fmt-ignore-file
 const deferred_mjs_1 = require(3);
 const instantiate_mjs_1 = require(277);
-/** Creates a deferred KeyOf action. */
 function KeyOfDeferred(type, options = {}) {
     return (0, deferred_mjs_1.Deferred)('KeyOf', [type], options);
 }
-/** Applies a KeyOf action to the given type. */
 function KeyOf(type, options = {}) {
     return (0, instantiate_mjs_1.KeyOfAction)(type, options);
 }
@@ -11913,16 +10340,12 @@ defs[279] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromType = FromType;
-// deno-fmt-ignore-file
 const any_mjs_1 = require(37);
 const array_mjs_1 = require(28);
 const never_mjs_1 = require(38);
 const object_mjs_1 = require(39);
 const record_mjs_1 = require(128);
 const tuple_mjs_1 = require(144);
-// ------------------------------------------------------------------
-// Computed
-// ------------------------------------------------------------------
 const from_any_mjs_1 = require(280);
 const from_array_mjs_1 = require(281);
 const from_object_mjs_1 = require(282);
@@ -11942,7 +10365,6 @@ defs[280] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromAny = FromAny;
-// deno-fmt-ignore-file
 const number_mjs_1 = require(125);
 const string_mjs_1 = require(129);
 const symbol_mjs_1 = require(126);
@@ -11956,7 +10378,6 @@ defs[281] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromArray = FromArray;
-// deno-fmt-ignore-file
 const number_mjs_1 = require(125);
 function FromArray(_type) {
     return (0, number_mjs_1.Number)();
@@ -11967,7 +10388,6 @@ defs[282] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromObject = FromObject;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(66);
 const index_mjs_2 = require(9);
 const literal_mjs_1 = require(123);
@@ -11993,7 +10413,6 @@ defs[283] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromRecord = FromRecord;
-// deno-fmt-ignore-file
 const record_mjs_1 = require(128);
 function FromRecord(type) {
     return (0, record_mjs_1.RecordKey)(type);
@@ -12004,7 +10423,6 @@ defs[284] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromTuple = FromTuple;
-// deno-fmt-ignore-file
 const literal_mjs_1 = require(123);
 const evaluate_mjs_1 = require(141);
 function FromTuple(types) {
@@ -12018,7 +10436,6 @@ defs[285] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.MappedAction = MappedAction;
 exports.MappedInstantiate = MappedInstantiate;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(4);
 const mapped_mjs_1 = require(286);
 const instantiate_mjs_1 = require(25);
@@ -12040,16 +10457,12 @@ defs[286] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.MappedDeferred = MappedDeferred;
 exports.Mapped = Mapped;
-// deno-lint-ignore-file ban-types
-// deno-fmt-ignore-file
 const deferred_mjs_1 = require(3);
 const instantiate_mjs_1 = require(285);
 const instantiate_mjs_2 = require(25);
-/** Creates a deferred Mapped action. */
 function MappedDeferred(identifier, type, as, property, options = {}) {
     return (0, deferred_mjs_1.Deferred)('Mapped', [identifier, type, as, property], options);
 }
-/** Applies a Mapped action using the given types. */
 function Mapped(identifier, type, as, property, options = {}) {
     return (0, instantiate_mjs_1.MappedAction)({}, (0, instantiate_mjs_2.State)([], []), identifier, type, as, property, options);
 }
@@ -12059,8 +10472,6 @@ defs[287] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.MappedOperation = MappedOperation;
-// deno-lint-ignore-file ban-types
-// deno-fmt-ignore-file
 const index_mjs_1 = require(4);
 const literal_mjs_1 = require(123);
 const object_mjs_1 = require(39);
@@ -12107,7 +10518,6 @@ defs[288] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.MappedVariants = MappedVariants;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(9);
 const literal_mjs_1 = require(123);
 const enum_mjs_1 = require(56);
@@ -12152,14 +10562,9 @@ defs[289] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ModuleInstantiate = ModuleInstantiate;
-// deno-lint-ignore-file ban-types
-// deno-fmt-ignore-file
 const index_mjs_1 = require(9);
 const index_mjs_2 = require(4);
 const instantiate_mjs_1 = require(25);
-// ------------------------------------------------------------------
-// Module: Instantiation Infrastructure
-// ------------------------------------------------------------------
 const candidates_mjs_1 = require(214);
 const instantiate_mjs_2 = require(220);
 const instantiate_mjs_3 = require(25);
@@ -12195,7 +10600,6 @@ defs[290] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.NonNullableAction = NonNullableAction;
 exports.NonNullableInstantiate = NonNullableInstantiate;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(4);
 const null_mjs_1 = require(124);
 const undefined_mjs_1 = require(162);
@@ -12224,14 +10628,11 @@ defs[291] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.NonNullableDeferred = NonNullableDeferred;
 exports.NonNullable = NonNullable;
-// deno-fmt-ignore-file
 const deferred_mjs_1 = require(3);
 const instantiate_mjs_1 = require(290);
-/** Creates a deferred NonNullable action. */
 function NonNullableDeferred(type, options = {}) {
     return (0, deferred_mjs_1.Deferred)('NonNullable', [type], options);
 }
-/** Applies a NonNullable action to the given type. */
 function NonNullable(type, options = {}) {
     return (0, instantiate_mjs_1.NonNullableAction)(type, options);
 }
@@ -12242,7 +10643,6 @@ defs[292] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.OmitAction = OmitAction;
 exports.OmitInstantiate = OmitInstantiate;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(4);
 const omit_mjs_1 = require(293);
 const instantiate_mjs_1 = require(25);
@@ -12265,16 +10665,13 @@ defs[293] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.OmitDeferred = OmitDeferred;
 exports.Omit = Omit;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(9);
 const deferred_mjs_1 = require(3);
 const keys_to_indexer_mjs_1 = require(249);
 const instantiate_mjs_1 = require(292);
-/** Creates a deferred Omit action. */
 function OmitDeferred(type, indexer, options = {}) {
     return (0, deferred_mjs_1.Deferred)('Omit', [type, indexer], options);
 }
-/** Applies a Omit action using the given types. */
 function Omit(type, indexer_or_keys, options = {}) {
     const indexer = index_mjs_1.Guard.IsArray(indexer_or_keys) ? (0, keys_to_indexer_mjs_1.KeysToIndexer)(indexer_or_keys) : indexer_or_keys;
     return (0, instantiate_mjs_1.OmitAction)(type, indexer, options);
@@ -12285,7 +10682,6 @@ defs[294] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromType = FromType;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(9);
 const object_mjs_1 = require(39);
 const to_indexable_keys_mjs_1 = require(263);
@@ -12309,12 +10705,9 @@ defs[295] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ToIndexable = ToIndexable;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(66);
 const object_mjs_1 = require(39);
 const index_mjs_2 = require(250);
-// deno-coverage-ignore-start - symmetric unreachable
-/** Transforms a type into a TProperties used for indexing operations */
 function ToIndexable(type) {
     const collapsed = (0, index_mjs_2.CollapseToObject)(type);
     const result = (0, object_mjs_1.IsObject)(collapsed)
@@ -12322,7 +10715,6 @@ function ToIndexable(type) {
         : (0, index_mjs_1.Unreachable)();
     return result;
 }
-// deno-coverage-ignore-stop
 };
 // build/type/engine/parameters/instantiate.mjs
 defs[296] = function (module, exports, require) {
@@ -12330,8 +10722,6 @@ defs[296] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ParametersAction = ParametersAction;
 exports.ParametersInstantiate = ParametersInstantiate;
-// deno-lint-ignore-file ban-types
-// deno-fmt-ignore-file
 const index_mjs_1 = require(4);
 const function_mjs_1 = require(30);
 const tuple_mjs_1 = require(144);
@@ -12362,14 +10752,11 @@ defs[297] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ParametersDeferred = ParametersDeferred;
 exports.Parameters = Parameters;
-// deno-fmt-ignore-file
 const deferred_mjs_1 = require(3);
 const instantiate_mjs_1 = require(296);
-/** Creates a deferred Parameters action. */
 function ParametersDeferred(type, options = {}) {
     return (0, deferred_mjs_1.Deferred)('Parameters', [type], options);
 }
-/** Applies a Parameters action to the given type. */
 function Parameters(type, options = {}) {
     return (0, instantiate_mjs_1.ParametersAction)(type, options);
 }
@@ -12380,7 +10767,6 @@ defs[298] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.PartialAction = PartialAction;
 exports.PartialInstantiate = PartialInstantiate;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(4);
 const partial_mjs_1 = require(299);
 const from_type_mjs_1 = require(300);
@@ -12402,14 +10788,11 @@ defs[299] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.PartialDeferred = PartialDeferred;
 exports.Partial = Partial;
-// deno-fmt-ignore-file
 const deferred_mjs_1 = require(3);
 const instantiate_mjs_1 = require(298);
-/** Creates a deferred Partial action. */
 function PartialDeferred(type, options = {}) {
     return (0, deferred_mjs_1.Deferred)('Partial', [type], options);
 }
-/** Applies a Partial action to the given type. */
 function Partial(type, options = {}) {
     return (0, instantiate_mjs_1.PartialAction)(type, options);
 }
@@ -12419,8 +10802,6 @@ defs[300] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromType = FromType;
-// deno-lint-ignore-file ban-types
-// deno-fmt-ignore-file
 const cyclic_mjs_1 = require(47);
 const dependent_mjs_1 = require(55);
 const intersect_mjs_1 = require(58);
@@ -12445,7 +10826,6 @@ defs[301] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromCyclic = FromCyclic;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(4);
 const cyclic_mjs_1 = require(47);
 const from_type_mjs_1 = require(300);
@@ -12462,7 +10842,6 @@ defs[302] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromDependent = FromDependent;
-// deno-fmt-ignore-file
 const from_type_mjs_1 = require(300);
 const evaluate_mjs_1 = require(141);
 function FromDependent(if_, then_, else_) {
@@ -12476,7 +10855,6 @@ defs[303] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromIntersect = FromIntersect;
-// deno-fmt-ignore-file
 const from_type_mjs_1 = require(300);
 const evaluate_mjs_1 = require(141);
 function FromIntersect(types) {
@@ -12490,7 +10868,6 @@ defs[304] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromUnion = FromUnion;
-// deno-fmt-ignore-file
 const union_mjs_1 = require(131);
 const from_type_mjs_1 = require(300);
 function FromUnion(types) {
@@ -12503,7 +10880,6 @@ defs[305] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromObject = FromObject;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(9);
 const object_mjs_1 = require(39);
 const _add_optional_mjs_1 = require(42);
@@ -12521,7 +10897,6 @@ defs[306] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.PickAction = PickAction;
 exports.PickInstantiate = PickInstantiate;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(4);
 const pick_mjs_1 = require(307);
 const instantiate_mjs_1 = require(25);
@@ -12544,16 +10919,13 @@ defs[307] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.PickDeferred = PickDeferred;
 exports.Pick = Pick;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(9);
 const deferred_mjs_1 = require(3);
 const keys_to_indexer_mjs_1 = require(249);
 const instantiate_mjs_1 = require(306);
-/** Creates a deferred Pick action. */
 function PickDeferred(type, indexer, options = {}) {
     return (0, deferred_mjs_1.Deferred)('Pick', [type, indexer], options);
 }
-/** Applies a Pick action using the given types. */
 function Pick(type, indexer_or_keys, options = {}) {
     const indexer = index_mjs_1.Guard.IsArray(indexer_or_keys) ? (0, keys_to_indexer_mjs_1.KeysToIndexer)(indexer_or_keys) : indexer_or_keys;
     return (0, instantiate_mjs_1.PickAction)(type, indexer, options);
@@ -12564,8 +10936,6 @@ defs[308] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromType = FromType;
-// deno-lint-ignore-file ban-types
-// deno-fmt-ignore-file
 const index_mjs_1 = require(4);
 const index_mjs_2 = require(9);
 const object_mjs_1 = require(39);
@@ -12591,7 +10961,6 @@ defs[309] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ReadonlyObjectAction = ReadonlyObjectAction;
 exports.ReadonlyObjectInstantiate = ReadonlyObjectInstantiate;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(4);
 const readonly_object_mjs_1 = require(310);
 const from_type_mjs_1 = require(311);
@@ -12614,24 +10983,14 @@ Object.defineProperty(exports, "__esModule", { value: true });
 exports.ReadonlyType = void 0;
 exports.ReadonlyObjectDeferred = ReadonlyObjectDeferred;
 exports.ReadonlyObject = ReadonlyObject;
-// deno-fmt-ignore-file
 const deferred_mjs_1 = require(3);
 const instantiate_mjs_1 = require(309);
-/** Creates a deferred ReadonlyType action. */
 function ReadonlyObjectDeferred(type, options = {}) {
     return (0, deferred_mjs_1.Deferred)('ReadonlyObject', [type], options);
 }
-/** This type is an alias for TypeScript's `Readonly<T>` utility type. It will make all properties of a TObject readonly or marks an TArray or TTuple as immutable `readonly T[]`. */
 function ReadonlyObject(type, options = {}) {
     return (0, instantiate_mjs_1.ReadonlyObjectAction)(type, options);
 }
-// ------------------------------------------------------------------
-// Alias
-// ------------------------------------------------------------------
-/**
- * This type has been renamed to ReadonlyObject.
- * @deprecated
-*/
 exports.ReadonlyType = ReadonlyObject;
 };
 // build/type/engine/readonly_object/from_type.mjs
@@ -12639,7 +10998,6 @@ defs[311] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromType = FromType;
-// deno-fmt-ignore-file
 const array_mjs_1 = require(28);
 const cyclic_mjs_1 = require(47);
 const dependent_mjs_1 = require(55);
@@ -12670,7 +11028,6 @@ defs[312] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromArray = FromArray;
-// deno-fmt-ignore-file
 const array_mjs_1 = require(28);
 const _add_immutable_mjs_1 = require(2);
 function FromArray(type) {
@@ -12683,7 +11040,6 @@ defs[313] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromCyclic = FromCyclic;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(4);
 const cyclic_mjs_1 = require(47);
 const from_type_mjs_1 = require(311);
@@ -12700,7 +11056,6 @@ defs[314] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromDependent = FromDependent;
-// deno-fmt-ignore-file
 const from_type_mjs_1 = require(311);
 const evaluate_mjs_1 = require(141);
 function FromDependent(if_, then_, else_) {
@@ -12714,7 +11069,6 @@ defs[315] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromIntersect = FromIntersect;
-// deno-fmt-ignore-file
 const from_type_mjs_1 = require(311);
 const evaluate_mjs_1 = require(141);
 function FromIntersect(types) {
@@ -12728,7 +11082,6 @@ defs[316] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromObject = FromObject;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(9);
 const object_mjs_1 = require(39);
 const _add_readonly_mjs_1 = require(117);
@@ -12745,7 +11098,6 @@ defs[317] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromTuple = FromTuple;
-// deno-fmt-ignore-file
 const tuple_mjs_1 = require(144);
 const _add_immutable_mjs_1 = require(2);
 function FromTuple(types) {
@@ -12758,7 +11110,6 @@ defs[318] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromUnion = FromUnion;
-// deno-fmt-ignore-file
 const union_mjs_1 = require(131);
 const from_type_mjs_1 = require(311);
 function FromUnion(types) {
@@ -12771,7 +11122,6 @@ defs[319] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.RefInstantiate = RefInstantiate;
-// deno-fmt-ignore-file
 const instantiate_mjs_1 = require(25);
 const instantiate_mjs_2 = require(25);
 function RefInstantiate(context, state, type, ref) {
@@ -12788,7 +11138,6 @@ defs[320] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.RequiredAction = RequiredAction;
 exports.RequiredInstantiate = RequiredInstantiate;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(4);
 const from_type_mjs_1 = require(321);
 const required_mjs_1 = require(328);
@@ -12809,8 +11158,6 @@ defs[321] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromType = FromType;
-// deno-lint-ignore-file ban-types
-// deno-fmt-ignore-file
 const cyclic_mjs_1 = require(47);
 const dependent_mjs_1 = require(55);
 const intersect_mjs_1 = require(58);
@@ -12835,7 +11182,6 @@ defs[322] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromCyclic = FromCyclic;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(4);
 const cyclic_mjs_1 = require(47);
 const from_type_mjs_1 = require(321);
@@ -12852,7 +11198,6 @@ defs[323] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromDependent = FromDependent;
-// deno-fmt-ignore-file
 const from_type_mjs_1 = require(321);
 const evaluate_mjs_1 = require(141);
 function FromDependent(if_, then_, else_) {
@@ -12866,7 +11211,6 @@ defs[324] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromIntersect = FromIntersect;
-// deno-fmt-ignore-file
 const from_type_mjs_1 = require(321);
 const evaluate_mjs_1 = require(141);
 function FromIntersect(types) {
@@ -12880,7 +11224,6 @@ defs[325] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromUnion = FromUnion;
-// deno-fmt-ignore-file
 const union_mjs_1 = require(131);
 const from_type_mjs_1 = require(321);
 function FromUnion(types) {
@@ -12893,7 +11236,6 @@ defs[326] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FromObject = FromObject;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(9);
 const object_mjs_1 = require(39);
 const _remove_optional_mjs_1 = require(327);
@@ -12911,14 +11253,11 @@ defs[327] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.RemoveOptionalDeferred = RemoveOptionalDeferred;
 exports.RemoveOptional = RemoveOptional;
-// deno-fmt-ignore-file
 const deferred_mjs_1 = require(3);
 const instantiate_remove_mjs_1 = require(148);
-/** Creates a deferred RemoveOptional action. */
 function RemoveOptionalDeferred(type, options = {}) {
     return (0, deferred_mjs_1.Deferred)('RemoveOptional', [type], options);
 }
-/** Applies an RemoveOptional action to a type. */
 function RemoveOptional(type, options = {}) {
     return (0, instantiate_remove_mjs_1.RemoveOptionalAction)(type, options);
 }
@@ -12929,14 +11268,11 @@ defs[328] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.RequiredDeferred = RequiredDeferred;
 exports.Required = Required;
-// deno-fmt-ignore-file
 const deferred_mjs_1 = require(3);
 const instantiate_mjs_1 = require(320);
-/** Creates a deferred Required action. */
 function RequiredDeferred(type, options = {}) {
     return (0, deferred_mjs_1.Deferred)('Required', [type], options);
 }
-/** Applies a Required action to the given type. */
 function Required(type, options = {}) {
     return (0, instantiate_mjs_1.RequiredAction)(type, options);
 }
@@ -12947,7 +11283,6 @@ defs[329] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ReturnTypeAction = ReturnTypeAction;
 exports.ReturnTypeInstantiate = ReturnTypeInstantiate;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(4);
 const function_mjs_1 = require(30);
 const never_mjs_1 = require(38);
@@ -12975,14 +11310,11 @@ defs[330] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ReturnTypeDeferred = ReturnTypeDeferred;
 exports.ReturnType = ReturnType;
-// deno-fmt-ignore-file
 const deferred_mjs_1 = require(3);
 const instantiate_mjs_1 = require(329);
-/** Creates a deferred ReturnType action. */
 function ReturnTypeDeferred(type, options = {}) {
     return (0, deferred_mjs_1.Deferred)('ReturnType', [type], options);
 }
-/** Applies a ReturnType action to the given type. */
 function ReturnType(type, options = {}) {
     return (0, instantiate_mjs_1.ReturnTypeAction)(type, options);
 }
@@ -12993,7 +11325,6 @@ defs[331] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.WithAction = WithAction;
 exports.WithInstantiate = WithInstantiate;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(4);
 const instantiate_mjs_1 = require(25);
 const with_mjs_1 = require(332);
@@ -13014,14 +11345,11 @@ defs[332] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.WithDeferred = WithDeferred;
 exports.With = With;
-// deno-fmt-ignore-file
 const deferred_mjs_1 = require(3);
 const instantiate_mjs_1 = require(331);
-/** Creates a deferred With action. */
 function WithDeferred(type, options) {
     return (0, deferred_mjs_1.Deferred)('With', [type, options], {});
 }
-/** Applies annotation options to the given type. */
 function With(type, options) {
     return (0, instantiate_mjs_1.WithAction)(type, options);
 }
@@ -13051,7 +11379,6 @@ defs[334] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.RestSpread = RestSpread;
-// deno-fmt-ignore-file
 const infer_mjs_1 = require(51);
 const never_mjs_1 = require(38);
 const rest_mjs_1 = require(159);
@@ -13077,14 +11404,11 @@ defs[335] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.RemoveImmutableDeferred = RemoveImmutableDeferred;
 exports.RemoveImmutable = RemoveImmutable;
-// deno-fmt-ignore-file
 const deferred_mjs_1 = require(3);
 const instantiate_remove_mjs_1 = require(226);
-/** Creates a deferred RemoveImmutable action. */
 function RemoveImmutableDeferred(type, options = {}) {
     return (0, deferred_mjs_1.Deferred)('RemoveImmutable', [type], options);
 }
-/** Applies an RemoveImmutable action to a type. */
 function RemoveImmutable(type, options = {}) {
     return (0, instantiate_remove_mjs_1.RemoveImmutableAction)(type, options);
 }
@@ -13095,14 +11419,11 @@ defs[336] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.RemoveReadonlyDeferred = RemoveReadonlyDeferred;
 exports.RemoveReadonly = RemoveReadonly;
-// deno-fmt-ignore-file
 const deferred_mjs_1 = require(3);
 const instantiate_remove_mjs_1 = require(149);
-/** Creates a deferred RemoveReadonly action. */
 function RemoveReadonlyDeferred(type, options = {}) {
     return (0, deferred_mjs_1.Deferred)('RemoveReadonly', [type], options);
 }
-/** Applies an RemoveReadonly action to a type. */
 function RemoveReadonly(type, options = {}) {
     return (0, instantiate_remove_mjs_1.RemoveReadonlyAction)(type, options);
 }
@@ -13113,14 +11434,11 @@ defs[337] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.EvaluateDeferred = EvaluateDeferred;
 exports.Evaluate = Evaluate;
-// deno-fmt-ignore-file
 const deferred_mjs_1 = require(3);
 const instantiate_mjs_1 = require(222);
-/** Creates a deferred Evaluate action. */
 function EvaluateDeferred(type, options = {}) {
     return (0, deferred_mjs_1.Deferred)('Evaluate', [type], options);
 }
-/** Applies an Evaluate action to a type. */
 function Evaluate(type, options = {}) {
     return (0, instantiate_mjs_1.EvaluateAction)(type, options);
 }
@@ -13131,16 +11449,12 @@ defs[338] = function (module, exports, require) {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.ModuleDeferred = ModuleDeferred;
 exports.Module = Module;
-// deno-lint-ignore-file ban-types
-// deno-fmt-ignore-file
 const deferred_mjs_1 = require(3);
 const instantiate_mjs_1 = require(25);
 const instantiate_mjs_2 = require(289);
-/** Creates a deferred Module action. */
 function ModuleDeferred(declarations, options = {}) {
     return (0, deferred_mjs_1.Deferred)('Module', [declarations], options);
 }
-/** Creates a Module with the given declarations */
 function Module(declarations, options = {}) {
     return (0, instantiate_mjs_2.ModuleInstantiate)({}, (0, instantiate_mjs_1.State)([], []), declarations, options);
 }
@@ -13164,14 +11478,8 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
 };
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Instantiate = void 0;
-// ------------------------------------------------------------------
-// Engine: Public
-// ------------------------------------------------------------------
 var instantiate_mjs_1 = require(25);
 Object.defineProperty(exports, "Instantiate", { enumerable: true, get: function () { return instantiate_mjs_1.Instantiate; } });
-// ------------------------------------------------------------------
-// Engine: Internals
-// ------------------------------------------------------------------
 __exportStar(require(237), exports);
 __exportStar(require(340), exports);
 __exportStar(require(213), exports);
@@ -13596,7 +11904,6 @@ defs[360] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Priority = Priority;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(9);
 const compare_mjs_1 = require(44);
 function Comparer(left, right) {
@@ -13613,12 +11920,6 @@ function Insert(type, types, result = []) {
 function Sort(types, result = []) {
     return index_mjs_1.Guard.ShiftLeft(types, (left, right) => Sort(right, Insert(left, result)), () => result);
 }
-/**
- * Priority sorts types in sequence of narrowest to broadest using an Insertion Sort
- * algorithm. This function is typically used to sequence types for union variant
- * checks to ensure that values are checked against the most narrow types before
- * the broadest, which in turn helps ensure order-independent Union checking.
- */
 function Priority(types) {
     const result = Sort(types);
     return result;
@@ -13759,16 +12060,13 @@ defs[368] = function (module, exports, require) {
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.IsTemplateLiteralPattern = IsTemplateLiteralPattern;
-// deno-fmt-ignore-file
 const index_mjs_1 = require(9);
 const pattern_mjs_1 = require(132);
-/** Returns true if this pattern is a valid Template Literal regular expression */
 function IsTemplateLiteralPattern(pattern) {
     const types = (0, pattern_mjs_1.ParsePatternIntoTypes)(pattern);
     const result = index_mjs_1.Guard.IsEqual(types.length, 0) ? false : true;
     return result;
 }
-// deno-coverage-ignore-stop
 };
 // build/type/engine/with/index.mjs
 defs[369] = function (module, exports, require) {
@@ -13848,8 +12146,6 @@ var __importStar = (this && this.__importStar) || (function () {
 })();
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Script = Script;
-// deno-lint-ignore-file
-// deno-fmt-ignore-file
 const index_mjs_1 = require(52);
 const index_mjs_2 = require(4);
 const index_mjs_3 = require(9);
@@ -13857,7 +12153,6 @@ const index_mjs_4 = require(112);
 const instantiate_mjs_1 = require(25);
 const instantiate_mjs_2 = require(25);
 const Parser = __importStar(require(110));
-/** Parses a type from a TypeScript type expression */
 function Script(...args) {
     const [context, input, options] = index_mjs_1.Arguments.Match(args, {
         2: (script, options) => index_mjs_3.Guard.IsString(script) ? [{}, script, options] : [script, options, {}],
@@ -13878,25 +12173,13 @@ Object.defineProperty(exports, "__esModule", { value: true });
 exports.Boolean = exports.IsBigInt = exports.BigInt = exports.IsArray = exports.Array = exports.IsAny = exports.Any = exports.Refine = exports.IsRefine = exports.Readonly = exports.IsReadonly = exports.Optional = exports.IsOptional = exports.IsImmutable = exports.Immutable = exports.IsCodec = exports.EncodeBuilder = exports.Encode = exports.DecodeBuilder = exports.Decode = exports.Codec = exports.With = exports.Uppercase = exports.Uncapitalize = exports.ReturnType = exports.Required = exports.ReadonlyType = exports.ReadonlyObject = exports.Pick = exports.Partial = exports.Parameters = exports.Omit = exports.NonNullable = exports.Module = exports.Mapped = exports.Lowercase = exports.KeyOf = exports.Interface = exports.InstanceType = exports.Index = exports.Extract = exports.Exclude = exports.Evaluate = exports.ConstructorParameters = exports.Conditional = exports.Capitalize = exports.Script = exports.ExtendsResult = exports.Extends = exports.Instantiate = void 0;
 exports.IsSymbol = exports.String = exports.IsString = exports.IsSchema = exports.IsKind = exports.Rest = exports.IsRest = exports.Ref = exports.IsRef = exports.RecordValue = exports.RecordPattern = exports.RecordKey = exports.Record = exports.IsRecord = exports.Parameter = exports.IsParameter = exports.Object = exports.IsObject = exports.Number = exports.IsNumber = exports.Null = exports.IsNull = exports.Never = exports.IsNever = exports.Literal = exports.IsLiteral = exports.IsIntersect = exports.Intersect = exports.IsInteger = exports.Integer = exports.IsInfer = exports.Infer = exports.IsDependent = exports.Dependent = exports.IsIdentifier = exports.Identifier = exports.IsGeneric = exports.Generic = exports.IsFunction = exports.Function = exports.IsEnumValue = exports.IsEnum = exports.Enum = exports.IsCyclic = exports.Cyclic = exports.IsConstructor = exports.Constructor = exports.IsCall = exports.Call = exports.IsBoolean = void 0;
 exports.Void = exports.IsVoid = exports.Unsafe = exports.IsUnsafe = exports.Unknown = exports.IsUnknown = exports.Union = exports.IsUnion = exports.Undefined = exports.IsUndefined = exports.Tuple = exports.IsTuple = exports.This = exports.IsThis = exports.TemplateLiteral = exports.IsTemplateLiteral = exports.Symbol = void 0;
-// ------------------------------------------------------------------
-// Engine
-// ------------------------------------------------------------------
 var instantiate_mjs_1 = require(25);
 Object.defineProperty(exports, "Instantiate", { enumerable: true, get: function () { return instantiate_mjs_1.Instantiate; } });
-// ------------------------------------------------------------------
-// Extends
-// ------------------------------------------------------------------
 var index_mjs_1 = require(45);
 Object.defineProperty(exports, "Extends", { enumerable: true, get: function () { return index_mjs_1.Extends; } });
 Object.defineProperty(exports, "ExtendsResult", { enumerable: true, get: function () { return index_mjs_1.ExtendsResult; } });
-// ------------------------------------------------------------------
-// Script
-// ------------------------------------------------------------------
 var index_mjs_2 = require(370);
 Object.defineProperty(exports, "Script", { enumerable: true, get: function () { return index_mjs_2.Script; } });
-// ------------------------------------------------------------------
-// Actions
-// ------------------------------------------------------------------
 var capitalize_mjs_1 = require(233);
 Object.defineProperty(exports, "Capitalize", { enumerable: true, get: function () { return capitalize_mjs_1.Capitalize; } });
 var conditional_mjs_1 = require(239);
@@ -13946,9 +12229,6 @@ var uppercase_mjs_1 = require(236);
 Object.defineProperty(exports, "Uppercase", { enumerable: true, get: function () { return uppercase_mjs_1.Uppercase; } });
 var with_mjs_1 = require(332);
 Object.defineProperty(exports, "With", { enumerable: true, get: function () { return with_mjs_1.With; } });
-// ------------------------------------------------------------------
-// Extension
-// ------------------------------------------------------------------
 var _codec_mjs_1 = require(113);
 Object.defineProperty(exports, "Codec", { enumerable: true, get: function () { return _codec_mjs_1.Codec; } });
 Object.defineProperty(exports, "Decode", { enumerable: true, get: function () { return _codec_mjs_1.Decode; } });
@@ -13968,9 +12248,6 @@ Object.defineProperty(exports, "Readonly", { enumerable: true, get: function () 
 var _refine_mjs_1 = require(118);
 Object.defineProperty(exports, "IsRefine", { enumerable: true, get: function () { return _refine_mjs_1.IsRefine; } });
 Object.defineProperty(exports, "Refine", { enumerable: true, get: function () { return _refine_mjs_1.Refine; } });
-// ------------------------------------------------------------------
-// Standard
-// ------------------------------------------------------------------
 var any_mjs_1 = require(37);
 Object.defineProperty(exports, "Any", { enumerable: true, get: function () { return any_mjs_1.Any; } });
 Object.defineProperty(exports, "IsAny", { enumerable: true, get: function () { return any_mjs_1.IsAny; } });

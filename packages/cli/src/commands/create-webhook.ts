@@ -252,16 +252,19 @@ export async function createWebhook(dir: string, flags: CreateWebhookFlags): Pro
   if (registryBefore !== undefined && registryBefore !== (await readFile(join(dir, registry), 'utf8')))
     files.push(registry);
 
-  const main = await readIfExists(join(dir, 'src/main.ts'));
+  // The manager starts in src/start.ts (src/main.ts loads it once the heap is set), or in
+  // src/main.ts itself in a project scaffolded before start.ts existed.
+  const starter = existsSync(join(dir, 'src/start.ts')) ? 'src/start.ts' : 'src/main.ts';
+  const main = await readIfExists(join(dir, starter));
   if (main !== undefined && !main.includes('allWebhooks')) {
     const wired = addWebhookServerToMain(main);
     if (wired === undefined)
       throw new Error(
-        `src/main.ts does not start the manager as kubeloop init wrote it: add\n${MAIN_WEBHOOK_LINES}`,
+        `${starter} does not start the manager as kubeloop init wrote it: add\n${MAIN_WEBHOOK_LINES}`,
       );
     let text = addNamedImports(wired, 'kubeloop/webhook', ['WebhookServer', 'webhookFlags']);
     text = addNamedImports(text, './webhooks.js', ['allWebhooks']);
-    await writeChanged(dir, 'src/main.ts', main, text, files);
+    await writeChanged(dir, starter, main, text, files);
   }
 
   const manifests = await readIfExists(join(dir, 'src/manifests.ts'));

@@ -168,7 +168,7 @@ export function registerDevCommand(program: Command): void {
           out(`registered ${hooks.summary}, served by the operator at ${hooks.url}`);
         else if (!stopping && operator === op)
           out(
-            `the operator did not serve its webhooks at ${hooks.url}: does src/main.ts start them (webhookFlags, WebhookServer.setupWithManager)?`,
+            `the operator did not serve its webhooks at ${hooks.url}: does src/start.ts (src/main.ts) start them (webhookFlags, WebhookServer.setupWithManager)?`,
           );
       };
 

@@ -136,6 +136,8 @@ export function startOperator(
   },
 ): OperatorProcess {
   const env = {
+    // glibc's arenas as the operator's image sets them (kubeloop/manifests' Dockerfile).
+    MALLOC_ARENA_MAX: '2',
     ...process.env,
     ...options.env,
     ...(options.kubeconfig && { KUBECONFIG: options.kubeconfig }),

@@ -103,13 +103,30 @@ export default defineConfig({
 `;
 }
 
-/** `src/main.ts`: the manager, with kubebuilder's flags read by `kubeloop/runtime`. */
+/**
+ * `src/main.ts`: the entry point. It sets the process's memory settings (`tuneOperatorHeap`)
+ * before the operator's modules load, which only a dynamic import of them allows (a static
+ * import graph is loaded before any code of it runs).
+ */
 export function mainTs(): string {
   return `/**
  * The operator's entry point: \`node dist/main.js [--leader-elect] [--metrics-bind-address=:8080]
  * [--health-probe-bind-address=:8081] [--max-concurrent-reconciles=N]\` (\`--help\` lists them),
- * against the in-cluster config or \`KUBECONFIG\`.
+ * against the in-cluster config or \`KUBECONFIG\`. The operator is in start.ts.
  */
+import { tuneOperatorHeap } from 'kubeloop/young-generation';
+
+// This process is the operator's alone: a small young generation, the old one collected when it
+// has grown by half (~25 MB less RSS for the same CPU). Set before the operator's modules load:
+// loading them alone would grow the young generation.
+tuneOperatorHeap();
+await import('./start.js');
+`;
+}
+
+/** `src/start.ts`: the manager, with kubebuilder's flags read by `kubeloop/runtime`. */
+export function startTs(): string {
+  return `/** The operator, loaded by main.ts: the manager, with kubebuilder's flags read by \`kubeloop/runtime\`. */
 import { managerFlags } from 'kubeloop/runtime';
 import { createManager, LEADER_ELECTION_ID } from './manager.js';
 
@@ -273,7 +290,7 @@ A Kubernetes operator written in TypeScript with [kubeloop](https://github.com/k
 
 Layout: \`src/api/<group>/<version>/<kind>.ts\` declares each kind, \`src/controller/<kind>.ts\`
 reconciles it (with its test beside it), \`src/manager.ts\` registers the controllers,
-\`src/main.ts\` starts the manager, \`src/manifests.ts\` writes \`config/\`. \`PROJECT\` records what
+\`src/start.ts\` starts the manager (\`src/main.ts\`, the entry point, loads it), \`src/manifests.ts\` writes \`config/\`. \`PROJECT\` records what
 was scaffolded.
 `;
 }

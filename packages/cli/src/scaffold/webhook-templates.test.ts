@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { mainTs } from './init-templates.js';
+import { startTs } from './init-templates.js';
 import { addWebhookServerToMain } from './webhook-templates.js';
 
 describe('addWebhookServerToMain', () => {
   it('reads the webhook flags first, gives the rest to the manager and runs the server in it', () => {
-    const main = addWebhookServerToMain(mainTs());
+    const main = addWebhookServerToMain(startTs());
     expect(main).toContain(
       'const hooks = webhookFlags(process.argv.slice(2));\nconst manager = createManager(managerFlags(hooks.rest, { leaderElectionId: LEADER_ELECTION_ID }));\n' +
         'if (hooks.enabled) new WebhookServer(hooks.options).register(...allWebhooks).setupWithManager(manager);\nawait manager.start();\n',

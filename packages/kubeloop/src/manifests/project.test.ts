@@ -213,6 +213,7 @@ describe('Dockerfile', () => {
     expect(text).toContain('RUN npm run build && npm prune --omit=dev');
     expect(text).toContain('FROM gcr.io/distroless/nodejs22-debian12:nonroot');
     expect(text).toContain('USER 65532:65532');
+    expect(text).toContain('ENV MALLOC_ARENA_MAX=2');
     expect(text).toContain('ENTRYPOINT ["/nodejs/bin/node", "dist/bin/manager.js"]');
   });
 });

@@ -10,8 +10,7 @@ import { join } from 'node:path';
 import { createSecureContext, type SecureContext } from 'node:tls';
 import { createCertificateAuthority, issueServingCertificate } from '../pki/index.js';
 
-/** controller-runtime's default certificate directory. */
-export const DEFAULT_CERT_DIR = `/tmp/k8s-webhook-server/serving-certs`;
+export { DEFAULT_CERT_DIR } from './defaults.js';
 
 /** Where the serving certificate lives. */
 export interface CertificateFiles {

@@ -1,5 +1,22 @@
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { webhookFlags } from './flags.js';
+
+/** The source modules `file` loads at run time (type-only imports left out), transitively. */
+function runtimeImports(file: string, seen = new Set<string>()): Set<string> {
+  for (const m of readFileSync(file, 'utf8').matchAll(
+    /^(?:import|export)\s(?!type\s)[^;]*?from\s+'(\.[^']+)'/gm,
+  )) {
+    const dep = join(dirname(file), m[1]!.replace(/\.js$/, '.ts'));
+    if (!seen.has(dep)) {
+      seen.add(dep);
+      runtimeImports(dep, seen);
+    }
+  }
+  return seen;
+}
 
 describe('webhookFlags', () => {
   it('reads the webhook flags in both forms and leaves the rest for managerFlags', () => {
@@ -34,6 +51,21 @@ describe('webhookFlags', () => {
     );
     expect(webhookFlags(['--webhook-cert-path=certs'], { KUBELOOP_ROOT: '/pods/p1' }).options.certDir).toBe(
       'certs',
+    );
+  });
+
+  it('loads none of the webhook server (an operator reads the flags even when it serves no webhooks)', () => {
+    const here = dirname(fileURLToPath(import.meta.url));
+    const loaded = [...runtimeImports(join(here, 'flags.ts'))].map((f) =>
+      f.slice(here.length - 'webhook'.length),
+    );
+    expect(loaded.sort()).toEqual(
+      [
+        'client/config/errors.ts',
+        'client/config/in-cluster.ts',
+        'client/config/pem.ts',
+        'webhook/defaults.ts',
+      ].sort(),
     );
   });
 

@@ -5,7 +5,7 @@
  */
 import { isAbsolute, join } from 'node:path';
 import { CONTAINER_ROOT_ENV } from '../client/config/in-cluster.js';
-import { DEFAULT_CERT_DIR } from './certs.js';
+import { DEFAULT_CERT_DIR } from './defaults.js';
 import type { WebhookServerOptions } from './server.js';
 
 /** What {@link webhookFlags} read, and the arguments it left for `managerFlags`. */

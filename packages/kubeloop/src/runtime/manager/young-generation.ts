@@ -38,3 +38,38 @@ export function capYoungGeneration(limitMb: number): () => void {
   observer.observe({ entryTypes: ['gc'] });
   return () => observer?.disconnect();
 }
+
+/** V8's flags given on node's command line or in `NODE_OPTIONS`: those an entry point leaves alone. */
+function flagGiven(name: string): boolean {
+  const re = new RegExp(`^--${name.replace(/-/g, '[-_]')}(=|$)`);
+  const fromEnv = (process.env.NODE_OPTIONS ?? '').split(/\s+/);
+  return [...process.execArgv, ...fromEnv].some((a) => re.test(a));
+}
+
+/**
+ * The memory settings of a process that runs an operator, to be applied by its entry point
+ * before the operator's modules load (as `kubeloop init`'s `main.ts` does, then imports
+ * `start.js`):
+ * - the young generation capped at 4 MB ({@link capYoungGeneration}): loading the modules and
+ *   filling the informer caches grow it to 32 MB and V8 does not give it back (~12 MB of RSS;
+ *   at 2 MB the scavenges cost ~30 % more CPU);
+ * - the old generation collected once it has grown by half (`--heap-growing-percent=50`)
+ *   instead of V8's up to 4×: with a small young generation more short-lived objects reach the
+ *   old one (sample operator, 1,000 Foos: RSS ~102 → ~90 MB, no CPU difference measurable on
+ *   the bench).
+ *
+ * A setting given on node's command line (`--max-semi-space-size`, `--semi-space-growth-factor`,
+ * `--heap-growing-percent`) is left as given.
+ *
+ * @example
+ * ```ts
+ * // src/main.ts
+ * import { tuneOperatorHeap } from 'kubeloop/young-generation';
+ * tuneOperatorHeap();
+ * await import('./start.js');
+ * ```
+ */
+export function tuneOperatorHeap(): void {
+  if (!flagGiven('max-semi-space-size') && !flagGiven('semi-space-growth-factor')) capYoungGeneration(4);
+  if (!flagGiven('heap-growing-percent')) v8.setFlagsFromString('--heap-growing-percent=50');
+}

@@ -38,8 +38,9 @@ const FOREGROUND = 'foregroundDeletion';
 const DISCOVERY_SPACING_MS = 50;
 const ORPHAN = 'orphan';
 const OWNER_INDEX = 'gc:owner-uid';
+// Whole objects too (a controller's informer the collector shares), hence the optional metadata.
 const ownerUids = (o: PartialObjectMetadata): string[] =>
-  (o.metadata.ownerReferences ?? []).map((r) => r.uid);
+  (o.metadata?.ownerReferences ?? []).map((r) => r.uid);
 /**
  * Resources the collector never watches, as kube-controller-manager's `DefaultIgnoredResources`:
  * Events (core and events.k8s.io) are written by every component all the time and owned by none.
@@ -71,6 +72,10 @@ interface Watched {
   type: DiscoveredResource;
   descriptor: ResourceDescriptor;
   informer: Informer<PartialObjectMetadata>;
+  /** Whether the informer is a controller's (whole objects), not the collector's own metadata one. */
+  shared: boolean;
+  /** Removes the collector's event handler from the informer. */
+  unsubscribe: () => void;
 }
 
 /** An object found by an owner reference or an index: which resource it is of, and its metadata. */
@@ -242,15 +247,28 @@ class GarbageCollector {
       if (t && t.version === w.type.version && t.kind === w.type.kind && t.namespaced === w.type.namespaced)
         continue;
       this.watched.delete(id);
-      void cache.removeMetadataInformer(w.informer);
+      w.unsubscribe();
+      if (!w.shared) void cache.removeMetadataInformer(w.informer);
     }
     for (const [id, type] of wanted) {
       if (this.watched.has(id)) continue;
       const descriptor = descriptorOf(type);
-      const informer = cache.metadataInformer(descriptor, { indexers: { [OWNER_INDEX]: ownerUids } });
-      const w: Watched = { type, descriptor, informer };
+      // As kube's collector reads through the controllers' shared informers where they have one
+      // (informerfactory.ForResource), a kind another controller watches whole is not watched
+      // twice: its objects carry the metadata the collector reads.
+      const shared = cache.existingInformer(descriptor, '') as Informer<PartialObjectMetadata> | undefined;
+      if (shared && !shared.store.hasIndex(OWNER_INDEX)) shared.store.addIndex(OWNER_INDEX, ownerUids);
+      const informer =
+        shared ?? cache.metadataInformer(descriptor, { indexers: { [OWNER_INDEX]: ownerUids } });
+      const w: Watched = {
+        type,
+        descriptor,
+        informer,
+        shared: shared !== undefined,
+        unsubscribe: () => undefined,
+      };
       this.watched.set(id, w);
-      informer.addEventHandler({
+      w.unsubscribe = informer.addEventHandler({
         onAdd: (o) => this.observe(w, undefined, o),
         onUpdate: (old, o) => this.observe(w, old, o),
         onDelete: (o) => this.enqueueDependents(o),

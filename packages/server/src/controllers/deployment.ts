@@ -48,7 +48,9 @@ export function deploymentController(options: DeploymentControllerOptions): Cont
     )
     .reconcile(async (d, ctx) => {
       try {
-        return await syncDeployment(structuredClone(d) as Deployment, options.events, ctx);
+        // A shallow copy: the sync replaces the copy's metadata and status after its writes and
+        // mutates nothing below them (the cached object is frozen; a write into it would throw).
+        return await syncDeployment({ ...d }, options.events, ctx);
       } catch (err) {
         // A conflict is a race the next try resolves: retried without a complaint in the log.
         if (isConflict(err)) return { requeue: true };
@@ -57,7 +59,7 @@ export function deploymentController(options: DeploymentControllerOptions): Cont
     });
 }
 
-/** One Deployment (`syncDeployment`), a copy of the cached one: its ReplicaSets claimed, one rollout or scaling step, its status. */
+/** One Deployment (`syncDeployment`), a shallow copy of the cached one: its ReplicaSets claimed, one rollout or scaling step, its status. */
 async function syncDeployment(
   d: Deployment,
   events: ControllerEvents,

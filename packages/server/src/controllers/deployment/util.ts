@@ -12,6 +12,23 @@ export const REVISION = 'deployment.kubernetes.io/revision';
 export const REVISION_HISTORY = 'deployment.kubernetes.io/revision-history';
 export const DESIRED = 'deployment.kubernetes.io/desired-replicas';
 export const MAX_REPLICAS = 'deployment.kubernetes.io/max-replicas';
+const templateKeys = new WeakMap<object, string>();
+
+/**
+ * The template as it compares (`EqualIgnoreHash`): its stable JSON without the hash label,
+ * remembered for a frozen template (one of the shared cache's, which cannot change).
+ */
+export function templateKey(template: unknown): string {
+  if (!template || typeof template !== 'object' || !Object.isFrozen(template))
+    return stableJson(withoutHash(template));
+  let key = templateKeys.get(template);
+  if (key === undefined) {
+    key = stableJson(withoutHash(template));
+    templateKeys.set(template, key);
+  }
+  return key;
+}
+
 /** `maxRevHistoryLengthInChars` of kube-controller-manager. */
 export const MAX_REVISION_HISTORY_CHARS = 2000;
 /** Deployment annotations never copied to its ReplicaSets (`annotationsToSkip`). */

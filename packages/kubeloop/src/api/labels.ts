@@ -110,13 +110,14 @@ export function newRequirement(
   const kc = keyCause(key, child(path, 'key'));
   if (kc) errs.push(kc);
   const valuePath = child(path, 'values');
-  const shown = rawFieldValue(rawValues ?? goStringSlice(values));
+  // Rendered only for an error: a valid requirement (every selector a controller reads) builds no text.
+  const shown = () => rawFieldValue(rawValues ?? goStringSlice(values));
   switch (operator) {
     case 'in':
     case 'notin':
       if (values.length === 0)
         errs.push(
-          fieldErrors.invalid(valuePath, shown, "for 'in', 'notin' operators, values set can't be empty"),
+          fieldErrors.invalid(valuePath, shown(), "for 'in', 'notin' operators, values set can't be empty"),
         );
       break;
     case '=':
@@ -124,21 +125,21 @@ export function newRequirement(
     case '!=':
       if (values.length !== 1)
         errs.push(
-          fieldErrors.invalid(valuePath, shown, 'exact-match compatibility requires one single value'),
+          fieldErrors.invalid(valuePath, shown(), 'exact-match compatibility requires one single value'),
         );
       break;
     case 'exists':
     case '!':
       if (values.length !== 0)
         errs.push(
-          fieldErrors.invalid(valuePath, shown, 'values set must be empty for exists and does not exist'),
+          fieldErrors.invalid(valuePath, shown(), 'values set must be empty for exists and does not exist'),
         );
       break;
     case 'gt':
     case 'lt':
       if (values.length !== 1)
         errs.push(
-          fieldErrors.invalid(valuePath, shown, "for 'Gt', 'Lt' operators, exactly one value is required"),
+          fieldErrors.invalid(valuePath, shown(), "for 'Gt', 'Lt' operators, exactly one value is required"),
         );
       values.forEach((v, i) => {
         if (parseInt64(v) === undefined) {

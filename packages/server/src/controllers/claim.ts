@@ -35,11 +35,12 @@ export async function claim<T extends KubeObject>(
   const writes: Promise<void>[] = [];
   for (const obj of candidates) {
     const ref = controllerOf(obj);
+    // Another controller's: not matched against the selector at all (most of a namespace's objects).
+    if (ref && ref.uid !== uid) continue;
     const matches = matchesLabels(claimer.selector, obj.metadata?.labels);
     const deleting = Boolean(obj.metadata?.deletionTimestamp);
     const name = obj.metadata?.name ?? '';
     if (ref) {
-      if (ref.uid !== uid) continue;
       if (matches || deleting || ownerDeleting) {
         claimed.push(obj);
         continue;

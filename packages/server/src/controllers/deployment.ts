@@ -7,7 +7,7 @@
  * beyond `revisionHistoryLimit` deleted; `progressDeadlineSeconds`; the status and conditions
  * `kubectl rollout status` reads; `ScalingReplicaSet` events.
  */
-import { isEverything, isNothing, labelSelectorFromObject } from 'kubeloop/api';
+import { isEverything, isNothing } from 'kubeloop/api';
 import { Deployment, isConflict, ReplicaSet } from 'kubeloop/client';
 import {
   type ControllerDefinition,
@@ -22,6 +22,7 @@ import { writeStatus } from './deployment/status.js';
 import { checkPausedConditions, isScalingEvent, replicaSets, sync } from './deployment/sync.js';
 import { fenceposts, type Sync } from './deployment/util.js';
 import type { ControllerEvents } from './events.js';
+import { cachedSelector } from './selectors.js';
 
 export { fenceposts, podTemplateHash } from './deployment/util.js';
 
@@ -44,11 +45,13 @@ export function deploymentController(options: DeploymentControllerOptions): Cont
     })
     .owns(ReplicaSet)
     .watches(ReplicaSet, (rs, cache) =>
-      adopters(rs, cache, Deployment, (d) => labelSelectorFromObject(d.spec?.selector)),
+      adopters(rs, cache, Deployment, (d) => cachedSelector(d.spec?.selector)),
     )
     .reconcile(async (d, ctx) => {
       try {
-        return await syncDeployment(structuredClone(d) as Deployment, options.events, ctx);
+        // A shallow copy: the sync replaces the copy's metadata and status after its writes and
+        // mutates nothing below them (the cached object is frozen; a write into it would throw).
+        return await syncDeployment({ ...d }, options.events, ctx);
       } catch (err) {
         // A conflict is a race the next try resolves: retried without a complaint in the log.
         if (isConflict(err)) return { requeue: true };
@@ -57,7 +60,7 @@ export function deploymentController(options: DeploymentControllerOptions): Cont
     });
 }
 
-/** One Deployment (`syncDeployment`), a copy of the cached one: its ReplicaSets claimed, one rollout or scaling step, its status. */
+/** One Deployment (`syncDeployment`), a shallow copy of the cached one: its ReplicaSets claimed, one rollout or scaling step, its status. */
 async function syncDeployment(
   d: Deployment,
   events: ControllerEvents,
@@ -65,7 +68,7 @@ async function syncDeployment(
 ): Promise<ReconcileResult> {
   const namespace = d.metadata?.namespace ?? '';
   const api = client.api(ReplicaSet, namespace);
-  const selector = labelSelectorFromObject(d.spec?.selector);
+  const selector = cachedSelector(d.spec?.selector);
   // An empty selector would select every ReplicaSet of the namespace: Kubernetes refuses to act.
   if (isEverything(selector) || isNothing(selector)) return undefined;
   const sets = await claim(

@@ -13,7 +13,6 @@ import {
   type ControllerDefinition,
   controller,
   defaultControllerRateLimiter,
-  type PartialObjectMetadata,
   type ReconcileContext,
 } from 'kubeloop/runtime';
 import { controllerRefTo } from './claim.js';
@@ -231,8 +230,7 @@ export function endpointSubsets(service: Service, pods: readonly Pod[]): Subset[
 }
 
 /** A node's zone label (`topology.kubernetes.io/zone`), as EndpointSlices carry it. */
-const zoneOfNode = (n: PartialObjectMetadata): string | undefined =>
-  n.metadata.labels?.['topology.kubernetes.io/zone'];
+const zoneOfNode = (n: Node): string | undefined => n.metadata?.labels?.['topology.kubernetes.io/zone'];
 
 /** A failure the next attempt resolves (a write raced another): retried without a log line. */
 const quiet = (err: unknown) => isConflict(err) || isAlreadyExists(err);
@@ -284,11 +282,13 @@ export function endpointsController(
         { predicates: [noCreate] },
       )
       // A node's zone is in the slices of every Service with a pod there: the Services of the
-      // namespaces with a pod on the node are looked at again.
-      .watchesMetadata(
+      // namespaces with a pod on the node are looked at again. The whole Nodes, as kube's
+      // controller reads them: the scheduler and the DaemonSet controller cache them anyway (one
+      // watch of Nodes, not a second one of their metadata).
+      .watches(
         Node,
         (n, cache) => {
-          const node = n.metadata.name ?? '';
+          const node = n.metadata?.name ?? '';
           const namespaces = new Set(
             cache
               .list(Pod)
@@ -345,7 +345,7 @@ async function reconcileService(
   const nodes = new Set(pods.flatMap((p) => (p.spec?.nodeName ? [p.spec.nodeName] : [])));
   const zones = new Map<string, string | undefined>();
   for (const node of nodes) {
-    const n = await cache.getMetadata(Node, node);
+    const n = await cache.get(Node, node);
     zones.set(node, n ? zoneOfNode(n) : undefined);
   }
   await syncSlices(slicesClient, cache, svc, pods, (node) => zones.get(node));

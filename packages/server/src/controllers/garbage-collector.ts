@@ -38,14 +38,44 @@ const FOREGROUND = 'foregroundDeletion';
 const DISCOVERY_SPACING_MS = 50;
 const ORPHAN = 'orphan';
 const OWNER_INDEX = 'gc:owner-uid';
+// Whole objects too (a controller's informer the collector shares), hence the optional metadata.
 const ownerUids = (o: PartialObjectMetadata): string[] =>
-  (o.metadata.ownerReferences ?? []).map((r) => r.uid);
+  (o.metadata?.ownerReferences ?? []).map((r) => r.uid);
+/**
+ * Resources the collector never watches, as kube-controller-manager's `DefaultIgnoredResources`:
+ * Events (core and events.k8s.io) are written by every component all the time and owned by none.
+ */
+const IGNORED = new Set(['|events', 'events.k8s.io|events']);
+
+/** Whether two lists of owner references are the same (kube's `referencesDiffs` finding nothing). */
+function sameOwners(
+  a: readonly OwnerReference[] | undefined,
+  b: readonly OwnerReference[] | undefined,
+): boolean {
+  if (a === b) return true;
+  if ((a?.length ?? 0) !== (b?.length ?? 0)) return false;
+  return (a ?? []).every((r, i) => {
+    const o = b![i]!;
+    return (
+      r.uid === o.uid &&
+      r.name === o.name &&
+      r.kind === o.kind &&
+      r.apiVersion === o.apiVersion &&
+      r.controller === o.controller &&
+      r.blockOwnerDeletion === o.blockOwnerDeletion
+    );
+  });
+}
 
 /** One watched resource: a group and resource at the version the collector reads it. */
 interface Watched {
   type: DiscoveredResource;
   descriptor: ResourceDescriptor;
   informer: Informer<PartialObjectMetadata>;
+  /** Whether the informer is a controller's (whole objects), not the collector's own metadata one. */
+  shared: boolean;
+  /** Removes the collector's event handler from the informer. */
+  unsubscribe: () => void;
 }
 
 /** An object found by an owner reference or an index: which resource it is of, and its metadata. */
@@ -204,7 +234,8 @@ class GarbageCollector {
     const wanted = new Map<string, DiscoveredResource>();
     for (const type of resources) {
       if (!['list', 'watch', 'delete'].every((v) => type.verbs.includes(v))) continue;
-      wanted.set(`${type.group}|${type.plural}`, type);
+      const id = `${type.group}|${type.plural}`;
+      if (!IGNORED.has(id)) wanted.set(id, type);
     }
     if (this.stopped) return;
     // Resources gone or changed (a CRD deleted, or updated to another version or scope); a group
@@ -216,31 +247,68 @@ class GarbageCollector {
       if (t && t.version === w.type.version && t.kind === w.type.kind && t.namespaced === w.type.namespaced)
         continue;
       this.watched.delete(id);
-      void cache.removeMetadataInformer(w.informer);
+      w.unsubscribe();
+      if (!w.shared) void cache.removeMetadataInformer(w.informer);
     }
     for (const [id, type] of wanted) {
       if (this.watched.has(id)) continue;
       const descriptor = descriptorOf(type);
-      const informer = cache.metadataInformer(descriptor, { indexers: { [OWNER_INDEX]: ownerUids } });
-      const w: Watched = { type, descriptor, informer };
+      // As kube's collector reads through the controllers' shared informers where they have one
+      // (informerfactory.ForResource), a kind another controller watches whole is not watched
+      // twice: its objects carry the metadata the collector reads.
+      const shared = cache.existingInformer(descriptor, '') as Informer<PartialObjectMetadata> | undefined;
+      if (shared && !shared.store.hasIndex(OWNER_INDEX)) shared.store.addIndex(OWNER_INDEX, ownerUids);
+      const informer =
+        shared ?? cache.metadataInformer(descriptor, { indexers: { [OWNER_INDEX]: ownerUids } });
+      const w: Watched = {
+        type,
+        descriptor,
+        informer,
+        shared: shared !== undefined,
+        unsubscribe: () => undefined,
+      };
       this.watched.set(id, w);
-      informer.addEventHandler({
-        onAdd: (o) => this.observe(w, o),
-        onUpdate: (_old, o) => this.observe(w, o),
+      w.unsubscribe = informer.addEventHandler({
+        onAdd: (o) => this.observe(w, undefined, o),
+        onUpdate: (old, o) => this.observe(w, old, o),
         onDelete: (o) => this.enqueueDependents(o),
       });
     }
   }
 
-  private observe(w: Watched, o: PartialObjectMetadata): void {
+  /**
+   * An object seen (added, or updated from `old`). As Kubernetes' graph builder
+   * (`processGraphChanges`), it is looked at only when its owner references are new or changed
+   * and an owner is not known present — not on every update (a pod's status, a Deployment's
+   * rollout): an owner missing from the cache or being deleted is verified by the reconcile, and
+   * owners a changed reference no longer names (or no longer blocks) look at their dependents again.
+   */
+  private observe(w: Watched, old: PartialObjectMetadata | undefined, o: PartialObjectMetadata): void {
     const m = o.metadata;
-    if ((m.ownerReferences?.length ?? 0) > 0) this.queue.add(keyOf(w.type, o));
+    const refs = m.ownerReferences ?? [];
+    const oldRefs = old?.metadata.ownerReferences;
+    if (!old || !sameOwners(oldRefs, refs)) {
+      if (refs.length > 0 && !this.ownersPresent(o)) this.queue.add(keyOf(w.type, o));
+      // kube's addUnblockedOwnersToDeleteQueue: a foreground owner may now be free to go.
+      for (const ref of oldRefs ?? []) {
+        if (!refs.some((r) => sameOwners([r], [ref]))) this.enqueueOwner(o, ref);
+      }
+    }
     if (m.deletionTimestamp) {
       if (m.finalizers?.includes(FOREGROUND) || m.finalizers?.includes(ORPHAN))
         this.queue.add(keyOf(w.type, o));
       // Whoever waits on this object (a foreground owner) looks again.
       for (const ref of m.ownerReferences ?? []) this.enqueueOwner(o, ref);
     }
+  }
+
+  /** Whether every owner an object names is in the cache with that UID and not being deleted. */
+  private ownersPresent(o: PartialObjectMetadata): boolean {
+    for (const ref of o.metadata.ownerReferences ?? []) {
+      const owner = this.cachedOwner(o, ref);
+      if (!owner || owner.obj.metadata.deletionTimestamp) return false;
+    }
+    return true;
   }
 
   private enqueueDependents(owner: PartialObjectMetadata): void {
@@ -296,18 +364,22 @@ class GarbageCollector {
     const solid: OwnerReference[] = [];
     const dangling: OwnerReference[] = [];
     const waiting: OwnerReference[] = [];
+    // An owner of a kind discovery does not know (yet: a CRD just created) is kept, and looked at
+    // again later, as Kubernetes' collector requeues an owner it cannot map.
+    let unknownKind = false;
     for (const ref of refs) {
       const owner = await this.liveOwner(w, obj, ref);
+      if (owner === PRESENT) unknownKind = true;
       if (!owner) dangling.push(ref);
       else if (owner.metadata.deletionTimestamp && owner.metadata.finalizers?.includes(FOREGROUND))
         waiting.push(ref);
       else solid.push(ref);
     }
     if (solid.length > 0) {
-      if (dangling.length === 0 && waiting.length === 0) return false;
+      if (dangling.length === 0 && waiting.length === 0) return unknownKind;
       const gone = new Set([...dangling, ...waiting].map((r) => r.uid));
       await this.patchOwnerReferences(w, obj, (r) => !gone.has(r.uid));
-      return false;
+      return unknownKind;
     }
     const hasDependents = this.dependentsOf(obj).length > 0;
     const finalizers = obj.metadata.finalizers ?? [];
@@ -405,7 +477,10 @@ class GarbageCollector {
     if (!r) {
       // An unknown kind: Kubernetes keeps the dependent rather than guess.
       if (!this.ownerKindKnown(ref)) {
-        this.log('warn', 'owner reference to an unknown kind', { dependent: keyOf(w.type, dependent), ref });
+        const key = keyOf(w.type, dependent);
+        // Once, not on each of the retries that follow.
+        if (this.queue.numRequeues(key) === 0)
+          this.log('warn', 'owner reference to an unknown kind', { dependent: key, ref });
         return PRESENT;
       }
       return undefined;

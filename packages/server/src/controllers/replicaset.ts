@@ -27,6 +27,7 @@ import {
 import { adopters, claim, controllerRefTo } from './claim.js';
 import type { ControllerEvents } from './events.js';
 import { podReady as ready, syncPods } from './pods.js';
+import { cachedSelector } from './selectors.js';
 import { updateStatus } from './status-write.js';
 
 const active = (p: Pod): boolean =>
@@ -63,7 +64,7 @@ const KINDS: Record<'ReplicaSet' | 'ReplicationController', SetKind> = {
     descriptor: ReplicaSet,
     apiVersion: 'apps/v1',
     component: 'replicaset-controller',
-    selector: (s) => labelSelectorFromObject((s as ReplicaSet).spec?.selector),
+    selector: (s) => cachedSelector((s as ReplicaSet).spec?.selector),
   },
   ReplicationController: {
     descriptor: ReplicationController,

@@ -1,4 +1,4 @@
-import { Client, ClusterRole, ConfigMap, isNotFound, Namespace, ReplicaSet } from 'kubeloop/client';
+import { Client, ClusterRole, ConfigMap, Event, isNotFound, Namespace, ReplicaSet } from 'kubeloop/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, type KubectlEnv, startKubectlEnv } from '../kubectl.js';
 
@@ -131,6 +131,22 @@ describe('garbage collector', () => {
       .create({ metadata: { name: 'elsewhere', ownerReferences: [cmRef(owner)] } });
     await eventually(() => gone(() => client.api(ConfigMap, ns2).get('elsewhere')), 10_000);
     expect((await client.api(ConfigMap, ns1).get('owner')).metadata?.uid).toBe(owner.metadata?.uid);
+  });
+
+  it('leaves Events alone, as kube-controller-manager ignores them', async () => {
+    const ns = await newNamespace();
+    const cms = client.api(ConfigMap, ns);
+    const owner = await cms.create({ metadata: { name: 'owner' } });
+    await client.api(Event, ns).create({
+      metadata: { name: 'owned-event', ownerReferences: [cmRef(owner)] },
+      involvedObject: { kind: 'ConfigMap', name: 'owner', namespace: ns },
+      reason: 'Test',
+    });
+    await cms.create({ metadata: { name: 'child', ownerReferences: [cmRef(owner)] } });
+    await cms.delete('owner');
+    // The collector has acted on the owner's deletion: the ConfigMap it owned is gone, the Event not.
+    await eventually(() => gone(() => cms.get('child')), 10_000, 'the dependent ConfigMap collected');
+    expect((await client.api(Event, ns).get('owned-event')).metadata?.name).toBe('owned-event');
   });
 
   it('foreground: the owner stays until blocking dependents are gone', async () => {

@@ -31,6 +31,8 @@ export class ManagerCache implements CacheReader {
     string,
     { namespace: string; informer: Informer<PartialObjectMetadata> }[]
   >();
+  /** Unfiltered informers by `group/version/kind|namespace`, for {@link existingInformer}. */
+  private readonly unfiltered = new Map<string, Informer<KubeObject>>();
   /** Field indexes by kind, added to every unfiltered informer of the kind. */
   private readonly fieldIndexes = new Map<string, Map<string, IndexFunc<KubeObject>>>();
 
@@ -72,10 +74,12 @@ export class ManagerCache implements CacheReader {
       if (scope.labelSelector === undefined) {
         const k = `${kind.group}/${kind.kind}`;
         const list = this.byKind.get(k) ?? [];
-        list.push({
-          namespace: scope.namespace ?? this.options.namespace,
-          informer: informer as unknown as Informer<KubeObject>,
-        });
+        const namespace = scope.namespace ?? this.options.namespace;
+        list.push({ namespace, informer: informer as unknown as Informer<KubeObject> });
+        this.unfiltered.set(
+          `${kind.group}/${kind.version}/${kind.kind}|${namespace}`,
+          informer as unknown as Informer<KubeObject>,
+        );
         this.byKind.set(k, list);
         for (const [field, extract] of this.fieldIndexes.get(k) ?? []) {
           addFieldIndex(informer as unknown as Informer<KubeObject>, field, extract);
@@ -83,6 +87,28 @@ export class ManagerCache implements CacheReader {
       }
     }
     return informer;
+  }
+
+  /**
+   * The shared informer of every object of a kind at that version (in `namespace`; default: all
+   * namespaces, or the manager's), if someone already asked for it — without making one. For a
+   * runnable that reads any kind as metadata (as the garbage collector) but would rather share a
+   * controller's informer of the kind than open a second watch of it: one list, one watch and
+   * one copy of each object. Its objects are whole objects; their metadata is what a metadata
+   * informer holds.
+   *
+   * @example
+   * ```ts
+   * const pods = cache.existingInformer(Pod) ?? cache.metadataInformer(Pod);
+   * pods.store.get('web-0', 'default')?.metadata?.ownerReferences;
+   * ```
+   */
+  existingInformer<T extends KubeObject>(
+    kind: ResourceDescriptor<T>,
+    namespace?: string,
+  ): Informer<T> | undefined {
+    const ns = namespace ?? this.options.namespace;
+    return this.unfiltered.get(`${kind.group}/${kind.version}/${kind.kind}|${ns}`) as Informer<T> | undefined;
   }
 
   /**

@@ -125,8 +125,9 @@ export interface Runnable {
   /** The runnable's name in logs. */
   readonly name: string;
   /**
-   * Before the caches start: ask `cache` for the informers the runnable reads, so that the
-   * manager's sync (and `ready()`) covers them.
+   * Before the caches start, after the controllers asked for theirs: ask `cache` for the
+   * informers the runnable reads, so that the manager's sync (and `ready()`) covers them, or
+   * read through the controllers' own ({@link ManagerCache.existingInformer}).
    */
   prepare?(setup: RunnableSetup): void | Promise<void>;
   /** Runs until `signal` aborts; a rejection before that stops the manager with the error. */
@@ -440,11 +441,6 @@ export class Manager {
     };
     try {
       await this.listen();
-      for (const r of this.runnables) {
-        // A stop asked for while an earlier runnable prepared: the rest is not started at all.
-        if (this.stopAsked) break;
-        await r.prepare?.({ ...setup, log: this.log.child({ runnable: r.name }) });
-      }
       const sharding = o.sharding
         ? new Sharding(raw, leases, o.sharding, this.registry, this.log, (error) =>
             this.stopRequested?.({ release: false, graceful: false, error }),
@@ -471,6 +467,12 @@ export class Manager {
         this.controllers.push(c);
       }
       sharding?.prepare(cache, this.recorder);
+      // After the controllers: a runnable may read through the informers they asked for.
+      for (const r of this.runnables) {
+        // A stop asked for while an earlier runnable prepared: the rest is not started at all.
+        if (this.stopAsked) break;
+        await r.prepare?.({ ...setup, log: this.log.child({ runnable: r.name }) });
+      }
       this.informers.start();
       // A forbidden informer does not fail the start at once: it is logged with what to declare,
       // counted, keeps /readyz failing, and syncs as soon as its RBAC is fixed (controller-runtime

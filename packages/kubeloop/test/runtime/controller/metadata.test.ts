@@ -1,9 +1,10 @@
 /**
  * Metadata-only reads of the manager's cache: a controller that watches another kind through
- * its shared metadata-only informer (`watchesMetadata`) and reads it with `getMetadata`, and a
- * metadata informer removed from the cache once its kind is of no more use.
+ * its shared metadata-only informer (`watchesMetadata`) and reads it with `getMetadata`, a
+ * metadata informer removed from the cache once its kind is of no more use, and a runnable
+ * reading through a controller's informer of a kind rather than opening a second watch.
  */
-import { ConfigMap } from 'kubeloop/client';
+import { ConfigMap, Secret } from 'kubeloop/client';
 import { controller, type Informer, type PartialObjectMetadata } from 'kubeloop/runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, type RuntimeEnv, run, startRuntimeEnv, testManager, Widget } from './helpers.js';
@@ -84,6 +85,41 @@ describe('metadata-only watches', () => {
       expect(second).not.toBe(first);
       await second?.waitForSync({ timeoutMs: 10_000 });
       expect(second?.hasSynced).toBe(true);
+    } finally {
+      await m.stop();
+      await r.done;
+    }
+  });
+
+  it("lets a runnable read through a controller's informer of a kind (existingInformer)", async () => {
+    const ns = 'md-shared';
+    await t.namespace(ns);
+    let shared: Informer<ConfigMap> | undefined;
+    let unwatched: unknown;
+    const m = testManager(t.newClient())
+      .add({
+        name: 'reader',
+        // Prepared after the controllers, though added first: their informers exist by now.
+        prepare({ cache }) {
+          shared = cache.existingInformer(ConfigMap);
+          unwatched = cache.existingInformer(Secret);
+        },
+        start() {},
+      })
+      .add(
+        controller(Widget)
+          .owns(ConfigMap)
+          .reconcile(() => undefined),
+      );
+    const r = await run(m);
+    try {
+      // No controller watches Secrets: none is made for the asking.
+      expect(unwatched).toBeUndefined();
+      expect(shared).toBeDefined();
+      await t.client.api(ConfigMap, ns).create({ metadata: { name: 'seen' }, data: { a: 'b' } });
+      await eventually(() => shared?.store.get('seen', ns) !== undefined, 10_000, 'the ConfigMap cached');
+      // The controller's own informer: whole objects.
+      expect(shared?.store.get('seen', ns)?.data).toEqual({ a: 'b' });
     } finally {
       await m.stop();
       await r.done;

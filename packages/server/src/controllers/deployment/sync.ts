@@ -27,9 +27,8 @@ import {
   type Sync,
   setCondition,
   specReplicas,
-  stableJson,
   sum,
-  withoutHash,
+  templateKey,
 } from './util.js';
 
 /**
@@ -70,9 +69,9 @@ export async function replicaSets(
   sets: readonly ReplicaSet[],
   create: boolean,
 ): Promise<{ newRs: ReplicaSet | undefined; old: ReplicaSet[] }> {
-  const target = stableJson(withoutHash(s.d.spec?.template));
+  const target = templateKey(s.d.spec?.template);
   const sorted = [...sets].sort(byCreation);
-  const existing = sorted.find((rs) => stableJson(withoutHash(rs.spec?.template)) === target);
+  const existing = sorted.find((rs) => templateKey(rs.spec?.template) === target);
   const old = sorted.filter((rs) => rs !== existing);
   const newRevision = Math.max(0, ...old.map(revisionOf)) + 1;
   if (existing) return { newRs: await syncExisting(s, existing, newRevision), old };
@@ -184,7 +183,7 @@ async function createNew(
     const other = await s.api.get(name);
     if (
       controllerOf(other)?.uid === d.metadata?.uid &&
-      stableJson(withoutHash(other.spec?.template)) === stableJson(withoutHash(d.spec?.template))
+      templateKey(other.spec?.template) === templateKey(d.spec?.template)
     )
       return other;
     const written = await s.client

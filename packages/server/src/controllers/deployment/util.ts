@@ -12,6 +12,23 @@ export const REVISION = 'deployment.kubernetes.io/revision';
 export const REVISION_HISTORY = 'deployment.kubernetes.io/revision-history';
 export const DESIRED = 'deployment.kubernetes.io/desired-replicas';
 export const MAX_REPLICAS = 'deployment.kubernetes.io/max-replicas';
+const templateKeys = new WeakMap<object, string>();
+
+/**
+ * The template as it compares (`EqualIgnoreHash`): its stable JSON without the hash label,
+ * remembered for a frozen template (one of the shared cache's, which cannot change).
+ */
+export function templateKey(template: unknown): string {
+  if (!template || typeof template !== 'object' || !Object.isFrozen(template))
+    return stableJson(withoutHash(template));
+  let key = templateKeys.get(template);
+  if (key === undefined) {
+    key = stableJson(withoutHash(template));
+    templateKeys.set(template, key);
+  }
+  return key;
+}
+
 /** `maxRevHistoryLengthInChars` of kube-controller-manager. */
 export const MAX_REVISION_HISTORY_CHARS = 2000;
 /** Deployment annotations never copied to its ReplicaSets (`annotationsToSkip`). */
@@ -88,14 +105,18 @@ export const sum = (sets: readonly (ReplicaSet | undefined)[], f: (rs: ReplicaSe
   sets.reduce((n, rs) => n + (rs ? (f(rs) ?? 0) : 0), 0);
 export const now = (): string => `${new Date().toISOString().slice(0, 19)}Z`;
 
-/** Strips the hash label, so that a ReplicaSet's template compares with its Deployment's (`EqualIgnoreHash`). */
+/**
+ * Strips the hash label, so that a ReplicaSet's template compares with its Deployment's
+ * (`EqualIgnoreHash`); an empty label map goes too. A shallow copy (the template itself when it
+ * has no labels), for comparing only: it shares the rest of the (cached, frozen) template.
+ */
 export function withoutHash(template: unknown): unknown {
-  const t = structuredClone(template ?? {}) as { metadata?: { labels?: Record<string, string> } };
-  if (t.metadata?.labels) {
-    delete t.metadata.labels[HASH_LABEL];
-    if (Object.keys(t.metadata.labels).length === 0) delete t.metadata.labels;
-  }
-  return t;
+  const t = (template ?? {}) as { metadata?: { labels?: Record<string, string> } };
+  const labels = t.metadata?.labels;
+  if (!labels) return t;
+  const { [HASH_LABEL]: _hash, ...rest } = labels;
+  const { labels: _labels, ...metadata } = t.metadata ?? {};
+  return { ...t, metadata: Object.keys(rest).length > 0 ? { ...metadata, labels: rest } : metadata };
 }
 
 /** `HasProgressDeadline`: set and not MaxInt32. */

@@ -285,12 +285,15 @@ export class ResponseReader {
   /** Reads head bytes from `buf[from, n)`; returns where the body starts. */
   private readHead(buf: Buffer, from: number, n: number): number {
     const before = this.headBytes!.length;
-    const all = Buffer.concat([this.headBytes!, buf.subarray(from, n)]);
+    // A head that comes in one read (nearly all) is parsed where it is, without a copy.
+    const all =
+      before === 0 ? buf.subarray(from, n) : Buffer.concat([this.headBytes!, buf.subarray(from, n)]);
     // The empty line may begin in what came before.
     const end = all.indexOf('\r\n\r\n', Math.max(0, before - 3), 'latin1');
     if (end < 0 || end > MAX_HEAD_BYTES) {
       if (all.length > MAX_HEAD_BYTES) throw parseError('HPE_HEADER_OVERFLOW', 'headers too large');
-      this.headBytes = all;
+      // Kept across reads: a copy, as the read buffer is reused.
+      this.headBytes = before === 0 ? Buffer.from(all) : all;
       return n;
     }
     const { statusCode, headers, http11 } = parseHead(all.toString('latin1', 0, end));

@@ -141,16 +141,17 @@ describe('the kept-alive connection pool', () => {
   });
 });
 
-describe('a connection whose answer is followed by bytes nobody asked for', () => {
+describe('connections the server does not keep', () => {
   let raw: ReturnType<typeof createNetServer>;
   let port: number;
   let connections = 0;
+  let answer = '';
 
   beforeAll(async () => {
     raw = createNetServer((s) => {
       connections++;
       s.on('data', () => {
-        s.write('HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nokHTTP/1.1 200 OK\r\n');
+        s.write(answer);
       });
     });
     await new Promise<void>((resolve) => raw.listen(0, '127.0.0.1', resolve));
@@ -160,12 +161,23 @@ describe('a connection whose answer is followed by bytes nobody asked for', () =
     await new Promise<void>((resolve) => raw.close(() => resolve()));
   });
 
-  it('is not used again', async () => {
+  const twice = async () => {
+    connections = 0;
     const p = new Http1Pool({ hostname: '127.0.0.1', port }, undefined, (s) => s.unref());
     const req: PoolRequest = { method: 'GET', path: '/', headers: {}, headersTimeoutMs: 0, deadlineMs: 5000 };
     expect((await p.request(req)).text).toBe('ok');
     expect((await p.request(req)).text).toBe('ok');
-    expect(connections).toBe(2);
     p.close();
+    return connections;
+  };
+
+  it('are not used again: bytes after an answer, or an idle timeout of a second (as Node’s agent)', async () => {
+    answer = 'HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nokHTTP/1.1 200 OK\r\n';
+    expect(await twice()).toBe(2);
+    answer = 'HTTP/1.1 200 OK\r\nkeep-alive: timeout=1\r\ncontent-length: 2\r\n\r\nok';
+    expect(await twice()).toBe(2);
+    // The control: a longer idle timeout keeps it.
+    answer = 'HTTP/1.1 200 OK\r\nkeep-alive: timeout=5\r\ncontent-length: 2\r\n\r\nok';
+    expect(await twice()).toBe(1);
   });
 });

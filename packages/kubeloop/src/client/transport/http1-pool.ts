@@ -103,6 +103,12 @@ interface Exchange {
 class Connection {
   readonly socket: Socket;
   exchange: Exchange | undefined;
+  /**
+   * When the server will close the connection if it stays idle (its `Keep-Alive: timeout=N`,
+   * less a second, as Node's agent reckons it): past it the connection is not used again, so a
+   * request is never written to a connection the server is closing at that moment.
+   */
+  idleUntil = Number.POSITIVE_INFINITY;
 
   constructor(target: StreamTarget, onIdleEvent: (c: Connection) => void) {
     readBuffer ??= Buffer.allocUnsafe(READ_BYTES);
@@ -214,6 +220,10 @@ export class Http1Pool {
     if (this.closed) return undefined;
     for (let c = this.idle.pop(); c; c = this.idle.pop()) {
       if (c.socket.destroyed) continue;
+      if (c.idleUntil <= performance.now()) {
+        c.socket.destroy();
+        continue;
+      }
       c.socket.ref();
       return c;
     }
@@ -238,9 +248,11 @@ export class Http1Pool {
   }
 
   /** Gives a connection back after an exchange: to a waiting request, to the idle list, or closed. */
-  private release(c: Connection, reusable: boolean): void {
+  private release(c: Connection, reusable: boolean, idleMs = Number.POSITIVE_INFINITY): void {
     c.exchange = undefined;
-    if (!reusable || this.closed || this.retired || c.socket.destroyed) {
+    c.idleUntil = performance.now() + idleMs;
+    // (A server idle timeout of a second or less leaves no time to use the connection again.)
+    if (!reusable || idleMs <= 0 || this.closed || this.retired || c.socket.destroyed) {
       c.socket.destroy();
       return;
     }
@@ -262,6 +274,7 @@ export class Http1Pool {
       let statusCode = 0;
       let headers: IncomingHttpHeaders = {};
       let keepAlive = false;
+      let idleMs = Number.POSITIVE_INFINITY;
       const chunks: Buffer[] = [];
       let settled = false;
       const finish = (err: Error | undefined, reusable: boolean) => {
@@ -270,7 +283,7 @@ export class Http1Pool {
         if (headersTimer) clearTimeout(headersTimer);
         if (deadline) clearTimeout(deadline);
         signal?.removeEventListener('abort', onAbort);
-        if (c) this.release(c, reusable);
+        if (c) this.release(c, reusable, idleMs);
         else {
           const at = this.waiting.indexOf(wait);
           if (at >= 0) this.waiting.splice(at, 1);
@@ -294,6 +307,10 @@ export class Http1Pool {
             headers = h;
             const connection = h.connection?.toLowerCase();
             keepAlive = http11 ? connection !== 'close' : connection === 'keep-alive';
+            const hint = h['keep-alive'];
+            const timeout = hint === undefined ? undefined : /^timeout=(\d+)/.exec(hint);
+            // Node's agent: the server's idle timeout, less a second for the time a request takes to get there.
+            if (timeout) idleMs = Number(timeout[1]) * 1000 - 1000;
             if (headersTimer) clearTimeout(headersTimer);
           },
           body: (buf, from, to) => {

@@ -308,7 +308,7 @@ export class Http1Pool {
             const connection = h.connection?.toLowerCase();
             keepAlive = http11 ? connection !== 'close' : connection === 'keep-alive';
             const hint = h['keep-alive'];
-            const timeout = hint === undefined ? undefined : /^timeout=(\d+)/.exec(hint);
+            const timeout = typeof hint === 'string' ? /^timeout=(\d+)/.exec(hint) : null;
             // Node's agent: the server's idle timeout, less a second for the time a request takes to get there.
             if (timeout) idleMs = Number(timeout[1]) * 1000 - 1000;
             if (headersTimer) clearTimeout(headersTimer);

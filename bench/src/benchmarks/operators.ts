@@ -8,6 +8,7 @@
  *   npm run build && node bench/dist/benchmarks/operators.js                      # fresh local plane (--no-controllers)
  *   node bench/dist/benchmarks/operators.js --kubeconfig=/tmp/anchor/run/admin.kubeconfig   # any API server
  *   node bench/dist/benchmarks/operators.js --cpu-prof=/tmp/prof --heap-prof=/tmp/prof --operators=kubeloop
+ *   node bench/dist/benchmarks/operators.js --operators=kubeloop,baseline --baseline=../main   # this build vs another
  *
  * - kubeloop: `node examples/sample-controller/dist/main.js`, 2 workers, no leader election,
  *   metrics and probes on (free loopback ports), as a user runs it (with `MALLOC_ARENA_MAX=2`,
@@ -57,7 +58,12 @@ const Foo: ResourceDescriptor<Foo> = {
   namespaced: true,
 };
 
-export const OPERATORS = ['kubeloop', 'client-go'] as const;
+/**
+ * `baseline` is the sample operator of another build of kubeloop (`--baseline=ROOT`, e.g. a git
+ * worktree of main, built), run as `kubeloop` is: changes to the SDK are measured against it
+ * in the same run (ABBA), which a loaded machine's noise allows where separate runs do not.
+ */
+export const OPERATORS = ['kubeloop', 'client-go', 'baseline'] as const;
 export type Operator = (typeof OPERATORS)[number];
 
 /** One round of one operator. */
@@ -75,6 +81,8 @@ export interface OperatorsResult {
   medians: Partial<Record<Operator, OperatorSample>>;
   /** kubeloop / client-go of the medians. */
   ratio?: { ms: number; rssMb: number; cpuMs: number };
+  /** kubeloop / baseline of the medians, with `--baseline`. */
+  baselineRatio?: { ms: number; rssMb: number; cpuMs: number };
 }
 
 interface Options {
@@ -84,6 +92,8 @@ interface Options {
   runs: number;
   operators: readonly Operator[];
   sampleController?: string;
+  /** The root of the `baseline` build. */
+  baselineRoot?: string;
   qps: number;
   cpuProfDir?: string;
   heapProfDir?: string;
@@ -192,7 +202,9 @@ async function spawnOperator(o: Options, op: Operator, label: string): Promise<C
   const logPath = join(o.work, `${label}.log`);
   const out = openSync(logPath, 'w');
   let child: ChildProcess;
-  if (op === 'kubeloop') {
+  if (op === 'kubeloop' || op === 'baseline') {
+    const root = op === 'baseline' ? o.baselineRoot : o.root;
+    if (!root) throw new Error('baseline: give --baseline=ROOT');
     const [metrics, probes] = [await freePort(), await freePort()];
     const prof = [
       ...(o.cpuProfDir
@@ -210,13 +222,13 @@ async function spawnOperator(o: Options, op: Operator, label: string): Promise<C
       process.execPath,
       [
         ...prof,
-        join(o.root, 'examples/sample-controller/dist/main.js'),
+        join(root, 'examples/sample-controller/dist/main.js'),
         `--metrics-bind-address=127.0.0.1:${metrics}`,
         `--health-probe-bind-address=127.0.0.1:${probes}`,
         '--max-concurrent-reconciles=2',
       ],
       {
-        cwd: join(o.root, 'examples/sample-controller'),
+        cwd: join(root, 'examples/sample-controller'),
         // The reconciles are measured, not the webhooks (client-go's sample-controller has none);
         // glibc's arenas as the operator's image sets them (manifests/dockerfile.ts).
         env: {
@@ -288,7 +300,7 @@ async function round(client: Client, o: Options, op: Operator, label: string): P
 
 export async function runOperators(o: Options): Promise<OperatorsResult> {
   const client = await Client.fromKubeconfig({ path: o.kubeconfigPath });
-  const samples: Record<Operator, OperatorSample[]> = { kubeloop: [], 'client-go': [] };
+  const samples: Record<Operator, OperatorSample[]> = { kubeloop: [], 'client-go': [], baseline: [] };
   try {
     await installFooCrd(client, o.root);
     for (let r = 0; r < o.runs; r++) {
@@ -309,19 +321,18 @@ export async function runOperators(o: Options): Promise<OperatorsResult> {
       cpuMs: median(s.map((x) => x.cpuMs)),
     };
   }
-  const [ours, theirs] = [medians.kubeloop, medians['client-go']];
+  const [ours, theirs, base] = [medians.kubeloop, medians['client-go'], medians.baseline];
+  const ratioOf = (a: OperatorSample, b: OperatorSample) => ({
+    ms: a.ms / b.ms,
+    rssMb: a.rssMb / b.rssMb,
+    cpuMs: a.cpuMs / b.cpuMs,
+  });
   return {
     foos: o.foos,
     samples,
     medians,
-    ...(ours &&
-      theirs && {
-        ratio: {
-          ms: ours.ms / theirs.ms,
-          rssMb: ours.rssMb / theirs.rssMb,
-          cpuMs: ours.cpuMs / theirs.cpuMs,
-        },
-      }),
+    ...(ours && theirs && { ratio: ratioOf(ours, theirs) }),
+    ...(ours && base && { baselineRatio: ratioOf(ours, base) }),
   };
 }
 
@@ -333,6 +344,7 @@ export function renderOperators(r: OperatorsResult, runs: number, where: string)
   const label: Record<Operator, string> = {
     kubeloop: 'kubeloop examples/sample-controller',
     'client-go': 'client-go 1.24 sample-controller',
+    baseline: 'kubeloop --baseline build',
   };
   for (const [op, m] of Object.entries(r.medians) as [Operator, OperatorSample][]) {
     lines.push(
@@ -343,6 +355,12 @@ export function renderOperators(r: OperatorsResult, runs: number, where: string)
     const v = (x: number, t: number) => `${x.toFixed(2)}× ${x <= t ? 'PASS' : 'MISS'}`;
     lines.push(
       `  kubeloop / client-go: time ${v(r.ratio.ms, 1)} (target ≤ 1.0×), RSS ${v(r.ratio.rssMb, 1.25)} (target ≤ 1.25×), CPU ${r.ratio.cpuMs.toFixed(2)}×`,
+    );
+  }
+  if (r.baselineRatio) {
+    const b = r.baselineRatio;
+    lines.push(
+      `  kubeloop / baseline: time ${b.ms.toFixed(2)}×, RSS ${b.rssMb.toFixed(2)}×, CPU ${b.cpuMs.toFixed(2)}×`,
     );
   }
   return lines.join('\n');
@@ -356,6 +374,7 @@ async function main(): Promise<void> {
       runs: { type: 'string', default: '3' },
       operators: { type: 'string' },
       'sample-controller': { type: 'string' },
+      baseline: { type: 'string' },
       qps: { type: 'string', default: '1000' },
       'cpu-prof': { type: 'string' },
       'heap-prof': { type: 'string' },
@@ -368,7 +387,9 @@ async function main(): Promise<void> {
   const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
   const sampleController = clientGoSampleController(values['sample-controller']);
   const operators = (
-    values.operators ? values.operators.split(',') : sampleController ? OPERATORS : ['kubeloop']
+    values.operators
+      ? values.operators.split(',')
+      : ['kubeloop', ...(sampleController ? ['client-go'] : []), ...(values.baseline ? ['baseline'] : [])]
   ) as Operator[];
   for (const op of operators)
     if (!(OPERATORS as readonly string[]).includes(op)) throw new Error(`unknown operator ${op}`);
@@ -376,6 +397,7 @@ async function main(): Promise<void> {
     'rerun: npm run build && node bench/dist/benchmarks/operators.js',
     `--foos=${values.foos} --runs=${values.runs} --operators=${operators.join(',')}`,
     ...(values.kubeconfig ? [`--kubeconfig=${values.kubeconfig}`] : []),
+    ...(values.baseline ? [`--baseline=${values.baseline}`] : []),
     ...(values['cpu-prof'] ? [`--cpu-prof=${values['cpu-prof']}`] : []),
     ...(values['heap-prof'] ? [`--heap-prof=${values['heap-prof']}`] : []),
   ].join(' ');
@@ -400,6 +422,7 @@ async function main(): Promise<void> {
       runs,
       operators,
       ...(sampleController && { sampleController }),
+      ...(values.baseline && { baselineRoot: resolve(values.baseline) }),
       qps: Number(values.qps),
       ...(cpuProfDir && { cpuProfDir }),
       ...(heapProfDir && { heapProfDir }),

@@ -180,9 +180,14 @@ export function fieldSelectorString(sel: FieldSelectorInput): string {
 
 /** Query parameters, skipping undefined values. */
 export function query(params: Record<string, string | number | boolean | undefined>): string {
-  const q = new URLSearchParams();
-  for (const [k, v] of Object.entries(params)) if (v !== undefined) q.append(k, String(v));
-  const s = q.toString();
+  // Most requests (writes without options) have none: a URLSearchParams made for nothing was
+  // ~1 % of an operator's CPU.
+  let q: URLSearchParams | undefined;
+  for (const k in params) {
+    const v = params[k];
+    if (v !== undefined) (q ??= new URLSearchParams()).append(k, String(v));
+  }
+  const s = q?.toString();
   return s ? `?${s}` : '';
 }
 

@@ -47,11 +47,13 @@ export const abortError = (reason: unknown): Error =>
     code: 'ABORT_ERR',
   });
 
-/** An answer whose body has not been read yet. */
+/** An answer: its body may still be coming (a watch), or have been read whole (`text`). */
 export interface ConnectorResponse {
   statusCode: number;
   headers: IncomingHttpHeaders;
   body: Readable;
+  /** The whole body, when the connector has read it already (then `body` streams the same). */
+  text?: string;
 }
 
 /** A pool of connections to one server. */

@@ -60,9 +60,9 @@ const READ_BYTES = 64 * 1024;
  */
 let readBuffer: Buffer | undefined;
 
-const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+export const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const BAD_VALUE = /[\r\n\0]/;
-const STATUS_LINE = /^HTTP\/1\.[01] (\d{3})(?: [^\r\n]*)?$/;
+const STATUS_LINE = /^HTTP\/1\.([01]) (\d{3})(?: [^\r\n]*)?$/;
 /** Headers of which Node keeps only the first of several (its IncomingMessage rules). */
 const SINGLE = new Set([
   'age',
@@ -110,7 +110,7 @@ function requestHead(target: StreamTarget, req: StreamRequest): string {
 }
 
 /** Parses a response head (without its final empty line); throws on what HTTP/1.1 forbids. */
-function parseHead(text: string): { statusCode: number; headers: IncomingHttpHeaders } {
+function parseHead(text: string): { statusCode: number; headers: IncomingHttpHeaders; http11: boolean } {
   const lines = text.split('\r\n');
   const status = STATUS_LINE.exec(lines[0] ?? '');
   if (!status) throw parseError('HPE_INVALID_CONSTANT', `status line ${JSON.stringify(lines[0])}`);
@@ -130,7 +130,7 @@ function parseHead(text: string): { statusCode: number; headers: IncomingHttpHea
     else if (had === undefined) all[key] = value;
     else if (!SINGLE.has(key)) all[key] = `${had as string}, ${value}`;
   }
-  return { statusCode: Number(status[1]), headers };
+  return { statusCode: Number(status[2]), headers, http11: status[1] === '1' };
 }
 
 const CR = 13;
@@ -223,8 +223,11 @@ class SocketBody extends Readable implements ByteSource {
 
 /** What a {@link ResponseReader} finds. */
 export interface ResponseSink {
-  /** The answer's status and headers (interim 1xx answers are skipped). */
-  head(statusCode: number, headers: IncomingHttpHeaders): void;
+  /**
+   * The answer's status and headers (interim 1xx answers are skipped); `http11` false for an
+   * HTTP/1.0 answer (whose connection is not kept unless it says so).
+   */
+  head(statusCode: number, headers: IncomingHttpHeaders, http11: boolean): void;
   /** Bytes of the body, `buf[from, to)`: valid during the call only. */
   body(buf: Buffer, from: number, to: number): void;
   /** The answer is complete. */
@@ -244,7 +247,11 @@ export class ResponseReader {
   private remaining = 0;
   private sizeDigits = 0;
 
-  constructor(private readonly sink: ResponseSink) {}
+  /** `bodiless`: the answer to a HEAD request, which has a head only whatever it says. */
+  constructor(
+    private readonly sink: ResponseSink,
+    private readonly bodiless = false,
+  ) {}
 
   /** Whether the whole answer has been read. */
   get done(): boolean {
@@ -256,14 +263,17 @@ export class ResponseReader {
     return this.headBytes === undefined;
   }
 
-  /** Reads `buf[0, n)`. */
-  feed(buf: Buffer, n: number): void {
+  /**
+   * Reads `buf[0, n)`; returns how many bytes were the answer's (fewer than `n` only when the
+   * answer ended and more bytes followed it).
+   */
+  feed(buf: Buffer, n: number): number {
     let i = 0;
     if (this.headBytes) {
       i = this.readHead(buf, 0, n);
-      if (this.headBytes) return;
+      if (this.headBytes) return n;
     }
-    this.readBody(buf, i, n);
+    return this.readBody(buf, i, n);
   }
 
   /** The connection's end: completes a body that runs until then; whether the answer is complete. */
@@ -275,15 +285,18 @@ export class ResponseReader {
   /** Reads head bytes from `buf[from, n)`; returns where the body starts. */
   private readHead(buf: Buffer, from: number, n: number): number {
     const before = this.headBytes!.length;
-    const all = Buffer.concat([this.headBytes!, buf.subarray(from, n)]);
+    // A head that comes in one read (nearly all) is parsed where it is, without a copy.
+    const all =
+      before === 0 ? buf.subarray(from, n) : Buffer.concat([this.headBytes!, buf.subarray(from, n)]);
     // The empty line may begin in what came before.
     const end = all.indexOf('\r\n\r\n', Math.max(0, before - 3), 'latin1');
     if (end < 0 || end > MAX_HEAD_BYTES) {
       if (all.length > MAX_HEAD_BYTES) throw parseError('HPE_HEADER_OVERFLOW', 'headers too large');
-      this.headBytes = all;
+      // Kept across reads: a copy, as the read buffer is reused.
+      this.headBytes = before === 0 ? Buffer.from(all) : all;
       return n;
     }
-    const { statusCode, headers } = parseHead(all.toString('latin1', 0, end));
+    const { statusCode, headers, http11 } = parseHead(all.toString('latin1', 0, end));
     const bodyStart = from + end + 4 - before;
     if (statusCode >= 100 && statusCode < 200) {
       // An interim answer (100 Continue…): the real one follows.
@@ -293,7 +306,8 @@ export class ResponseReader {
     this.headBytes = undefined;
     const te = headers['transfer-encoding'];
     const length = headers['content-length'];
-    if (te !== undefined) {
+    if (this.bodiless) this.framing = DONE;
+    else if (te !== undefined) {
       this.framing = /(?:^|,)\s*chunked\s*$/i.test(te) ? SIZE : UNTIL_CLOSE;
     } else if (length !== undefined) {
       if (!/^\d+$/.test(length)) throw parseError('HPE_INVALID_CONTENT_LENGTH', `Content-Length ${length}`);
@@ -301,7 +315,7 @@ export class ResponseReader {
       this.framing = this.remaining === 0 ? DONE : LENGTH;
     } else if (statusCode === 204 || statusCode === 304) this.framing = DONE;
     else this.framing = UNTIL_CLOSE;
-    this.sink.head(statusCode, headers);
+    this.sink.head(statusCode, headers, http11);
     if (this.framing === DONE) this.finish();
     return bodyStart;
   }
@@ -319,8 +333,8 @@ export class ResponseReader {
     return i + take;
   }
 
-  /** Reads body bytes `buf[i, n)` through the framing. */
-  private readBody(buf: Buffer, i: number, n: number): void {
+  /** Reads body bytes `buf[i, n)` through the framing; returns where the answer's bytes end. */
+  private readBody(buf: Buffer, i: number, n: number): number {
     while (i < n) {
       switch (this.framing) {
         case DATA:
@@ -371,21 +385,22 @@ export class ResponseReader {
         case FINAL_LF:
           expect(buf[i++]!, LF);
           this.finish();
-          return;
+          return i;
         case LENGTH:
           i = this.takeBody(buf, i, n);
           if (this.remaining === 0) {
             this.finish();
-            return;
+            return i;
           }
           break;
         case UNTIL_CLOSE:
           this.sink.body(buf, i, n);
-          return;
+          return n;
         default:
-          return; // bytes after the answer: the connection closes anyway
+          return i; // bytes after the answer
       }
     }
+    return n;
   }
 }
 

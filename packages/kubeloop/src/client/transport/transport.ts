@@ -257,7 +257,7 @@ export class Transport {
           this.warn(res.headers, req.method, url);
           return { status: res.statusCode, headers: res.headers, body: res.body };
         }
-        const body = await readText(res.body);
+        const body = res.text ?? (await readText(res.body));
         record(String(res.statusCode));
         this.warn(res.headers, req.method, url);
         if (ok) return { status: res.statusCode, headers: res.headers, body };

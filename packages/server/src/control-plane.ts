@@ -346,7 +346,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     });
     const namespaces = new NamespaceController(rest, { caCert: ca.cert, log });
     namespaces.start();
-    crds.start();
+    await crds.start();
     const policyStatus = new PolicyStatusController(rest, registry, log);
     policyStatus.start();
 

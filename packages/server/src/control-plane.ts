@@ -53,7 +53,6 @@ import { Registry } from './registry/registry.js';
 import { RestStorage } from './registry/rest.js';
 import { Compactor, DEFAULT_COMPACTION_INTERVAL_MS } from './storage/compactor.js';
 import { type Journal, MemoryJournal } from './storage/journal.js';
-import { openSqliteJournal } from './storage/sqlite-journal.js';
 import { Store } from './storage/store.js';
 
 /** Options of {@link startControlPlane}; the audit options are kube-apiserver's `--audit-*` flags. */
@@ -184,7 +183,10 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
   const host = options.host ?? '127.0.0.1';
   const log = options.log ?? defaultLog;
   const name = options.name ?? 'kubeloop';
-  const journal: Journal = options.dataDir ? openSqliteJournal(options.dataDir) : new MemoryJournal();
+  // SQLite (and its native addon) loads only for durable storage.
+  const journal: Journal = options.dataDir
+    ? (await import('./storage/sqlite-journal.js')).openSqliteJournal(options.dataDir)
+    : new MemoryJournal();
 
   try {
     const { ca, token } = await credentials(journal);

@@ -5,14 +5,13 @@ import type { AddressInfo, Socket } from 'node:net';
 import { dirname } from 'node:path';
 import type { Clock } from 'kubeloop/runtime';
 import { builtinAdmission } from './admission/chain.js';
-import { SYSTEM_NAMESPACES } from './admission/namespace-lifecycle.js';
 import { policyMetrics } from './admission/policy/metrics.js';
 import type { PolicyPluginDeps } from './admission/policy/plugin.js';
 import { PolicyStatusController } from './admission/policy/status-controller.js';
 import { admitConnect } from './admission/webhook/connect.js';
 import { CrdController } from './apiextensions/crd-controller.js';
 import { manageFields, manageScaleFields } from './apply/hooks.js';
-import { AuditListeners, type AuditOptions, Auditor } from './audit/index.js';
+import { AuditListeners, type AuditOptions } from './audit/index.js';
 import { Authenticator, type UserInfo } from './auth/authentication/index.js';
 import { issuerDiscovery } from './auth/authentication/issuer-discovery.js';
 import {
@@ -43,14 +42,17 @@ import { type Loopback, startLoopback } from './loopback.js';
 import { metricsKinds } from './metrics/metrics-api.js';
 import { createOpenApiEndpoints } from './openapi-endpoints.js';
 import { serviceAllocator } from './registry/allocators.js';
-import { ensureSystemPriorityClasses, syncLocalAPIServices } from './registry/cluster-objects.js';
+import {
+  ensureSystemNamespacesAndService,
+  ensureSystemPriorityClasses,
+  syncLocalAPIServices,
+} from './registry/cluster-objects.js';
 import { FlowControlBootstrap } from './registry/flowcontrol/bootstrap.js';
 import { NamespaceController } from './registry/namespace-controller.js';
 import { Registry } from './registry/registry.js';
 import { RestStorage } from './registry/rest.js';
 import { Compactor, DEFAULT_COMPACTION_INTERVAL_MS } from './storage/compactor.js';
 import { type Journal, MemoryJournal } from './storage/journal.js';
-import { openSqliteJournal } from './storage/sqlite-journal.js';
 import { Store } from './storage/store.js';
 
 /** Options of {@link startControlPlane}; the audit options are kube-apiserver's `--audit-*` flags. */
@@ -181,7 +183,10 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
   const host = options.host ?? '127.0.0.1';
   const log = options.log ?? defaultLog;
   const name = options.name ?? 'kubeloop';
-  const journal: Journal = options.dataDir ? openSqliteJournal(options.dataDir) : new MemoryJournal();
+  // SQLite (and its native addon) loads only for durable storage.
+  const journal: Journal = options.dataDir
+    ? (await import('./storage/sqlite-journal.js')).openSqliteJournal(options.dataDir)
+    : new MemoryJournal();
 
   try {
     const { ca, token } = await credentials(journal);
@@ -223,7 +228,10 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     });
     const faults = new Faults();
     const audit = new AuditListeners();
-    const auditor = Auditor.open(options);
+    // The audit backend loads only with a policy: without one no event is ever built.
+    const auditor = options.auditPolicyFile
+      ? (await import('./audit/auditor.js')).Auditor.open(options)
+      : undefined;
     let address = `${host}:${options.port ?? 6443}`;
     const discovery = new Discovery(registry, () => address);
     const version = versionInfo();
@@ -324,7 +332,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       ),
     });
 
-    await bootstrap(rest, registry);
+    await ensureSystemNamespacesAndService(rest, registry);
     // The rbac/bootstrap-roles post-start hook: the 1.32 bootstrap policy, created or topped up.
     await reconcileBootstrapPolicy(rest, registry, { log });
     await ensureSystemPriorityClasses(rest, registry);
@@ -340,7 +348,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     });
     const namespaces = new NamespaceController(rest, { caCert: ca.cert, log });
     namespaces.start();
-    crds.start();
+    await crds.start();
     const policyStatus = new PolicyStatusController(rest, registry, log);
     policyStatus.start();
 
@@ -515,37 +523,6 @@ async function credentials(journal: Journal): Promise<{ ca: KeyPair; token: stri
     journal.setMeta(META_TOKEN, token);
   }
   return { ca, token };
-}
-
-/** The objects a new cluster starts with: system namespaces and the `kubernetes` Service. */
-async function bootstrap(rest: RestStorage, registry: Registry): Promise<void> {
-  const nsType = registry.lookup('', 'v1', 'namespaces')!;
-  for (const ns of SYSTEM_NAMESPACES) {
-    if (rest.store.get(rest.key(nsType, undefined, ns))) continue;
-    await rest.create(
-      nsType,
-      undefined,
-      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } },
-      { dryRun: false },
-    );
-  }
-  const svcType = registry.lookup('', 'v1', 'services')!;
-  if (!rest.store.get(rest.key(svcType, 'default', 'kubernetes'))) {
-    await rest.create(
-      svcType,
-      'default',
-      {
-        apiVersion: 'v1',
-        kind: 'Service',
-        metadata: { name: 'kubernetes', labels: { component: 'apiserver', provider: 'kubernetes' } },
-        spec: {
-          clusterIP: '10.96.0.1',
-          ports: [{ name: 'https', port: 443, protocol: 'TCP', targetPort: 6443 }],
-        },
-      },
-      { dryRun: false },
-    );
-  }
 }
 
 function listen(server: Server, port: number, host: string): Promise<void> {

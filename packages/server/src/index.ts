@@ -22,5 +22,23 @@ export {
   type PortForwardTarget,
   simulatedPortForwardTarget,
 } from './http/streaming/portforward-target.js';
+
 // The test environment's own module is `@kubeloop/server/testing`; its entry point stays here too.
-export { startTestEnv, type TestEnv, type TestEnvOptions } from './testing/test-env.js';
+import type { TestEnv, TestEnvOptions } from './testing/test-env.js';
+
+export type { TestEnv, TestEnvOptions };
+
+/**
+ * {@link TestEnv}: a fresh, isolated control plane for a test (the same function as
+ * `@kubeloop/server/testing`'s `startTestEnv`). Its module loads on the first call, so that a
+ * server started through this entry point does not load the test environment's helpers.
+ *
+ * @example
+ * ```ts
+ * const env = await startTestEnv({ crdDirectoryPaths: ['config/crd'] });
+ * await env.stop();
+ * ```
+ */
+export async function startTestEnv(options?: TestEnvOptions): Promise<TestEnv> {
+  return (await import('./testing/test-env.js')).startTestEnv(options);
+}

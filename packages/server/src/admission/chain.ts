@@ -19,15 +19,13 @@ import type { Store } from '../storage/store.js';
 import type { Obj } from '../util/object.js';
 import { defaultIngressClass } from './default-ingress-class.js';
 import { defaultStorageClass } from './default-storage-class.js';
-import { limitRanger } from './limit-ranger.js';
 import { namespaceLifecycle } from './namespace-lifecycle.js';
 import type { AdmissionOptions } from './options.js';
-import type { Handles } from './plugin-kinds.js';
+import { actsOn, type Handles, isCore } from './plugin-kinds.js';
 import { podSecurityAdmission } from './pod-security/admission.js';
 import { type PolicyPluginDeps, validatingAdmissionPolicy } from './policy/plugin.js';
 import { priorityAdmission } from './priority.js';
 import { resourceQuotaAdmission } from './resource-quota.js';
-import { serviceAccountAdmission } from './service-account.js';
 import { storageObjectInUseProtection } from './storage-protection.js';
 import { type WebhookAdmission, webhookAdmission } from './webhook/index.js';
 
@@ -138,15 +136,18 @@ export class AdmissionChain {
  * ResourceQuota).
  */
 export function builtinAdmission(store: Store, policyDeps: PolicyPluginDeps = {}): AdmissionChain {
-  const limits = limitRanger(store);
+  // The plugins of pods and claims only load with the first such write (an idle server has none).
+  let limitRanger: Promise<ReturnType<typeof import('./limit-ranger.js').limitRanger>> | undefined;
+  const limits = () => (limitRanger ??= import('./limit-ranger.js').then((m) => m.limitRanger(store)));
+  const pods: Handles = (_op, t) => isCore(t, 'pods');
   const webhooks = policyDeps.registry
     ? webhookAdmission(store, policyDeps.registry, { authorizer: () => policyDeps.authorizer })
     : undefined;
   const chain = new AdmissionChain(
     [
       namespaceLifecycle(store),
-      limits.mutate,
-      serviceAccountAdmission(store),
+      lazyPlugin(pods, () => limits().then((l) => l.mutate)),
+      lazyPlugin(pods, () => import('./service-account.js').then((m) => m.serviceAccountAdmission(store))),
       priorityAdmission(store),
       defaultStorageClass(store),
       storageObjectInUseProtection(),
@@ -158,7 +159,10 @@ export function builtinAdmission(store: Store, policyDeps: PolicyPluginDeps = {}
     // every other plugin admitted is charged to the quotas.
     [
       podSecurityAdmission(store),
-      limits.validate,
+      lazyPlugin(
+        (_op, t) => isCore(t, 'pods', 'persistentvolumeclaims'),
+        () => limits().then((l) => l.validate),
+      ),
       validatingAdmissionPolicy(store, policyDeps),
       ...(webhooks ? [webhooks.validate] : []),
       resourceQuotaAdmission(store),
@@ -166,6 +170,24 @@ export function builtinAdmission(store: Store, policyDeps: PolicyPluginDeps = {}
   );
   if (webhooks) chain.webhooks = webhooks;
   return chain;
+}
+
+/**
+ * A plugin whose module loads on the first write it acts on: `handles` (which needs nothing of
+ * the module) must accept every write the loaded plugin acts on. The first call waits for the
+ * module; later ones call the plugin directly, synchronous as it is.
+ */
+function lazyPlugin(handles: Handles, load: () => Promise<AdmissionPlugin>): AdmissionPlugin {
+  let plugin: AdmissionPlugin | undefined;
+  let loading: Promise<AdmissionPlugin> | undefined;
+  return actsOn(handles, (op, t, obj, old, options) => {
+    if (plugin) return plugin(op, t, obj, old, options);
+    loading ??= load().then((p) => {
+      plugin = p;
+      return p;
+    });
+    return loading.then((p) => p(op, t, obj, old, options));
+  });
 }
 
 /**

@@ -1,12 +1,5 @@
 import { ApiError } from 'kubeloop/api';
-import {
-  apiApprovalState,
-  type CompiledSchema,
-  type CustomResourceDefinition,
-  compileSchema,
-  isProtectedCommunityGroup,
-  type JSONSchemaProps,
-} from 'kubeloop/schema';
+import type { CompiledSchema, CustomResourceDefinition, JSONSchemaProps } from 'kubeloop/schema';
 import type { Registry as PromRegistry } from 'prom-client';
 import {
   createWebhookCaller,
@@ -20,7 +13,7 @@ import type { StoreEvent, Unsubscribe } from '../storage/types.js';
 import { clone, deepEqual, isObject, type Obj, timestamp } from '../util/object.js';
 import { ConversionMetrics } from './conversion-metrics.js';
 import { attachConversionWebhook } from './conversion-webhook.js';
-import { customResourceTypes } from './custom-resource-type.js';
+import { crdSupport } from './schema-module.js';
 
 /** The finalizer that makes a CRD wait until all its custom resources are deleted. */
 export const CRD_CLEANUP_FINALIZER = 'customresourcecleanup.apiextensions.k8s.io';
@@ -89,9 +82,17 @@ export class CrdController {
     this.conversionMetrics = new ConversionMetrics(registry);
   }
 
-  /** Serves every stored CRD at once (a restart must not lose custom resources), then follows changes. */
-  start(): void {
-    const snapshot = this.rest.store.list(CRD_PREFIX);
+  /**
+   * Serves every stored CRD at once (a restart must not lose custom resources), then follows
+   * changes. Resolves once the stored CRDs are served (their modules load first, when there are any).
+   */
+  async start(): Promise<void> {
+    let snapshot = this.rest.store.list(CRD_PREFIX);
+    if (snapshot.items.length > 0 && !crdSupport.loaded) {
+      await crdSupport.load();
+      if (this.stopped) return;
+      snapshot = this.rest.store.list(CRD_PREFIX);
+    }
     for (const item of snapshot.items) this.serve(item.object as unknown as Crd);
     for (const item of snapshot.items) this.enqueue(nameOf(item.object as Obj));
     this.unsubscribe = this.rest.store.watch(CRD_PREFIX, snapshot.revision, (ev: StoreEvent) => {
@@ -102,10 +103,19 @@ export class CrdController {
         this.compiled.delete(name);
         this.cleanupWatches.get(name)?.();
         this.cleanupWatches.delete(name);
-      } else {
+      } else if (crdSupport.loaded) {
         // Serving follows the CRD synchronously: a client that created a CRD may use it next.
         this.serve(crd);
         this.enqueue(name);
+      } else {
+        // Written past the registry (which loads the CRD modules before any CRD write): served
+        // as stored once they are loaded.
+        void crdSupport.load()?.then(() => {
+          const now = this.rest.store.get(this.rest.key(this.crdType, undefined, name));
+          if (this.stopped || !now) return;
+          this.serve(now.object as unknown as Crd);
+          this.enqueue(name);
+        });
       }
       // The naming controller looks at the whole group again: a name one CRD gave up may
       // now be free for another.
@@ -296,7 +306,7 @@ export class CrdController {
     }
     let types: ResourceType[];
     try {
-      types = customResourceTypes(crd, names, (schema) => this.compile(name, schema));
+      types = crdSupport.get().customResourceTypes(crd, names, (schema) => this.compile(name, schema));
     } catch (err) {
       this.log?.('error', 'CRD cannot be served', { crd: name, err: String(err) });
       return;
@@ -331,7 +341,7 @@ export class CrdController {
     }
     let c = cache.get(json);
     if (!c) {
-      c = compileSchema(schema, { isResourceRoot: true });
+      c = crdSupport.get().schema.compileSchema(schema, { isResourceRoot: true });
       // Keep only a few versions' schemas: an old schema is of no use once the CRD changed.
       if (cache.size >= 16) cache.clear();
       cache.set(json, c);
@@ -485,6 +495,7 @@ export class CrdController {
 
 /** `KubernetesAPIApprovalPolicyConformant` of a CRD in a protected group (`*.k8s.io`, `*.kubernetes.io`). */
 function approvalCondition(crd: Crd): Condition | undefined {
+  const { apiApprovalState, isProtectedCommunityGroup } = crdSupport.get().schema;
   if (!isProtectedCommunityGroup(crd.spec.group)) return undefined;
   const [state, reason] = apiApprovalState(crd.metadata.annotations as Record<string, string> | undefined);
   const type = 'KubernetesAPIApprovalPolicyConformant';

@@ -5,17 +5,18 @@
  * `audit.k8s.io/v1` events at its stages, with what the later stages noted (authorization's
  * decision, admission's and pod security's annotations).
  *
- * Without a policy nothing is built: the hooks below find no request audit and return.
+ * Without a policy nothing is built: the hooks below find no request audit and return, and the
+ * backend (`auditor.ts`: policy, log, event encoding) is not even loaded.
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { UserInfo } from '../auth/authentication/user.js';
 import type { RequestInfo } from '../http/request-info.js';
+import type { Auditor } from './auditor.js';
 import { auditOf, registerAudit } from './context.js';
-import { type AuditSink, openLogBackend } from './log-backend.js';
-import { loadPolicyFile, type PolicyEvaluator } from './policy.js';
-import { type AuditBackend, RequestAudit } from './request.js';
+import type { RequestAudit } from './request.js';
 
+export type { AuditOptions, Auditor } from './auditor.js';
 export {
   auditAuthorization,
   auditRequestBody,
@@ -24,7 +25,6 @@ export {
 } from './context.js';
 export type { AuditEvent } from './event.js';
 export type { AuditLevel, AuditPolicy, AuditStage, PolicyRule } from './policy.js';
-export { parsePolicy, validatePolicy } from './policy.js';
 
 /** What an audit event of a request starts with. */
 export interface AuditRequest {
@@ -68,60 +68,6 @@ export class AuditListeners {
   }
 }
 
-/** kube-apiserver's audit flags, as options of the control plane. */
-export interface AuditOptions {
-  /**
-   * `--audit-policy-file`: an `audit.k8s.io/v1 Policy` (YAML or JSON). Read and validated at
-   * start; a bad policy refuses to start with kube-apiserver's message.
-   */
-  auditPolicyFile?: string;
-  /** `--audit-log-path`: where events are appended, one JSON line each; `-` is standard output. Without a policy nothing is written. */
-  auditLogPath?: string;
-  /** `--audit-log-maxsize`: megabytes before the log is rotated (0, the default: never). */
-  auditLogMaxSize?: number;
-  /** `--audit-log-maxbackup`: rotated logs kept (0, the default: all). */
-  auditLogMaxBackup?: number;
-  /** `--audit-log-maxage`: days a rotated log is kept (0, the default: no limit). */
-  auditLogMaxAge?: number;
-}
-
-/** The server's audit: the policy and the log its events go to. */
-export class Auditor implements AuditBackend {
-  private constructor(
-    readonly evaluator: PolicyEvaluator,
-    private readonly sink: AuditSink,
-  ) {}
-
-  /**
-   * The auditor of `options`, or undefined when nothing is to be audited (no policy, or no log:
-   * kube-apiserver then records no events). Throws for a policy that does not load.
-   */
-  static open(options: AuditOptions): Auditor | undefined {
-    if (!options.auditPolicyFile) return undefined;
-    const evaluator = loadPolicyFile(options.auditPolicyFile);
-    if (!options.auditLogPath) return undefined;
-    return new Auditor(
-      evaluator,
-      openLogBackend({
-        path: options.auditLogPath,
-        ...(options.auditLogMaxSize !== undefined && { maxSizeMB: options.auditLogMaxSize }),
-        ...(options.auditLogMaxBackup !== undefined && { maxBackups: options.auditLogMaxBackup }),
-        ...(options.auditLogMaxAge !== undefined && { maxAgeDays: options.auditLogMaxAge }),
-      }),
-    );
-  }
-
-  /** @internal */
-  write(line: string): void {
-    this.sink.write(line);
-  }
-
-  /** Closes the log. */
-  close(): void {
-    this.sink.close();
-  }
-}
-
 /** What Node's `setHeader` refuses in a value. */
 const INVALID_HEADER_CHAR = /[^\t\x20-\x7e\x80-\xff]/;
 const INVALID_HEADER_CHAR_ALL = /[^\t\x20-\x7e\x80-\xff]/g;
@@ -145,7 +91,7 @@ export function auditInit(
     id === given && INVALID_HEADER_CHAR.test(id) ? id.replace(INVALID_HEADER_CHAR_ALL, ' ') : id,
   );
   if (!auditor) return undefined;
-  return registerAudit(req, res, new RequestAudit(auditor, id, req, res));
+  return registerAudit(req, res, auditor.requestAudit(id, req, res));
 }
 
 /** The request is authenticated: tells `listeners`, and writes its `RequestReceived` event if audited. */

@@ -4,6 +4,7 @@
  * (the aggregator's autoregister controller, which follows CRD groups as they come and go).
  */
 import { ApiError } from 'kubeloop/api';
+import { SYSTEM_NAMESPACES } from '../admission/namespace-lifecycle.js';
 import { timestamp } from '../util/object.js';
 import { localAPIService } from './apiregistration/apiservice.js';
 import type { Registry } from './registry.js';
@@ -90,5 +91,39 @@ export async function syncLocalAPIServices(rest: RestStorage, registry: Registry
         if (!(err instanceof ApiError && err.code === 404)) throw err;
       }
     }
+  }
+}
+
+/**
+ * The objects a new cluster starts with (kube-apiserver's bootstrap controller): the system
+ * namespaces and the `kubernetes` Service.
+ */
+export async function ensureSystemNamespacesAndService(rest: RestStorage, registry: Registry): Promise<void> {
+  const nsType = registry.lookup('', 'v1', 'namespaces')!;
+  for (const ns of SYSTEM_NAMESPACES) {
+    if (rest.store.get(rest.key(nsType, undefined, ns))) continue;
+    await rest.create(
+      nsType,
+      undefined,
+      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } },
+      { dryRun: false },
+    );
+  }
+  const svcType = registry.lookup('', 'v1', 'services')!;
+  if (!rest.store.get(rest.key(svcType, 'default', 'kubernetes'))) {
+    await rest.create(
+      svcType,
+      'default',
+      {
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name: 'kubernetes', labels: { component: 'apiserver', provider: 'kubernetes' } },
+        spec: {
+          clusterIP: '10.96.0.1',
+          ports: [{ name: 'https', port: 443, protocol: 'TCP', targetPort: 6443 }],
+        },
+      },
+      { dryRun: false },
+    );
   }
 }

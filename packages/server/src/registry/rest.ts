@@ -97,6 +97,8 @@ export class RestStorage {
     input: Obj,
     ctx: WriteContext,
   ): Promise<StoredObject> {
+    const loading = t.behaviour.load?.();
+    if (loading) await loading;
     const obj = input;
     let m = meta(obj);
     checkNamespace(t, m, namespace);
@@ -492,6 +494,8 @@ export class RestStorage {
     desired: (current: Obj) => Obj | Promise<Obj>,
     scale?: AdmissionOptions['scale'],
   ): Promise<StoredObject> {
+    const loading = t.behaviour.load?.();
+    if (loading) await loading;
     const key = this.key(t, namespace, name);
     for (let attempt = 0; ; attempt++) {
       const current = this.store.get(key);

@@ -13,6 +13,7 @@
 import { ApiError } from 'kubeloop/api';
 import type { ResourceType } from '../../registry/types.js';
 import { collectionPrefix, objectKey, type Store } from '../../storage/store.js';
+import { lazyModule } from '../../util/lazy-module.js';
 import { isObject, type Obj } from '../../util/object.js';
 import { actsOn } from '../plugin-kinds.js';
 import {
@@ -25,9 +26,7 @@ import {
   sameLevelVersion,
   versionString,
 } from './api.js';
-import { BASELINE_CHECKS } from './checks-baseline.js';
-import { RESTRICTED_CHECKS } from './checks-restricted.js';
-import { type Check, evaluatePod, forbiddenDetail, forbiddenReason, type Violation } from './policy.js';
+import type { Violation } from './policy.js';
 
 type AdmissionOperation = 'CREATE' | 'UPDATE' | 'DELETE';
 /** What the plugin reads of the request's admission options (chain.ts's AdmissionOptions). */
@@ -41,8 +40,14 @@ interface AdmissionOptions {
 /** kube's `AuditAnnotationPrefix` of the plugin's audit annotations. */
 const ANNOTATION = 'pod-security.kubernetes.io/';
 
-/** Every check of the 1.32 Pod Security Standards. */
-export const DEFAULT_CHECKS: readonly Check[] = [...BASELINE_CHECKS, ...RESTRICTED_CHECKS];
+/**
+ * Every check of the 1.32 Pod Security Standards and their evaluation: loaded with the first
+ * pod (or template) a level other than privileged applies to; most servers never need them.
+ */
+const evaluation = lazyModule(async () => {
+  const [checks, policy] = await Promise.all([import('./checks.js'), import('./policy.js')]);
+  return { ...policy, checks: checks.DEFAULT_CHECKS };
+});
 
 const obj = (v: unknown): Obj => (isObject(v) ? v : {});
 const labelsOf = (o: Obj): Record<string, unknown> => obj(obj(o.metadata).labels);
@@ -92,6 +97,12 @@ export function podSecurityAdmission(store: Store) {
   const namespace = (name: string): Obj | undefined =>
     store.get(objectKey('', 'namespaces', undefined, name))?.object as Obj | undefined;
 
+  /** Runs `then` once the checks are loaded: at once, or after the first load. */
+  const withChecks = (then: () => void): void | Promise<void> => {
+    const loading = evaluation.load();
+    return loading ? loading.then(then) : then();
+  };
+
   /** `EvaluatePod`: throws for an enforced violation, else warns about the warn level's. */
   const evaluate = (
     policy: Policy,
@@ -100,10 +111,11 @@ export function podSecurityAdmission(store: Store) {
     enforce: ((violations: Violation[]) => void) | undefined,
     options?: AdmissionOptions,
   ) => {
+    const { evaluatePod, forbiddenDetail, checks } = evaluation.get();
     const results = new Map<string, Violation[]>();
     const at = (lv: LevelVersion) => {
       const key = levelVersionString(lv);
-      const found = results.get(key) ?? evaluatePod(DEFAULT_CHECKS, lv, meta, spec);
+      const found = results.get(key) ?? evaluatePod(checks, lv, meta, spec);
       results.set(key, found);
       return found;
     };
@@ -144,19 +156,21 @@ export function podSecurityAdmission(store: Store) {
       return;
     }
     if (op === 'UPDATE' && old && !significantPodUpdate(pod, old)) return;
-    evaluate(
-      policy,
-      meta,
-      obj(pod.spec),
-      (violations) => {
-        if (violations.length === 0) return;
-        throw ApiError.forbidden(
-          { group: t.group, resource: t.resource },
-          String(meta.name ?? ''),
-          `violates PodSecurity "${levelVersionString(policy.enforce)}": ${forbiddenDetail(violations)}`,
-        );
-      },
-      options,
+    return withChecks(() =>
+      evaluate(
+        policy,
+        meta,
+        obj(pod.spec),
+        (violations) => {
+          if (violations.length === 0) return;
+          throw ApiError.forbidden(
+            { group: t.group, resource: t.resource },
+            String(meta.name ?? ''),
+            `violates PodSecurity "${levelVersionString(policy.enforce)}": ${evaluation.get().forbiddenDetail(violations)}`,
+          );
+        },
+        options,
+      ),
     );
   };
 
@@ -169,15 +183,16 @@ export function podSecurityAdmission(store: Store) {
       return;
     // A template is never refused, and its enforce level is not evaluated (kube's
     // ValidatePodController): only the pods it makes are.
-    evaluate(policy, obj(template.metadata), obj(template.spec), undefined, options);
+    return withChecks(() => evaluate(policy, obj(template.metadata), obj(template.spec), undefined, options));
   };
 
   /** `EvaluatePodsInNamespace`: the existing pods that the new enforce level would refuse. */
   const existingPodWarnings = (name: string, enforce: LevelVersion): string[] => {
+    const { evaluatePod, forbiddenReason, checks } = evaluation.get();
     const counts = new Map<string, { first: string; count: number }>();
     for (const item of store.list(collectionPrefix('', 'pods', name)).items) {
       const pod = item.object as Obj;
-      const violations = evaluatePod(DEFAULT_CHECKS, enforce, obj(pod.metadata), obj(pod.spec));
+      const violations = evaluatePod(checks, enforce, obj(pod.metadata), obj(pod.spec));
       if (violations.length === 0) continue;
       const reason = forbiddenReason(violations);
       const podName = String(obj(pod.metadata).name ?? '');
@@ -229,7 +244,9 @@ export function podSecurityAdmission(store: Store) {
     // The same version at a level no stricter: nothing that ran can be refused now.
     if (versionString(e.version) === versionString(was.version) && compareLevels(e.level, was.level) < 1)
       return;
-    options?.warnings?.push(...existingPodWarnings(name, e));
+    return withChecks(() => {
+      options?.warnings?.push(...existingPodWarnings(name, e));
+    });
   };
 
   const handles = (op: string, t: ResourceType) =>
@@ -244,14 +261,12 @@ export function podSecurityAdmission(store: Store) {
       o: Obj,
       old: Obj | undefined,
       options?: AdmissionOptions,
-    ): void => {
+    ): void | Promise<void> => {
       if (op !== 'CREATE' && op !== 'UPDATE') return;
-      if (t.group === '' && t.resource === 'namespaces') validateNamespace(op, o, old, options);
-      else if (t.group === '' && t.resource === 'pods') validatePod(op, t, o, old, options);
-      else {
-        const template = TEMPLATES[`${t.group}/${t.resource}`];
-        if (template) validatePodController(template(o), o, options);
-      }
+      if (t.group === '' && t.resource === 'namespaces') return validateNamespace(op, o, old, options);
+      if (t.group === '' && t.resource === 'pods') return validatePod(op, t, o, old, options);
+      const template = TEMPLATES[`${t.group}/${t.resource}`];
+      if (template) return validatePodController(template(o), o, options);
     },
   );
 }

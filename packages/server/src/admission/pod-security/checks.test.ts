@@ -4,8 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Obj } from '../../util/object.js';
-import { DEFAULT_CHECKS } from './admission.js';
 import { LATEST, type LevelVersion, policyToEvaluate } from './api.js';
+import { DEFAULT_CHECKS } from './checks.js';
 import { evaluatePod, forbiddenDetail } from './policy.js';
 
 const baseline: LevelVersion = { level: 'baseline', version: LATEST };

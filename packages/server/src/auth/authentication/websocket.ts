@@ -4,7 +4,7 @@
  * `base64url.bearer.authorization.k8s.io.<base64url token>` (consoles such as Headlamp use it).
  */
 import type { IncomingMessage } from 'node:http';
-import { isWebSocketRequest, offeredProtocols } from '../../http/streaming/websocket.js';
+import { isWebSocketRequest, offeredProtocols } from '../../http/streaming/upgrade.js';
 
 const PREFIX = 'base64url.bearer.authorization.k8s.io.';
 

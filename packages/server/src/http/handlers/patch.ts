@@ -1,17 +1,15 @@
 /** PATCH of an object, its status or its scale (`patch`): JSON patch, merge patch, strategic merge patch; apply in `apply.ts`. */
 import { ApiError } from 'kubeloop/api';
-import {
-  applyJsonPatch,
-  applyMergePatch,
-  applyStrategicMergePatch,
-  patchMetaForDefinition,
-} from '../../patch/index.js';
+import { lazyModule } from '../../util/lazy-module.js';
 import { isObject, type Obj } from '../../util/object.js';
 import { decodeBody, mediaType, readBody } from '../body.js';
 import { apply } from './apply.js';
 import { checkFields, goSprint, keepManagedFieldsReset } from './field-validation.js';
 import type { HandlerScope, ResourceRequest } from './scope.js';
 import { updateStrategy, writeManager } from './write-options.js';
+
+/** JSON, merge and strategic merge patch: loaded with the first such patch, not at start. */
+const patches = lazyModule(() => import('../../patch/index.js'));
 
 const PATCH_TYPES = new Set([
   'application/json-patch+json',
@@ -31,6 +29,9 @@ export async function patch(s: HandlerScope, r: ResourceRequest): Promise<void> 
     await apply(s, r);
     return;
   }
+  const loading = patches.load();
+  if (loading) await loading;
+  const { applyJsonPatch, applyMergePatch, applyStrategicMergePatch, patchMetaForDefinition } = patches.get();
   const meta = t.definition ? patchMetaForDefinition(t.definition) : undefined;
   if (type === 'application/strategic-merge-patch+json' && !meta) {
     req.resume();

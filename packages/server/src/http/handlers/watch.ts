@@ -9,15 +9,19 @@ import { parseResourceVersion } from '../../registry/rest.js';
 import { apiVersionOf, type ResourceType, storageOf } from '../../registry/types.js';
 import { collectionPrefix, StorageError } from '../../storage/store.js';
 import type { StoredObject, StoreEvent } from '../../storage/types.js';
+import { lazyModule } from '../../util/lazy-module.js';
 import type { Representation } from '../negotiation.js';
 import { includeObject, listParams, parseInt64, queryBool } from '../params.js';
+import { isWebSocketRequest } from '../streaming/upgrade.js';
 import { type IncludeObject, partialObjectMetadata, table } from '../table.js';
 import type { HandlerScope, ResourceRequest } from './scope.js';
 import { httpWatchSink, type WatchSink } from './watch-sink.js';
-import { isWebSocketRequest, WebSocketWatchSink } from './watch-websocket.js';
+
+/** The WebSocket watch stream: loaded with the first watch over a WebSocket. */
+const websocketWatch = lazyModule(() => import('./watch-websocket.js'));
 
 /** Serves a watch request: its options from the query, then {@link serveWatch}. */
-export function watch(s: HandlerScope, r: ResourceRequest): void {
+export function watch(s: HandlerScope, r: ResourceRequest): void | Promise<void> {
   const { req, query } = r;
   const p: WatchParams = {
     ...listParams(query),
@@ -31,16 +35,20 @@ export function watch(s: HandlerScope, r: ResourceRequest): void {
   if (r.name) {
     p.fieldSelector = [...(p.fieldSelector ?? []), { field: 'metadata.name', operator: '=', value: r.name }];
   }
+  const start = (sink: WatchSink) =>
+    serveWatch(s.rest, r.t, r.namespace, p, sink, {
+      bookmarkIntervalMs: s.bookmarkIntervalMs,
+      maxBufferedBytes: 64 * 1024 * 1024,
+      representation: r.media.representation,
+      includeObject: includeObject(query),
+      track: (close) => (s.exemptFromFaults?.(req) ? () => undefined : s.faults.trackWatch(r.info, close)),
+    });
   // kube-apiserver serves a watch over a WebSocket too (golang.org/x/net/websocket).
-  const sink =
-    r.upgrade && isWebSocketRequest(req) ? new WebSocketWatchSink(req, r.upgrade) : httpWatchSink(r.res);
-  serveWatch(s.rest, r.t, r.namespace, p, sink, {
-    bookmarkIntervalMs: s.bookmarkIntervalMs,
-    maxBufferedBytes: 64 * 1024 * 1024,
-    representation: r.media.representation,
-    includeObject: includeObject(query),
-    track: (close) => (s.exemptFromFaults?.(req) ? () => undefined : s.faults.trackWatch(r.info, close)),
-  });
+  const upgrade = r.upgrade;
+  if (!upgrade || !isWebSocketRequest(req)) return start(httpWatchSink(r.res));
+  const overWebSocket = () => start(new (websocketWatch.get().WebSocketWatchSink)(req, upgrade));
+  const loading = websocketWatch.load();
+  return loading ? loading.then(overWebSocket) : overWebSocket();
 }
 
 export interface WatchParams extends ListParams {

@@ -29,6 +29,9 @@ import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { isWebSocketRequest, offeredProtocols } from './upgrade.js';
+
+export { isWebSocketRequest, offeredProtocols };
 
 /** The GUID of RFC 6455 §1.3 that the accept key is derived with. */
 const WS_GUID = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11';
@@ -86,24 +89,6 @@ export class WebSocketHandshakeError extends Error {
     super(message);
     this.name = 'WebSocketHandshakeError';
   }
-}
-
-/** Whether a request asks to be upgraded to a WebSocket (`Upgrade: websocket`). */
-export function isWebSocketRequest(req: IncomingMessage): boolean {
-  return (req.headers.upgrade ?? '')
-    .toLowerCase()
-    .split(/\s*,\s*/)
-    .includes('websocket');
-}
-
-/** The subprotocols a client offers, in its order. */
-export function offeredProtocols(req: IncomingMessage): string[] {
-  const raw = req.headers['sec-websocket-protocol'];
-  if (raw === undefined) return [];
-  return raw
-    .split(',')
-    .map((p) => p.trim())
-    .filter((p) => p !== '');
 }
 
 /**

@@ -1,6 +1,7 @@
 /** What the admissionregistration.k8s.io/v1 kinds share: the behaviour of Mutating- and ValidatingWebhookConfigurations, match resources, printer cells. */
 import type { StatusCause } from 'kubeloop/api';
-import { AdmissionCelEnv } from '../../admission/cel/compile.js';
+import type { AdmissionCelEnv } from '../../admission/cel/compile.js';
+import { lazyModule } from '../../util/lazy-module.js';
 import { ageColumn, col, type KindBehaviour, nameColumn } from '../shared/behaviour.js';
 import {
   def,
@@ -131,6 +132,12 @@ function validateClientConfig(cc: unknown, p: string): StatusCause[] {
   return out;
 }
 
+/**
+ * The CEL compiler of admission expressions: loaded by the first write of a kind that has
+ * expressions (webhook configurations, ValidatingAdmissionPolicies), through the kind's `load`.
+ */
+export const admissionCel = lazyModule(() => import('../../admission/cel/compile.js'));
+
 /** The environment webhooks' matchConditions compile in: no params, with the authorizer (kube's stateless compiler). */
 let conditionEnv: AdmissionCelEnv | undefined;
 
@@ -152,7 +159,7 @@ function validateMatchConditions(conditions: Obj[], p: string): StatusCause[] {
     const e = str(c.expression).trim();
     if (!e) out.push(required(`${p}[${i}].expression`));
     else {
-      conditionEnv ??= new AdmissionCelEnv({ params: false, authorizer: true });
+      conditionEnv ??= new (admissionCel.get().AdmissionCelEnv)({ params: false, authorizer: true });
       const error = conditionEnv.compile(e, { returnTypes: ['bool'] }).error;
       if (error) out.push(invalid(`${p}[${i}].expression`, e, error));
     }
@@ -233,6 +240,7 @@ export const webhookConfiguration = (mutating: boolean): KindBehaviour => ({
     for (const hook of objs(obj.webhooks)) defaultWebhook(hook, mutating);
   },
   validate: (obj) => validateWebhooks(obj, mutating),
+  load: admissionCel.load,
   columns: [
     nameColumn(),
     col('Webhooks', 'integer', 'Webhooks indicates the number of webhooks registered in this configuration'),

@@ -3,7 +3,6 @@
  * defaults, validation, printer columns.
  */
 import type { StatusCause } from 'kubeloop/api';
-import { AdmissionCelEnv } from '../../admission/cel/compile.js';
 import { ageColumn, col, fieldDoc, type KindBehaviour, nameColumn } from '../shared/behaviour.js';
 import { defineKind } from '../shared/define.js';
 import { resetMetaStatusStrategy } from '../shared/status-strategy.js';
@@ -21,7 +20,7 @@ import {
   str,
 } from '../shared/util.js';
 import type { ResourceType } from '../types.js';
-import { AR, ageOf, defaultMatchResources, nameOf } from './shared.js';
+import { AR, admissionCel, ageOf, defaultMatchResources, nameOf } from './shared.js';
 import { validateMatchResources, validateParamKind } from './validatingadmissionpolicy-match.js';
 
 const FAILURE_POLICIES = ['Fail', 'Ignore'];
@@ -40,6 +39,7 @@ const CEL_RESERVED = new Set(
 function compileErrors(spec: Record<string, unknown>, name: string): StatusCause[] {
   const out: StatusCause[] = [];
   const hasParams = isObj(spec.paramKind);
+  const { AdmissionCelEnv } = admissionCel.get();
   // matchConditions are checked without the variables, as kube's stateless compiler does.
   const plain = new AdmissionCelEnv({ params: hasParams, authorizer: true });
   const conditions = objs(spec.matchConditions);
@@ -130,6 +130,8 @@ function compileErrors(spec: Record<string, unknown>, name: string): StatusCause
 
 const REASONS = ['Forbidden', 'Invalid', 'RequestEntityTooLarge', 'Unauthorized'];
 const validatingadmissionpolicies: KindBehaviour = {
+  // The CEL compiler its validation compiles expressions with loads on the first write.
+  load: admissionCel.load,
   /** `SetDefaults_ValidatingAdmissionPolicySpec`. */
   defaults(obj) {
     const spec = ensureObj(obj, 'spec');

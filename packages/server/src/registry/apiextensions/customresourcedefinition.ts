@@ -1,10 +1,7 @@
 /** apiextensions.k8s.io/v1 CustomResourceDefinitions: defaults and the checks of the CRD's own fields. */
 import type { StatusCause } from 'kubeloop/api';
-import {
-  type CustomResourceDefinition,
-  setCustomResourceDefinitionDefaults,
-  validateCustomResourceDefinition,
-} from 'kubeloop/schema';
+import type { CustomResourceDefinition } from 'kubeloop/schema';
+import { crdSupport } from '../../apiextensions/schema-module.js';
 import type { KindBehaviour } from '../shared/behaviour.js';
 import { createdAtBehaviour } from '../shared/default.js';
 import { defineKind } from '../shared/define.js';
@@ -16,7 +13,7 @@ const _APPROVAL = 'api-approved.kubernetes.io';
 
 /** `SetDefaults_CustomResourceDefinition`, plus the stored version the strategy records for a new storage version. */
 function defaults(obj: Obj): void {
-  setCustomResourceDefinitionDefaults(obj as unknown as CustomResourceDefinition);
+  crdSupport.get().schema.setCustomResourceDefinitionDefaults(obj as unknown as CustomResourceDefinition);
   const spec = ensureObj(obj, 'spec');
   const names = ensureObj(spec, 'names');
   if (!str(names.singular)) names.singular = str(names.kind).toLowerCase();
@@ -35,16 +32,24 @@ function defaults(obj: Obj): void {
 /**
  * The CRD's own validation (names, versions, schemas, CEL rules, subresources, columns,
  * conversion, protected groups, update rules) is the SDK's `kubeloop/schema` — the same code
- * an operator author runs on a generated CRD.
+ * an operator author runs on a generated CRD — loaded by `load` before any write of a CRD.
  */
 function validate(obj: Obj, old?: Obj): StatusCause[] {
-  return validateCustomResourceDefinition(
-    obj as unknown as CustomResourceDefinition,
-    old as unknown as CustomResourceDefinition | undefined,
-  );
+  return crdSupport
+    .get()
+    .schema.validateCustomResourceDefinition(
+      obj as unknown as CustomResourceDefinition,
+      old as unknown as CustomResourceDefinition | undefined,
+    );
 }
 
-const customresourcedefinitions: KindBehaviour = { ...createdAtBehaviour(), defaults, validate };
+const customresourcedefinitions: KindBehaviour = {
+  ...createdAtBehaviour(),
+  defaults,
+  validate,
+  // The CRD checks (and the CEL library they compile rules with) load on the first CRD write.
+  load: crdSupport.load,
+};
 
 /** `CustomResourceDefinition` (apiextensions.k8s.io/v1 `customresourcedefinitions`): how the registry serves, validates and prints it. */
 export const customResourceDefinitionKind: ResourceType = defineKind({

@@ -7,6 +7,9 @@ import type { KindBehaviour } from './behaviour.js';
 
 type Obj = Record<string, unknown>;
 
+// What the kinds' checks load before their first write (the server awaits it on every write).
+await Promise.all(Object.values(builtinBehaviours).map((k) => k.load?.()));
+
 /** The behaviour of `group/resource` (`''` group: `/pods`); throws for an unknown key. */
 export const b = (key: string): KindBehaviour => {
   const found = builtinBehaviours[key];

@@ -55,6 +55,12 @@ export interface KindBehaviour {
   ): void;
   /** Kind-specific validation (`pkg/apis/<group>/validation`); `old` is set on update. */
   validate?(obj: Record<string, unknown>, old?: Record<string, unknown>): StatusCause[];
+  /**
+   * Loads what `defaults`/`prepare`/`validate` need that the server does not load at start (the
+   * CEL compiler, the CRD schema checks): the registry awaits it before every write of the kind;
+   * a promise until loaded, then undefined.
+   */
+  load?(): Promise<void> | undefined;
   /** The Table columns of printers.go, `Name` first; wide-only columns have priority 1. */
   columns: TableColumnDefinition[];
   /** The cells of one object, in column order, with ages relative to `now`. */

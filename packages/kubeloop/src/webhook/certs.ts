@@ -73,7 +73,8 @@ export class CertWatcher {
   private timer: NodeJS.Timeout | undefined;
   private last = '';
   private reading: Promise<void> | undefined;
-  private again = false;
+  /** The read that follows the one in flight, shared by every check made meanwhile. */
+  private queued: Promise<void> | undefined;
 
   constructor(
     private readonly files: CertificateFiles,
@@ -96,18 +97,22 @@ export class CertWatcher {
     this.timer.unref();
   }
 
-  /** Reads the files now (also what events and the poll do); resolves once read. */
+  /**
+   * Reads the files now (also what events and the poll do); resolves once a read that began
+   * after this call is done. A read already in flight may have seen the files before the change
+   * the caller knows of (a file event fires after the first of two writes), so the caller waits
+   * for the next one.
+   */
   check(): Promise<void> {
     if (this.reading) {
-      this.again = true;
-      return this.reading;
+      this.queued ??= this.reading.then(() => {
+        this.queued = undefined;
+        return this.check();
+      });
+      return this.queued;
     }
     this.reading = this.read().finally(() => {
       this.reading = undefined;
-      if (this.again) {
-        this.again = false;
-        void this.check();
-      }
     });
     return this.reading;
   }
@@ -121,6 +126,9 @@ export class CertWatcher {
     } catch {
       return; // mid-rotation: the files come back on the next event or poll
     }
+    // A file read between its truncation and its write is empty, and Node makes a context of
+    // an empty pair that fails every handshake: mid-rotation too.
+    if (cert.trim() === '' || key.trim() === '') return;
     if (cert + key === this.last) return;
     let context: SecureContext;
     try {

@@ -34,6 +34,7 @@ import type { HandlerScope, OpenApiEndpoints } from './handlers/scope.js';
 import type { ApiMetrics } from './metrics.js';
 import {
   type IssuerDiscovery,
+  isIssuerDiscoveryPath,
   serveDiscovery,
   serveIssuerDiscovery,
   serveMetrics,
@@ -213,11 +214,11 @@ export class ApiServer {
 
     if (path === '/metrics' && this.o.metrics) return serveMetrics(ctx, this.o.metrics);
     if (path === '/openapi' || path.startsWith('/openapi/')) return serveOpenApi(ctx, this.o.openapi);
-    if (
-      this.o.serviceAccountIssuerDiscovery &&
-      (await serveIssuerDiscovery(ctx, this.o.serviceAccountIssuerDiscovery))
-    )
+    // Looked at only on its two paths: an await on every request would cost each a tick.
+    if (this.o.serviceAccountIssuerDiscovery && isIssuerDiscoveryPath(path)) {
+      await serveIssuerDiscovery(ctx, this.o.serviceAccountIssuerDiscovery);
       return;
+    }
     if (!info.isResourceRequest) return serveDiscovery(ctx, this.o.discovery);
     // The context itself (its user set above), not a copy of it.
     await serveResource(this.scope, ctx as RequestContext & { user: UserInfo }, this.upgrades.get(req));

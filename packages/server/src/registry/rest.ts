@@ -109,7 +109,9 @@ export class RestStorage {
       namespace,
       typeof m.name === 'string' ? m.name : '',
     );
-    await manageThenMutate(this.hooks, this.registry, t, obj, undefined, ctx, admission);
+    // Awaited only when a step is asynchronous: a create without webhooks goes on in this tick.
+    const mutating = manageThenMutate(this.hooks, this.registry, t, obj, undefined, ctx, admission);
+    if (mutating) await mutating;
     // A webhook's patch replaces the object's content, metadata included: the uid, timestamp and
     // generation set below go on the admitted metadata, not the one read before.
     m = meta(obj);
@@ -161,10 +163,13 @@ export class RestStorage {
     const converting = toStorageVersion(t, obj);
     if (converting) await converting;
     try {
-      return await this.store.create(key, obj).catch((err: unknown) => {
-        if (!dropManagedFieldsIfTooLarge(err, obj, ctx)) throw err;
-        return this.store.create(key, obj);
-      });
+      return await this.store.create(key, obj);
+    } catch (err) {
+      if (!dropManagedFieldsIfTooLarge(err, obj, ctx)) throw storageError(err, t, name);
+    }
+    // Too large with its managed fields: stored once more without them, as kube does.
+    try {
+      return await this.store.create(key, obj);
     } catch (err) {
       throw storageError(err, t, name);
     }

@@ -34,6 +34,7 @@ import type { BuiltinControllers } from './controllers/builtin.js';
 import type { Kubelet, SimulatedNodesOptions } from './controllers/kubelet/kubelet.js';
 import type { SimulatedRuntime } from './controllers/kubelet/runtime.js';
 import { Discovery } from './discovery/discovery.js';
+import { ApiResponse } from './http/api-response.js';
 import { ApiServer } from './http/api-server.js';
 import { Faults } from './http/faults.js';
 import { ApiMetrics } from './http/metrics.js';
@@ -356,6 +357,8 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
         rejectUnauthorized: false,
         // Go's http.DefaultMaxHeaderBytes (1 MiB): long label selectors need more than Node's 16 KiB.
         maxHeaderSize: 1 << 20,
+        // Writes each response's Audit-Id with its first headers (a cheaper writeHead).
+        ServerResponse: ApiResponse,
       },
       api.listener,
     );

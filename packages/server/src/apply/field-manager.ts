@@ -558,6 +558,11 @@ export function applyConfiguration(
 
 /** Problems of a `fieldManager` (`ValidateFieldManager`): too long, or not printable. */
 export function fieldManagerCauses(fieldManager: string, field = 'fieldManager'): StatusCause[] {
+  // Printable ASCII (the usual name) is one byte a character, all printable: only the length counts.
+  if (isPrintableAscii(fieldManager))
+    return fieldManager.length > FIELD_MANAGER_MAX_LENGTH
+      ? [fieldErrors.tooLong(field, FIELD_MANAGER_MAX_LENGTH)]
+      : [];
   const causes: StatusCause[] = [];
   if (Buffer.byteLength(fieldManager) > FIELD_MANAGER_MAX_LENGTH) {
     causes.push(fieldErrors.tooLong(field, FIELD_MANAGER_MAX_LENGTH));
@@ -572,6 +577,15 @@ export function fieldManagerCauses(fieldManager: string, field = 'fieldManager')
     i += Buffer.byteLength(ch);
   }
   return causes;
+}
+
+/** Whether every character of `s` is printable ASCII (U+0020–U+007E), all of which `unicode.IsPrint` accepts. */
+function isPrintableAscii(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || c > 0x7e) return false;
+  }
+  return true;
 }
 
 /** Go's `unicode.IsPrint`: letters, marks, numbers, punctuation, symbols and the ASCII space. */
@@ -590,6 +604,8 @@ export function managerOrUserAgent(
 ): string {
   if (fieldManager) return fieldManager;
   const prefix = (userAgent ?? '').split('/')[0] ?? '';
+  // Printable ASCII (kubectl's, client-go's): nothing to drop, one byte a character.
+  if (isPrintableAscii(prefix)) return prefix.slice(0, FIELD_MANAGER_MAX_LENGTH);
   let out = '';
   for (const ch of prefix) {
     if (!isPrintable(ch.codePointAt(0)!)) continue;

@@ -34,7 +34,6 @@ import type { BuiltinControllers } from './controllers/builtin.js';
 import type { Kubelet, SimulatedNodesOptions } from './controllers/kubelet/kubelet.js';
 import type { SimulatedRuntime } from './controllers/kubelet/runtime.js';
 import { Discovery } from './discovery/discovery.js';
-import { ApiResponse } from './http/api-response.js';
 import { ApiServer } from './http/api-server.js';
 import { Faults } from './http/faults.js';
 import { ApiMetrics } from './http/metrics.js';
@@ -344,7 +343,6 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     crds.start();
     const policyStatus = new PolicyStatusController(rest, registry, log);
     policyStatus.start();
-
     const serving = await issueServingCertificate(ca, ['localhost', '127.0.0.1', '::1', host]);
     // Client certificates are asked for but not required: they are checked per request, and a
     // connection without one (or with one the CA did not sign) falls back to its bearer token.
@@ -357,8 +355,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
         rejectUnauthorized: false,
         // Go's http.DefaultMaxHeaderBytes (1 MiB): long label selectors need more than Node's 16 KiB.
         maxHeaderSize: 1 << 20,
-        // Writes each response's Audit-Id with its first headers (a cheaper writeHead).
-        ServerResponse: ApiResponse,
+        ServerResponse: ApiServer.Response,
       },
       api.listener,
     );

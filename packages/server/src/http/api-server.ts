@@ -25,6 +25,7 @@ import type { Discovery } from '../discovery/discovery.js';
 import type { Registry } from '../registry/registry.js';
 import type { RestStorage } from '../registry/rest.js';
 import type { Obj } from '../util/object.js';
+import { ApiResponse } from './api-response.js';
 import { type RequestContext, requestContext } from './context.js';
 import { defaultReason, methodNotAllowed } from './errors.js';
 import type { FaultAction, Faults } from './faults.js';
@@ -77,6 +78,9 @@ export interface ApiServerOptions {
 
 /** The node:https listeners of the API. */
 export class ApiServer {
+  /** The `ServerResponse` of the servers: writes each response's Audit-Id with its first headers. */
+  static readonly Response = ApiResponse;
+
   private readonly out: Responder;
   private readonly scope: HandlerScope;
   private readonly upgrades = new WeakMap<IncomingMessage, { socket: Duplex; head: Buffer }>();

@@ -109,7 +109,6 @@ export class RestStorage {
       namespace,
       typeof m.name === 'string' ? m.name : '',
     );
-    // Awaited only when a step is asynchronous: a create without webhooks goes on in this tick.
     const mutating = manageThenMutate(this.hooks, this.registry, t, obj, undefined, ctx, admission);
     if (mutating) await mutating;
     // A webhook's patch replaces the object's content, metadata included: the uid, timestamp and
@@ -165,9 +164,9 @@ export class RestStorage {
     try {
       return await this.store.create(key, obj);
     } catch (err) {
+      // Too large with its managed fields: stored once more without them (below), as kube does.
       if (!dropManagedFieldsIfTooLarge(err, obj, ctx)) throw storageError(err, t, name);
     }
-    // Too large with its managed fields: stored once more without them, as kube does.
     try {
       return await this.store.create(key, obj);
     } catch (err) {

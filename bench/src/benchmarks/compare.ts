@@ -22,7 +22,7 @@
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { cpuMs, idle, rssBytes } from '../lib/proc.js';
@@ -193,12 +193,20 @@ async function measureCreates(
   return `${r.perSecond.toFixed(0)} creates/s (other processes ${r.otherCpuPercent.toFixed(0)}%)`;
 }
 
+/** `--cpu-prof=DIR`: where the servers of the creates figures write their V8 CPU profiles. */
+let cpuProfDir: string | undefined;
+
 async function creates(root: string, dir: string, s: Sizes, dataDir?: string): Promise<CreateResult> {
   const bare = await startKubeloop({
     root,
     kubeconfigPath: join(dir, 'kubeconfig'),
     ...(dataDir !== undefined && { dataDir }),
     args: ['--no-controllers'],
+    // One profile per server, named after the build and the round's directory.
+    ...(cpuProfDir !== undefined && {
+      cpuProfDir,
+      cpuProfName: `${basename(dir)}-${dataDir === undefined ? 'memory' : 'durable'}.cpuprofile`,
+    }),
   });
   const target = kubeloopTarget(bare, CLIENTS);
   try {
@@ -251,6 +259,7 @@ async function main(): Promise<void> {
       quick: { type: 'boolean', default: false },
       only: { type: 'string' },
       json: { type: 'string' },
+      'cpu-prof': { type: 'string' },
       help: { type: 'boolean', default: false },
     },
     strict: true,
@@ -263,6 +272,8 @@ async function main(): Promise<void> {
         `  --quick       fewer rounds, creates and Foos (${QUICK.runs} rounds, ${QUICK.creates} creates, ${QUICK.foos} Foos); the pods figure keeps its size`,
         `  --only=G,...  some of the groups: ${GROUPS.join(', ')}`,
         '  --json=FILE   also write every value of every round to FILE',
+        '  --cpu-prof=DIR  the servers of the creates and durable figures write V8 CPU profiles into DIR',
+        '                (<round>-<group>-<base|cur>-<memory|durable>.cpuprofile; the whole run of each server)',
       ].join('\n'),
     );
     process.exit(values.help ? 0 : 2);
@@ -272,9 +283,13 @@ async function main(): Promise<void> {
     sizes.runs = Number(values.runs);
     if (!Number.isInteger(sizes.runs) || sizes.runs < 1) throw new Error(`--runs must be a positive integer`);
   }
+  if (values['cpu-prof'] !== undefined) {
+    cpuProfDir = resolve(values['cpu-prof']);
+    mkdirSync(cpuProfDir, { recursive: true });
+  }
   const baseline = resolve(values.baseline);
   const current = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
-  const rerun = `npm run build && node bench/dist/benchmarks/compare.js --baseline=${baseline} --runs=${sizes.runs}${values.quick ? ' --quick' : ''}${values.only ? ` --only=${values.only}` : ''}`;
+  const rerun = `npm run build && node bench/dist/benchmarks/compare.js --baseline=${baseline} --runs=${sizes.runs}${values.quick ? ' --quick' : ''}${values.only ? ` --only=${values.only}` : ''}${cpuProfDir ? ` --cpu-prof=${cpuProfDir}` : ''}`;
   console.log(`rerun: ${rerun}`);
   const f = figures(sizes);
   const work = mkdtempSync(join(tmpdir(), 'kubeloop-compare-'));

@@ -351,7 +351,6 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     await crds.start();
     const policyStatus = new PolicyStatusController(rest, registry, log);
     policyStatus.start();
-
     const serving = await issueServingCertificate(ca, ['localhost', '127.0.0.1', '::1', host]);
     // Client certificates are asked for but not required: they are checked per request, and a
     // connection without one (or with one the CA did not sign) falls back to its bearer token.
@@ -364,6 +363,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
         rejectUnauthorized: false,
         // Go's http.DefaultMaxHeaderBytes (1 MiB): long label selectors need more than Node's 16 KiB.
         maxHeaderSize: 1 << 20,
+        ServerResponse: ApiServer.Response,
       },
       api.listener,
     );

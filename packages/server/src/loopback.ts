@@ -10,6 +10,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ApiResponse } from './http/api-response.js';
 
 /** A listening loopback socket. */
 export interface Loopback {
@@ -35,7 +36,8 @@ export async function startLoopback(
     rmSync(dir, { recursive: true, force: true });
     return undefined;
   }
-  const server = createServer(listener);
+  // Writes each response's Audit-Id with its first headers (a cheaper writeHead).
+  const server = createServer({ ServerResponse: ApiResponse }, listener);
   server.keepAliveTimeout = 60_000;
   server.headersTimeout = 65_000;
   server.requestTimeout = 0; // watches are long-lived

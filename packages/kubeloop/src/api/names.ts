@@ -103,13 +103,15 @@ export function isDNS1035Label(value: string): string[] {
  */
 export function isQualifiedName(value: string): string[] {
   const errs: string[] = [];
-  const parts = value.split('/');
+  // The parts of `value.split('/')`, without the array (every label and annotation key comes here).
+  const slash = value.indexOf('/');
+  const parts = slash < 0 ? 1 : value.indexOf('/', slash + 1) < 0 ? 2 : 3;
   let name: string;
-  if (parts.length === 1) {
-    name = parts[0] ?? '';
-  } else if (parts.length === 2) {
-    const prefix = parts[0] ?? '';
-    name = parts[1] ?? '';
+  if (parts === 1) {
+    name = value;
+  } else if (parts === 2) {
+    const prefix = value.slice(0, slash);
+    name = value.slice(slash + 1);
     if (prefix.length === 0) errs.push(`prefix part ${emptyError()}`);
     else for (const msg of isDNS1123Subdomain(prefix)) errs.push(`prefix part ${msg}`);
   } else {

@@ -313,35 +313,43 @@ function goRuneU(cp: number): string {
 /** managedFields entries (apimachinery `ValidateManagedFields`). */
 export function validateManagedFields(entries: readonly unknown[], field: string): StatusCause[] {
   const errs: StatusCause[] = [];
-  entries.forEach((raw, i) => {
-    const at = `${field}[${i}]`;
+  // A loop without closures, each path built only for an error: every write validates its entries.
+  for (let i = 0; i < entries.length; i++) {
+    const raw = entries[i];
     if (!isObj(raw)) {
-      errs.push(typeError(at, raw, 'object'));
-      return;
+      errs.push(typeError(`${field}[${i}]`, raw, 'object'));
+      continue;
     }
-    const str = (key: string): string => {
-      const v = raw[key];
-      if (v === undefined || v === null) return '';
-      if (typeof v === 'string') return v;
-      errs.push(typeError(`${at}.${key}`, v, 'string'));
-      return '';
-    };
-    const operation = str('operation');
+    const operation = entryString(raw, 'operation', field, i, errs);
     if (operation !== 'Apply' && operation !== 'Update') {
-      errs.push(fieldErrors.invalid(`${at}.operation`, operation, 'must be `Apply` or `Update`'));
+      errs.push(fieldErrors.invalid(`${field}[${i}].operation`, operation, 'must be `Apply` or `Update`'));
     }
-    const fieldsType = str('fieldsType');
+    const fieldsType = entryString(raw, 'fieldsType', field, i, errs);
     if (fieldsType.length > 0 && fieldsType !== 'FieldsV1') {
-      errs.push(fieldErrors.invalid(`${at}.fieldsType`, fieldsType, 'must be `FieldsV1`'));
+      errs.push(fieldErrors.invalid(`${field}[${i}].fieldsType`, fieldsType, 'must be `FieldsV1`'));
     }
-    errs.push(...validateFieldManager(str('manager'), `${at}.manager`));
-    if (utf8Length(str('subresource')) > 256) errs.push(fieldErrors.tooLong(`${at}.subresource`, 256));
-  });
+    const manager = entryString(raw, 'manager', field, i, errs);
+    const managerErrs = validateFieldManager(manager, `${field}[${i}].manager`);
+    if (managerErrs.length > 0) errs.push(...managerErrs);
+    if (utf8Length(entryString(raw, 'subresource', field, i, errs)) > 256)
+      errs.push(fieldErrors.tooLong(`${field}[${i}].subresource`, 256));
+  }
   return errs;
+}
+
+/** A string field of a managed fields entry: '' when absent or null, else a type error and ''. */
+function entryString(raw: Obj, key: string, field: string, i: number, errs: StatusCause[]): string {
+  const v = raw[key];
+  if (v === undefined || v === null) return '';
+  if (typeof v === 'string') return v;
+  errs.push(typeError(`${field}[${i}].${key}`, v, 'string'));
+  return '';
 }
 
 /** A field manager name: at most 128 bytes of printable characters (apimachinery `ValidateFieldManager`). */
 export function validateFieldManager(manager: string, field: string): StatusCause[] {
+  // Printable ASCII (every manager a client names in practice) is one byte a character, all printable.
+  if (isPrintableAscii(manager)) return manager.length > 128 ? [fieldErrors.tooLong(field, 128)] : [];
   const errs: StatusCause[] = [];
   if (utf8Length(manager) > 128) errs.push(fieldErrors.tooLong(field, 128));
   let pos = 0;
@@ -353,6 +361,15 @@ export function validateFieldManager(manager: string, field: string): StatusCaus
     pos += utf8Length(ch);
   }
   return errs;
+}
+
+/** Whether every character of `s` is printable ASCII (U+0020–U+007E), which Go's `unicode.IsPrint` accepts. */
+function isPrintableAscii(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || c > 0x7e) return false;
+  }
+  return true;
 }
 
 /** Formats an RFC 3339 timestamp like Go's `time.Time.String()` in UTC, as immutability errors print it. */

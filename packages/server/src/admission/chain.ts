@@ -109,14 +109,12 @@ export class AdmissionChain {
     old: Obj | undefined,
     options?: AdmissionOptions,
   ): Promise<void> | undefined => {
-    const again = (): Promise<void> | undefined => {
-      const r = options?.reinvocation;
-      if (!r?.shouldReinvoke || r.isReinvoke) return undefined;
-      r.isReinvoke = true;
-      return run(this.pluginsFor('mutating', op, t), op, t, obj, old, options);
-    };
-    const first = run(this.pluginsFor('mutating', op, t), op, t, obj, old, options);
-    return first ? first.then(again) : again();
+    const plugins = this.pluginsFor('mutating', op, t);
+    const first = run(plugins, op, t, obj, old, options);
+    // No closure for the reinvocation: every write passes here.
+    return first
+      ? first.then(() => reinvoke(plugins, op, t, obj, old, options))
+      : reinvoke(plugins, op, t, obj, old, options);
   };
 
   /** Runs the validating plugins on one request's object (once the registry validated it). */
@@ -170,6 +168,21 @@ export function builtinAdmission(store: Store, policyDeps: PolicyPluginDeps = {}
   );
   if (webhooks) chain.webhooks = webhooks;
   return chain;
+}
+
+/** Runs the mutating `plugins` once more when a plugin changed the object and asked for it. */
+function reinvoke(
+  plugins: readonly AdmissionPlugin[],
+  op: AdmissionOperation,
+  t: ResourceType,
+  obj: Obj,
+  old: Obj | undefined,
+  options: AdmissionOptions | undefined,
+): Promise<void> | undefined {
+  const r = options?.reinvocation;
+  if (!r?.shouldReinvoke || r.isReinvoke) return undefined;
+  r.isReinvoke = true;
+  return run(plugins, op, t, obj, old, options);
 }
 
 /**

@@ -114,6 +114,8 @@ function plus(used: string | undefined, add: QuotaAmount): string {
   return formatQuotaAmount({ m: (milli(base) ?? 0) + add.m, binary });
 }
 
+const ALL_QUOTAS = collectionPrefix('', 'resourcequotas');
+
 /** The ResourceQuota admission plugin over `store`'s quotas. */
 export function resourceQuotaAdmission(store: Store) {
   // Synchronous (no promise) for a write no quota applies to, so that the admission chain goes
@@ -132,6 +134,8 @@ export function resourceQuotaAdmission(store: Store) {
       !(t.group === '' && (t.resource === 'services' || t.resource === 'persistentvolumeclaims'))
     )
       return;
+    // No ResourceQuota anywhere (the usual case): nothing to look up for the namespace.
+    if (!store.has(ALL_QUOTAS)) return;
     const namespace = isObject(obj.metadata) ? String(obj.metadata.namespace ?? '') : '';
     if (!namespace) return;
     const prefix = collectionPrefix('', 'resourcequotas', namespace);

@@ -10,7 +10,7 @@
  *   are forced (the upgrade from client-side apply), and that annotation follows the configuration;
  * - `apiVersion`, `kind` and server-set metadata are never owned.
  */
-import { ApiError, fieldErrors, type StatusCause } from 'kubeloop/api';
+import { ApiError, type StatusCause } from 'kubeloop/api';
 import { cloneJson } from '../patch/json-value.js';
 import { decodeProtobufObject, encodeProtobufObject, supportsProtobuf } from '../protobuf/index.js';
 import { apiVersionOf, type ResourceType } from '../registry/types.js';
@@ -44,8 +44,7 @@ export const LAST_APPLIED_ANNOTATION = 'kubectl.kubernetes.io/last-applied-confi
 /** Update managers kept before the oldest are merged (`DefaultMaxUpdateManagers`). */
 export const MAX_UPDATE_MANAGERS = 10;
 
-/** Longest `fieldManager` (`FieldManagerMaxLength`). */
-export const FIELD_MANAGER_MAX_LENGTH = 128;
+export { FIELD_MANAGER_MAX_LENGTH, fieldManagerCauses, managerOrUserAgent } from './manager-name.js';
 
 const SCALE_DEFINITION = 'io.k8s.api.autoscaling.v1.Scale';
 
@@ -554,47 +553,4 @@ export function applyConfiguration(
   }
   encodeInto(object, after);
   return object;
-}
-
-/** Problems of a `fieldManager` (`ValidateFieldManager`): too long, or not printable. */
-export function fieldManagerCauses(fieldManager: string, field = 'fieldManager'): StatusCause[] {
-  const causes: StatusCause[] = [];
-  if (Buffer.byteLength(fieldManager) > FIELD_MANAGER_MAX_LENGTH) {
-    causes.push(fieldErrors.tooLong(field, FIELD_MANAGER_MAX_LENGTH));
-  }
-  let i = 0;
-  for (const ch of fieldManager) {
-    const cp = ch.codePointAt(0)!;
-    if (!isPrintable(cp)) {
-      const hex = cp.toString(16).toUpperCase().padStart(4, '0');
-      causes.push(fieldErrors.invalid(field, fieldManager, `invalid character U+${hex} (at position ${i})`));
-    }
-    i += Buffer.byteLength(ch);
-  }
-  return causes;
-}
-
-/** Go's `unicode.IsPrint`: letters, marks, numbers, punctuation, symbols and the ASCII space. */
-function isPrintable(cp: number): boolean {
-  if (cp === 0x20) return true;
-  return /[\p{L}\p{M}\p{N}\p{P}\p{S}]/u.test(String.fromCodePoint(cp));
-}
-
-/**
- * `managerOrUserAgent`: the request's `fieldManager`, else its User-Agent up to the first `/`,
- * without unprintable characters and cut at 128 bytes (`kubectl/v1.32.0 (linux/amd64)` → `kubectl`).
- */
-export function managerOrUserAgent(
-  fieldManager: string | null | undefined,
-  userAgent: string | undefined,
-): string {
-  if (fieldManager) return fieldManager;
-  const prefix = (userAgent ?? '').split('/')[0] ?? '';
-  let out = '';
-  for (const ch of prefix) {
-    if (!isPrintable(ch.codePointAt(0)!)) continue;
-    if (Buffer.byteLength(out + ch) > FIELD_MANAGER_MAX_LENGTH) break;
-    out += ch;
-  }
-  return out;
 }

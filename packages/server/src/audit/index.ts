@@ -11,6 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { UserInfo } from '../auth/authentication/user.js';
+import { ApiResponse } from '../http/api-response.js';
 import type { RequestInfo } from '../http/request-info.js';
 import type { Auditor } from './auditor.js';
 import { auditOf, registerAudit } from './context.js';
@@ -86,10 +87,12 @@ export function auditInit(
   const id = typeof given === 'string' && given !== '' ? given : randomUUID();
   // The client's ID is echoed as is, but for the bytes a header value cannot hold (Go's writer
   // blanks line breaks; Node refuses control characters).
-  res.setHeader(
-    'Audit-Id',
-    id === given && INVALID_HEADER_CHAR.test(id) ? id.replace(INVALID_HEADER_CHAR_ALL, ' ') : id,
-  );
+  const header = id === given && INVALID_HEADER_CHAR.test(id) ? id.replace(INVALID_HEADER_CHAR_ALL, ' ') : id;
+  // The server's own responses write it with their first headers (see ApiResponse). An audited
+  // request sets it at once: its event reads the response's headers back once it is written,
+  // which Node keeps only for headers set before the head.
+  if (!auditor && res instanceof ApiResponse) res.setAuditId(header);
+  else res.setHeader('Audit-Id', header);
   if (!auditor) return undefined;
   return registerAudit(req, res, auditor.requestAudit(id, req, res));
 }

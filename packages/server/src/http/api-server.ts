@@ -25,6 +25,7 @@ import type { Discovery } from '../discovery/discovery.js';
 import type { Registry } from '../registry/registry.js';
 import type { RestStorage } from '../registry/rest.js';
 import type { Obj } from '../util/object.js';
+import { ApiResponse } from './api-response.js';
 import { type RequestContext, requestContext } from './context.js';
 import { defaultReason, methodNotAllowed } from './errors.js';
 import type { FaultAction, Faults } from './faults.js';
@@ -34,6 +35,7 @@ import type { HandlerScope, OpenApiEndpoints } from './handlers/scope.js';
 import type { ApiMetrics } from './metrics.js';
 import {
   type IssuerDiscovery,
+  isIssuerDiscoveryPath,
   serveDiscovery,
   serveIssuerDiscovery,
   serveMetrics,
@@ -76,6 +78,9 @@ export interface ApiServerOptions {
 
 /** The node:https listeners of the API. */
 export class ApiServer {
+  /** The `ServerResponse` of the servers: writes each response's Audit-Id with its first headers. */
+  static readonly Response = ApiResponse;
+
   private readonly out: Responder;
   private readonly scope: HandlerScope;
   private readonly upgrades = new WeakMap<IncomingMessage, { socket: Duplex; head: Buffer }>();
@@ -213,11 +218,11 @@ export class ApiServer {
 
     if (path === '/metrics' && this.o.metrics) return serveMetrics(ctx, this.o.metrics);
     if (path === '/openapi' || path.startsWith('/openapi/')) return serveOpenApi(ctx, this.o.openapi);
-    if (
-      this.o.serviceAccountIssuerDiscovery &&
-      (await serveIssuerDiscovery(ctx, this.o.serviceAccountIssuerDiscovery))
-    )
+    // Looked at only on its two paths: an await on every request would cost each a tick.
+    if (this.o.serviceAccountIssuerDiscovery && isIssuerDiscoveryPath(path)) {
+      await serveIssuerDiscovery(ctx, this.o.serviceAccountIssuerDiscovery);
       return;
+    }
     if (!info.isResourceRequest) return serveDiscovery(ctx, this.o.discovery);
     // The context itself (its user set above), not a copy of it.
     await serveResource(this.scope, ctx as RequestContext & { user: UserInfo }, this.upgrades.get(req));

@@ -59,15 +59,37 @@ export function mediaType(contentType: string | undefined): string {
  */
 export const MAX_JSON_DEPTH = 1000;
 
-/** Whether objects and arrays nest deeper than `limit` in `value` (walked without recursion). */
+/**
+ * Whether objects and arrays nest deeper than `limit` in `value` (walked without recursion). Every
+ * write walks its body here: the stack holds values and depths side by side, and objects are read
+ * by `for…in` over their own keys, so that the walk allocates no pair or key array per node.
+ */
 export function nestingExceeds(value: unknown, limit = MAX_JSON_DEPTH): boolean {
-  const stack: [unknown, number][] = [[value, 1]];
-  while (stack.length > 0) {
-    const [v, depth] = stack.pop()!;
-    if (v === null || typeof v !== 'object') continue;
+  if (value === null || typeof value !== 'object') return false;
+  const values: object[] = [value];
+  const depths: number[] = [1];
+  while (values.length > 0) {
+    const v = values.pop()!;
+    const depth = depths.pop()!;
     if (depth > limit) return true;
-    for (const child of Array.isArray(v) ? v : Object.values(v)) {
-      if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) {
+        const child: unknown = v[i];
+        if (child !== null && typeof child === 'object') {
+          values.push(child);
+          depths.push(depth + 1);
+        }
+      }
+      continue;
+    }
+    const o = v as Record<string, unknown>;
+    for (const k in o) {
+      if (!Object.hasOwn(o, k)) continue;
+      const child = o[k];
+      if (child !== null && typeof child === 'object') {
+        values.push(child);
+        depths.push(depth + 1);
+      }
     }
   }
   return false;
@@ -132,7 +154,11 @@ export function jsonDuplicateKeys(text: string): string | undefined {
 
 /** Parses a JSON or YAML body; bad syntax is a 400 with the parser's reason. */
 export function decodeBody(raw: Buffer, type: string): unknown {
-  const text = raw.toString('utf8');
+  return decodeText(raw.toString('utf8'), type);
+}
+
+/** {@link decodeBody} of a body already decoded to text (a caller that keeps the text too). */
+export function decodeText(text: string, type: string): unknown {
   let value: unknown;
   if (type === 'application/yaml' || type === 'application/apply-patch+yaml') {
     try {

@@ -103,6 +103,11 @@ export interface IssuerDiscovery {
   jwks(): Promise<string>;
 }
 
+/** The paths of the service account issuer's discovery documents. */
+export function isIssuerDiscoveryPath(path: string): boolean {
+  return path === '/openid/v1/jwks' || path === '/.well-known/openid-configuration';
+}
+
 /**
  * `/.well-known/openid-configuration` and `/openid/v1/jwks`, served after authentication and
  * authorization (the `system:service-account-issuer-discovery` role grants them), whatever the
@@ -111,7 +116,7 @@ export interface IssuerDiscovery {
 export async function serveIssuerDiscovery(ctx: RequestContext, docs: IssuerDiscovery): Promise<boolean> {
   const { path, req, res } = ctx;
   const jwks = path === '/openid/v1/jwks';
-  if (!jwks && path !== '/.well-known/openid-configuration') return false;
+  if (!isIssuerDiscoveryPath(path)) return false;
   req.resume();
   const body = jwks ? await docs.jwks() : await docs.configuration();
   res.writeHead(200, {

@@ -111,7 +111,8 @@ export class RestStorage {
       namespace,
       typeof m.name === 'string' ? m.name : '',
     );
-    await manageThenMutate(this.hooks, this.registry, t, obj, undefined, ctx, admission);
+    const mutating = manageThenMutate(this.hooks, this.registry, t, obj, undefined, ctx, admission);
+    if (mutating) await mutating;
     // A webhook's patch replaces the object's content, metadata included: the uid, timestamp and
     // generation set below go on the admitted metadata, not the one read before.
     m = meta(obj);
@@ -163,10 +164,13 @@ export class RestStorage {
     const converting = toStorageVersion(t, obj);
     if (converting) await converting;
     try {
-      return await this.store.create(key, obj).catch((err: unknown) => {
-        if (!dropManagedFieldsIfTooLarge(err, obj, ctx)) throw err;
-        return this.store.create(key, obj);
-      });
+      return await this.store.create(key, obj);
+    } catch (err) {
+      // Too large with its managed fields: stored once more without them (below), as kube does.
+      if (!dropManagedFieldsIfTooLarge(err, obj, ctx)) throw storageError(err, t, name);
+    }
+    try {
+      return await this.store.create(key, obj);
     } catch (err) {
       throw storageError(err, t, name);
     }

@@ -114,6 +114,18 @@ function actingAs(t: Target): RequestInfo {
   };
 }
 
+const IMPERSONATE_PREFIX = /^impersonate-/i;
+
+/** Whether a header name of `rawHeaders` (names and values alternate) starts `Impersonate-`, in any case. */
+function hasImpersonationHeader(rawHeaders: readonly string[]): boolean {
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const h = rawHeaders[i]!;
+    // Such a name is at least as long as the prefix and starts with an `i`: most names stop here.
+    if (h.length >= 12 && (h.charCodeAt(0) | 0x20) === 0x69 && IMPERSONATE_PREFIX.test(h)) return true;
+  }
+  return false;
+}
+
 /**
  * The user a request is served as: `user` itself without impersonation headers, else the user
  * they name once `authorizer` allows `user` to impersonate each part (a 403 `ApiError` is thrown
@@ -121,7 +133,7 @@ function actingAs(t: Target): RequestInfo {
  */
 export function impersonate(req: IncomingMessage, user: UserInfo, authorizer: Authorizer): Impersonation {
   // Most requests impersonate no one: look no further than the header names.
-  if (!req.rawHeaders.some((h, i) => i % 2 === 0 && /^impersonate-/i.test(h))) return { user };
+  if (!hasImpersonationHeader(req.rawHeaders)) return { user };
   const asked = targets(req);
   if (!Array.isArray(asked)) return asked;
   if (asked.length === 0) return { user };

@@ -24,7 +24,9 @@ export async function create(s: HandlerScope, r: ResourceRequest): Promise<void>
     warnings,
     user: r.user,
   });
-  await s.out.object(r, 201, t, stored, warnings);
+  // A promise only when the answer goes through a conversion webhook.
+  const sent = s.out.object(r, 201, t, stored, warnings);
+  if (sent) await sent;
 }
 
 /** A subresource's own create: a ServiceAccount's TokenRequest, or a kind's `postSubresources` (`pods/binding`). */

@@ -6,7 +6,7 @@ import { apiVersionOf, type ResourceType } from '../../registry/types.js';
 import { isObject, type Obj } from '../../util/object.js';
 import { parseYamlBounded, YamlLimitError, yamlDuplicateKeys } from '../../util/yaml.js';
 import {
-  decodeBody,
+  decodeText,
   jsonDuplicateKeys,
   MAX_JSON_DEPTH,
   mediaType,
@@ -30,18 +30,17 @@ export async function readRequestBody(
     req.resume();
     throw ApiError.unsupportedMediaType(type);
   }
-  const raw = await readBody(req);
-  const obj = decodeBody(raw, type || 'application/json');
-  if (!isObject(obj))
-    throw ApiError.badRequest(`Object 'Kind' is missing in '${raw.toString('utf8').slice(0, 200)}'`);
+  // The body's text is decoded from UTF-8 once: parsed, and kept for the field checks.
+  const text = (await readBody(req)).toString('utf8');
+  const obj = decodeText(text, type || 'application/json');
+  if (!isObject(obj)) throw ApiError.badRequest(`Object 'Kind' is missing in '${text.slice(0, 200)}'`);
   if (type === 'application/yaml') {
-    const text = raw.toString('utf8');
     // A JSON-shaped body was parsed as JSON and may be deeper than the YAML composer can go.
     const duplicates =
       parseJsonShapedYaml(text) !== undefined ? jsonDuplicateKeys(text) : yamlDuplicateKeys(text);
     return { obj, raw: '', ...(duplicates !== undefined && { yamlDuplicates: duplicates }) };
   }
-  return { obj, raw: raw.toString('utf8') };
+  return { obj, raw: text };
 }
 
 /** Reads a create/update body and checks its apiVersion and kind against the URL. */

@@ -23,6 +23,13 @@ import { update } from './update.js';
 import { serveVirtual } from './virtual.js';
 import { watch } from './watch.js';
 
+// The verb lists of the route checks, made once (not as array literals on every request).
+const COLLECTION_VERBS: readonly string[] = ['list', 'watch', 'deletecollection'];
+const NAMED_VERBS: readonly string[] = ['get', 'update', 'patch', 'delete'];
+const CREATE_ONLY: readonly string[] = ['create'];
+const UPDATE_ONLY: readonly string[] = ['update'];
+const SUBRESOURCE_VERBS: readonly string[] = ['get', 'update', 'patch'];
+
 /** The handler of each verb. */
 const HANDLERS: Record<string, (s: HandlerScope, r: ResourceRequest) => void | Promise<void>> = {
   get,
@@ -78,7 +85,7 @@ export async function serveResource(
     throw notFound();
   }
   const namespace = t.namespaced ? info.namespace || undefined : undefined;
-  if (t.namespaced && !namespace && info.name && !['list', 'watch', 'deletecollection'].includes(info.verb)) {
+  if (t.namespaced && !namespace && info.name && !COLLECTION_VERBS.includes(info.verb)) {
     // /apis/apps/v1/deployments/name is not a path of a namespaced kind.
     req.resume();
     throw notFound();
@@ -92,15 +99,15 @@ export async function serveResource(
   const verb = info.verb;
   // A Namespace's `finalize` is served for PUT only (FinalizeREST is an Updater, no Getter).
   const allowed = createOnly
-    ? ['create']
+    ? CREATE_ONLY
     : sub === 'finalize'
-      ? ['update']
+      ? UPDATE_ONLY
       : sub
-        ? ['get', 'update', 'patch']
+        ? SUBRESOURCE_VERBS
         : t.verbs;
   // Routes exist per verb: PUT or PATCH of a collection, POST to an object or a subresource
   // without an object match no route, which go-restful answers with a 405.
-  const needsName = ['get', 'update', 'patch', 'delete'].includes(verb) || sub !== '';
+  const needsName = NAMED_VERBS.includes(verb) || sub !== '';
   const forbidsName = (verb === 'create' && !sub) || verb === 'deletecollection' || verb === 'list';
   if (
     !(allowed as readonly string[]).includes(verb) ||

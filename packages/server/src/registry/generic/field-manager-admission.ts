@@ -20,9 +20,11 @@ const INVALID_AFTER_ADMISSION =
 
 /**
  * Records the write's manager in `obj`'s managed fields (unless an apply already did), then runs
- * mutating admission on it. `old` is the object updated, undefined for a create.
+ * mutating admission on it. `old` is the object updated, undefined for a create. Returns a
+ * promise only when a step is asynchronous (a conversion webhook, an admission webhook): a write
+ * without one goes on in the same tick.
  */
-export async function manageThenMutate(
+export function manageThenMutate(
   hooks: RestHooks,
   registry: Registry,
   t: ResourceType,
@@ -31,7 +33,7 @@ export async function manageThenMutate(
   ctx: WriteContext,
   admission: AdmissionOptions,
   subresource?: UpdateStrategy,
-): Promise<void> {
+): Promise<void> | undefined {
   if (ctx.fieldManager !== undefined && !ctx.applied) {
     // kube defaults an object as it decodes it, so defaulted fields belong to the writer. Here
     // defaulting runs with the strategy, after admission (a Job's selector needs the uid set
@@ -39,17 +41,43 @@ export async function manageThenMutate(
     const seen = t.behaviour.defaults ? clone(obj) : obj;
     if (seen !== obj) t.behaviour.defaults?.(seen);
     const managing = manageFields(hooks, registry, t, old, seen, ctx.fieldManager, subresource);
-    if (managing) await managing;
-    if (seen !== obj) {
-      const entries = isObject(seen.metadata) ? seen.metadata.managedFields : undefined;
-      const m = meta(obj);
-      if (entries === undefined) delete m.managedFields;
-      else m.managedFields = entries;
-    }
+    if (managing)
+      return managing.then(() => {
+        keepManaged(obj, seen);
+        return mutate(hooks, t, obj, old, admission);
+      });
+    keepManaged(obj, seen);
   }
-  if (!hooks.mutate) return;
+  return mutate(hooks, t, obj, old, admission);
+}
+
+/** Takes the entries the field manager recorded on the defaulted copy `seen` over to `obj`. */
+function keepManaged(obj: Obj, seen: Obj): void {
+  if (seen === obj) return;
+  const entries = isObject(seen.metadata) ? seen.metadata.managedFields : undefined;
+  const m = meta(obj);
+  if (entries === undefined) delete m.managedFields;
+  else m.managedFields = entries;
+}
+
+/** Mutating admission, then the managed fields it left checked; a promise only when admission returned one. */
+function mutate(
+  hooks: RestHooks,
+  t: ResourceType,
+  obj: Obj,
+  old: Obj | undefined,
+  admission: AdmissionOptions,
+): Promise<void> | undefined {
+  if (!hooks.mutate) return undefined;
   const before = isObject(obj.metadata) ? obj.metadata.managedFields : undefined;
-  await hooks.mutate(old ? 'UPDATE' : 'CREATE', t, obj, old, admission);
+  const pending = hooks.mutate(old ? 'UPDATE' : 'CREATE', t, obj, old, admission);
+  if (pending) return pending.then(() => checkManaged(obj, before, admission));
+  checkManaged(obj, before, admission);
+  return undefined;
+}
+
+/** Puts back managed fields that admission left undecodable, with kube's warning. */
+function checkManaged(obj: Obj, before: unknown, admission: AdmissionOptions): void {
   // A webhook's patch replaces the object's content, metadata included: read it again.
   const m = isObject(obj.metadata) ? obj.metadata : undefined;
   // Entries admission left as they were are the field manager's own, valid: not decoded again.

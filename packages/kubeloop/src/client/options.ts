@@ -185,7 +185,9 @@ export function query(params: Record<string, string | number | boolean | undefin
   let q: URLSearchParams | undefined;
   for (const k in params) {
     const v = params[k];
-    if (v !== undefined) (q ??= new URLSearchParams()).append(k, String(v));
+    if (v === undefined) continue;
+    q ??= new URLSearchParams();
+    q.append(k, String(v));
   }
   const s = q?.toString();
   return s ? `?${s}` : '';

@@ -5,7 +5,7 @@ import { present, readForUpdate, toStorageVersion } from '../apiextensions/conve
 import { objectKey, type Store } from '../storage/store.js';
 import type { KubeObject, StoredObject } from '../storage/types.js';
 import { clone, deepEqual, isObject, meta, type Obj, setPath, timestamp } from '../util/object.js';
-import { admissionOptions, deleteOptions } from './generic/admission-options.js';
+import { admissionOptions, type DeleteParams, deleteOptions } from './generic/admission-options.js';
 import { confirmWrite } from './generic/confirm-write.js';
 import {
   dropManagedFieldsIfTooLarge,
@@ -33,17 +33,11 @@ import { checkFieldSelector, fieldValue, selectorMatcher } from './generic/selec
 import type { Registry } from './registry.js';
 import { type ResourceType, storageOf, type UpdateStrategy } from './types.js';
 
+export type { DeleteParams } from './generic/admission-options.js';
 export type { WriteContext } from './generic/errors.js';
 export type { RestHooks } from './generic/hooks.js';
 export type { ListOutcome, ListParams } from './generic/list.js';
 export { parseResourceVersion } from './generic/list.js';
-
-/** Parsed DeleteOptions (body or query). */
-export interface DeleteParams {
-  propagationPolicy?: 'Orphan' | 'Background' | 'Foreground';
-  gracePeriodSeconds?: number;
-  preconditions?: { uid?: string; resourceVersion?: string };
-}
 
 /**
  * The generic REST semantics of Kubernetes' registry (`generic/registry.Store` + strategies):

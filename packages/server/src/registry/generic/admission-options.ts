@@ -32,12 +32,15 @@ export function admissionOptions(
   return options;
 }
 
-/** A delete's options as DeleteOptions fields. */
-export function deleteOptions(opts: {
+/** Parsed DeleteOptions (body or query). */
+export interface DeleteParams {
+  propagationPolicy?: 'Orphan' | 'Background' | 'Foreground';
   gracePeriodSeconds?: number;
   preconditions?: { uid?: string; resourceVersion?: string };
-  propagationPolicy?: string;
-}): Obj {
+}
+
+/** A delete's options as DeleteOptions fields. */
+export function deleteOptions(opts: DeleteParams): Obj {
   return {
     ...(opts.gracePeriodSeconds !== undefined && { gracePeriodSeconds: opts.gracePeriodSeconds }),
     ...(opts.preconditions && { preconditions: opts.preconditions }),

@@ -159,7 +159,9 @@ export function startOperator(
   child.stdout?.on('data', lines('stdout'));
   child.stderr?.on('data', lines('stderr'));
   const exited = new Promise<number | string>((resolve) => {
-    child.on('exit', (code, signal) => resolve(code ?? signal ?? 0));
+    // 'close', not 'exit': 'exit' can come before the pipes gave their last bytes, and the
+    // operator's shutdown lines would be lost when its caller stops right after.
+    child.on('close', (code, signal) => resolve(code ?? signal ?? 0));
     child.on('error', () => resolve(1));
   });
   return {

@@ -16,6 +16,7 @@
  */
 import type { ResourceType } from '../registry/types.js';
 import type { Store } from '../storage/store.js';
+import { lazyModule } from '../util/lazy-module.js';
 import type { Obj } from '../util/object.js';
 import { defaultIngressClass } from './default-ingress-class.js';
 import { defaultStorageClass } from './default-storage-class.js';
@@ -191,15 +192,11 @@ function reinvoke(
  * module; later ones call the plugin directly, synchronous as it is.
  */
 function lazyPlugin(handles: Handles, load: () => Promise<AdmissionPlugin>): AdmissionPlugin {
-  let plugin: AdmissionPlugin | undefined;
-  let loading: Promise<AdmissionPlugin> | undefined;
+  const plugin = lazyModule(load);
   return actsOn(handles, (op, t, obj, old, options) => {
-    if (plugin) return plugin(op, t, obj, old, options);
-    loading ??= load().then((p) => {
-      plugin = p;
-      return p;
-    });
-    return loading.then((p) => p(op, t, obj, old, options));
+    const loading = plugin.load();
+    if (loading) return loading.then(() => plugin.get()(op, t, obj, old, options));
+    return plugin.get()(op, t, obj, old, options);
   });
 }
 

@@ -2,6 +2,7 @@ import { ApiError } from 'kubeloop/api';
 import { apiVersionOf, type ResourceType, type StoredAs } from '../registry/types.js';
 import type { StoredObject } from '../storage/types.js';
 import type { Obj } from '../util/object.js';
+import { inOrderBatches } from './batches.js';
 import { ConversionError, convertThroughWebhook } from './conversion-webhook.js';
 
 /**
@@ -326,8 +327,8 @@ export function presentAll(
 
 /**
  * The most objects one ConversionReview of a list carries: a larger page goes in several
- * reviews at once, so that this server encodes and decodes one while the webhook converts
- * another (kube-apiserver 1.32 even sends one review per object of a list).
+ * reviews, a few in flight at once, so that this server encodes and decodes one while the
+ * webhook converts another (kube-apiserver 1.32 even sends one review per object of a list).
  */
 export const CONVERSION_BATCH = 1000;
 
@@ -360,20 +361,19 @@ async function convertViews(t: ResourceType, items: readonly StoredObject[]): Pr
       (object as Record<symbol, unknown>)[COERCED_WITH] = s.schema;
       return { object, json: JSON.stringify(object) };
     });
-  const batches: Promise<{ object: Obj; json: string }[]>[] = [];
-  for (let n = 0; n < send.length; n += CONVERSION_BATCH) {
-    const end = n + CONVERSION_BATCH;
-    batches.push(
-      convertThroughWebhook(t, send.slice(n, end), s.apiVersion, encoded.slice(n, end)).then(finish),
-    );
+  // A few reviews in flight at once (see inOrderBatches); the failure of the first failing
+  // batch, as one review would report its first failing object.
+  let results: { object: Obj; json: string }[][];
+  try {
+    results = await inOrderBatches(Math.ceil(send.length / CONVERSION_BATCH), (b) => {
+      const n = b * CONVERSION_BATCH;
+      const end = n + CONVERSION_BATCH;
+      return convertThroughWebhook(t, send.slice(n, end), s.apiVersion, encoded.slice(n, end)).then(finish);
+    });
+  } catch (err) {
+    throw conversionFailed(err);
   }
-  // The failure of the first failing batch, as one review would report its first failing object.
-  const results = await Promise.allSettled(batches);
-  const converted: { object: Obj; json: string }[] = [];
-  for (const r of results) {
-    if (r.status === 'rejected') throw conversionFailed(r.reason);
-    for (const o of r.value) converted.push(o);
-  }
+  const converted = results.flat();
   let k = 0;
   return items.map((i) => {
     if (i.object.apiVersion === s.apiVersion) return presentAs(t, i);

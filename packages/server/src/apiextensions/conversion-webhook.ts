@@ -67,11 +67,11 @@ function reviewFor(
   for (const v of versions) {
     if (v === 'v1' || v === 'v1beta1') {
       if (encoded) {
-        const text =
+        const head =
           `{"kind":"ConversionReview","apiVersion":"apiextensions.k8s.io/${v}",` +
-          `"request":{"uid":${JSON.stringify(uid)},"desiredAPIVersion":${JSON.stringify(desired)},"objects":[${encoded.join(',')}]},` +
-          `"response":{"uid":"","convertedObjects":null,"result":{"metadata":{}}}}`;
-        return { version: v, body: new EncodedJson(text) };
+          `"request":{"uid":${JSON.stringify(uid)},"desiredAPIVersion":${JSON.stringify(desired)},"objects":[`;
+        const tail = ']},"response":{"uid":"","convertedObjects":null,"result":{"metadata":{}}}}';
+        return { version: v, body: new EncodedJson(head, encoded, tail) };
       }
       return {
         version: v,

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCertificateAuthority, issueServingCertificate } from '../../auth/pki.js';
 import { Store } from '../../storage/store.js';
 import type { KubeObject } from '../../storage/types.js';
-import { createWebhookCaller, WebhookCallError } from './client.js';
+import { createWebhookCaller, EncodedJson, WebhookCallError } from './client.js';
 
 describe('webhook client', () => {
   let server: Server;
@@ -19,11 +19,11 @@ describe('webhook client', () => {
     otherCa = Buffer.from((await createCertificateAuthority('other')).cert).toString('base64');
     const cert = await issueServingCertificate(ca, ['127.0.0.1', 'hook.system.svc', 'localhost']);
     server = createServer({ cert: cert.cert, key: cert.key }, (req, res) => {
-      let text = '';
-      req.on('data', (c: Buffer) => {
-        text += c.toString();
-      });
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
+        // Decoded whole: a character may be split between two chunks.
+        const text = Buffer.concat(chunks).toString();
         seen.push({ url: req.url ?? '', body: JSON.parse(text) });
         if (req.url?.startsWith('/slow')) return; // never answers
         if (req.url?.startsWith('/garbage')) return void res.end('garbage');
@@ -68,6 +68,19 @@ describe('webhook client', () => {
     );
     expect(out).toEqual({ echo: { a: 1 } });
     expect(seen.at(-1)?.url).toBe('/mutate?timeout=10s');
+  });
+
+  it('sends non-ASCII bodies whole: objects and pre-encoded reviews (Content-Length in UTF-8 bytes)', async () => {
+    const url = `https://127.0.0.1:${port}/mutate`;
+    const object = { metadata: { name: 'ü' }, data: { note: 'naïve € 😀', long: 'é'.repeat(40_000) } };
+    expect(await caller.post({ url, caBundle }, object, { timeoutSeconds: 10 })).toEqual({ echo: object });
+    const items = [JSON.stringify(object), '{}', JSON.stringify({ k: '日本' })];
+    const encoded = new EncodedJson('{"objects":[', items, '],"end":"ß"}');
+    expect(encoded.bytes().equals(Buffer.from(encoded.text))).toBe(true);
+    expect(await caller.post({ url, caBundle }, encoded, { timeoutSeconds: 10 })).toEqual({
+      echo: { objects: [object, {}, { k: '日本' }], end: 'ß' },
+    });
+    expect(new EncodedJson('[', [], ']').bytes().toString()).toBe('[]');
   });
 
   it('words failures as kube-apiserver does after "failed to call webhook: "', async () => {

@@ -58,9 +58,36 @@ export class WebhookCallError extends Error {
 /**
  * A request body already encoded as JSON, posted as is: a conversion review of many stored
  * objects is put together from their cached encodings instead of parsed and encoded again.
+ * Its text is `head`, the `items` separated by commas, then `tail`; they are written into the
+ * request's bytes one by one, without first joining them into one string (a copy of the whole
+ * body, which the encoding to UTF-8 would then copy again).
  */
 export class EncodedJson {
-  constructor(readonly text: string) {}
+  constructor(
+    readonly head: string,
+    readonly items: readonly string[],
+    readonly tail: string,
+  ) {}
+
+  /** The body's UTF-8 bytes. */
+  bytes(): Buffer {
+    let length =
+      Buffer.byteLength(this.head) + Buffer.byteLength(this.tail) + Math.max(0, this.items.length - 1);
+    for (const item of this.items) length += Buffer.byteLength(item);
+    const out = Buffer.allocUnsafe(length);
+    let at = out.write(this.head, 0);
+    for (let n = 0; n < this.items.length; n++) {
+      if (n > 0) out[at++] = 0x2c; // ','
+      at += out.write(this.items[n]!, at);
+    }
+    out.write(this.tail, at);
+    return out;
+  }
+
+  /** The body's text (what {@link bytes} encodes). */
+  get text(): string {
+    return `${this.head}${this.items.join(',')}${this.tail}`;
+  }
 }
 
 /** Calls webhooks. */
@@ -115,8 +142,9 @@ export function createWebhookCaller(store: Store): WebhookCaller {
       } catch (err) {
         return Promise.reject(err);
       }
-      // Encoded to UTF-8 once: its length and the bytes written come from the same pass.
-      const payload = Buffer.from(body instanceof EncodedJson ? body.text : JSON.stringify(body), 'utf8');
+      // A review's text goes to the socket as it is: node writes it with the request's head in
+      // one piece, encoded once on the way out (no Buffer of it made here first).
+      const payload = body instanceof EncodedJson ? body.bytes() : JSON.stringify(body);
       return send(target, agent, payload, options.timeoutSeconds, true);
     },
     close() {
@@ -248,7 +276,7 @@ function readyEndpoint(
 function send(
   target: Target,
   agent: Agent,
-  payload: Buffer,
+  payload: Buffer | string,
   timeoutSeconds: number,
   mayRetry: boolean,
 ): Promise<unknown> {
@@ -281,7 +309,7 @@ function send(
         'Accept',
         'application/json, */*',
         'Content-Length',
-        String(payload.length),
+        String(typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length),
       ],
     });
     // The context deadline of kube's call: the whole exchange, not only the connection.
@@ -315,7 +343,8 @@ function send(
         done(new WebhookCallError(prefix + goNetError(err, target), failureOf(err)));
       });
       res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
+        // An answer that came in one piece (most) is read as it is, not copied first.
+        const text = (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString('utf8');
         const code = res.statusCode ?? 0;
         if (code < 200 || code > 206) {
           done(statusFailure(code, text));

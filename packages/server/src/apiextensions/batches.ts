@@ -7,8 +7,11 @@
  * webhook works: the two overlap from the first batch on.
  */
 
-/** Reviews of one list page in flight at once: the one the webhook converts and one waiting. */
-export const REVIEWS_IN_FLIGHT = 2;
+/**
+ * Reviews of one list page in flight at once: the one the webhook converts and two waiting, so
+ * that it has the next at hand while this server still checks and encodes the answer before.
+ */
+export const REVIEWS_IN_FLIGHT = 3;
 
 /**
  * Runs `run(0)` … `run(count - 1)`, at most `inFlight` at once, each started in order as an

@@ -246,4 +246,36 @@ describe('WebhookServer', () => {
     });
     expect(bad.status).toBe(400);
   });
+
+  it('answers a large ConversionReview whole, non-ASCII included (its length in UTF-8 bytes)', async () => {
+    const conv = conversion(Foo, {
+      hub: 'v1',
+      spokes: {
+        v1alpha1: {
+          toHub: (o) => ({ metadata: o.metadata, spec: { replicas: o.spec.size } }),
+          fromHub: (h) => ({ metadata: h.metadata, spec: { size: h.spec.replicas } }),
+        },
+      },
+    });
+    server = new WebhookServer({ port: 0, certDir: dir }).register(conv);
+    await server.listen();
+    // Well over the size from which the answer is encoded before it is sent.
+    const objects = Array.from({ length: 2000 }, (_, n) => ({
+      ...fooV1(n),
+      metadata: { name: `f${n}`, namespace: 'default', annotations: { note: 'größe 😀 '.repeat(4) } },
+    }));
+    const r = await post(server, '/convert', {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'ConversionReview',
+      request: { uid: 'big', desiredAPIVersion: 'samplecontroller.example.com/v1alpha1', objects },
+    });
+    expect(r.status).toBe(200);
+    expect(r.json.response.convertedObjects).toHaveLength(2000);
+    expect(r.json.response.convertedObjects[1999]).toEqual({
+      apiVersion: 'samplecontroller.example.com/v1alpha1',
+      kind: 'Foo',
+      metadata: objects[1999]!.metadata,
+      spec: { size: 1999 },
+    });
+  });
 });

@@ -235,12 +235,16 @@ export class WebhookServer implements Runnable {
       const body = Buffer.concat(chunks);
       const reply = (code: number, out: unknown) => {
         const text = out === undefined ? '' : JSON.stringify(out);
+        // A large answer (a conversion of many objects) is encoded once, here, which gives its
+        // length too: measuring the string's UTF-8 length and then letting the socket encode it
+        // reads megabytes twice. A small one goes as its string, written with the head in one piece.
+        const body = text.length > LARGE_ANSWER ? Buffer.from(text) : text;
         // With its length the answer goes out in one piece, not chunked.
         res.writeHead(code, {
           'content-type': 'application/json',
-          'content-length': Buffer.byteLength(text),
+          'content-length': typeof body === 'string' ? Buffer.byteLength(body) : body.length,
         });
-        res.end(text);
+        res.end(body);
         series.count(code);
         series.latency.observe(Number(process.hrtime.bigint() - started) / 1e9);
         series.inFlight.dec();
@@ -286,6 +290,9 @@ export class WebhookServer implements Runnable {
     return out ? { code: 200, body: out } : { code: 400, body: undefined };
   }
 }
+
+/** Answers longer than this (characters) are encoded to a Buffer before they are sent. */
+const LARGE_ANSWER = 64 * 1024;
 
 /** The request's Content-Type, read from the raw headers (building `req.headers` costs more). */
 function contentTypeOf(raw: readonly string[]): string | undefined {

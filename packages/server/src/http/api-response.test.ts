@@ -1,12 +1,16 @@
 import { createServer, type IncomingMessage, type Server, ServerResponse } from 'node:http';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiResponse } from './api-response.js';
+import { ApiResponse, JSON_HEADERS } from './api-response.js';
 
 /** The ways handlers write a response after the Audit-Id was given. */
 const WRITERS: Record<string, (res: ServerResponse) => void> = {
   writeHead: (res) => {
     res.writeHead(201, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private' });
+    res.end('{}\n');
+  },
+  'writeHead with JSON_HEADERS': (res) => {
+    res.writeHead(201, JSON_HEADERS);
     res.end('{}\n');
   },
   'writeHead with a reason': (res) => {

@@ -17,6 +17,16 @@ import {
 
 const AUDIT_ID = 'Audit-Id';
 
+/**
+ * The headers of a JSON answer (`writeHead(code, JSON_HEADERS)`). Given these, a response with
+ * its `Audit-Id` pending writes one literal with the three headers in the same order, not a copy
+ * of them made key by key (most answers are JSON).
+ */
+export const JSON_HEADERS: Readonly<OutgoingHttpHeaders> = Object.freeze({
+  'Content-Type': 'application/json',
+  'Cache-Control': 'no-cache, private',
+});
+
 /** A response whose `Audit-Id` header is written with the first headers. */
 export class ApiResponse<Request extends IncomingMessage = IncomingMessage> extends ServerResponse<Request> {
   /** The `Audit-Id` not yet among the headers. */
@@ -97,6 +107,8 @@ function withAuditId(
   headers: OutgoingHttpHeaders | OutgoingHttpHeader[] | undefined,
 ): OutgoingHttpHeaders | undefined {
   if (headers === undefined || headers === null) return { 'Audit-Id': id };
+  if (headers === JSON_HEADERS)
+    return { 'Audit-Id': id, 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private' };
   if (Array.isArray(headers)) return undefined;
   const out: OutgoingHttpHeaders = { 'Audit-Id': id };
   for (const name in headers) {

@@ -85,6 +85,11 @@ export class Faults {
     return () => this.watches.delete(entry);
   }
 
+  /** @internal Whether any rule is left: without one, no request needs checking (nor its exemption). */
+  get armed(): boolean {
+    return this.rules.length > 0;
+  }
+
   /** @internal The first rule matching this request, consumed once. */
   take(info: RequestInfo): FaultAction | undefined {
     for (const rule of this.rules) {

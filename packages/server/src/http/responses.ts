@@ -11,6 +11,7 @@ import { apiVersionOf, type ResourceType } from '../registry/types.js';
 import type { StoredObject } from '../storage/types.js';
 import { isObject, type Obj } from '../util/object.js';
 import { toYaml } from '../util/yaml.js';
+import { JSON_HEADERS } from './api-response.js';
 import { type RequestContext, serializerOf } from './context.js';
 import { PageNotFound } from './errors.js';
 import { type Negotiated, negotiate } from './negotiation.js';
@@ -144,7 +145,7 @@ export class Responder {
 
   /** Writes a JSON body as Go's `json.Encoder` does (the apiserver's serializer): newline-terminated. */
   send(res: ServerResponse, code: number, json: string): void {
-    res.writeHead(code, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private' });
+    res.writeHead(code, JSON_HEADERS);
     res.end(`${json}\n`);
   }
 

@@ -13,6 +13,15 @@ export function bearerToken(authorization: string | undefined): {
   token?: string;
   spaceBeforeToken?: boolean;
 } {
+  // What nearly every request sends, `Bearer <token>`: read without trimming, lower-casing and
+  // slicing twice. The token's ends are printable ASCII other than a space, so nothing would be
+  // trimmed, and it holds no space: the general reading below gives the same token.
+  if (authorization !== undefined && authorization.length > 7 && authorization.startsWith('Bearer ')) {
+    const first = authorization.charCodeAt(7);
+    const last = authorization.charCodeAt(authorization.length - 1);
+    if (first > 0x20 && first < 0x7f && last > 0x20 && last < 0x7f && authorization.indexOf(' ', 8) < 0)
+      return { token: authorization.slice(7) };
+  }
   // Go's strings.TrimSpace trims ASCII and Unicode white space; String#trim nearly the same.
   const auth = (authorization ?? '').trim();
   if (auth === '') return {};

@@ -6,6 +6,7 @@ import type { ListOutcome, ListParams } from '../../registry/rest.js';
 import { apiVersionOf, storageOf } from '../../registry/types.js';
 import { collectionPrefix } from '../../storage/store.js';
 import type { Obj } from '../../util/object.js';
+import { JSON_HEADERS } from '../api-response.js';
 import { includeObject, listParams } from '../params.js';
 import { partialObjectMetadata, table } from '../table.js';
 import type { HandlerScope, ResourceRequest } from './scope.js';
@@ -78,7 +79,7 @@ function writeList(s: HandlerScope, r: ResourceRequest, out: ListOutcome): void 
         s.out.json(r, 200, JSON.parse(`${head}${items.join(',')}]}`));
         return;
       }
-      res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private' });
+      res.writeHead(200, JSON_HEADERS);
       writeChunked(res, head, items, ']}\n');
     }
   }

@@ -42,12 +42,16 @@ const HANDLERS: Record<string, (s: HandlerScope, r: ResourceRequest) => void | P
   deletecollection: deleteCollection,
 };
 
-/** Serves a resource request of an authenticated, authorized user. */
-export async function serveResource(
+/**
+ * Serves a resource request of an authenticated, authorized user. Not itself async: it hands
+ * back the verb handler's promise (a refused route throws), so that a request does not wait an
+ * extra tick, nor allocate an extra promise, for a function that only dispatches.
+ */
+export function serveResource(
   s: HandlerScope,
   ctx: RequestContext & { user: UserInfo },
   upgrade: { socket: Duplex; head: Buffer } | undefined,
-): Promise<void> {
+): void | Promise<void> {
   const { req, res, info, query } = ctx;
   const t = s.registry.lookup(info.group, info.version, info.resource);
   if (!t) {
@@ -64,10 +68,7 @@ export async function serveResource(
   if (t.custom?.deprecationWarning)
     res.appendHeader('Warning', warningHeaders([t.custom.deprecationWarning]));
   const handler = connectHandler(s.connect, t, info.subresource);
-  if (handler) {
-    await connect(handler, ctx, upgrade);
-    return;
-  }
+  if (handler) return connect(handler, ctx, upgrade);
   const sub = info.subresource;
   // A subresource with a create of its own (`pods/binding`) or a ServiceAccount's `token`: POST only.
   const createOnly =
@@ -147,13 +148,10 @@ export async function serveResource(
     media,
     upgrade: upgrade && verb === 'watch' ? upgrade : undefined,
   };
-  if (t.virtual) {
-    await serveVirtual(s, r);
-    return;
-  }
+  if (t.virtual) return serveVirtual(s, r);
   const serve = HANDLERS[verb];
   if (!serve) throw methodNotAllowed();
-  await serve(s, r);
+  return serve(s, r);
 }
 
 /** What each verb offers: lists their list forms, watch events no protobuf, virtual lists neither. */

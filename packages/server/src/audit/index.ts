@@ -8,11 +8,11 @@
  * Without a policy nothing is built: the hooks below find no request audit and return, and the
  * backend (`auditor.ts`: policy, log, event encoding) is not even loaded.
  */
-import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { UserInfo } from '../auth/authentication/user.js';
 import { ApiResponse } from '../http/api-response.js';
 import type { RequestInfo } from '../http/request-info.js';
+import { randomUuid } from '../util/uuid.js';
 import type { Auditor } from './auditor.js';
 import { auditOf, registerAudit } from './context.js';
 import type { RequestAudit } from './request.js';
@@ -84,7 +84,7 @@ export function auditInit(
   auditor: Auditor | undefined,
 ): { run<T>(serve: () => T): T } | undefined {
   const given = req.headers['audit-id'];
-  const id = typeof given === 'string' && given !== '' ? given : randomUUID();
+  const id = typeof given === 'string' && given !== '' ? given : randomUuid();
   // The client's ID is echoed as is, but for the bytes a header value cannot hold (Go's writer
   // blanks line breaks; Node refuses control characters).
   const header = id === given && INVALID_HEADER_CHAR.test(id) ? id.replace(INVALID_HEADER_CHAR_ALL, ' ') : id;

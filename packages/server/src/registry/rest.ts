@@ -1,10 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import { ApiError, type FieldSelector, type StatusCause, validateObjectMeta } from 'kubeloop/api';
 import type { AdmissionOptions } from '../admission/options.js';
 import { present, readForUpdate, toStorageVersion } from '../apiextensions/conversion.js';
 import { objectKey, type Store } from '../storage/store.js';
 import type { KubeObject, StoredObject } from '../storage/types.js';
 import { clone, deepEqual, isObject, meta, type Obj, setPath, timestamp } from '../util/object.js';
+import { randomUuid } from '../util/uuid.js';
 import { admissionOptions, type DeleteParams, deleteOptions } from './generic/admission-options.js';
 import { confirmWrite } from './generic/confirm-write.js';
 import {
@@ -114,7 +114,7 @@ export class RestStorage {
     if ((m.name === undefined || m.name === '') && typeof m.generateName === 'string' && m.generateName) {
       m.name = `${m.generateName}${randomSuffix()}`;
     }
-    m.uid = randomUUID();
+    m.uid = randomUuid();
     m.creationTimestamp = timestamp();
     delete m.deletionTimestamp;
     delete m.deletionGracePeriodSeconds;

@@ -28,7 +28,10 @@ afterEach(() => vi.restoreAllMocks());
 
 describe('ApiMetrics', () => {
   it('renders request counts and latencies as prom-client would, series in first-seen order', async () => {
-    const types = { lookup: () => ({}), all: () => [] } as unknown as TypeRegistry;
+    // One type object for every resource: the series of several label sets are then found in
+    // one type's list, which must tell them apart by every label.
+    const anyType = {};
+    const types = { lookup: () => anyType, all: () => [] } as unknown as TypeRegistry;
     const metrics = new ApiMetrics({ count: () => 0 } as unknown as Store, types);
     const oracle = new Registry();
     const counter = new Counter({

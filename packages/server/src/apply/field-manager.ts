@@ -324,7 +324,8 @@ export function updateManagedFields(
     else {
       try {
         managed = decodeManagedFields(m.managedFields);
-        if (managed.fields.size === 0) managed = decodeOrEmpty(liveEntries);
+        // Without live entries (a create) the live set is as empty as this one: not decoded again.
+        if (managed.fields.size === 0 && liveEntries !== undefined) managed = decodeOrEmpty(liveEntries);
       } catch {
         managed = decodeOrEmpty(liveEntries);
       }

@@ -11,6 +11,7 @@ import type { ResourceType } from '../registry/types.js';
 import { collectionPrefix } from '../storage/store.js';
 import type { StoreEvent, Unsubscribe } from '../storage/types.js';
 import { clone, deepEqual, isObject, type Obj, timestamp } from '../util/object.js';
+import { convertAsWritten } from './conversion-feed.js';
 import { ConversionMetrics } from './conversion-metrics.js';
 import { attachConversionWebhook } from './conversion-webhook.js';
 import { crdSupport } from './schema-module.js';
@@ -59,6 +60,8 @@ export class CrdController {
   private readonly compiled = new Map<string, Map<string, CompiledSchema>>();
   /** CRD name → the watch of its custom resources while its deletion waits for them to go. */
   private readonly cleanupWatches = new Map<string, Unsubscribe>();
+  /** CRD name → its custom resources converted as they are written (a conversion webhook's CRD). */
+  private readonly conversionFeeds = new Map<string, Unsubscribe>();
   private readonly pending = new Set<string>();
   private unsubscribe: Unsubscribe | undefined;
   private running = false;
@@ -128,6 +131,8 @@ export class CrdController {
     this.unsubscribe?.();
     for (const u of this.cleanupWatches.values()) u();
     this.cleanupWatches.clear();
+    for (const u of this.conversionFeeds.values()) u();
+    this.conversionFeeds.clear();
     if (this.timer) clearTimeout(this.timer);
   }
 
@@ -329,6 +334,9 @@ export class CrdController {
     for (const t of before?.types ?? []) reg.unregister(t.group, t.version, t.resource);
     reg.register(...[...types].sort((a, b) => compareKubeAwareVersions(a.version, b.version)));
     this.served.set(name, { types, spec: crd.spec, names });
+    this.conversionFeeds.get(name)?.();
+    if (webhook) this.conversionFeeds.set(name, convertAsWritten(this.rest.store, types));
+    else this.conversionFeeds.delete(name);
   }
 
   /** The compiled schema of a CRD version, reused while the schema's JSON stays the same. */
@@ -350,6 +358,8 @@ export class CrdController {
   }
 
   private unserve(name: string): void {
+    this.conversionFeeds.get(name)?.();
+    this.conversionFeeds.delete(name);
     for (const t of this.served.get(name)?.types ?? [])
       this.rest.registry.unregister(t.group, t.version, t.resource);
     this.served.delete(name);

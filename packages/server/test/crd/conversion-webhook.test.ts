@@ -114,6 +114,10 @@ afterAll(async () => {
 describe('reads through the webhook', () => {
   test('an object created in v1 reads as v2 (kubectl get foos.v2.<group>) and back', async () => {
     await env.ok(['create', '-f', '-'], { input: JSON.stringify(foo('v1', 'a', { hostPort: 'db:5432' })) });
+    // The write converts it to v2 at once (the next test shows it); the reviews counted below are the reads'.
+    await eventually(() =>
+      hook.reviews.some((r) => r.request.objects.some((o: Json) => o.metadata.name === 'a')),
+    );
     const before = hook.reviews.length;
     const v2 = await kubectlJson('get', `foos.v2.${G}`, 'a');
     expect(v2.apiVersion).toBe(`${G}/v2`);
@@ -135,9 +139,17 @@ describe('reads through the webhook', () => {
     expect(hook.reviews.length).toBe(calls);
   });
 
-  test('a list page converts in one ConversionReview', async () => {
-    for (const n of ['l1', 'l2', 'l3']) await http.post(P('v1'), foo('v1', n, { hostPort: `${n}:1` }));
+  test('objects are converted to v2 as they are written (kube: one watch cache per version); a list then calls nothing', async () => {
     const before = hook.reviews.length;
+    const convertedSince = (n: number) =>
+      hook.reviews.slice(n).flatMap((r) => {
+        expect(r.request.desiredAPIVersion).toBe(`${G}/v2`);
+        return r.request.objects.map((o: Json) => o.metadata.name);
+      });
+    for (const n of ['l1', 'l2', 'l3']) await http.post(P('v1'), foo('v1', n, { hostPort: `${n}:1` }));
+    // No read yet: the writes alone call the webhook, for v2, the one version besides storage's.
+    await eventually(() => expect(convertedSince(before).sort()).toEqual(['l1', 'l2', 'l3']) ?? true);
+    const after = hook.reviews.length;
     const list = await kubectlJson('get', `foos.v2.${G}`);
     expect(list.items.map((i: Json) => [i.apiVersion, i.metadata.name, i.spec.host])).toEqual(
       expect.arrayContaining([
@@ -146,24 +158,40 @@ describe('reads through the webhook', () => {
         [`${G}/v2`, 'l3', 'l3'],
       ]),
     );
-    const names = list.items.map((i: Json) => i.metadata.name);
-    expect(
-      hook.reviews.slice(before).map((r) => r.request.objects.map((o: Json) => o.metadata.name)),
-    ).toEqual([names]);
-    // The next list reuses those conversions, as kube's watch cache holds each object converted
-    // once per change; a changed object is converted again, alone.
-    const after = hook.reviews.length;
-    await kubectlJson('get', `foos.v2.${G}`);
     expect(hook.reviews.length).toBe(after);
+    // A changed object is converted again, alone, when it is written; the list after it reads it.
     await http.patch(P('v1', 'l2'), { spec: { hostPort: 'l2:2' } }, 'application/merge-patch+json');
+    await eventually(() => expect(convertedSince(after)).toEqual(['l2']) ?? true);
     const again = await kubectlJson('get', `foos.v2.${G}`);
     expect(again.items.find((i: Json) => i.metadata.name === 'l2').spec).toEqual({ host: 'l2', port: 2 });
-    expect(hook.reviews.slice(after).map((r) => r.request.objects.map((o: Json) => o.metadata.name))).toEqual(
-      [['l2']],
-    );
+    expect(convertedSince(after)).toEqual(['l2']);
     // A Table (kubectl's default output) is built from the converted objects too.
     const table = await env.ok(['get', `foos.v2.${G}`, 'l1']);
     expect(table).toMatch(/^NAME\s+AGE\nl1\s+/);
+  });
+
+  test('a list page of objects not converted yet (the CRD changed since) converts in one ConversionReview', async () => {
+    const crdUrl = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${R}`;
+    const withColumn = async (columns: Json[] | undefined) => {
+      const crd = (await http.get(crdUrl)).json;
+      crd.spec.versions[0].additionalPrinterColumns = columns;
+      const put = await http.put(crdUrl, crd);
+      expect(put.status, put.text).toBe(200);
+    };
+    // Any change of the CRD makes new served types, as kube makes new storage (and watch caches).
+    await withColumn([{ name: 'HostPort', type: 'string', jsonPath: '.spec.hostPort' }]);
+    await eventually(async () => (await env.ok(['get', `foos.v1.${G}`, 'l1'])).includes('HOSTPORT'));
+    try {
+      const before = hook.reviews.length;
+      const list = await kubectlJson('get', `foos.v2.${G}`);
+      const names = list.items.map((i: Json) => i.metadata.name);
+      expect(names).toEqual(expect.arrayContaining(['a', 'l1', 'l2', 'l3']));
+      expect(
+        hook.reviews.slice(before).map((r) => r.request.objects.map((o: Json) => o.metadata.name)),
+      ).toEqual([names]);
+    } finally {
+      await withColumn(undefined);
+    }
   });
 
   test('a watch in v2 sees objects written in v1, converted, in order', async () => {

@@ -2,9 +2,10 @@
  * CEL types of schema nodes (`self` typed from the schema) and the CEL values of JSON values
  * (durations, timestamps, int-or-string, objects with their declared fields).
  */
-import { Environment } from '@marcbachmann/cel-js';
+import type { Environment } from '@marcbachmann/cel-js';
 import type { Structural } from '../structural.js';
 import { isObj } from '../util.js';
+import { celJs } from './cel-js.js';
 import { registerKubernetesLibraries } from './library.js';
 import { escapeCelName } from './rules.js';
 
@@ -18,7 +19,7 @@ export class TypeBuilder {
   private readonly names = new Map<Structural, string>();
   constructor() {
     this.env = registerKubernetesLibraries(
-      new Environment({ enableOptionalTypes: true, homogeneousAggregateLiterals: false }),
+      new (celJs().Environment)({ enableOptionalTypes: true, homogeneousAggregateLiterals: false }),
     );
   }
   typeOf(s: Structural | undefined, withMeta = false): string {
@@ -88,13 +89,14 @@ export class TypeBuilder {
 // Values
 // ---------------------------------------------------------------------------------------------
 
-const DurationCtor = (() => {
-  const env = new Environment();
-  return (env.evaluate('duration("1s")') as object).constructor as new (
-    s: bigint,
-    n: number,
-  ) => unknown;
-})();
+type DurationCtor = new (s: bigint, n: number) => unknown;
+let durationCtor: DurationCtor | undefined;
+/** cel-js's Duration class (it exports none), found once a duration is first converted. */
+function Duration(): DurationCtor {
+  durationCtor ??= (new (celJs().Environment)().evaluate('duration("1s")') as object)
+    .constructor as DurationCtor;
+  return durationCtor;
+}
 
 function genericToCel(v: unknown): unknown {
   if (typeof v === 'number') return Number.isInteger(v) ? BigInt(v) : v;
@@ -113,7 +115,7 @@ function parseDuration(s: string): unknown {
   const secs =
     Number(m[2] ?? 0) * 3600 + Number(m[3] ?? 0) * 60 + Number(m[4] ?? 0) + Number(m[5] ?? 0) / 1000;
   const sign = m[1] ? -1 : 1;
-  return new DurationCtor(BigInt(Math.trunc(secs) * sign), Math.round((secs % 1) * 1e9) * sign);
+  return new (Duration())(BigInt(Math.trunc(secs) * sign), Math.round((secs % 1) * 1e9) * sign);
 }
 
 const jsonKeys = new WeakMap<Structural, Map<string, string>>();

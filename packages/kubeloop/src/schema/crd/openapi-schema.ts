@@ -30,7 +30,8 @@ interface SchemaErrors {
 }
 
 export interface CelContext {
-  compiler: CelSchemaCompiler;
+  /** Compiles the rules of a node; called only for a node that has rules. */
+  compiler: Pick<CelSchemaCompiler, 'compile'>;
   node: Structural;
   cardinality: number;
   total: { cost: number; expensive: Array<{ path: string; cost: number }> };

@@ -104,6 +104,13 @@ export function hasSchemaWith(
   return subs.some((x) => hasSchemaWith(x, pred));
 }
 
+/** The compiler of a schema without rules, which nothing asks to compile. */
+const NO_RULES: CelContext['compiler'] = {
+  compile() {
+    throw new Error('no x-kubernetes-validations to compile');
+  },
+};
+
 export function validateValidation(
   validation: { openAPIV3Schema?: JSONSchemaProps } | undefined,
   statusEnabled: boolean,
@@ -165,7 +172,11 @@ export function validateValidation(
       else {
         try {
           cel = {
-            compiler: new CelSchemaCompiler(structural, true),
+            // The rules' type information (and with it cel-js) only when there are rules:
+            // compile() is called for no other node, and most CRDs have none.
+            compiler: hasSchemaWith(schema, (n) => (n['x-kubernetes-validations']?.length ?? 0) > 0)
+              ? new CelSchemaCompiler(structural, true)
+              : NO_RULES,
             node: structural,
             cardinality: 1,
             total: { cost: 0, expensive: [] },

@@ -4,11 +4,55 @@
  * them at start, to declare its resources; through Node's ES module loader that took ~220 ms of
  * CPU and ~14 MB of RSS, as one file ~25 ms and ~4 MB. The schemas are the same objects TypeBox
  * builds (a test compares them); the types are TypeBox's own.
+ *
+ * An operator calls the builders only while its modules load, yet the bundle (~2 MB of heap)
+ * stayed for good: `Type` forwards each call to the bundle, which leaves the module cache a second
+ * after the last call and loads again on the next. Schemas are plain data (no function or
+ * prototype of the bundle), so those of one load serve the builders of the next.
  */
 import { createRequire } from 'node:module';
 import type * as TypeBox from 'typebox';
 
-const bundle = createRequire(import.meta.url)('../../../vendor/typebox.cjs') as typeof TypeBox;
+type TypeBuilder = typeof TypeBox.Type;
+
+const BUNDLE = createRequire(import.meta.url).resolve('../../../vendor/typebox.cjs');
+const KEEP_MS = 1000;
+
+let loaded: { Type: TypeBuilder; release: NodeJS.Timeout } | undefined;
+
+/** The bundle's builders, loaded if need be, kept for another second. */
+function builders(): TypeBuilder {
+  if (loaded) {
+    loaded.release.refresh();
+    return loaded.Type;
+  }
+  // A require of its own: its module lists what it loaded (`children`), which would keep the bundle.
+  const require = createRequire(import.meta.url);
+  const wasCached = BUNDLE in require.cache;
+  const bundle = require(BUNDLE) as typeof TypeBox;
+  const release = setTimeout(() => {
+    loaded = undefined;
+    if (!wasCached) delete require.cache[BUNDLE];
+  }, KEEP_MS).unref();
+  loaded = { Type: bundle.Type, release };
+  return bundle.Type;
+}
+
+function forwarding(): TypeBuilder {
+  const facade: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(builders())) {
+    if (typeof value === 'function') {
+      facade[name] = (...args: unknown[]) =>
+        (builders() as unknown as Record<string, (...a: unknown[]) => unknown>)[name]!(...args);
+    } else {
+      Object.defineProperty(facade, name, {
+        enumerable: true,
+        get: () => (builders() as unknown as Record<string, unknown>)[name],
+      });
+    }
+  }
+  return facade as unknown as TypeBuilder;
+}
 
 /**
  * TypeBox's type builder (`Type.Object`, `Type.String`, …), the one `typebox` exports.
@@ -18,4 +62,4 @@ const bundle = createRequire(import.meta.url)('../../../vendor/typebox.cjs') as 
  * const spec = Type.Object({ replicas: Type.Integer({ minimum: 1 }) });
  * ```
  */
-export const Type: typeof TypeBox.Type = bundle.Type;
+export const Type: TypeBuilder = forwarding();

@@ -4,7 +4,7 @@
  * sets and format libraries. Registered onto a cel-js `Environment`.
  */
 import { isIPv4, isIPv6 } from 'node:net';
-import type { Environment } from '@marcbachmann/cel-js';
+import { type Environment, Optional } from '@marcbachmann/cel-js';
 import {
   isDNS1035Label,
   isDNS1123Label,
@@ -14,7 +14,6 @@ import {
 } from '../../api/validation.js';
 import { isDate, isDateTime, stringFormatChecker } from '../formats.js';
 import { goRegexp } from '../regex.js';
-import { celJs } from './cel-js.js';
 
 /** Thrown by library functions; the message is cel-go's. */
 export class CelLibraryError extends Error {}
@@ -403,12 +402,12 @@ export function registerKubernetesLibraries(env: Environment): Environment {
     'FormatNamespace.named(string): optional<Format>',
     (_ns: FormatNamespace, name: string) => {
       const check = formatChecks[name];
-      return check ? celJs().Optional.of(new CelFormat(check)) : celJs().Optional.none();
+      return check ? Optional.of(new CelFormat(check)) : Optional.none();
     },
   );
   env.registerFunction('Format.validate(string): optional<list<string>>', (f: CelFormat, s: string) => {
     const errs = f.check(s);
-    return errs.length > 0 ? celJs().Optional.of(errs) : celJs().Optional.none();
+    return errs.length > 0 ? Optional.of(errs) : Optional.none();
   });
   return env;
 }

@@ -6,13 +6,13 @@
  * `oldSelf` on updates (transition rules), `optionalOldSelf`, `fieldPath`, `reason`,
  * `messageExpression`, per-call and per-object cost limits and kube's error messages.
  */
+import { Optional } from '@marcbachmann/cel-js';
 import { compareCodePoints } from '../../api/labels.js';
 import type { StatusCause } from '../../api/status.js';
 import { fieldErrors } from '../../api/validation.js';
 import type { Structural } from '../structural.js';
 import type { ValidationRule } from '../types.js';
 import { deepEqualJSON, isObj } from '../util.js';
-import { celJs } from './cel-js.js';
 import { CelSchemaCompiler } from './compiler.js';
 import { estimate, maxCardinality, valueSize } from './cost.js';
 import { type CelJsError, celGoMessage } from './errors.js';
@@ -221,11 +221,7 @@ export class CelValidator {
       if (c.usesOldSelf && oldSelf === undefined && !optional) continue;
       const vars = {
         self,
-        oldSelf: optional
-          ? oldSelf === undefined
-            ? celJs().Optional.none()
-            : celJs().Optional.of(oldSelf)
-          : oldSelf,
+        oldSelf: optional ? (oldSelf === undefined ? Optional.none() : Optional.of(oldSelf)) : oldSelf,
       };
       const cost = c.fixedCost ?? estimate(c.ast, sizes, maxCardinality(n.s)).cost;
       if (cost > PER_CALL_LIMIT) {

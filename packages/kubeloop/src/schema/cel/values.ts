@@ -2,10 +2,9 @@
  * CEL types of schema nodes (`self` typed from the schema) and the CEL values of JSON values
  * (durations, timestamps, int-or-string, objects with their declared fields).
  */
-import type { Environment } from '@marcbachmann/cel-js';
+import { Environment } from '@marcbachmann/cel-js';
 import type { Structural } from '../structural.js';
 import { isObj } from '../util.js';
-import { celJs } from './cel-js.js';
 import { registerKubernetesLibraries } from './library.js';
 import { escapeCelName } from './rules.js';
 
@@ -19,7 +18,7 @@ export class TypeBuilder {
   private readonly names = new Map<Structural, string>();
   constructor() {
     this.env = registerKubernetesLibraries(
-      new (celJs().Environment)({ enableOptionalTypes: true, homogeneousAggregateLiterals: false }),
+      new Environment({ enableOptionalTypes: true, homogeneousAggregateLiterals: false }),
     );
   }
   typeOf(s: Structural | undefined, withMeta = false): string {
@@ -89,14 +88,13 @@ export class TypeBuilder {
 // Values
 // ---------------------------------------------------------------------------------------------
 
-type DurationCtor = new (s: bigint, n: number) => unknown;
-let durationCtor: DurationCtor | undefined;
-/** cel-js's Duration class (it exports none), found once a duration is first converted. */
-function Duration(): DurationCtor {
-  durationCtor ??= (new (celJs().Environment)().evaluate('duration("1s")') as object)
-    .constructor as DurationCtor;
-  return durationCtor;
-}
+const DurationCtor = (() => {
+  const env = new Environment();
+  return (env.evaluate('duration("1s")') as object).constructor as new (
+    s: bigint,
+    n: number,
+  ) => unknown;
+})();
 
 function genericToCel(v: unknown): unknown {
   if (typeof v === 'number') return Number.isInteger(v) ? BigInt(v) : v;
@@ -115,7 +113,7 @@ function parseDuration(s: string): unknown {
   const secs =
     Number(m[2] ?? 0) * 3600 + Number(m[3] ?? 0) * 60 + Number(m[4] ?? 0) + Number(m[5] ?? 0) / 1000;
   const sign = m[1] ? -1 : 1;
-  return new (Duration())(BigInt(Math.trunc(secs) * sign), Math.round((secs % 1) * 1e9) * sign);
+  return new DurationCtor(BigInt(Math.trunc(secs) * sign), Math.round((secs % 1) * 1e9) * sign);
 }
 
 const jsonKeys = new WeakMap<Structural, Map<string, string>>();

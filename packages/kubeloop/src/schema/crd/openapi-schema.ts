@@ -30,8 +30,7 @@ interface SchemaErrors {
 }
 
 export interface CelContext {
-  /** Compiles the rules of a node; called only for a node that has rules. */
-  compiler: Pick<CelSchemaCompiler, 'compile'>;
+  compiler: CelSchemaCompiler;
   node: Structural;
   cardinality: number;
   total: { cost: number; expensive: Array<{ path: string; cost: number }> };

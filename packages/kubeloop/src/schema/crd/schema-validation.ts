@@ -104,13 +104,6 @@ export function hasSchemaWith(
   return subs.some((x) => hasSchemaWith(x, pred));
 }
 
-/** The compiler of a schema without rules, which nothing asks to compile. */
-const NO_RULES: CelContext['compiler'] = {
-  compile() {
-    throw new Error('no x-kubernetes-validations to compile');
-  },
-};
-
 export function validateValidation(
   validation: { openAPIV3Schema?: JSONSchemaProps } | undefined,
   statusEnabled: boolean,
@@ -172,11 +165,7 @@ export function validateValidation(
       else {
         try {
           cel = {
-            // The rules' type information (and with it cel-js) only when there are rules:
-            // compile() is called for no other node, and most CRDs have none.
-            compiler: hasSchemaWith(schema, (n) => (n['x-kubernetes-validations']?.length ?? 0) > 0)
-              ? new CelSchemaCompiler(structural, true)
-              : NO_RULES,
+            compiler: new CelSchemaCompiler(structural, true),
             node: structural,
             cardinality: 1,
             total: { cost: 0, expensive: [] },

@@ -89,10 +89,12 @@ export class Discovery {
   }
 
   private typesOf(group: string, version: string): ResourceType[] {
+    // Resource names are lowercase DNS labels, which order by code unit exactly as by locale;
+    // localeCompare would initialise ICU's collator at start (~3 MB of an idle server's RSS).
     return this.registry
       .all()
       .filter((t) => t.group === group && t.version === version)
-      .sort((a, b) => a.resource.localeCompare(b.resource));
+      .sort((a, b) => (a.resource < b.resource ? -1 : a.resource > b.resource ? 1 : 0));
   }
 
   private resourceList(group: string, version: string): Json {

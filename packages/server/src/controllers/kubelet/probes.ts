@@ -10,7 +10,10 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { connect } from 'node:net';
-import { grpcProbe } from './grpc-probe.js';
+
+// gRPC probes are rare and their client needs node:http2 (~1 MB of an idle server's RSS): it is
+// loaded by the first one.
+let grpcModule: Promise<typeof import('./grpc-probe.js')> | undefined;
 
 // biome-ignore lint/suspicious/noExplicitAny: probes are read loosely, as the JSON they are
 type Obj = Record<string, any>;
@@ -62,8 +65,11 @@ export async function probeOnce(probe: Obj, target: ProbeTarget): Promise<ProbeO
       socket.once('error', (err) => done({ ok: false, message: `dial tcp ${host}:${port}: ${err.message}` }));
     });
   }
-  if (probe.grpc)
+  if (probe.grpc) {
+    grpcModule ??= import('./grpc-probe.js');
+    const { grpcProbe } = await grpcModule;
     return grpcProbe(target.podIP, Number(probe.grpc.port), probe.grpc.service ?? '', timeoutMs);
+  }
   return { ok: false, message: 'the probe has no handler' };
 }
 

@@ -11,9 +11,13 @@
 import { randomBytes } from 'node:crypto';
 import { parseQuantity as parseQuantityExact } from 'kubeloop/api';
 import { SIMULATE_ANNOTATION } from '../simulate.js';
-import { type ExecOutcome, execProgram, type ProcessIO } from './shell.js';
+import type { ExecOutcome, ProcessIO } from './shell.js';
 import type { Terminal } from './tty.js';
 import { ContainerFs, ContainerLayer, type Mount } from './vfs.js';
+
+// The simulated shell and its programs run only for `kubectl exec` (and `cp`): loaded by the
+// first exec, not by every server that starts its kubelet.
+let shellModule: Promise<typeof import('./shell.js')> | undefined;
 
 // biome-ignore lint/suspicious/noExplicitAny: pods, ConfigMaps and Secrets are read loosely, as the JSON they are
 type Obj = Record<string, any>;
@@ -254,6 +258,8 @@ export class SimulatedRuntime {
       tty: req.tty === true,
     };
     if (!fs.stat(ctx.cwd)) fs.mkdir(ctx.cwd, { parents: true });
+    shellModule ??= import('./shell.js');
+    const { execProgram } = await shellModule;
     return execProgram(req.command, ctx, req.io);
   }
 

@@ -9,6 +9,10 @@
  *   node bench/dist/benchmarks/operators.js --kubeconfig=/tmp/anchor/run/admin.kubeconfig   # any API server
  *   node bench/dist/benchmarks/operators.js --cpu-prof=/tmp/prof --heap-prof=/tmp/prof --operators=kubeloop
  *   node bench/dist/benchmarks/operators.js --operators=kubeloop,baseline --baseline=../main   # this build vs another
+ *   node bench/dist/benchmarks/operators.js --operators=client-go --server-cpu-prof=/tmp/prof   # the server's side
+ *
+ * On the local plane each round also reports the server's CPU over the round (the server's work
+ * for that operator's requests shares its 2 cores) and the requests it answered, by verb.
  *
  * - kubeloop: `node examples/sample-controller/dist/main.js`, 2 workers, no leader election,
  *   metrics and probes on (free loopback ports), as a user runs it (with `MALLOC_ARENA_MAX=2`,
@@ -40,6 +44,7 @@ import {
   type ResourceDescriptor,
 } from 'kubeloop/client';
 import { parseCustomResourceDefinitions } from 'kubeloop/manifests';
+import { HttpClient } from '../lib/http.js';
 import { cpuMs, peakRssBytes, rssBytes } from '../lib/proc.js';
 import { freePort, terminate } from '../lib/process.js';
 import { startKubeloop } from '../lib/servers.js';
@@ -73,6 +78,13 @@ export interface OperatorSample {
   rssMb: number;
   peakRssMb: number;
   cpuMs: number;
+  /**
+   * The local plane's CPU over the same span (spawn → converged): the server's work for this
+   * operator's requests, which shares the operator's 2 cores and so is part of its time.
+   */
+  serverCpuMs?: number;
+  /** Requests the local plane answered over that span, by `VERB resource[/subresource]`. */
+  requests?: Record<string, number>;
 }
 
 export interface OperatorsResult {
@@ -97,6 +109,8 @@ interface Options {
   qps: number;
   cpuProfDir?: string;
   heapProfDir?: string;
+  /** The local plane, when the bench started it: its CPU and request counters per round. */
+  server?: { pid: number; http: HttpClient };
   work: string;
   log: (s: string) => void;
 }
@@ -197,6 +211,20 @@ async function convergence(client: Client, namespace: string, n: number, signal:
   };
 }
 
+/** `apiserver_request_total` of the local plane, summed by `VERB resource[/subresource]`. */
+async function requestCounts(http: HttpClient): Promise<Map<string, number>> {
+  const text = (await http.request('GET', '/metrics')).body.toString();
+  const out = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('apiserver_request_total{')) continue;
+    const label = (k: string) => new RegExp(`[{,]${k}="([^"]*)"`).exec(line)?.[1] ?? '';
+    const sub = label('subresource');
+    const key = `${label('verb')} ${label('resource')}${sub ? `/${sub}` : ''}`;
+    out.set(key, (out.get(key) ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1)));
+  }
+  return out;
+}
+
 /** Starts one operator against the kubeconfig. */
 async function spawnOperator(o: Options, op: Operator, label: string): Promise<ChildProcess> {
   const logPath = join(o.work, `${label}.log`);
@@ -260,6 +288,8 @@ async function round(client: Client, o: Options, op: Operator, label: string): P
   await createFoos(client, namespace, o.foos);
   const ac = new AbortController();
   const conv = await convergence(client, namespace, o.foos, ac.signal);
+  const requests0 = o.server && (await requestCounts(o.server.http));
+  const server0 = o.server && cpuMs(o.server.pid);
   const start = process.hrtime.bigint();
   const child = await spawnOperator(o, op, label);
   const pid = child.pid!;
@@ -281,9 +311,28 @@ async function round(client: Client, o: Options, op: Operator, label: string): P
       peakRssMb: peakRssBytes(pid) / 2 ** 20,
       cpuMs: cpuMs(pid),
     };
+    if (o.server && server0 !== undefined && requests0) {
+      sample.serverCpuMs = cpuMs(o.server.pid) - server0;
+      // The bench's own /metrics read and its watches' events are the same for every operator.
+      const after = await requestCounts(o.server.http);
+      sample.requests = Object.fromEntries(
+        [...after]
+          .map(([k, n]) => [k, n - (requests0.get(k) ?? 0)] as const)
+          .filter(([, n]) => n > 0)
+          .sort((a, b) => b[1] - a[1]),
+      );
+    }
+    const server =
+      sample.serverCpuMs === undefined ? '' : `, server CPU ${(sample.serverCpuMs / 1000).toFixed(2)} s`;
     o.log(
-      `  ${label.padEnd(16)} ${(ms / 1000).toFixed(2)} s, RSS ${sample.rssMb.toFixed(0)} MB (peak ${sample.peakRssMb.toFixed(0)}), CPU ${(sample.cpuMs / 1000).toFixed(2)} s`,
+      `  ${label.padEnd(16)} ${(ms / 1000).toFixed(2)} s, RSS ${sample.rssMb.toFixed(0)} MB (peak ${sample.peakRssMb.toFixed(0)}), CPU ${(sample.cpuMs / 1000).toFixed(2)} s${server}`,
     );
+    if (sample.requests)
+      o.log(
+        `    requests: ${Object.entries(sample.requests)
+          .map(([k, n]) => `${n} ${k}`)
+          .join(', ')}`,
+      );
     return sample;
   } finally {
     clearTimeout(timer);
@@ -319,6 +368,9 @@ export async function runOperators(o: Options): Promise<OperatorsResult> {
       rssMb: median(s.map((x) => x.rssMb)),
       peakRssMb: median(s.map((x) => x.peakRssMb)),
       cpuMs: median(s.map((x) => x.cpuMs)),
+      ...(s.every((x) => x.serverCpuMs !== undefined) && {
+        serverCpuMs: median(s.map((x) => x.serverCpuMs!)),
+      }),
     };
   }
   const [ours, theirs, base] = [medians.kubeloop, medians['client-go'], medians.baseline];
@@ -339,7 +391,7 @@ export async function runOperators(o: Options): Promise<OperatorsResult> {
 export function renderOperators(r: OperatorsResult, runs: number, where: string): string {
   const lines = [
     `${r.foos.toLocaleString('en-US')} existing Foos → Deployments + status, 2 workers, on ${where} (median of ${runs}):`,
-    `  ${'operator'.padEnd(34)}${'time'.padStart(10)}${'RSS'.padStart(10)}${'peak RSS'.padStart(10)}${'CPU'.padStart(10)}`,
+    `  ${'operator'.padEnd(34)}${'time'.padStart(10)}${'RSS'.padStart(10)}${'peak RSS'.padStart(10)}${'CPU'.padStart(10)}${'server CPU'.padStart(12)}`,
   ];
   const label: Record<Operator, string> = {
     kubeloop: 'kubeloop examples/sample-controller',
@@ -348,7 +400,7 @@ export function renderOperators(r: OperatorsResult, runs: number, where: string)
   };
   for (const [op, m] of Object.entries(r.medians) as [Operator, OperatorSample][]) {
     lines.push(
-      `  ${label[op].padEnd(34)}${`${(m.ms / 1000).toFixed(2)} s`.padStart(10)}${`${m.rssMb.toFixed(0)} MB`.padStart(10)}${`${m.peakRssMb.toFixed(0)} MB`.padStart(10)}${`${(m.cpuMs / 1000).toFixed(2)} s`.padStart(10)}`,
+      `  ${label[op].padEnd(34)}${`${(m.ms / 1000).toFixed(2)} s`.padStart(10)}${`${m.rssMb.toFixed(0)} MB`.padStart(10)}${`${m.peakRssMb.toFixed(0)} MB`.padStart(10)}${`${(m.cpuMs / 1000).toFixed(2)} s`.padStart(10)}${(m.serverCpuMs === undefined ? '—' : `${(m.serverCpuMs / 1000).toFixed(2)} s`).padStart(12)}`,
     );
   }
   if (r.ratio) {
@@ -378,6 +430,7 @@ async function main(): Promise<void> {
       qps: { type: 'string', default: '1000' },
       'cpu-prof': { type: 'string' },
       'heap-prof': { type: 'string' },
+      'server-cpu-prof': { type: 'string' },
       json: { type: 'string' },
       keep: { type: 'boolean', default: false },
     },
@@ -400,6 +453,7 @@ async function main(): Promise<void> {
     ...(values.baseline ? [`--baseline=${values.baseline}`] : []),
     ...(values['cpu-prof'] ? [`--cpu-prof=${values['cpu-prof']}`] : []),
     ...(values['heap-prof'] ? [`--heap-prof=${values['heap-prof']}`] : []),
+    ...(values['server-cpu-prof'] ? [`--server-cpu-prof=${values['server-cpu-prof']}`] : []),
   ].join(' ');
   log(rerun);
   const work = mkdtempSync(join(tmpdir(), 'kubeloop-operators-'));
@@ -407,11 +461,18 @@ async function main(): Promise<void> {
   // A bare local control plane, as a kube-apiserver + etcd without kube-controller-manager.
   const server = values.kubeconfig
     ? undefined
-    : await startKubeloop({ root, kubeconfigPath, args: ['--no-controllers', '--nodes', '0'] });
+    : await startKubeloop({
+        root,
+        kubeconfigPath,
+        args: ['--no-controllers', '--nodes', '0'],
+        // The server's side of the operators' requests, written when it stops.
+        ...(values['server-cpu-prof'] && { cpuProfDir: resolve(values['server-cpu-prof']) }),
+      });
   const cpuProfDir = values['cpu-prof'] ? resolve(values['cpu-prof']) : undefined;
   const heapProfDir = values['heap-prof'] ? resolve(values['heap-prof']) : undefined;
   for (const d of [cpuProfDir, heapProfDir]) if (d) mkdirSync(d, { recursive: true });
   const where = server ? 'the local control plane (--no-controllers)' : `the API server of ${kubeconfigPath}`;
+  const serverHttp = server && new HttpClient(server.endpoint, 2);
   try {
     log(`${where}; client-go sample-controller: ${sampleController ?? 'not built'}; logs in ${work}`);
     const runs = Number(values.runs);
@@ -426,6 +487,7 @@ async function main(): Promise<void> {
       qps: Number(values.qps),
       ...(cpuProfDir && { cpuProfDir }),
       ...(heapProfDir && { heapProfDir }),
+      ...(server && serverHttp && { server: { pid: server.pid, http: serverHttp } }),
       work,
       log,
     });
@@ -438,6 +500,7 @@ async function main(): Promise<void> {
     }
     if (!values.keep) rmSync(work, { recursive: true, force: true });
   } finally {
+    serverHttp?.close();
     await server?.stop();
   }
 }

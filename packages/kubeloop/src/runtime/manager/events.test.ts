@@ -1,3 +1,5 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { pino } from 'pino';
 import { describe, expect, it, vi } from 'vitest';
 import type { Client } from '../../client/client.js';
@@ -6,10 +8,12 @@ import { EventRecorder } from './events.js';
 /** A client that records the Event writes it is asked for. */
 function fakeClient() {
   const calls: Array<{ verb: 'create' | 'patch'; name: string; count?: number }> = [];
+  const bodies: unknown[] = [];
   const client = {
     api: () => ({
       create: async (e: { metadata: { name: string } }) => {
         calls.push({ verb: 'create', name: e.metadata.name });
+        bodies.push(e);
         return e;
       },
       patch: async (name: string, p: { series: { count: number } }) => {
@@ -18,7 +22,7 @@ function fakeClient() {
       },
     }),
   } as unknown as Client;
-  return { client, calls };
+  return { client, calls, bodies };
 }
 
 const foo = {
@@ -89,5 +93,52 @@ describe('EventRecorder series, as client-go writes them', () => {
     } finally {
       vi.useRealTimers();
     }
+  });
+
+  it('writes the Event about the object, yet keeps no reference to the object in its series', async () => {
+    const { client, bodies } = fakeClient();
+    const rec = new EventRecorder(client, {
+      reportingController: 'c',
+      reportingInstance: 'i',
+      log: pino({ level: 'silent' }),
+    });
+    let obj: typeof foo | undefined = {
+      ...foo,
+      metadata: { ...foo.metadata, resourceVersion: '7', labels: { big: 'x'.repeat(1000) } },
+    };
+    const held = new WeakRef(obj);
+    rec.event(obj, 'Normal', 'Synced', 'synced');
+    await rec.flush();
+    expect(bodies).toEqual([
+      {
+        apiVersion: 'events.k8s.io/v1',
+        kind: 'Event',
+        metadata: { name: expect.stringMatching(/^a\.[0-9a-f]+$/), namespace: 'ns' },
+        eventTime: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/),
+        reportingController: 'c',
+        reportingInstance: 'i',
+        action: 'Synced',
+        reason: 'Synced',
+        type: 'Normal',
+        note: 'synced',
+        regarding: {
+          apiVersion: 'example.com/v1',
+          kind: 'Foo',
+          name: 'a',
+          namespace: 'ns',
+          uid: 'u1',
+          resourceVersion: '7',
+        },
+      },
+    ]);
+    // The series is remembered for 6 minutes; the object (often a cache entry replaced since) must
+    // not be kept with it.
+    obj = undefined;
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    await new Promise((r) => setImmediate(r));
+    gc();
+    expect(held.deref()).toBeUndefined();
+    await rec.stop(false);
   });
 });

@@ -5,7 +5,7 @@
 import { setMaxListeners } from 'node:events';
 import type { Server } from 'node:http';
 import { hostname } from 'node:os';
-import { type Logger, pino } from 'pino';
+import type { Logger } from 'pino';
 import { Client } from '../../client/client.js';
 import type { ResourceDescriptor } from '../../client/descriptor.js';
 import { ClientMetrics } from '../../client/transport/metrics.js';
@@ -24,6 +24,7 @@ import { ManagerCache } from './cache.js';
 import { EventRecorder } from './events.js';
 import { closeServer, type Endpoints, serveEndpoints } from './http.js';
 import { type LeaderElectionOptions, LeaderElector } from './leader-election.js';
+import { defaultLogger } from './logger.js';
 import { PermissionMonitor } from './permissions.js';
 import { WriteTracker } from './read-your-writes.js';
 import { trackingClient } from './tracking-client.js';
@@ -42,7 +43,7 @@ export interface ManagerOptions {
   client?: Client;
   /** Request metrics of a client you pass, to show on `/metrics`. */
   clientMetrics?: ClientMetrics;
-  /** The logger (default: pino at `info`, or `LOG_LEVEL`). */
+  /** The logger (default: pino at `info`, or `LOG_LEVEL`, writing to stdout synchronously). */
   logger?: Logger;
   /** The namespace the cache watches (default `''`: all). */
   namespace?: string;
@@ -200,7 +201,7 @@ export class Manager {
 
   constructor(options: ManagerOptions = {}) {
     this.options = options;
-    this.log = options.logger ?? pino({ level: process.env.LOG_LEVEL ?? 'info' });
+    this.log = options.logger ?? defaultLogger();
     this.registry = options.registry ?? new Registry();
     this.controllerMetrics = new ControllerMetrics(this.registry);
     this.queueMetrics = new WorkQueueMetrics({ registry: this.registry });

@@ -49,6 +49,12 @@ export class Controller<T extends KubeObject = KubeObject> {
   private workers: Promise<void>[] = [];
   private readonly inFlight = new Set<Promise<void>>();
   private hardStop = new AbortController();
+  /**
+   * How to abort each running reconcile: the hard stop calls them from its one listener, where a
+   * listener per reconcile on the hard stop's signal (and one on the reconcile's own) cost ~3 %
+   * of the sample operator's CPU (Node's EventTarget is slow to add to and remove from).
+   */
+  private readonly aborts = new Set<(reason: unknown) => void>();
   private ownerNamespaced = true;
   private readonly maxConcurrent: number;
   /** The last state of deleted primary objects, for `onGone`, until their key is reconciled. */
@@ -101,7 +107,15 @@ export class Controller<T extends KubeObject = KubeObject> {
       ...(d.options.clock && { clock: d.options.clock }),
     });
     this.queue = queue;
-    this.hardStop = new AbortController();
+    const hardStop = new AbortController();
+    this.hardStop = hardStop;
+    hardStop.signal.addEventListener(
+      'abort',
+      () => {
+        for (const abort of this.aborts) abort(hardStop.signal.reason);
+      },
+      { once: true },
+    );
     this.deps.metrics.initialize(this.name);
     this.deps.metrics.maxConcurrent.set({ controller: this.name }, this.maxConcurrent);
     const add = (obj: KubeObject) => queue.add(objectKey(obj));
@@ -208,23 +222,27 @@ export class Controller<T extends KubeObject = KubeObject> {
       reconcileID,
     });
     const ac = new AbortController();
-    const onStop = () => ac.abort(this.hardStop.signal.reason);
-    this.hardStop.signal.addEventListener('abort', onStop, { once: true });
+    let fail: (reason: unknown) => void = () => undefined;
+    /** Rejects once the reconcile is aborted (stop or timeout): the reconcile is raced against it. */
+    const stopped = new Promise<never>((_, reject) => {
+      fail = reject;
+    });
+    stopped.catch(() => undefined);
+    // Aborts the reconcile's signal and the race, with the first reason given.
+    const abort = (reason: unknown) => {
+      ac.abort(reason);
+      fail(ac.signal.reason);
+    };
+    this.aborts.add(abort);
     const timeoutMs = d.options.reconcileTimeoutMs;
     let timer: NodeJS.Timeout | undefined;
     const started = performance.now();
     metrics.activeWorkers.inc({ controller });
     let outcome: ReconcileOutcome = 'success';
     try {
-      const stopped = new Promise<never>((_, reject) => {
-        const fail = () => reject(ac.signal.reason);
-        if (ac.signal.aborted) fail();
-        else ac.signal.addEventListener('abort', fail, { once: true });
-        if (timeoutMs !== undefined) {
-          timer = setTimeout(() => ac.abort(new ReconcileTimeoutError(timeoutMs)), timeoutMs);
-        }
-      });
-      stopped.catch(() => undefined);
+      if (timeoutMs !== undefined) {
+        timer = setTimeout(() => abort(new ReconcileTimeoutError(timeoutMs)), timeoutMs);
+      }
       const attempt = async (): Promise<Reconciled> => {
         if (!this.primary) return undefined;
         const obj = await this.deps.cache.read(
@@ -290,7 +308,7 @@ export class Controller<T extends KubeObject = KubeObject> {
       }
     } finally {
       clearTimeout(timer);
-      this.hardStop.signal.removeEventListener('abort', onStop);
+      this.aborts.delete(abort);
       metrics.activeWorkers.dec({ controller });
       if (!this.hardStop.signal.aborted) {
         metrics.reconcileTotal.inc({ controller, result: outcome });

@@ -290,6 +290,33 @@ describe('controller', () => {
     }
   });
 
+  it('aborts the running reconciles, each with the stop reason, when the grace period of a stop ends', async () => {
+    const ns = 'c-hardstop';
+    await t.namespace(ns);
+    const reasons = new Map<string, unknown>();
+    let started = 0;
+    const m = testManager(t.client, { gracefulShutdownTimeoutMs: 50 }).add(
+      controller(Widget)
+        .inNamespace(ns)
+        .withOptions({ maxConcurrentReconciles: 2 })
+        .reconcile(async (w, { signal }) => {
+          started++;
+          await new Promise<void>((resolve) =>
+            signal.addEventListener('abort', () => resolve(), { once: true }),
+          );
+          reasons.set(w.metadata?.name ?? '', signal.reason);
+        }),
+    );
+    const { done } = await run(m);
+    await t.client.api(Widget, ns).create(widget(ns, 'a'));
+    await t.client.api(Widget, ns).create(widget(ns, 'b'));
+    await eventually(() => started === 2);
+    await m.stop();
+    await done;
+    expect([...reasons.keys()].sort()).toEqual(['a', 'b']);
+    for (const reason of reasons.values()) expect((reason as Error).message).toMatch(/stopped/);
+  });
+
   it('reads its own writes: an immediately requeued reconcile never sees an older version', async () => {
     const ns = 'c-ryw';
     await t.namespace(ns);

@@ -3,7 +3,7 @@ import { runInNewContext } from 'node:vm';
 import { pino } from 'pino';
 import { describe, expect, it, vi } from 'vitest';
 import type { Client } from '../../client/client.js';
-import { EventRecorder } from './events.js';
+import { EventRecorder, microTime } from './events.js';
 
 /** A client that records the Event writes it is asked for. */
 function fakeClient() {
@@ -140,5 +140,11 @@ describe('EventRecorder series, as client-go writes them', () => {
     gc();
     expect(held.deref()).toBeUndefined();
     await rec.stop(false);
+  });
+
+  it('writes MicroTimes with microseconds, as Kubernetes formats them', () => {
+    expect(microTime(new Date(Date.UTC(2024, 4, 1, 10, 0, 0, 123)))).toBe('2024-05-01T10:00:00.123000Z');
+    expect(microTime(new Date(Date.UTC(2024, 0, 1)))).toBe('2024-01-01T00:00:00.000000Z');
+    expect(microTime(new Date(8.64e15))).toBe('+275760-09-13T00:00:00.000000Z');
   });
 });

@@ -57,8 +57,11 @@ interface Series {
   chain: Promise<void>;
 }
 
-/** MicroTime: RFC 3339 with microseconds. */
-export const microTime = (d = new Date()): string => d.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+/**
+ * MicroTime: RFC 3339 with microseconds. `toISOString` always ends in `.sssZ`, so three zeros go
+ * before the `Z` (a slice, where a regular expression cost ~1 % of a busy recorder's CPU).
+ */
+export const microTime = (d = new Date()): string => `${d.toISOString().slice(0, -1)}000Z`;
 
 const MAX_NOTE = 1024;
 /**

@@ -102,12 +102,15 @@ describe('EventRecorder series, as client-go writes them', () => {
       reportingInstance: 'i',
       log: pino({ level: 'silent' }),
     });
-    let obj: typeof foo | undefined = {
-      ...foo,
-      metadata: { ...foo.metadata, resourceVersion: '7', labels: { big: 'x'.repeat(1000) } },
-    };
-    const held = new WeakRef(obj);
-    rec.event(obj, 'Normal', 'Synced', 'synced');
+    // Made and recorded in a scope of its own, so that nothing but the recorder could hold it.
+    const held = (() => {
+      const obj = {
+        ...foo,
+        metadata: { ...foo.metadata, resourceVersion: '7', labels: { big: 'x'.repeat(1000) } },
+      };
+      rec.event(obj, 'Normal', 'Synced', 'synced');
+      return new WeakRef(obj);
+    })();
     await rec.flush();
     expect(bodies).toEqual([
       {
@@ -133,7 +136,6 @@ describe('EventRecorder series, as client-go writes them', () => {
     ]);
     // The series is remembered for 6 minutes; the object (often a cache entry replaced since) must
     // not be kept with it.
-    obj = undefined;
     setFlagsFromString('--expose-gc');
     const gc = runInNewContext('gc') as () => void;
     await new Promise((r) => setImmediate(r));

@@ -2,7 +2,7 @@ import { symbols } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { defaultLogger } from './logger.js';
 
-const stdout = process.stdout as NodeJS.WriteStream & { write: unknown };
+const stdout = process.stdout as NodeJS.WriteStream & { write: unknown; fd?: number };
 const own = Object.getOwnPropertyDescriptor(stdout, 'write');
 
 afterEach(() => {

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 // @ts-expect-error: a build script in plain JavaScript, without declarations.
-import { stripComments } from '../../scripts/strip-comments.mjs';
+import { stripComments } from '../../../../scripts/strip-comments.mjs';
 
 const strip = (text: string): string => stripComments(ts, text);
 

@@ -92,6 +92,7 @@ export async function stripDir(dir) {
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const dirs = process.argv.slice(2);
   const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-  if (dirs.length === 0) dirs.push(...['kubeloop', 'server', 'cli'].map((p) => join(root, 'packages', p, 'dist')));
+  if (dirs.length === 0)
+    dirs.push(...['kubeloop', 'server', 'cli'].map((p) => join(root, 'packages', p, 'dist')));
   for (const dir of dirs) await stripDir(dir);
 }

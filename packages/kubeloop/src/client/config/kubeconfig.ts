@@ -10,38 +10,22 @@
  * ```
  */
 import { readFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import type { JsonObject as Obj } from '../../api/object.js';
 import { isDNS1123Label } from '../../api/validation.js';
+import { transientModule } from '../../util/transient-module.js';
 import { ConfigError, describeFsError } from './errors.js';
 import { checkCertificates, checkKeyPair, decodeBase64Field } from './pem.js';
 import type { ConnectionConfig, ExecConfig, Impersonation, Origin } from './types.js';
 
 /**
  * The YAML parser, loaded on first use (a client given its configuration never needs it) and
- * dropped from the module cache a second after the last use: a process reads its kubeconfig
- * once, at start, and yaml's 72 modules would otherwise stay in its heap for good (~0.7 MB in the
- * sample operator). Modules that were loaded before (someone else's `require('yaml')`) stay.
+ * dropped a second after the last use: a process reads its kubeconfig once, at start, and yaml's
+ * 72 modules would otherwise stay in its heap for good (~0.7 MB in the sample operator).
  */
-let yaml: { parse: (text: string) => unknown; release: NodeJS.Timeout } | undefined;
-const YAML_KEEP_MS = 1000;
-function parseYaml(text: string): unknown {
-  if (yaml) yaml.release.refresh();
-  else {
-    const require = createRequire(import.meta.url);
-    const before = new Set(Object.keys(require.cache));
-    const { parse } = require('yaml') as typeof import('yaml');
-    const added = Object.keys(require.cache).filter((k) => !before.has(k));
-    const release = setTimeout(() => {
-      yaml = undefined;
-      for (const k of added) delete require.cache[k];
-    }, YAML_KEEP_MS).unref();
-    yaml = { parse, release };
-  }
-  return yaml.parse(text);
-}
+const yaml = transientModule<typeof import('yaml')>('yaml', import.meta.url);
+const parseYaml = (text: string): unknown => yaml().parse(text);
 
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 

@@ -10,33 +10,14 @@
  * after the last call and loads again on the next. Schemas are plain data (no function or
  * prototype of the bundle), so those of one load serve the builders of the next.
  */
-import { createRequire } from 'node:module';
 import type * as TypeBox from 'typebox';
+import { transientModule } from '../../util/transient-module.js';
 
 type TypeBuilder = typeof TypeBox.Type;
 
-const BUNDLE = createRequire(import.meta.url).resolve('../../../vendor/typebox.cjs');
-const KEEP_MS = 1000;
-
-let loaded: { Type: TypeBuilder; release: NodeJS.Timeout } | undefined;
-
+const bundle = transientModule<typeof TypeBox>('../../../vendor/typebox.cjs', import.meta.url);
 /** The bundle's builders, loaded if need be, kept for another second. */
-function builders(): TypeBuilder {
-  if (loaded) {
-    loaded.release.refresh();
-    return loaded.Type;
-  }
-  // A require of its own: its module lists what it loaded (`children`), which would keep the bundle.
-  const require = createRequire(import.meta.url);
-  const wasCached = BUNDLE in require.cache;
-  const bundle = require(BUNDLE) as typeof TypeBox;
-  const release = setTimeout(() => {
-    loaded = undefined;
-    if (!wasCached) delete require.cache[BUNDLE];
-  }, KEEP_MS).unref();
-  loaded = { Type: bundle.Type, release };
-  return bundle.Type;
-}
+const builders = (): TypeBuilder => bundle().Type;
 
 function forwarding(): TypeBuilder {
   const facade: Record<string, unknown> = {};

@@ -17,28 +17,12 @@ import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import {
-  Client,
-  CustomResourceDefinition,
-  Deployment,
-  isAlreadyExists,
-  isNotFound,
-  type KubeObject,
-  type ResourceDescriptor,
-} from 'kubeloop/client';
-import { parseCustomResourceDefinitions } from 'kubeloop/manifests';
+import { Client, Deployment, isNotFound } from 'kubeloop/client';
 import { cpuMs, idle, rssBytes } from '../lib/proc.js';
-import { freePort, terminate } from '../lib/process.js';
+import { terminate } from '../lib/process.js';
 import { startKubeloop } from '../lib/servers.js';
 import { median } from '../lib/stats.js';
-
-const Foo: ResourceDescriptor<KubeObject & { spec?: unknown }> = {
-  group: 'samplecontroller.k8s.io',
-  version: 'v1alpha1',
-  kind: 'Foo',
-  plural: 'foos',
-  namespaced: true,
-};
+import { Foo, ignoring, installFooCrd, sampleOperator } from './operators.js';
 
 const PRELOAD = `import { writeFileSync } from 'node:fs';
 process.on('SIGUSR2', () => {
@@ -56,42 +40,20 @@ interface Sample {
   rssMb: number;
 }
 
-const ignoring = async (p: Promise<unknown>, ok: (e: unknown) => boolean) => {
-  try {
-    await p;
-  } catch (e) {
-    if (!ok(e)) throw e;
-  }
-};
-
 /** Spawns `root`'s sample operator until it printed `msg`; returns the child and the time. */
-function spawnOperator(
+async function spawnOperator(
   root: string,
   dir: string,
   kubeconfig: string,
-  ports: [number, number],
 ): Promise<{ child: ChildProcess; ms: number }> {
+  const operator = await sampleOperator(root, kubeconfig);
   const start = process.hrtime.bigint();
   const child = spawn(
     process.execPath,
-    [
-      '--expose-gc',
-      '--import',
-      join(dir, 'preload.mjs'),
-      join(root, 'examples/sample-controller/dist/main.js'),
-      `--metrics-bind-address=127.0.0.1:${ports[0]}`,
-      `--health-probe-bind-address=127.0.0.1:${ports[1]}`,
-      '--max-concurrent-reconciles=2',
-    ],
+    ['--expose-gc', '--import', join(dir, 'preload.mjs'), ...operator.args],
     {
-      cwd: join(root, 'examples/sample-controller'),
-      env: {
-        MALLOC_ARENA_MAX: '2',
-        ...process.env,
-        KUBECONFIG: kubeconfig,
-        ENABLE_WEBHOOKS: 'false',
-        OPERATOR_START_MEMORY: join(dir, 'memory.json'),
-      },
+      cwd: operator.cwd,
+      env: { ...operator.env, OPERATOR_START_MEMORY: join(dir, 'memory.json') },
       stdio: ['ignore', 'pipe', 'inherit'],
     },
   );
@@ -118,7 +80,7 @@ async function round(client: Client, root: string, dir: string, kubeconfig: stri
     metadata: { name: 'start-foo' },
     spec: { deploymentName: 'start-foo', replicas: 1 },
   });
-  const { child, ms } = await spawnOperator(root, dir, kubeconfig, [await freePort(), await freePort()]);
+  const { child, ms } = await spawnOperator(root, dir, kubeconfig);
   const pid = child.pid!;
   const cpu = cpuMs(pid);
   try {
@@ -167,28 +129,7 @@ async function main(): Promise<void> {
   const client = await Client.fromKubeconfig({ path: kubeconfig });
   const load = [loadavg()[0]!];
   try {
-    const crdFile = join(
-      sides.cur,
-      'examples/sample-controller/config/crd/bases/samplecontroller.k8s.io_foos.yaml',
-    );
-    for (const crd of parseCustomResourceDefinitions(readFileSync(crdFile, 'utf8')))
-      await ignoring(
-        client.api(CustomResourceDefinition).create({
-          ...crd,
-          apiVersion: 'apiextensions.k8s.io/v1',
-          kind: 'CustomResourceDefinition',
-        } as CustomResourceDefinition),
-        isAlreadyExists,
-      );
-    for (let i = 0; ; i++) {
-      try {
-        await client.api(Foo, '').list({ limit: 1 });
-        break;
-      } catch (err) {
-        if (i > 300) throw err;
-        await idle(100);
-      }
-    }
+    await installFooCrd(client, sides.cur);
     const samples: Record<'base' | 'cur', Sample[]> = { base: [], cur: [] };
     for (let i = 0; i < runs; i++) {
       const order: ('base' | 'cur')[] = i % 2 === 0 ? ['base', 'cur'] : ['cur', 'base'];

@@ -55,7 +55,7 @@ interface Foo extends KubeObject {
   spec?: { deploymentName?: string; replicas?: number };
   status?: { availableReplicas?: number };
 }
-const Foo: ResourceDescriptor<Foo> = {
+export const Foo: ResourceDescriptor<Foo> = {
   group: GROUP,
   version: VERSION,
   kind: 'Foo',
@@ -121,7 +121,8 @@ export function clientGoSampleController(explicit?: string): string | undefined 
   return existsSync(path) ? path : undefined;
 }
 
-async function ignoring(p: Promise<unknown>, what: (err: unknown) => boolean): Promise<void> {
+/** Awaits `p`, ignoring the errors `what` accepts. */
+export async function ignoring(p: Promise<unknown>, what: (err: unknown) => boolean): Promise<void> {
   try {
     await p;
   } catch (err) {
@@ -130,7 +131,7 @@ async function ignoring(p: Promise<unknown>, what: (err: unknown) => boolean): P
 }
 
 /** The example's Foo CRD, unless the server has one; waits until Foos are served. */
-async function installFooCrd(client: Client, root: string): Promise<void> {
+export async function installFooCrd(client: Client, root: string): Promise<void> {
   const file = join(root, 'examples/sample-controller/config/crd/bases/samplecontroller.k8s.io_foos.yaml');
   for (const crd of parseCustomResourceDefinitions(readFileSync(file, 'utf8')))
     await ignoring(
@@ -225,6 +226,29 @@ async function requestCounts(http: HttpClient): Promise<Map<string, number>> {
   return out;
 }
 
+/**
+ * How the bench runs `root`'s sample operator (node's arguments after its own flags, working
+ * directory, environment): 2 workers, metrics and probes on free loopback ports, no webhooks.
+ */
+export async function sampleOperator(
+  root: string,
+  kubeconfig: string,
+): Promise<{ args: string[]; cwd: string; env: NodeJS.ProcessEnv }> {
+  const [metrics, probes] = [await freePort(), await freePort()];
+  return {
+    args: [
+      join(root, 'examples/sample-controller/dist/main.js'),
+      `--metrics-bind-address=127.0.0.1:${metrics}`,
+      `--health-probe-bind-address=127.0.0.1:${probes}`,
+      '--max-concurrent-reconciles=2',
+    ],
+    cwd: join(root, 'examples/sample-controller'),
+    // The reconciles are measured, not the webhooks (client-go's sample-controller has none);
+    // glibc's arenas as the operator's image sets them (manifests/dockerfile.ts).
+    env: { MALLOC_ARENA_MAX: '2', ...process.env, KUBECONFIG: kubeconfig, ENABLE_WEBHOOKS: 'false' },
+  };
+}
+
 /** Starts one operator against the kubeconfig. */
 async function spawnOperator(o: Options, op: Operator, label: string): Promise<ChildProcess> {
   const logPath = join(o.work, `${label}.log`);
@@ -233,7 +257,7 @@ async function spawnOperator(o: Options, op: Operator, label: string): Promise<C
   if (op === 'kubeloop' || op === 'baseline') {
     const root = op === 'baseline' ? o.baselineRoot : o.root;
     if (!root) throw new Error('baseline: give --baseline=ROOT');
-    const [metrics, probes] = [await freePort(), await freePort()];
+    const operator = await sampleOperator(root, o.kubeconfigPath);
     const prof = [
       ...(o.cpuProfDir
         ? ['--cpu-prof', `--cpu-prof-dir=${o.cpuProfDir}`, `--cpu-prof-name=operator-${label}.cpuprofile`]
@@ -248,28 +272,11 @@ async function spawnOperator(o: Options, op: Operator, label: string): Promise<C
           ]
         : []),
     ];
-    child = spawn(
-      process.execPath,
-      [
-        ...prof,
-        join(root, 'examples/sample-controller/dist/main.js'),
-        `--metrics-bind-address=127.0.0.1:${metrics}`,
-        `--health-probe-bind-address=127.0.0.1:${probes}`,
-        '--max-concurrent-reconciles=2',
-      ],
-      {
-        cwd: join(root, 'examples/sample-controller'),
-        // The reconciles are measured, not the webhooks (client-go's sample-controller has none);
-        // glibc's arenas as the operator's image sets them (manifests/dockerfile.ts).
-        env: {
-          MALLOC_ARENA_MAX: '2',
-          ...process.env,
-          KUBECONFIG: o.kubeconfigPath,
-          ENABLE_WEBHOOKS: 'false',
-        },
-        stdio: ['ignore', out, out],
-      },
-    );
+    child = spawn(process.execPath, [...prof, ...operator.args], {
+      cwd: operator.cwd,
+      env: operator.env,
+      stdio: ['ignore', out, out],
+    });
   } else {
     if (!o.sampleController)
       throw new Error('client-go sample-controller not built (../shared/tools/anchor)');

@@ -15,23 +15,11 @@ import { parseArgs } from 'node:util';
 import { HttpClient } from '../lib/http.js';
 import { cpuMs } from '../lib/proc.js';
 import { terminate } from '../lib/process.js';
+import { requestCounts } from '../lib/request-counts.js';
 import { startKubeloop } from '../lib/servers.js';
 import { burst } from './reconcile.js';
 import { installCrd, nodesReady, startOperator } from './reconcile-support.js';
 import type { ReconcileOptions } from './reconcile-types.js';
-
-/** `apiserver_request_total` summed by `VERB resource[/subresource]`. */
-function requestCounts(text: string): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const line of text.split('\n')) {
-    if (!line.startsWith('apiserver_request_total{')) continue;
-    const label = (k: string) => new RegExp(`[{,]${k}="([^"]*)"`).exec(line)?.[1] ?? '';
-    const sub = label('subresource');
-    const key = `${label('verb')} ${label('resource')}${sub ? `/${sub}` : ''}`;
-    out.set(key, (out.get(key) ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1)));
-  }
-  return out;
-}
 
 async function measure(root: string, foos: number, nodes: number) {
   const work = mkdtempSync(join(tmpdir(), 'kubeloop-foo-requests-'));
@@ -48,7 +36,7 @@ async function measure(root: string, foos: number, nodes: number) {
     nodes,
     timeoutMs: 300_000,
   };
-  const metrics = async () => requestCounts((await http.request('GET', '/metrics')).body.toString());
+  const metrics = () => requestCounts(http);
   let operator: Awaited<ReturnType<typeof startOperator>> | undefined;
   try {
     await installCrd(http, root);

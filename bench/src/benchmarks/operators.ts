@@ -47,6 +47,7 @@ import { parseCustomResourceDefinitions } from 'kubeloop/manifests';
 import { HttpClient } from '../lib/http.js';
 import { cpuMs, peakRssBytes, rssBytes } from '../lib/proc.js';
 import { freePort, terminate } from '../lib/process.js';
+import { requestCounts } from '../lib/request-counts.js';
 import { startKubeloop } from '../lib/servers.js';
 import { median } from '../lib/stats.js';
 import { GROUP, VERSION } from './reconcile-support.js';
@@ -210,20 +211,6 @@ async function convergence(client: Client, namespace: string, n: number, signal:
     watches,
     counts: () => `${withDeployment.size} Deployments, ${withStatus.size} statuses`,
   };
-}
-
-/** `apiserver_request_total` of the local plane, summed by `VERB resource[/subresource]`. */
-async function requestCounts(http: HttpClient): Promise<Map<string, number>> {
-  const text = (await http.request('GET', '/metrics')).body.toString();
-  const out = new Map<string, number>();
-  for (const line of text.split('\n')) {
-    if (!line.startsWith('apiserver_request_total{')) continue;
-    const label = (k: string) => new RegExp(`[{,]${k}="([^"]*)"`).exec(line)?.[1] ?? '';
-    const sub = label('subresource');
-    const key = `${label('verb')} ${label('resource')}${sub ? `/${sub}` : ''}`;
-    out.set(key, (out.get(key) ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1)));
-  }
-  return out;
 }
 
 /**

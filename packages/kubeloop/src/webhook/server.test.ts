@@ -71,6 +71,18 @@ const fooV1 = (replicas?: number) => ({
   spec: replicas === undefined ? {} : { replicas },
 });
 
+/** Foo's v1alpha1 `spec.size` ⇄ hub v1 `spec.replicas`. */
+const fooConversion = () =>
+  conversion(Foo, {
+    hub: 'v1',
+    spokes: {
+      v1alpha1: {
+        toHub: (o) => ({ metadata: o.metadata, spec: { replicas: o.spec.size } }),
+        fromHub: (h) => ({ metadata: h.metadata, spec: { size: h.spec.replicas } }),
+      },
+    },
+  });
+
 let dir: string;
 let server: WebhookServer;
 beforeEach(async () => {
@@ -198,16 +210,7 @@ describe('WebhookServer', () => {
   });
 
   it('answers ConversionReviews at /convert via the hub', async () => {
-    const conv = conversion(Foo, {
-      hub: 'v1',
-      spokes: {
-        v1alpha1: {
-          toHub: (o) => ({ metadata: o.metadata, spec: { replicas: o.spec.size } }),
-          fromHub: (h) => ({ metadata: h.metadata, spec: { size: h.spec.replicas } }),
-        },
-      },
-    });
-    server = new WebhookServer({ port: 0, certDir: dir }).register(conv);
+    server = new WebhookServer({ port: 0, certDir: dir }).register(fooConversion());
     await server.listen();
     const r = await post(server, '/convert', {
       apiVersion: 'apiextensions.k8s.io/v1',
@@ -248,16 +251,7 @@ describe('WebhookServer', () => {
   });
 
   it('answers a large ConversionReview whole, non-ASCII included (its length in UTF-8 bytes)', async () => {
-    const conv = conversion(Foo, {
-      hub: 'v1',
-      spokes: {
-        v1alpha1: {
-          toHub: (o) => ({ metadata: o.metadata, spec: { replicas: o.spec.size } }),
-          fromHub: (h) => ({ metadata: h.metadata, spec: { size: h.spec.replicas } }),
-        },
-      },
-    });
-    server = new WebhookServer({ port: 0, certDir: dir }).register(conv);
+    server = new WebhookServer({ port: 0, certDir: dir }).register(fooConversion());
     await server.listen();
     // Well over the size from which the answer is encoded before it is sent.
     const objects = Array.from({ length: 2000 }, (_, n) => ({

@@ -10,8 +10,12 @@ import { Updater } from './updater.js';
 import type { Obj } from './value.js';
 
 /** The general path: compare with the type meta, update ownership, strip, serialize. */
-function viaUpdater(obj: Obj, atom: Atom, ignored: FieldSet | undefined): string {
-  const zero = { apiVersion: 'x/v1', kind: 'X' };
+function viaUpdater(
+  obj: Obj,
+  atom: Atom,
+  ignored: FieldSet | undefined,
+  zero: Obj = { apiVersion: 'x/v1', kind: 'X' },
+): string {
   const { managers } = new Updater(atom, ignored).update(zero, obj, 'x/v1', new Map(), 'm');
   const vs = managers.get('m');
   const set = vs ? vs.set.difference(STRIP) : new FieldSet();
@@ -24,8 +28,8 @@ function direct(obj: Obj, atom: Atom, ignored: FieldSet | undefined): string | u
 }
 
 /** Asserts the walk writes the general path's bytes; returns whether it handled the object. */
-function same(obj: Obj, atom: Atom, ignored?: FieldSet): boolean {
-  const want = viaUpdater(obj, atom, ignored);
+function same(obj: Obj, atom: Atom, ignored?: FieldSet, zero?: Obj): boolean {
+  const want = viaUpdater(obj, atom, ignored, zero);
   const got = direct(obj, atom, ignored);
   if (got !== undefined) expect(got).toBe(want);
   return got !== undefined;
@@ -267,6 +271,64 @@ describe('createdFieldsV1 writes what the update path writes', () => {
     expect(same(svc, service)).toBe(true);
   });
 
+  it('matches on built-in kinds whose empty value has a metadata of creationTimestamp: null', () => {
+    // The protobuf zero value of ConfigMap, Secret, ServiceAccount, the RBAC kinds…: the update
+    // chain compares a create against it.
+    const zero = (apiVersion: string, kind: string): Obj => ({
+      kind,
+      apiVersion,
+      metadata: { creationTimestamp: null },
+    });
+    const metas: (Obj | undefined | null)[] = [
+      undefined,
+      null,
+      {},
+      { creationTimestamp: null },
+      { name: 'x', creationTimestamp: null, labels: { a: 'b' } },
+      meta({ labels: { a: 'b', c: '' }, annotations: { 'x/y': 'z' } }),
+      meta({ generateName: 'x-', finalizers: ['a/b', 'c'], resourceVersion: '5', selfLink: 's' }),
+      meta({
+        ownerReferences: [
+          { apiVersion: 'v1', kind: 'Pod', name: 'p', uid: 'u1', controller: true },
+          { apiVersion: 'v1', kind: 'Pod', name: 'q', uid: 'u2' },
+        ],
+        labels: {},
+      }),
+      { creationTimestamp: null, annotations: null, deletionGracePeriodSeconds: 3 },
+    ];
+    const configMap = builtinAtom('io.k8s.api.core.v1.ConfigMap')!;
+    const secret = builtinAtom('io.k8s.api.core.v1.Secret')!;
+    const account = builtinAtom('io.k8s.api.core.v1.ServiceAccount')!;
+    const role = builtinAtom('io.k8s.api.rbac.v1.ClusterRole')!;
+    const bodies: [Atom, Obj, Obj][] = [
+      [configMap, zero('v1', 'ConfigMap'), {}],
+      [configMap, zero('v1', 'ConfigMap'), { data: { a: '1', b: '' }, binaryData: { c: 'AA==' } }],
+      [configMap, zero('v1', 'ConfigMap'), { data: {}, immutable: false }],
+      [configMap, zero('v1', 'ConfigMap'), { data: null, immutable: true }],
+      [secret, zero('v1', 'Secret'), { type: 'Opaque', data: { k: 'dg==' }, stringData: { s: 'v' } }],
+      [
+        account,
+        zero('v1', 'ServiceAccount'),
+        { secrets: [{ name: 'a' }], automountServiceAccountToken: false },
+      ],
+      [
+        role,
+        zero('rbac.authorization.k8s.io/v1', 'ClusterRole'),
+        {
+          rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] }],
+          aggregationRule: { clusterRoleSelectors: [{ matchLabels: { a: 'b' } }] },
+        },
+      ],
+    ];
+    for (const [atom, z, body] of bodies) {
+      for (const m of metas) {
+        const obj: Obj = { apiVersion: z.apiVersion, kind: z.kind, ...body };
+        if (m !== undefined) obj.metadata = m;
+        expect(same(obj, atom, undefined, z)).toBe(true);
+      }
+    }
+  });
+
   it('matches on the seed CRDs and random objects of every schema', () => {
     const schemas: Obj[] = [crSchema, kitchenSink.spec.versions[0]!.schema.openAPIV3Schema];
     for (const f of ['foo-crd.yaml', 'etcdcluster-crd.yaml', 'genericdaemon-crd.yaml', 'foobar-crd.yaml']) {
@@ -392,5 +454,42 @@ describe('updateManagedFields on a custom resource create', () => {
     const bare: Obj = { apiVersion: 'example.com/v1', kind: 'Widget', metadata: meta({ managedFields: [] }) };
     updateManagedFields(t!, undefined, bare, { manager: 'm' });
     expect((bare.metadata as Obj).managedFields).toBeUndefined();
+  });
+});
+
+describe('updateManagedFields on a built-in create', () => {
+  it('records a ConfigMap create with the walk: the update path entry, the shared tree', async () => {
+    const { Registry } = await import('../registry/registry.js');
+    const t = new Registry().lookup('', 'v1', 'configmaps')!;
+    const create = (value: string): Obj => {
+      const obj: Obj = {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: `cm-${value}`, namespace: 'default', labels: { app: value } },
+        data: { key: value },
+      };
+      updateManagedFields(t, undefined, obj, { manager: 'kubectl-create', now: '2024-05-01T10:00:00Z' });
+      return obj;
+    };
+    const a = create('a');
+    expect(JSON.stringify((a.metadata as Obj).managedFields)).toBe(
+      JSON.stringify([
+        {
+          manager: 'kubectl-create',
+          operation: 'Update',
+          apiVersion: 'v1',
+          time: '2024-05-01T10:00:00Z',
+          fieldsType: 'FieldsV1',
+          fieldsV1: {
+            'f:data': { 'f:key': {}, '.': {} },
+            'f:metadata': { 'f:labels': { 'f:app': {}, '.': {} } },
+          },
+        },
+      ]),
+    );
+    // Only the walk shares one frozen tree between creates with the same fields.
+    const b = create('b');
+    const fieldsV1 = (o: Obj) => ((o.metadata as Obj).managedFields as Obj[])[0]!.fieldsV1;
+    expect(fieldsV1(b)).toBe(fieldsV1(a));
   });
 });

@@ -264,15 +264,31 @@ function encodeInto(obj: Obj, managed: Managed): void {
 const typeMetaOnly = new WeakMap<ResourceType, boolean>();
 
 /**
- * The create of an object whose empty value is its type meta only (custom resources): its
- * creator owns every field it sets, computed in one walk ({@link createdFieldsV1}) rather than by
- * the update chain, with the same entry. False when the update chain must do it.
+ * Whether an empty value holds nothing a create's fields could equal but stripped ones: its type
+ * meta (custom resources), and at most a `metadata` of `creationTimestamp: null` (the protobuf
+ * zero value of built-in kinds without spec or status: ConfigMap, Secret, ServiceAccount, RBAC…).
+ */
+function typeMetaAndStripped(z: Obj): boolean {
+  return Object.keys(z).every((k) => {
+    if (k === 'apiVersion' || k === 'kind') return typeof z[k] === 'string';
+    if (k !== 'metadata' || !isObj(z.metadata)) return false;
+    // Against a `metadata` map in the empty value, the update chain counts neither `metadata`
+    // itself nor an equal `creationTimestamp` as set; both are stripped from what the walk counts.
+    const m = z.metadata;
+    return Object.keys(m).every((f) => f === 'creationTimestamp' && m[f] === null);
+  });
+}
+
+/**
+ * The create of an object whose empty value is its type meta only (custom resources), or that and
+ * a stripped `metadata` (see {@link typeMetaAndStripped}): its creator owns every field it sets,
+ * computed in one walk ({@link createdFieldsV1}) rather than by the update chain, with the same
+ * entry. False when the update chain must do it.
  */
 function recordCreate(t: ResourceType, next: Obj, o: ManageOptions): boolean {
   let simple = typeMetaOnly.get(t);
   if (simple === undefined) {
-    const z = zeroObject(t, undefined);
-    simple = Object.keys(z).every((k) => (k === 'apiVersion' || k === 'kind') && typeof z[k] === 'string');
+    simple = typeMetaAndStripped(zeroObject(t, undefined));
     typeMetaOnly.set(t, simple);
   }
   if (!simple) return false;

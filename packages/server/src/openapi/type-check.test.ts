@@ -28,6 +28,13 @@ describe('decodeTypeError', () => {
     expect(decodeTypeError({ spec: { replicas: 'three' } }, DEPLOY)).toBe(
       'json: cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas of type int32',
     );
+    // After a nested struct decoded well, a sibling's error names the outer struct and path.
+    expect(decodeTypeError({ metadata: { name: 'a', labels: { x: 'y' } }, data: 5 }, CM)).toBe(
+      'json: cannot unmarshal number into Go struct field ConfigMap.data of type map[string]string',
+    );
+    expect(decodeTypeError({ spec: { template: { metadata: { name: 'a' } }, replicas: 'x' } }, DEPLOY)).toBe(
+      'json: cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas of type int32',
+    );
     expect(decodeTypeError({ spec: 'x' }, DEPLOY)).toBe(
       'json: cannot unmarshal string into Go struct field Deployment.spec of type v1.DeploymentSpec',
     );

@@ -29,10 +29,14 @@ const QUANTITY_SUFFIX = /^(|Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][+-]?\d+)$/;
 const QUANTITY_ERROR =
   "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
 
-/** Where the decoder is: the innermost struct and the JSON field names leading to the value. */
+/**
+ * Where the decoder is: the innermost struct and the JSON field names leading to the value. One
+ * context per decode, entered and left field by field (an error message reads it at once), so
+ * that the walk of every write's body allocates no context or path per field.
+ */
 interface Context {
   struct: string;
-  fields: readonly string[];
+  fields: string[];
 }
 
 /** A decoder's error that ends decoding at once (custom unmarshalers), unlike a type mismatch. */
@@ -78,6 +82,18 @@ function base64Error(s: string): string | undefined {
   }
   if (text.length % 4 !== 0) return `illegal base64 data at input byte ${text.length - (text.length % 4)}`;
   return undefined;
+}
+
+const structNames = new Map<string, string>();
+
+/** A definition's Go struct name (`io.k8s.api.core.v1.ConfigMap` → `ConfigMap`); definitions are few and fixed. */
+function structName(definition: string): string {
+  let name = structNames.get(definition);
+  if (name === undefined) {
+    name = definition.slice(definition.lastIndexOf('.') + 1);
+    structNames.set(definition, name);
+  }
+  return name;
 }
 
 class Decoder {
@@ -188,12 +204,16 @@ class Decoder {
       for (const key of Object.keys(v)) this.value(v[key], additional, ctx);
       return;
     }
-    const struct = definition ? definition.slice(definition.lastIndexOf('.') + 1) : ctx.struct;
+    const outer = ctx.struct;
+    if (definition) ctx.struct = structName(definition);
     for (const key of Object.keys(v)) {
       const prop = props![key];
       if (!isObj(prop)) continue;
-      this.value(v[key], prop, { struct, fields: [...ctx.fields, key] });
+      ctx.fields.push(key);
+      this.value(v[key], prop, ctx);
+      ctx.fields.pop();
     }
+    ctx.struct = outer;
   }
 
   /** What Go calls the type of a value described by `schema`. */

@@ -403,6 +403,17 @@ describe('findDuplicateFields', () => {
     ]);
   });
 
+  it('finds duplicates among many keys of one object, and none across sibling objects', () => {
+    const keys = Array.from({ length: 40 }, (_, i) => `"k${i}":${i}`);
+    const raw = `{"a":{${keys.join(',')},"k3":0,"k39":1,"k3":2},"b":{${keys.join(',')}},"c":[{"k0":1},{"k0":1}]}`;
+    expect(findDuplicateFields(raw)).toEqual(['duplicate field "a.k3"', 'duplicate field "a.k39"']);
+    const nested = '[[{"a":[{"b":1,"b":2}]}],{"c":{"d":{"e":1,"e":1}}},{"c":{"d":{"e":1}}}]';
+    expect(findDuplicateFields(nested)).toEqual([
+      'duplicate field "[0][0].a[0].b"',
+      'duplicate field "[1].c.d.e"',
+    ]);
+  });
+
   it('handles a key whose value is an array of objects after whitespace', () => {
     const raw = '{ "items" : [ { "a" : 1 } , { "a" : 1 , "a" : 2 } ] , "items" : [] }';
     expect(findDuplicateFields(raw)).toEqual(['duplicate field "items[1].a"', 'duplicate field "items"']);

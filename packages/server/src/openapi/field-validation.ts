@@ -125,83 +125,94 @@ function isEmptyCollection(v: unknown): boolean {
   return v !== null && typeof v === 'object' && Object.keys(v).length === 0;
 }
 
+/** Keys of one object looked up by a scan of its slice of `seen` up to this many, then in a Set. */
+const SCAN_KEYS = 16;
+
 /**
  * The keys that appear more than once in the same object of a raw JSON text, as
  * `duplicate field "<path>"` messages in document order (JSON.parse silently keeps the last).
  * One pass over the text, with no value built; the text is expected to be valid JSON (parse it
  * first: on malformed input the result is unspecified but the function does not throw).
+ *
+ * Every write's body passes here, so the pass allocates little: three stacks, no closure; the
+ * keys of the open objects share one stack (a small object's keys are compared in place, a Set
+ * is made only for a large one), and a path is put together only for a duplicate.
  */
 export function findDuplicateFields(rawJson: string): string[] {
   const out: string[] = [];
-  const seenMessages = new Set<string>();
-  // One frame per open container: the keys seen so far (objects) or the next index (arrays).
-  const keys: (Set<string> | undefined)[] = [];
-  const indices: number[] = [];
-  // Path segment under which each open container sits ('' for the root).
-  const segments: string[] = [];
+  let seenMessages: Set<string> | undefined;
+  // Two numbers per open container: the next index (arrays) or -1 (objects), and where its
+  // keys start in `seen`.
+  const frames: number[] = [];
+  // How each open container is reached from its parent: a key, an index ('' for the root).
+  const segs: (string | number)[] = [];
+  /** The keys of the open objects so far, outermost first. */
+  const seen: string[] = [];
+  /** By depth: the Set of an open object's keys, once it has more than SCAN_KEYS. */
+  let sets: (Set<string> | undefined)[] | undefined;
   let pendingKey: string | undefined;
   const n = rawJson.length;
   let i = 0;
-
-  const enterValue = (): string => {
-    // The segment naming the value that starts here, from its parent container.
-    const depth = keys.length;
-    if (depth === 0) return '';
-    const parentKeys = keys[depth - 1];
-    if (parentKeys) {
-      const key = pendingKey ?? '';
-      pendingKey = undefined;
-      return depth === 1 ? key : `.${key}`;
-    }
-    const index = indices[depth - 1] ?? 0;
-    indices[depth - 1] = index + 1;
-    return `[${index}]`;
-  };
 
   while (i < n) {
     const c = rawJson.charCodeAt(i);
     switch (c) {
       case 0x7b /* { */:
-        segments.push(enterValue());
-        keys.push(new Set());
-        indices.push(0);
-        i++;
-        break;
       case 0x5b /* [ */:
-        segments.push(enterValue());
-        keys.push(undefined);
-        indices.push(0);
+        segs.push(nextSegment(frames, segs.length, pendingKey));
+        pendingKey = undefined;
+        frames.push(c === 0x7b ? -1 : 0, seen.length);
         i++;
         break;
       case 0x7d /* } */:
       case 0x5d /* ] */:
-        segments.pop();
-        keys.pop();
-        indices.pop();
+        if (segs.length > 0) {
+          seen.length = frames[frames.length - 1]!;
+          frames.length -= 2;
+          segs.pop();
+          if (sets && sets.length > segs.length) sets.length = segs.length;
+        }
         i++;
         break;
       case 0x22 /* " */:
         {
           const end = stringEnd(rawJson, i);
-          const frame = keys[keys.length - 1];
-          if (frame && pendingKey === undefined && isKeyPosition(rawJson, end)) {
+          const top = segs.length - 1;
+          if (top >= 0 && frames[2 * top]! < 0 && pendingKey === undefined && isKeyPosition(rawJson, end)) {
             const key = decodeString(rawJson, i, end);
-            if (frame.has(key)) {
+            const first = frames[2 * top + 1]!;
+            const set = sets?.[top];
+            let duplicate = false;
+            if (set) duplicate = set.has(key);
+            else
+              for (let j = first; j < seen.length; j++) {
+                if (seen[j] === key) {
+                  duplicate = true;
+                  break;
+                }
+              }
+            if (duplicate) {
               if (out.length < MAX_STRICT_ERRORS) {
-                const path = segments.join('') + (keys.length === 1 ? key : `.${key}`);
-                const message = `duplicate field ${goQuote(path)}`;
+                const message = `duplicate field ${goQuote(pathOf(segs, key))}`;
+                seenMessages ??= new Set();
                 if (!seenMessages.has(message)) {
                   seenMessages.add(message);
                   out.push(message);
                 }
               }
             } else {
-              frame.add(key);
+              seen.push(key);
+              if (set) set.add(key);
+              else if (seen.length - first > SCAN_KEYS) {
+                sets ??= [];
+                sets[top] = new Set(seen.slice(first));
+              }
             }
             pendingKey = key;
           } else {
             // A string value: consumes the pending key or an array slot.
-            enterValue();
+            nextSegment(frames, segs.length, pendingKey);
+            pendingKey = undefined;
           }
           i = end;
           break;
@@ -216,7 +227,8 @@ export function findDuplicateFields(rawJson: string): string[] {
         break;
       default: {
         // A number or a literal (true, false, null): skip to the next delimiter.
-        enterValue();
+        nextSegment(frames, segs.length, pendingKey);
+        pendingKey = undefined;
         i++;
         while (i < n) {
           const d = rawJson.charCodeAt(i);
@@ -228,6 +240,31 @@ export function findDuplicateFields(rawJson: string): string[] {
     }
   }
   return out;
+}
+
+/**
+ * The segment naming the value that starts now in the innermost of `depth` open containers
+ * (see {@link findDuplicateFields}): the pending key in an object, the next index (taken) in an
+ * array, '' at the root.
+ */
+function nextSegment(frames: number[], depth: number, pendingKey: string | undefined): string | number {
+  if (depth === 0) return '';
+  const at = 2 * (depth - 1);
+  const index = frames[at]!;
+  if (index < 0) return pendingKey ?? '';
+  frames[at] = index + 1;
+  return index;
+}
+
+/** The path of `key` in the innermost open object, as the duplicate messages write it. */
+function pathOf(segs: readonly (string | number)[], key: string): string {
+  let path = '';
+  for (let d = 1; d < segs.length; d++) {
+    const seg = segs[d]!;
+    if (typeof seg === 'number') path += `[${seg}]`;
+    else path += d === 1 ? seg : `.${seg}`;
+  }
+  return path + (segs.length === 1 ? key : `.${key}`);
 }
 
 /** Index just past the closing quote of the string that opens at `start`. */

@@ -335,22 +335,29 @@ export function updateManagedFields(
   const liveEntries = live && isObj(live.metadata) ? live.metadata.managedFields : undefined;
   try {
     let managed: Managed;
-    if (o.subresource) managed = decodeOrEmpty(liveEntries);
-    else if (isReset(m.managedFields)) managed = emptyManaged();
-    else {
-      try {
-        managed = decodeManagedFields(m.managedFields);
-        // Without live entries (a create) the live set is as empty as this one: not decoded again.
-        if (managed.fields.size === 0 && liveEntries !== undefined) managed = decodeOrEmpty(liveEntries);
-      } catch {
-        managed = decodeOrEmpty(liveEntries);
+    if (!o.subresource && live === undefined && (m.managedFields == null || isReset(m.managedFields))) {
+      // A create that names no managed fields (most do): nobody's to decode.
+      delete m.managedFields;
+      if (recordCreate(t, next, o)) return;
+      managed = emptyManaged();
+    } else {
+      if (o.subresource) managed = decodeOrEmpty(liveEntries);
+      else if (isReset(m.managedFields)) managed = emptyManaged();
+      else {
+        try {
+          managed = decodeManagedFields(m.managedFields);
+          // Without live entries (a create) the live set is as empty as this one: not decoded again.
+          if (managed.fields.size === 0 && liveEntries !== undefined) managed = decodeOrEmpty(liveEntries);
+        } catch {
+          managed = decodeOrEmpty(liveEntries);
+        }
       }
-    }
-    delete m.managedFields;
-    if (managed.fields.size === 0) {
-      // skipNonApplied: an object whose fields nobody tracks stays untracked until it is applied.
-      if (live !== undefined) return;
-      if (!o.subresource && recordCreate(t, next, o)) return;
+      delete m.managedFields;
+      if (managed.fields.size === 0) {
+        // skipNonApplied: an object whose fields nobody tracks stays untracked until it is applied.
+        if (live !== undefined) return;
+        if (!o.subresource && recordCreate(t, next, o)) return;
+      }
     }
     encodeInto(next, updateCore(t, live ?? zeroObject(t, o.subresource), next, managed, o));
   } catch (err) {

@@ -11,8 +11,11 @@ interface Child {
   readonly set: FieldSet;
 }
 
-/** Index of `pe` in a sorted array, or where it would be inserted (`found` false). */
-function search<T>(items: readonly T[], pe: PathElement, get: (t: T) => PathElement): [number, boolean] {
+/**
+ * Index of `pe` in a sorted array; when absent, `-1 - i` where `i` is where it would be inserted.
+ * A number rather than an `[index, found]` pair: every walk of a set asks here, per path element.
+ */
+function search<T>(items: readonly T[], pe: PathElement, get: (t: T) => PathElement): number {
   let lo = 0;
   let hi = items.length;
   while (lo < hi) {
@@ -20,7 +23,7 @@ function search<T>(items: readonly T[], pe: PathElement, get: (t: T) => PathElem
     if (comparePathElements(get(items[mid]!), pe) < 0) lo = mid + 1;
     else hi = mid;
   }
-  return [lo, lo < items.length && pathElementEquals(get(items[lo]!), pe)];
+  return lo < items.length && pathElementEquals(get(items[lo]!), pe) ? lo : -1 - lo;
 }
 
 const self = (pe: PathElement) => pe;
@@ -72,8 +75,8 @@ export class FieldSet {
       m.push(pe);
       return;
     }
-    const [at, found] = search(m, pe, self);
-    if (!found) m.splice(at, 0, pe);
+    const at = search(m, pe, self);
+    if (at < 0) m.splice(-1 - at, 0, pe);
   }
 
   /** The child subset for `pe`, created when absent. */
@@ -84,22 +87,22 @@ export class FieldSet {
       c.push({ pe, set });
       return set;
     }
-    const [at, found] = search(c, pe, childPe);
-    if (found) return this.children[at]!.set;
+    const at = search(c, pe, childPe);
+    if (at >= 0) return this.children[at]!.set;
     const set = new FieldSet();
-    this.children.splice(at, 0, { pe, set });
+    this.children.splice(-1 - at, 0, { pe, set });
     return set;
   }
 
   /** Whether `pe` is a member at this level. */
   hasMember(pe: PathElement): boolean {
-    return search(this.members, pe, self)[1];
+    return search(this.members, pe, self) >= 0;
   }
 
   /** The child subset for `pe`, if any. */
   child(pe: PathElement): FieldSet | undefined {
-    const [at, found] = search(this.children, pe, childPe);
-    return found ? this.children[at]!.set : undefined;
+    const at = search(this.children, pe, childPe);
+    return at >= 0 ? this.children[at]!.set : undefined;
   }
 
   /** Whether the path is a member of the set. */

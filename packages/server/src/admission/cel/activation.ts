@@ -8,10 +8,19 @@ import { toCelValue } from 'kubeloop/schema';
 import type { Obj } from '../../util/object.js';
 import type { AdmissionAttributes } from '../matching.js';
 import { AuthorizerValue, type CelAuthorizer, ResourceCheckValue } from './authorizer.js';
+import {
+  celValue,
+  type EnvironmentReads,
+  prunedCelValue,
+  type ReadTree,
+  type TrackedVariable,
+} from './reads.js';
 
 /** Makes `variables` for an activation (an `AdmissionCelEnv`: each environment has its own). */
 export interface VariablesProvider {
   newVariables(activation: AdmissionActivation): unknown;
+  /** What the environment's expressions read of the objects and params (all of them when unset). */
+  readonly reads?: EnvironmentReads;
 }
 
 /** What an activation needs beyond the request. */
@@ -63,18 +72,38 @@ const UNSET: unique symbol = Symbol('unset');
  */
 class ActivationContext {
   private vars: unknown = UNSET;
+  /**
+   * The values of `object`, `oldObject` and `params` (by slot) made for the environment's
+   * reads, with the reads they were made for.
+   */
+  private pruned: ({ tree: ReadTree; value: unknown } | undefined)[] | undefined;
   constructor(
     private readonly a: AdmissionActivation,
     private readonly env: VariablesProvider | undefined,
   ) {}
   get object(): unknown {
-    return this.a.value('object');
+    return this.tracked('object', 0);
   }
   get oldObject(): unknown {
-    return this.a.value('oldObject');
+    return this.tracked('oldObject', 1);
   }
   get params(): unknown {
-    return this.a.value('params');
+    return this.tracked('params', 2);
+  }
+  /**
+   * The value of `name` with the parts the environment's expressions read (the whole value when
+   * one reads it whole); made again when an expression compiled since reads more.
+   */
+  private tracked(name: TrackedVariable, slot: number): unknown {
+    const tree = this.env?.reads?.tree(name);
+    if (tree === undefined || tree === true) return this.a.value(name);
+    const made = this.pruned?.[slot];
+    if (made?.tree === tree) return made.value;
+    const source = this.a.source(name);
+    const value = source ? prunedCelValue(source, tree) : null;
+    this.pruned ??= [];
+    this.pruned[slot] = { tree, value };
+    return value;
   }
   get namespaceObject(): unknown {
     return this.a.value('namespaceObject');
@@ -112,21 +141,22 @@ export class AdmissionActivation {
     return next;
   }
 
+  /** The JSON value of `object`, `oldObject` or `params` (undefined or null: none). */
+  source(name: TrackedVariable): Obj | null | undefined {
+    return name === 'params' ? this.extra.params : this.attributes[name];
+  }
   /** One variable's CEL value, made on first use. */
   value(name: ValueName): unknown {
     if (name in this.cache) return this.cache[name];
-    const a = this.attributes;
     let v: unknown;
     switch (name) {
       case 'object':
-        v = a.object ? toCelValue(a.object, undefined) : null;
-        break;
       case 'oldObject':
-        v = a.oldObject ? toCelValue(a.oldObject, undefined) : null;
+      case 'params': {
+        const source = this.source(name);
+        v = source ? celValue(source) : null;
         break;
-      case 'params':
-        v = this.extra.params ? toCelValue(this.extra.params, undefined) : null;
-        break;
+      }
       case 'namespaceObject':
         v = this.extra.namespace ? namespaceValue(this.extra.namespace) : null;
         break;

@@ -12,6 +12,7 @@ import {
   registerKubernetesLibraries,
 } from 'kubeloop/schema';
 import { registerAuthorizerLibrary } from './authorizer.js';
+import { EnvironmentReads } from './reads.js';
 import { registerAdmissionTypes } from './types.js';
 
 /**
@@ -184,6 +185,8 @@ function variablesClass(
 export class AdmissionCelEnv {
   /** The compiled `variables`, by name, in their order. */
   readonly variables = new Map<string, CompiledExpression>();
+  /** What the expressions compiled so far read of `object`, `oldObject` and `params`. */
+  readonly reads = new EnvironmentReads();
   private readonly options: AdmissionCelEnvOptions;
   private checkEnvs = new Map<string, Environment>();
   private variableFields: Record<string, string> = {};
@@ -257,6 +260,9 @@ export class AdmissionCelEnv {
       );
     }
     const program = runEnv().parse(expression);
+    // Before any activation of this environment evaluates it: the values it reads are made
+    // with what it reads (see reads.ts).
+    this.reads.add(program.ast);
     const env = this;
     return {
       expression,

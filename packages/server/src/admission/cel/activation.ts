@@ -72,14 +72,12 @@ const UNSET: unique symbol = Symbol('unset');
  */
 class ActivationContext {
   private vars: unknown = UNSET;
-  /**
-   * The values of `object`, `oldObject` and `params` (by slot) made for the environment's
-   * reads, with the reads they were made for.
-   */
-  private pruned: ({ tree: ReadTree; value: unknown } | undefined)[] | undefined;
+  /** The trees the values below were made for (by slot: object, oldObject, params). */
+  private readonly trees: (ReadTree | undefined)[] = [undefined, undefined, undefined];
+  private readonly values: unknown[] = [undefined, undefined, undefined];
   constructor(
     private readonly a: AdmissionActivation,
-    private readonly env: VariablesProvider | undefined,
+    readonly env: VariablesProvider | undefined,
   ) {}
   get object(): unknown {
     return this.tracked('object', 0);
@@ -97,12 +95,11 @@ class ActivationContext {
   private tracked(name: TrackedVariable, slot: number): unknown {
     const tree = this.env?.reads?.tree(name);
     if (tree === undefined || tree === true) return this.a.value(name);
-    const made = this.pruned?.[slot];
-    if (made?.tree === tree) return made.value;
+    if (this.trees[slot] === tree) return this.values[slot];
     const source = this.a.source(name);
     const value = source ? prunedCelValue(source, tree) : null;
-    this.pruned ??= [];
-    this.pruned[slot] = { tree, value };
+    this.trees[slot] = tree;
+    this.values[slot] = value;
     return value;
   }
   get namespaceObject(): unknown {
@@ -125,6 +122,7 @@ type ValueName = 'object' | 'oldObject' | 'params' | 'namespaceObject' | 'reques
 
 /** One request's values, shared by every expression evaluated for it (per param). */
 export class AdmissionActivation {
+  private firstContext: ActivationContext | undefined;
   private contexts: Map<VariablesProvider | undefined, ActivationContext> | undefined;
   private cache: Partial<Record<ValueName, unknown>> = {};
 
@@ -202,6 +200,13 @@ export class AdmissionActivation {
 
   /** The values of the variables, with `variables` of `env`. */
   context(env?: VariablesProvider): object {
+    // Most activations serve one environment (a policy's): that one needs no map.
+    const first = this.firstContext;
+    if (first && first.env === env) return first;
+    if (!first) {
+      this.firstContext = new ActivationContext(this, env);
+      return this.firstContext;
+    }
     this.contexts ??= new Map();
     let ctx = this.contexts.get(env);
     if (!ctx) {

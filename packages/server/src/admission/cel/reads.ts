@@ -15,8 +15,14 @@
  */
 import { toCelValue } from 'kubeloop/schema';
 
-/** The parts of a value read: `true` the whole value; a map, by key, the parts of those fields. */
-export type ReadTree = true | ReadonlyMap<string, ReadTree>;
+/** The parts of a value read: `true` the whole value; else the keys read and the parts read of each. */
+export type ReadTree = true | ReadFields;
+
+/** Keys of a map read (parallel arrays: the pruning walks them per request, without iterators). */
+export interface ReadFields {
+  readonly keys: readonly string[];
+  readonly trees: readonly ReadTree[];
+}
 
 /** The variables whose reads are tracked (the request's objects and the param: the large ones). */
 export type TrackedVariable = 'object' | 'oldObject' | 'params';
@@ -47,10 +53,15 @@ function selectionPath(node: AstNode): string[] | undefined {
 /** Adds `path` (below the variable) to `tree`: a new tree, `tree` is left as it is. */
 function withPath(tree: ReadTree | undefined, path: readonly string[], from: number): ReadTree {
   if (tree === true || from === path.length) return true;
-  const next = new Map(tree);
   const key = path[from]!;
-  next.set(key, withPath(next.get(key), path, from + 1));
-  return next;
+  const keys = tree ? [...tree.keys] : [];
+  const trees = tree ? [...tree.trees] : [];
+  const i = keys.indexOf(key);
+  if (i < 0) {
+    keys.push(key);
+    trees.push(withPath(undefined, path, from + 1));
+  } else trees[i] = withPath(trees[i], path, from + 1);
+  return { keys, trees };
 }
 
 /**
@@ -152,6 +163,10 @@ export function prunedCelValue(v: unknown, tree: ReadTree): unknown {
     return celValue(v);
   const o = v as Record<string, unknown>;
   const out: Record<string, unknown> = {};
-  for (const [k, sub] of tree) if (Object.hasOwn(o, k)) out[k] = prunedCelValue(o[k], sub);
+  const { keys, trees } = tree;
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i]!;
+    if (Object.hasOwn(o, k)) out[k] = prunedCelValue(o[k], trees[i]!);
+  }
   return out;
 }

@@ -11,7 +11,7 @@
 import { ApiError, type Status } from 'kubeloop/api';
 import type { Registry } from '../../registry/registry.js';
 import type { ResourceType } from '../../registry/types.js';
-import { objectKey, type Store } from '../../storage/store.js';
+import { collectionPrefix, objectKey, type Store } from '../../storage/store.js';
 import type { StoredObject } from '../../storage/types.js';
 import type { Obj } from '../../util/object.js';
 import { AdmissionActivation, type AdmissionAttributes, type CelAuthorizer } from '../cel/index.js';
@@ -69,15 +69,17 @@ const exact: EquivalentResources = {
   kindFor: () => undefined,
 };
 
-/** The plugin's check of one request against `bindings` (the stored ones, at least one). */
+/** The plugin's check of one request against the bindings stored now. */
 export type PolicyDispatch = (
   op: AdmissionAttributes['operation'],
   t: ResourceType,
   obj: Obj,
   old: Obj | undefined,
   options: AdmissionOptions | undefined,
-  bindings: readonly StoredObject[],
 ) => void;
+
+/** Where the bindings are stored. */
+const BINDINGS = collectionPrefix(GROUP, 'validatingadmissionpolicybindings');
 
 /** A binding as the plugin reads it, once per stored version. */
 interface Binding {
@@ -123,8 +125,15 @@ export function policyDispatch(store: Store, deps: PolicyPluginDeps): PolicyDisp
   };
   const bindings = new WeakMap<StoredObject, Binding>();
   let plan: Plan | undefined;
-  const planOf = (items: readonly StoredObject[]): Plan => {
-    if (plan && plan.items.length === items.length && plan.items.every((b, i) => b === items[i])) return plan;
+  const isStored = (b: StoredObject): boolean => store.get(b.key) === b;
+  /**
+   * The plan of the bindings stored now. The last one while it holds: as many bindings are
+   * stored as it has, and each of its own is still the stored version (so no other was added,
+   * and none changed or went), which asks the store without listing it.
+   */
+  const planOf = (): Plan => {
+    if (plan && store.count(BINDINGS, '') === plan.items.length && plan.items.every(isStored)) return plan;
+    const items = store.list(BINDINGS).items;
     const byPolicy = new Map<string, Binding[]>();
     for (const s of items) {
       let b = bindings.get(s);
@@ -149,7 +158,7 @@ export function policyDispatch(store: Store, deps: PolicyPluginDeps): PolicyDisp
   };
   // Equivalent resources come from the registry (once it is known).
   if (!deps.equivalents && deps.registry) deps.equivalents = registryEquivalents(deps.registry);
-  return (op, t, obj, old, options, items) => {
+  return (op, t, obj, old, options) => {
     if (!deps.equivalents && deps.registry) deps.equivalents = registryEquivalents(deps.registry);
     const attrs = admissionAttributes(
       op,
@@ -160,7 +169,7 @@ export function policyDispatch(store: Store, deps: PolicyPluginDeps): PolicyDisp
     );
     if (isExemptAdmissionConfigurationResource(attrs)) return;
     const request = new PolicyRequest(store, deps, attrs, options);
-    for (const entry of planOf(items).policies) {
+    for (const entry of planOf().policies) {
       const stored = store.get(entry.key);
       if (stored) request.check(compiledOf(stored), entry.bindings);
     }

@@ -257,4 +257,55 @@ describe('ValidatingAdmissionPolicy plugin', () => {
       "Validation failed for ValidatingAdmissionPolicy 'alpha' with binding 'alpha-warn': too long",
     ]);
   });
+
+  it('checks each request against the bindings and policies stored at that moment', async () => {
+    await install(
+      policy('names', {
+        validations: [{ expression: "object.metadata.name != 'bad'", message: 'bad name' }],
+      }),
+      binding('names-deny', 'names', ['Deny']),
+    );
+    const plugin = validatingAdmissionPolicy(store, { registry });
+    const check = async (name = 'bad') => {
+      const o = opts();
+      try {
+        await plugin('CREATE', configmaps, cm(name), undefined, o);
+        return o.warnings;
+      } catch (e) {
+        return (e as ApiError).status.message;
+      }
+    };
+    expect(await check()).toMatch(/with binding 'names-deny' denied request: bad name$/);
+    // Changed: the same binding now warns.
+    const key = `${AR}/validatingadmissionpolicybindings/names-deny`;
+    await store.update(key, { ...binding('names-deny', 'names', ['Warn']) } as never);
+    expect(await check()).toEqual([
+      "Validation failed for ValidatingAdmissionPolicy 'names' with binding 'names-deny': bad name",
+    ]);
+    // Another binding added: both act.
+    await store.create(
+      `${AR}/validatingadmissionpolicybindings/names-audit`,
+      binding('names-audit', 'names', ['Deny']) as never,
+    );
+    expect(await check()).toMatch(/with binding 'names-audit' denied request: bad name$/);
+    // One deleted and another made in its place (as many bindings as before).
+    await store.delete(`${AR}/validatingadmissionpolicybindings/names-audit`);
+    await store.create(
+      `${AR}/validatingadmissionpolicybindings/names-other`,
+      binding('names-other', 'names', ['Deny']) as never,
+    );
+    expect(await check()).toMatch(/with binding 'names-other' denied request: bad name$/);
+    // The policy changed.
+    await store.update(
+      `${AR}/validatingadmissionpolicies/names`,
+      policy('names', {
+        validations: [{ expression: "object.metadata.name != 'worse'", message: 'worse name' }],
+      }) as never,
+    );
+    expect(await check()).toEqual([]);
+    expect(await check('worse')).toMatch(/with binding 'names-other' denied request: worse name$/);
+    await store.delete(`${AR}/validatingadmissionpolicybindings/names-other`);
+    await store.delete(key);
+    expect(plugin('CREATE', configmaps, cm('worse'), undefined, opts())).toBeUndefined();
+  });
 });

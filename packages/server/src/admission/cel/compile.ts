@@ -144,21 +144,28 @@ const EVALUATE = Symbol('evaluate');
  * environment) that evaluates its expression once, on first read.
  */
 export class LazyVariables {
-  private readonly results = new Map<string, { ok?: unknown; err?: string }>();
+  /** Each variable's value, or its failure, once evaluated (the map made on the first). */
+  private results: Map<string, unknown> | undefined;
   constructor(private readonly activation: CelActivation) {}
   [EVALUATE](name: string, compiled: CompiledExpression): unknown {
+    this.results ??= new Map();
     let r = this.results.get(name);
-    if (!r) {
+    if (r === undefined) {
       try {
-        r = { ok: compiled.evaluate(this.activation) };
+        r = compiled.evaluate(this.activation);
       } catch (e) {
-        r = { err: variableError(name, compiled, e) };
+        r = new VariableFailure(variableError(name, compiled, e));
       }
       this.results.set(name, r);
     }
-    if (r.err !== undefined) throw new EvaluationError(r.err);
-    return r.ok;
+    if (r instanceof VariableFailure) throw new EvaluationError(r.message);
+    return r;
   }
+}
+
+/** A variable whose evaluation failed: every read of it fails with this message. */
+class VariableFailure {
+  constructor(readonly message: string) {}
 }
 
 /** A class of `variables` with one getter per variable. */

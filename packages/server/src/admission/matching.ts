@@ -168,8 +168,12 @@ const NAMESPACES = { group: '', version: 'v1', resource: 'namespaces' };
 const sameResource = (a: GroupVersionResource, b: GroupVersionResource): boolean =>
   a.group === b.group && a.version === b.version && a.resource === b.resource;
 
-const exactOrWildcard = (items: readonly string[] | undefined, requested: string): boolean =>
-  (items ?? []).some((i) => i === '*' || i === requested);
+/** Whether `items` has `*` or `requested` (a loop: every policy and webhook asks this per request). */
+function exactOrWildcard(items: readonly string[] | undefined, requested: string): boolean {
+  if (!items) return false;
+  for (let i = 0; i < items.length; i++) if (items[i] === '*' || items[i] === requested) return true;
+  return false;
+}
 
 /**
  * One rule against a request (`rules.Matcher.Matches`), with `resource` in place of the
@@ -184,7 +188,7 @@ export function ruleMatches(
   if (scope === 'Namespaced' && (sameResource(resource, NAMESPACES) || attrs.namespace === '')) return false;
   if (scope === 'Cluster' && !(sameResource(resource, NAMESPACES) || attrs.namespace === '')) return false;
   if (scope !== '*' && scope !== 'Namespaced' && scope !== 'Cluster') return false;
-  if (!(rule.operations ?? []).some((op) => op === '*' || op === attrs.operation)) return false;
+  if (!exactOrWildcard(rule.operations, attrs.operation)) return false;
   if (!exactOrWildcard(rule.apiGroups, resource.group)) return false;
   if (!exactOrWildcard(rule.apiVersions, resource.version)) return false;
   for (const r of rule.resources ?? []) {
@@ -351,17 +355,18 @@ export function matchesObjectSelector(selector: Obj | undefined, attrs: Admissio
  */
 export function isExemptAdmissionConfigurationResource(attrs: AdmissionAttributes): boolean {
   return (
-    attrs.kind.group === 'admissionregistration.k8s.io' &&
-    [
-      'ValidatingWebhookConfiguration',
-      'MutatingWebhookConfiguration',
-      'ValidatingAdmissionPolicy',
-      'ValidatingAdmissionPolicyBinding',
-      'MutatingAdmissionPolicy',
-      'MutatingAdmissionPolicyBinding',
-    ].includes(attrs.kind.kind)
+    attrs.kind.group === 'admissionregistration.k8s.io' && ADMISSION_CONFIGURATION_KINDS.has(attrs.kind.kind)
   );
 }
+
+const ADMISSION_CONFIGURATION_KINDS: ReadonlySet<string> = new Set([
+  'ValidatingWebhookConfiguration',
+  'MutatingWebhookConfiguration',
+  'ValidatingAdmissionPolicy',
+  'ValidatingAdmissionPolicyBinding',
+  'MutatingAdmissionPolicy',
+  'MutatingAdmissionPolicyBinding',
+]);
 
 /**
  * The attributes of one request, from what the registry passes to admission plugins. `object`
@@ -388,7 +393,9 @@ export function admissionAttributes(
         ? options?.namespace || (typeof m.namespace === 'string' ? m.namespace : '')
         : '';
   const user = options?.user;
-  return {
+  // Fields set one by one, in the order the spreads put them before: every admitted write
+  // makes this object, and a spread copies generically.
+  const attrs: AdmissionAttributes = {
     operation: op,
     resource: { group: t.group, version: t.version, resource: t.resource },
     subresource,
@@ -399,17 +406,17 @@ export function admissionAttributes(
         : { group: t.group, version: t.version, kind: t.kind }),
     name,
     namespace,
-    ...(op === 'DELETE' ? {} : obj !== undefined && { object: obj }),
-    ...(old !== undefined && { oldObject: old }),
-    userInfo: user
-      ? {
-          username: user.username,
-          ...(user.uid !== undefined && { uid: user.uid }),
-          groups: [...user.groups],
-          ...(user.extra !== undefined && { extra: user.extra }),
-        }
-      : { username: '' },
-    dryRun: options?.dryRun === true,
-    ...(options?.operationOptions !== undefined && { options: options.operationOptions }),
-  };
+  } as AdmissionAttributes;
+  if (op !== 'DELETE' && obj !== undefined) attrs.object = obj;
+  if (old !== undefined) attrs.oldObject = old;
+  if (user) {
+    const userInfo: AdmissionUserInfo = { username: user.username };
+    if (user.uid !== undefined) userInfo.uid = user.uid;
+    userInfo.groups = [...user.groups];
+    if (user.extra !== undefined) userInfo.extra = user.extra;
+    attrs.userInfo = userInfo;
+  } else attrs.userInfo = { username: '' };
+  attrs.dryRun = options?.dryRun === true;
+  if (options?.operationOptions !== undefined) attrs.options = options.operationOptions;
+  return attrs;
 }

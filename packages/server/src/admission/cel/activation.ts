@@ -8,10 +8,19 @@ import { toCelValue } from 'kubeloop/schema';
 import type { Obj } from '../../util/object.js';
 import type { AdmissionAttributes } from '../matching.js';
 import { AuthorizerValue, type CelAuthorizer, ResourceCheckValue } from './authorizer.js';
+import {
+  celValue,
+  type EnvironmentReads,
+  prunedCelValue,
+  type ReadTree,
+  type TrackedVariable,
+} from './reads.js';
 
 /** Makes `variables` for an activation (an `AdmissionCelEnv`: each environment has its own). */
 export interface VariablesProvider {
   newVariables(activation: AdmissionActivation): unknown;
+  /** What the environment's expressions read of the objects and params (all of them when unset). */
+  readonly reads?: EnvironmentReads;
 }
 
 /** What an activation needs beyond the request. */
@@ -63,18 +72,35 @@ const UNSET: unique symbol = Symbol('unset');
  */
 class ActivationContext {
   private vars: unknown = UNSET;
+  /** The trees the values below were made for (by slot: object, oldObject, params). */
+  private readonly trees: (ReadTree | undefined)[] = [undefined, undefined, undefined];
+  private readonly values: unknown[] = [undefined, undefined, undefined];
   constructor(
     private readonly a: AdmissionActivation,
-    private readonly env: VariablesProvider | undefined,
+    readonly env: VariablesProvider | undefined,
   ) {}
   get object(): unknown {
-    return this.a.value('object');
+    return this.tracked('object', 0);
   }
   get oldObject(): unknown {
-    return this.a.value('oldObject');
+    return this.tracked('oldObject', 1);
   }
   get params(): unknown {
-    return this.a.value('params');
+    return this.tracked('params', 2);
+  }
+  /**
+   * The value of `name` with the parts the environment's expressions read (the whole value when
+   * one reads it whole); made again when an expression compiled since reads more.
+   */
+  private tracked(name: TrackedVariable, slot: number): unknown {
+    const tree = this.env?.reads?.tree(name);
+    if (tree === undefined || tree === true) return this.a.value(name);
+    if (this.trees[slot] === tree) return this.values[slot];
+    const source = this.a.source(name);
+    const value = source ? prunedCelValue(source, tree) : null;
+    this.trees[slot] = tree;
+    this.values[slot] = value;
+    return value;
   }
   get namespaceObject(): unknown {
     return this.a.value('namespaceObject');
@@ -96,6 +122,7 @@ type ValueName = 'object' | 'oldObject' | 'params' | 'namespaceObject' | 'reques
 
 /** One request's values, shared by every expression evaluated for it (per param). */
 export class AdmissionActivation {
+  private firstContext: ActivationContext | undefined;
   private contexts: Map<VariablesProvider | undefined, ActivationContext> | undefined;
   private cache: Partial<Record<ValueName, unknown>> = {};
 
@@ -112,21 +139,22 @@ export class AdmissionActivation {
     return next;
   }
 
+  /** The JSON value of `object`, `oldObject` or `params` (undefined or null: none). */
+  source(name: TrackedVariable): Obj | null | undefined {
+    return name === 'params' ? this.extra.params : this.attributes[name];
+  }
   /** One variable's CEL value, made on first use. */
   value(name: ValueName): unknown {
     if (name in this.cache) return this.cache[name];
-    const a = this.attributes;
     let v: unknown;
     switch (name) {
       case 'object':
-        v = a.object ? toCelValue(a.object, undefined) : null;
-        break;
       case 'oldObject':
-        v = a.oldObject ? toCelValue(a.oldObject, undefined) : null;
+      case 'params': {
+        const source = this.source(name);
+        v = source ? celValue(source) : null;
         break;
-      case 'params':
-        v = this.extra.params ? toCelValue(this.extra.params, undefined) : null;
-        break;
+      }
       case 'namespaceObject':
         v = this.extra.namespace ? namespaceValue(this.extra.namespace) : null;
         break;
@@ -172,6 +200,13 @@ export class AdmissionActivation {
 
   /** The values of the variables, with `variables` of `env`. */
   context(env?: VariablesProvider): object {
+    // Most activations serve one environment (a policy's): that one needs no map.
+    const first = this.firstContext;
+    if (first && first.env === env) return first;
+    if (!first) {
+      this.firstContext = new ActivationContext(this, env);
+      return this.firstContext;
+    }
     this.contexts ??= new Map();
     let ctx = this.contexts.get(env);
     if (!ctx) {

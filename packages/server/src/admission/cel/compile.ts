@@ -12,6 +12,7 @@ import {
   registerKubernetesLibraries,
 } from 'kubeloop/schema';
 import { registerAuthorizerLibrary } from './authorizer.js';
+import { EnvironmentReads } from './reads.js';
 import { registerAdmissionTypes } from './types.js';
 
 /**
@@ -143,21 +144,28 @@ const EVALUATE = Symbol('evaluate');
  * environment) that evaluates its expression once, on first read.
  */
 export class LazyVariables {
-  private readonly results = new Map<string, { ok?: unknown; err?: string }>();
+  /** Each variable's value, or its failure, once evaluated (the map made on the first). */
+  private results: Map<string, unknown> | undefined;
   constructor(private readonly activation: CelActivation) {}
   [EVALUATE](name: string, compiled: CompiledExpression): unknown {
+    this.results ??= new Map();
     let r = this.results.get(name);
-    if (!r) {
+    if (r === undefined) {
       try {
-        r = { ok: compiled.evaluate(this.activation) };
+        r = compiled.evaluate(this.activation);
       } catch (e) {
-        r = { err: variableError(name, compiled, e) };
+        r = new VariableFailure(variableError(name, compiled, e));
       }
       this.results.set(name, r);
     }
-    if (r.err !== undefined) throw new EvaluationError(r.err);
-    return r.ok;
+    if (r instanceof VariableFailure) throw new EvaluationError(r.message);
+    return r;
   }
+}
+
+/** A variable whose evaluation failed: every read of it fails with this message. */
+class VariableFailure {
+  constructor(readonly message: string) {}
 }
 
 /** A class of `variables` with one getter per variable. */
@@ -184,6 +192,8 @@ function variablesClass(
 export class AdmissionCelEnv {
   /** The compiled `variables`, by name, in their order. */
   readonly variables = new Map<string, CompiledExpression>();
+  /** What the expressions compiled so far read of `object`, `oldObject` and `params`. */
+  readonly reads = new EnvironmentReads();
   private readonly options: AdmissionCelEnvOptions;
   private checkEnvs = new Map<string, Environment>();
   private variableFields: Record<string, string> = {};
@@ -257,6 +267,9 @@ export class AdmissionCelEnv {
       );
     }
     const program = runEnv().parse(expression);
+    // Before any activation of this environment evaluates it: the values it reads are made
+    // with what it reads (see reads.ts).
+    this.reads.add(program.ast);
     const env = this;
     return {
       expression,

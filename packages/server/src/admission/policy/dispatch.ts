@@ -11,7 +11,7 @@
 import { ApiError, type Status } from 'kubeloop/api';
 import type { Registry } from '../../registry/registry.js';
 import type { ResourceType } from '../../registry/types.js';
-import { objectKey, type Store } from '../../storage/store.js';
+import { collectionPrefix, objectKey, type Store } from '../../storage/store.js';
 import type { StoredObject } from '../../storage/types.js';
 import type { Obj } from '../../util/object.js';
 import { AdmissionActivation, type AdmissionAttributes, type CelAuthorizer } from '../cel/index.js';
@@ -28,7 +28,7 @@ import {
   registryEquivalents,
 } from '../matching.js';
 import type { AdmissionOptions } from '../options.js';
-import { type CompiledPolicy, compilePolicy } from './compile.js';
+import { type CompiledPolicy, type CompiledValidation, compilePolicy } from './compile.js';
 import { errorType, type PolicyMetrics } from './metrics.js';
 import { collectParams } from './params.js';
 
@@ -69,18 +69,51 @@ const exact: EquivalentResources = {
   kindFor: () => undefined,
 };
 
-/** The plugin's check of one request against `bindings` (the stored ones, at least one). */
+/** The plugin's check of one request against the bindings stored now. */
 export type PolicyDispatch = (
   op: AdmissionAttributes['operation'],
   t: ResourceType,
   obj: Obj,
   old: Obj | undefined,
   options: AdmissionOptions | undefined,
-  bindings: readonly StoredObject[],
 ) => void;
+
+/** Where the bindings are stored. */
+const BINDINGS = collectionPrefix(GROUP, 'validatingadmissionpolicybindings');
+
+/** A binding as the plugin reads it, once per stored version. */
+interface Binding {
+  name: string;
+  /** `spec.policyName` as the validation_failure annotation shows it. */
+  policyName: string;
+  actions: readonly string[];
+  matchResources: MatchResources | undefined;
+  paramRef: Obj | undefined;
+}
+
+/** The bindings grouped by policy, policies in name order (as kube sorts them), bindings in list order. */
+interface Plan {
+  /** The bindings the plan was made of (a later list with the same ones reuses it). */
+  items: readonly StoredObject[];
+  policies: { key: string; bindings: Binding[] }[];
+}
+
+const NO_PARAMS: readonly (Obj | null)[] = Object.freeze([null]);
+
+function bindingOf(s: StoredObject): Binding {
+  const spec = ((s.object as Obj).spec ?? {}) as Obj;
+  return {
+    name: String(((s.object as Obj).metadata as Obj | undefined)?.name ?? ''),
+    policyName: String(spec.policyName ?? ''),
+    actions: Array.isArray(spec.validationActions) ? (spec.validationActions as string[]) : [],
+    matchResources: (spec.matchResources || undefined) as MatchResources | undefined,
+    paramRef: spec.paramRef as Obj | undefined,
+  };
+}
 
 /** The plugin's work over `store`; `deps` may be filled in after (the authorizer comes after the chain). */
 export function policyDispatch(store: Store, deps: PolicyPluginDeps): PolicyDispatch {
+  // Keyed by the stored versions: a changed policy or binding is a new object, compiled anew.
   const compiled = new WeakMap<StoredObject, CompiledPolicy>();
   const compiledOf = (s: StoredObject): CompiledPolicy => {
     let c = compiled.get(s);
@@ -90,9 +123,42 @@ export function policyDispatch(store: Store, deps: PolicyPluginDeps): PolicyDisp
     }
     return c;
   };
+  const bindings = new WeakMap<StoredObject, Binding>();
+  let plan: Plan | undefined;
+  const isStored = (b: StoredObject): boolean => store.get(b.key) === b;
+  /**
+   * The plan of the bindings stored now. The last one while it holds: as many bindings are
+   * stored as it has, and each of its own is still the stored version (so no other was added,
+   * and none changed or went), which asks the store without listing it.
+   */
+  const planOf = (): Plan => {
+    if (plan && store.count(BINDINGS, '') === plan.items.length && plan.items.every(isStored)) return plan;
+    const items = store.list(BINDINGS).items;
+    const byPolicy = new Map<string, Binding[]>();
+    for (const s of items) {
+      let b = bindings.get(s);
+      if (!b) {
+        b = bindingOf(s);
+        bindings.set(s, b);
+      }
+      const spec = ((s.object as Obj).spec ?? {}) as Obj;
+      const name = typeof spec.policyName === 'string' ? spec.policyName : '';
+      const list = byPolicy.get(name) ?? [];
+      list.push(b);
+      byPolicy.set(name, list);
+    }
+    plan = {
+      items,
+      policies: [...byPolicy.keys()].sort().map((name) => ({
+        key: objectKey(GROUP, 'validatingadmissionpolicies', undefined, name),
+        bindings: byPolicy.get(name)!,
+      })),
+    };
+    return plan;
+  };
   // Equivalent resources come from the registry (once it is known).
   if (!deps.equivalents && deps.registry) deps.equivalents = registryEquivalents(deps.registry);
-  return (op, t, obj, old, options, bindings) => {
+  return (op, t, obj, old, options) => {
     if (!deps.equivalents && deps.registry) deps.equivalents = registryEquivalents(deps.registry);
     const attrs = admissionAttributes(
       op,
@@ -102,15 +168,12 @@ export function policyDispatch(store: Store, deps: PolicyPluginDeps): PolicyDisp
       options as AdmissionOptions,
     );
     if (isExemptAdmissionConfigurationResource(attrs)) return;
-    const byPolicy = new Map<string, Obj[]>();
-    for (const b of bindings) {
-      const spec = ((b.object as Obj).spec ?? {}) as Obj;
-      const name = typeof spec.policyName === 'string' ? spec.policyName : '';
-      const list = byPolicy.get(name) ?? [];
-      list.push(b.object as Obj);
-      byPolicy.set(name, list);
+    const request = new PolicyRequest(store, deps, attrs, options);
+    for (const entry of planOf().policies) {
+      const stored = store.get(entry.key);
+      if (stored) request.check(compiledOf(stored), entry.bindings);
     }
-    dispatch(store, deps, t, attrs, options, byPolicy, compiledOf);
+    request.finish(t);
   };
 }
 
@@ -126,105 +189,113 @@ function matchConstraints(
   return matchPolicyResources(m, attrs, equivalents);
 }
 
-function dispatch(
-  store: Store,
-  deps: PolicyPluginDeps,
-  t: ResourceType,
-  attrs: AdmissionAttributes,
-  options: AdmissionOptions | undefined,
-  byPolicy: Map<string, Obj[]>,
-  compiledOf: (s: StoredObject) => CompiledPolicy,
-): void {
-  const denied: Denied[] = [];
-  const failures: {
-    message: string;
-    policy: string;
-    binding: string;
-    expressionIndex: number;
-    validationActions: string[];
-  }[] = [];
-  const equivalents = deps.equivalents ?? exact;
+/** A validation failure the binding audits (an entry of the validation_failure annotation). */
+interface AuditedFailure {
+  message: string;
+  policy: string;
+  binding: string;
+  expressionIndex: number;
+  validationActions: readonly string[];
+}
 
-  for (const policyName of [...byPolicy.keys()].sort()) {
-    const stored = store.get(objectKey(GROUP, 'validatingadmissionpolicies', undefined, policyName));
-    if (!stored) continue;
-    const policy = compiledOf(stored);
-    const fail = policy.failurePolicy !== 'Ignore';
-    const configError = (message: string, binding?: string) => {
-      if (!fail) return;
-      denied.push({
-        policy: policy.name,
-        ...(binding !== undefined && { binding }),
-        message:
-          binding === undefined
-            ? `failed to configure policy: ${message}`
-            : `failed to configure binding: ${message}`,
-      });
-    };
+/**
+ * One request checked against the policies (kube's dispatcher): what they decided, gathered
+ * as the policies are checked (the lists made on first use: a request every policy admits
+ * makes none).
+ */
+class PolicyRequest {
+  private denied: Denied[] | undefined;
+  private failures: AuditedFailure[] | undefined;
+  /** The current policy's audit annotations, by key. */
+  private annotations: Map<string, string[]> | undefined;
+  /** The request's namespace object (null: none), looked up once, when a binding first needs it. */
+  private namespace: Obj | null | undefined;
+  private readonly equivalents: EquivalentResources;
+
+  constructor(
+    private readonly store: Store,
+    private readonly deps: PolicyPluginDeps,
+    private readonly attrs: AdmissionAttributes,
+    private readonly options: AdmissionOptions | undefined,
+  ) {
+    this.equivalents = deps.equivalents ?? exact;
+  }
+
+  private deny(d: Denied): void {
+    this.denied ??= [];
+    this.denied.push(d);
+  }
+
+  private configError(policy: CompiledPolicy, message: string, binding?: string): void {
+    if (policy.failurePolicy === 'Ignore') return;
+    this.deny({
+      policy: policy.name,
+      ...(binding !== undefined && { binding }),
+      message:
+        binding === undefined
+          ? `failed to configure policy: ${message}`
+          : `failed to configure binding: ${message}`,
+    });
+  }
+
+  /** One policy through each of its bindings. */
+  check(policy: CompiledPolicy, bindings: readonly Binding[]): void {
+    const { attrs, store, deps } = this;
     let match: RuleMatch | undefined;
     try {
-      match = matchConstraints(policy.spec.matchConstraints as MatchResources, attrs, store, equivalents);
+      match = matchConstraints(
+        policy.spec.matchConstraints as MatchResources,
+        attrs,
+        store,
+        this.equivalents,
+      );
     } catch (e) {
       if (e instanceof ApiError && e.status.code === 404) throw e;
-      configError((e as Error).message);
-      continue;
+      this.configError(policy, (e as Error).message);
+      return;
     }
-    if (!match) continue;
+    if (!match) return;
     if (
       policy.paramKind &&
       !deps.registry?.byKind(policy.paramKind.group, policy.paramKind.version, policy.paramKind.kind)
     ) {
       const pk = policy.paramKind;
-      configError(
+      this.configError(
+        policy,
         `failed to find resource referenced by paramKind: '${pk.group}/${pk.version}, Kind=${pk.kind}'`,
       );
-      continue;
+      return;
     }
-    const annotations = new Map<string, string[]>();
-    for (const binding of byPolicy.get(policyName) ?? []) {
-      const bname = String((binding.metadata as Obj | undefined)?.name ?? '');
-      const bspec = (binding.spec ?? {}) as Obj;
-      const actions = Array.isArray(bspec.validationActions) ? (bspec.validationActions as string[]) : [];
+    this.annotations = undefined;
+    for (const binding of bindings) {
       try {
         if (
-          bspec.matchResources &&
-          !matchConstraints(bspec.matchResources as MatchResources, attrs, store, equivalents)
+          binding.matchResources &&
+          !matchConstraints(binding.matchResources, attrs, store, this.equivalents)
         )
           continue;
       } catch (e) {
         if (e instanceof ApiError && e.status.code === 404) throw e;
-        configError((e as Error).message, bname);
+        this.configError(policy, (e as Error).message, binding.name);
         continue;
       }
-      let params: (Obj | null)[];
+      let params: readonly (Obj | null)[];
       try {
-        params = collectParams(
-          policy,
-          bspec.paramRef as Obj | undefined,
-          attrs.namespace,
-          store,
-          deps.registry,
-        );
+        params =
+          policy.paramKind && binding.paramRef
+            ? collectParams(policy, binding.paramRef, attrs.namespace, store, deps.registry)
+            : NO_PARAMS;
       } catch (e) {
-        configError((e as Error).message, bname);
+        this.configError(policy, (e as Error).message, binding.name);
         continue;
       }
       if (params.length === 0) continue;
-      // The namespace object: none for cluster-scoped requests nor for a Namespace itself.
-      let namespace: Obj | null = null;
-      const isNamespace =
-        attrs.kind.group === '' && attrs.kind.version === 'v1' && attrs.kind.kind === 'Namespace';
-      if (attrs.namespace !== '' && !isNamespace) {
-        const ns = namespaceObject(attrs.namespace, store);
-        if (!ns) throw ApiError.notFound({ group: '', resource: 'namespaces' }, attrs.namespace);
-        namespace = ns;
-      }
       const base = new AdmissionActivation(attrs, {
         matchedResource: match.resource,
         matchedKind: match.kind,
-        namespace,
+        namespace: this.namespaceObject(),
         params: params[0] === null || params[0] === undefined ? null : withTypeMeta(params[0], policy),
-        ...(deps.authorizer && { authorizer: deps.authorizer }),
+        authorizer: deps.authorizer,
       });
       for (let p = 0; p < params.length; p++) {
         // One activation per param, sharing the values that do not depend on it.
@@ -233,66 +304,192 @@ function dispatch(
           p === 0
             ? base
             : base.withParams(param === null || param === undefined ? null : withTypeMeta(param, policy));
-        const result = validate(policy, activation);
-        result.decisions.forEach((d, i) => {
-          const metrics = deps.metrics;
-          if (d.action !== 'Deny') {
-            if (d.error)
-              metrics?.observe(policy.name, bname, errorType(true, d.message ?? ''), 'allow', d.elapsed ?? 0);
-            return;
-          }
-          for (const action of actions) {
-            metrics?.observe(
-              policy.name,
-              bname,
-              errorType(d.error === true, d.message ?? ''),
-              action === 'Deny' ? 'deny' : action === 'Audit' ? 'audit' : 'warn',
-              d.elapsed ?? 0,
-            );
-            if (action === 'Deny')
-              denied.push({
-                policy: policy.name,
-                binding: bname,
-                message: d.message ?? '',
-                ...(d.reason && { reason: d.reason }),
-              });
-            else if (action === 'Audit')
-              failures.push({
-                message: d.message ?? '',
-                policy: String(bspec.policyName ?? ''),
-                binding: bname,
-                expressionIndex: i,
-                validationActions: actions,
-              });
-            else if (action === 'Warn')
-              options?.warnings?.push(
-                `Validation failed for ValidatingAdmissionPolicy '${policy.name}' with binding '${bname}': ${d.message ?? ''}`,
-              );
-          }
-        });
-        for (const a of result.annotations) {
-          if ('error' in a) {
-            denied.push({ policy: policy.name, binding: bname, message: a.error });
-            continue;
-          }
-          const list = annotations.get(a.key) ?? [];
-          if (!list.includes(a.value)) list.push(a.value);
-          annotations.set(a.key, list);
-        }
+        this.validate(policy, binding, activation);
       }
     }
-    for (const [key, values] of annotations)
-      addAnnotation(options, `${policy.name}/${key}`, values.join(', '));
+    // (Set by validate, which the flow analysis does not see.)
+    const annotations = this.annotations as Map<string, string[]> | undefined;
+    if (annotations)
+      for (const [key, values] of annotations)
+        addAnnotation(this.options, `${policy.name}/${key}`, values.join(', '));
   }
-  if (failures.length > 0)
-    addAnnotation(options, 'validation.policy.admission.k8s.io/validation_failure', JSON.stringify(failures));
-  const first = denied[0];
-  if (!first) return;
-  const message =
-    first.binding !== undefined
-      ? `ValidatingAdmissionPolicy '${first.policy}' with binding '${first.binding}' denied request: ${first.message}`
-      : `ValidatingAdmissionPolicy '${first.policy}' denied request: ${first.message}`;
-  throw policyDenied(t, attrs, message, first.reason || 'Invalid');
+
+  /** The namespace object: none for cluster-scoped requests nor for a Namespace itself; a missing one fails the request. */
+  private namespaceObject(): Obj | null {
+    if (this.namespace !== undefined) return this.namespace;
+    const attrs = this.attrs;
+    let namespace: Obj | null = null;
+    const isNamespace =
+      attrs.kind.group === '' && attrs.kind.version === 'v1' && attrs.kind.kind === 'Namespace';
+    if (attrs.namespace !== '' && !isNamespace) {
+      const ns = namespaceObject(attrs.namespace, this.store);
+      if (!ns) throw ApiError.notFound({ group: '', resource: 'namespaces' }, attrs.namespace);
+      namespace = ns;
+    }
+    this.namespace = namespace;
+    return namespace;
+  }
+
+  /**
+   * `validator.Validate`: one policy with one param; each decision other than a plain admit is
+   * enforced (and counted) as the binding's actions say, in the order of the validations.
+   */
+  private validate(policy: CompiledPolicy, binding: Binding, activation: AdmissionActivation): void {
+    const onError: Decision['action'] = policy.failurePolicy === 'Ignore' ? 'Admit' : 'Deny';
+    if (policy.matchConditions.length > 0) {
+      let errors: string[] | undefined;
+      for (const c of policy.matchConditions) {
+        try {
+          if (c.expression.evaluate(activation) === false) return;
+        } catch (e) {
+          errors ??= [];
+          errors.push((e as Error).message);
+        }
+      }
+      if (errors) {
+        if (onError === 'Admit') return;
+        const message = errors.length === 1 ? errors[0]! : `[${errors.join(', ')}]`;
+        this.decided(policy, binding, { action: 'Deny', message, error: true }, 0);
+        return;
+      }
+    }
+    const validations = policy.validations;
+    for (let i = 0; i < validations.length; i++) {
+      const v = validations[i]!;
+      let result: unknown;
+      const start = performance.now();
+      try {
+        result = v.expression.evaluate(activation);
+      } catch (e) {
+        const elapsed = (performance.now() - start) / 1000;
+        this.decided(
+          policy,
+          binding,
+          { action: onError, message: (e as Error).message, error: true, elapsed },
+          i,
+        );
+        continue;
+      }
+      // An admitted validation is neither counted nor timed (kube only counts the others).
+      if (result === true) continue;
+      const elapsed = (performance.now() - start) / 1000;
+      this.decided(
+        policy,
+        binding,
+        { action: 'Deny', message: failureMessage(v, activation), reason: v.reason ?? 'Invalid', elapsed },
+        i,
+      );
+    }
+    for (const a of policy.auditAnnotations) {
+      let value: unknown;
+      try {
+        value = a.expression.evaluate(activation);
+      } catch (e) {
+        if (onError === 'Deny')
+          this.deny({ policy: policy.name, binding: binding.name, message: (e as Error).message });
+        continue;
+      }
+      if (value === null || value === undefined) continue;
+      if (typeof value !== 'string') {
+        this.deny({
+          policy: policy.name,
+          binding: binding.name,
+          message: `valueExpression '${a.valueExpression}' resulted in unsupported return type: ${celTypeName(value)}. Return type must be either string or null.`,
+        });
+        continue;
+      }
+      const trimmed = value.trim();
+      if (!trimmed) continue;
+      const v =
+        trimmed.length > MAX_AUDIT_ANNOTATION_VALUE ? trimmed.slice(0, MAX_AUDIT_ANNOTATION_VALUE) : trimmed;
+      this.annotations ??= new Map();
+      const annotations = this.annotations;
+      const list = annotations.get(a.key) ?? [];
+      if (!list.includes(v)) list.push(v);
+      annotations.set(a.key, list);
+    }
+  }
+
+  /** Enforces one decision of validation `index` (an admit with an error is only counted). */
+  private decided(policy: CompiledPolicy, binding: Binding, d: Decision, index: number): void {
+    const metrics = this.deps.metrics;
+    if (d.action !== 'Deny') {
+      if (d.error)
+        metrics?.observe(
+          policy.name,
+          binding.name,
+          errorType(true, d.message ?? ''),
+          'allow',
+          d.elapsed ?? 0,
+        );
+      return;
+    }
+    for (const action of binding.actions) {
+      metrics?.observe(
+        policy.name,
+        binding.name,
+        errorType(d.error === true, d.message ?? ''),
+        action === 'Deny' ? 'deny' : action === 'Audit' ? 'audit' : 'warn',
+        d.elapsed ?? 0,
+      );
+      if (action === 'Deny')
+        this.deny({
+          policy: policy.name,
+          binding: binding.name,
+          message: d.message ?? '',
+          ...(d.reason && { reason: d.reason }),
+        });
+      else if (action === 'Audit') {
+        this.failures ??= [];
+        this.failures.push({
+          message: d.message ?? '',
+          policy: binding.policyName,
+          binding: binding.name,
+          expressionIndex: index,
+          validationActions: binding.actions,
+        });
+      } else if (action === 'Warn')
+        this.options?.warnings?.push(
+          `Validation failed for ValidatingAdmissionPolicy '${policy.name}' with binding '${binding.name}': ${d.message ?? ''}`,
+        );
+    }
+  }
+
+  /** Publishes the audited failures and throws the first denial, if any. */
+  finish(t: ResourceType): void {
+    if (this.failures)
+      addAnnotation(
+        this.options,
+        'validation.policy.admission.k8s.io/validation_failure',
+        JSON.stringify(this.failures),
+      );
+    const first = this.denied?.[0];
+    if (!first) return;
+    const message =
+      first.binding !== undefined
+        ? `ValidatingAdmissionPolicy '${first.policy}' with binding '${first.binding}' denied request: ${first.message}`
+        : `ValidatingAdmissionPolicy '${first.policy}' denied request: ${first.message}`;
+    throw policyDenied(t, this.attrs, message, first.reason || 'Invalid');
+  }
+}
+
+/** The message of a failed validation: its messageExpression's, else its message, else the expression. */
+function failureMessage(v: CompiledValidation, activation: AdmissionActivation): string {
+  let message = '';
+  if (v.messageExpression) {
+    try {
+      const m = v.messageExpression.evaluate(activation);
+      if (typeof m === 'string') {
+        message = m.trim();
+        if (Buffer.byteLength(message) > MAX_MESSAGE_EXPRESSION_BYTES || message.includes('\n')) message = '';
+      }
+    } catch {
+      // kube logs a failed messageExpression and falls back to the message.
+    }
+  }
+  if (message === '' && v.message) message = v.message.trim();
+  if (message === '') message = `failed expression: ${v.expression.expression.trim()}`;
+  return message;
 }
 
 function addAnnotation(options: AdmissionOptions | undefined, key: string, value: string): void {
@@ -344,87 +541,6 @@ function policyDenied(
     reason: reason as Status['reason'],
     details: { ...status.details, causes: [{ message }] },
   } as Status);
-}
-
-type AnnotationResult = { key: string; value: string } | { error: string };
-
-/** `validator.Validate`: one policy with one param. */
-function validate(
-  policy: CompiledPolicy,
-  activation: AdmissionActivation,
-): { decisions: Decision[]; annotations: AnnotationResult[] } {
-  const onError: Decision['action'] = policy.failurePolicy === 'Ignore' ? 'Admit' : 'Deny';
-  if (policy.matchConditions.length > 0) {
-    const errors: string[] = [];
-    for (const c of policy.matchConditions) {
-      try {
-        if (c.expression.evaluate(activation) === false) return { decisions: [], annotations: [] };
-      } catch (e) {
-        errors.push((e as Error).message);
-      }
-    }
-    if (errors.length > 0) {
-      if (onError === 'Admit') return { decisions: [], annotations: [] };
-      const message = errors.length === 1 ? errors[0]! : `[${errors.join(', ')}]`;
-      return { decisions: [{ action: 'Deny', message, error: true }], annotations: [] };
-    }
-  }
-  const decisions = policy.validations.map((v): Decision => {
-    let result: unknown;
-    const start = performance.now();
-    try {
-      result = v.expression.evaluate(activation);
-    } catch (e) {
-      return {
-        action: onError,
-        message: (e as Error).message,
-        error: true,
-        elapsed: (performance.now() - start) / 1000,
-      };
-    }
-    const elapsed = (performance.now() - start) / 1000;
-    if (result === true) return { action: 'Admit', elapsed };
-    let message = '';
-    if (v.messageExpression) {
-      try {
-        const m = v.messageExpression.evaluate(activation);
-        if (typeof m === 'string') {
-          message = m.trim();
-          if (Buffer.byteLength(message) > MAX_MESSAGE_EXPRESSION_BYTES || message.includes('\n'))
-            message = '';
-        }
-      } catch {
-        // kube logs a failed messageExpression and falls back to the message.
-      }
-    }
-    if (message === '' && v.message) message = v.message.trim();
-    if (message === '') message = `failed expression: ${v.expression.expression.trim()}`;
-    return { action: 'Deny', message, reason: v.reason ?? 'Invalid', elapsed };
-  });
-  const annotations: AnnotationResult[] = [];
-  for (const a of policy.auditAnnotations) {
-    let value: unknown;
-    try {
-      value = a.expression.evaluate(activation);
-    } catch (e) {
-      if (onError === 'Deny') annotations.push({ error: (e as Error).message });
-      continue;
-    }
-    if (value === null || value === undefined) continue;
-    if (typeof value !== 'string') {
-      annotations.push({
-        error: `valueExpression '${a.valueExpression}' resulted in unsupported return type: ${celTypeName(value)}. Return type must be either string or null.`,
-      });
-      continue;
-    }
-    const v = value.trim();
-    if (v)
-      annotations.push({
-        key: a.key,
-        value: v.length > MAX_AUDIT_ANNOTATION_VALUE ? v.slice(0, MAX_AUDIT_ANNOTATION_VALUE) : v,
-      });
-  }
-  return { decisions, annotations };
 }
 
 /** cel-go's name of a value's type. */

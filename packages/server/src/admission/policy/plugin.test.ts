@@ -3,7 +3,9 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { Registry } from '../../registry/registry.js';
 import { Store } from '../../storage/store.js';
 import type { Obj } from '../../util/object.js';
+import { Registry as PromRegistry } from '../../util/prom-client.js';
 import type { AdmissionOptions } from '../options.js';
+import { policyMetrics } from './metrics.js';
 import { validatingAdmissionPolicy } from './plugin.js';
 
 const AR = '/admissionregistration.k8s.io';
@@ -148,5 +150,162 @@ describe('ValidatingAdmissionPolicy plugin', () => {
     );
     const plugin = validatingAdmissionPolicy(store, { registry });
     expect(plugin('CREATE', configmaps, cm('x'), undefined, opts())).toBeUndefined();
+  });
+
+  it('gives every binding and param its decisions, warnings, audit annotations and metrics, in order', async () => {
+    const param = (name: string, max: string) =>
+      store.create(`/core/configmaps/ns/${name}`, {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name, namespace: 'ns', labels: { set: 'a' } },
+        data: { max },
+      } as never);
+    await param('p1', '1');
+    await param('p5', '5');
+    await install(
+      policy('alpha', {
+        paramKind: { apiVersion: 'v1', kind: 'ConfigMap' },
+        variables: [{ name: 'n', expression: 'object.metadata.name' }],
+        validations: [
+          { expression: 'size(variables.n) <= int(params.data.max)', message: ' too long ' },
+          { expression: "variables.n != 'xx'", messageExpression: "'name ' + variables.n + ' taken'" },
+        ],
+        auditAnnotations: [{ key: 'max', valueExpression: "'max ' + params.data.max" }],
+      }),
+      {
+        ...binding('alpha-warn', 'alpha', ['Warn', 'Audit']),
+        spec: {
+          policyName: 'alpha',
+          validationActions: ['Warn', 'Audit'],
+          paramRef: { selector: { matchLabels: { set: 'a' } }, parameterNotFoundAction: 'Deny' },
+        },
+      },
+    );
+    await store.create(`${AR}/validatingadmissionpolicybindings/alpha-deny`, {
+      ...binding('alpha-deny', 'alpha', ['Deny']),
+      spec: { policyName: 'alpha', validationActions: ['Deny'], paramRef: { name: 'p5' } },
+    } as never);
+    await install(
+      policy('beta', {
+        failurePolicy: 'Ignore',
+        matchConditions: [{ name: 'not-skipped', expression: "object.metadata.name != 'skip'" }],
+        validations: [
+          { expression: "object.data.missing == 'x'" },
+          { expression: 'false', reason: 'Forbidden', message: 'never' },
+        ],
+      }),
+      binding('beta-binding', 'beta', ['Deny', 'Warn']),
+    );
+    const prom = new PromRegistry();
+    const plugin = validatingAdmissionPolicy(store, { registry, metrics: policyMetrics(prom) });
+    const o = opts();
+    await expect(async () => plugin('CREATE', configmaps, cm('xx'), undefined, o)).rejects.toMatchObject({
+      status: {
+        code: 422,
+        reason: 'Invalid',
+        message:
+          "configmaps \"xx\" is forbidden: ValidatingAdmissionPolicy 'alpha' with binding 'alpha-deny' denied request: name xx taken",
+      },
+    });
+    expect(o.warnings).toEqual([
+      "Validation failed for ValidatingAdmissionPolicy 'alpha' with binding 'alpha-warn': too long",
+      "Validation failed for ValidatingAdmissionPolicy 'alpha' with binding 'alpha-warn': name xx taken",
+      "Validation failed for ValidatingAdmissionPolicy 'alpha' with binding 'alpha-warn': name xx taken",
+      "Validation failed for ValidatingAdmissionPolicy 'beta' with binding 'beta-binding': never",
+    ]);
+    expect(o.auditAnnotations).toEqual({
+      'alpha/max': 'max 5, max 1',
+      'validation.policy.admission.k8s.io/validation_failure': JSON.stringify([
+        {
+          message: 'too long',
+          policy: 'alpha',
+          binding: 'alpha-warn',
+          expressionIndex: 0,
+          validationActions: ['Warn', 'Audit'],
+        },
+        {
+          message: 'name xx taken',
+          policy: 'alpha',
+          binding: 'alpha-warn',
+          expressionIndex: 1,
+          validationActions: ['Warn', 'Audit'],
+        },
+        {
+          message: 'name xx taken',
+          policy: 'alpha',
+          binding: 'alpha-warn',
+          expressionIndex: 1,
+          validationActions: ['Warn', 'Audit'],
+        },
+      ]),
+    });
+    const counts = (await prom.metrics())
+      .split('\n')
+      .filter((l) => l.startsWith('apiserver_validating_admission_policy_check_total{'));
+    expect(counts).toEqual([
+      'apiserver_validating_admission_policy_check_total{policy="alpha",policy_binding="alpha-deny",error_type="no_error",enforcement_action="deny"} 1',
+      'apiserver_validating_admission_policy_check_total{policy="alpha",policy_binding="alpha-warn",error_type="no_error",enforcement_action="warn"} 3',
+      'apiserver_validating_admission_policy_check_total{policy="alpha",policy_binding="alpha-warn",error_type="no_error",enforcement_action="audit"} 3',
+      'apiserver_validating_admission_policy_check_total{policy="beta",policy_binding="beta-binding",error_type="invalid_error",enforcement_action="allow"} 1',
+      'apiserver_validating_admission_policy_check_total{policy="beta",policy_binding="beta-binding",error_type="no_error",enforcement_action="deny"} 1',
+      'apiserver_validating_admission_policy_check_total{policy="beta",policy_binding="beta-binding",error_type="no_error",enforcement_action="warn"} 1',
+    ]);
+    // Skipped by beta's matchConditions; alpha admits a short name (with the warn binding's p1 too).
+    const skipped = opts();
+    await plugin('CREATE', configmaps, cm('skip'), undefined, skipped);
+    expect(skipped.warnings).toEqual([
+      "Validation failed for ValidatingAdmissionPolicy 'alpha' with binding 'alpha-warn': too long",
+    ]);
+  });
+
+  it('checks each request against the bindings and policies stored at that moment', async () => {
+    await install(
+      policy('names', {
+        validations: [{ expression: "object.metadata.name != 'bad'", message: 'bad name' }],
+      }),
+      binding('names-deny', 'names', ['Deny']),
+    );
+    const plugin = validatingAdmissionPolicy(store, { registry });
+    const check = async (name = 'bad') => {
+      const o = opts();
+      try {
+        await plugin('CREATE', configmaps, cm(name), undefined, o);
+        return o.warnings;
+      } catch (e) {
+        return (e as ApiError).status.message;
+      }
+    };
+    expect(await check()).toMatch(/with binding 'names-deny' denied request: bad name$/);
+    // Changed: the same binding now warns.
+    const key = `${AR}/validatingadmissionpolicybindings/names-deny`;
+    await store.update(key, { ...binding('names-deny', 'names', ['Warn']) } as never);
+    expect(await check()).toEqual([
+      "Validation failed for ValidatingAdmissionPolicy 'names' with binding 'names-deny': bad name",
+    ]);
+    // Another binding added: both act.
+    await store.create(
+      `${AR}/validatingadmissionpolicybindings/names-audit`,
+      binding('names-audit', 'names', ['Deny']) as never,
+    );
+    expect(await check()).toMatch(/with binding 'names-audit' denied request: bad name$/);
+    // One deleted and another made in its place (as many bindings as before).
+    await store.delete(`${AR}/validatingadmissionpolicybindings/names-audit`);
+    await store.create(
+      `${AR}/validatingadmissionpolicybindings/names-other`,
+      binding('names-other', 'names', ['Deny']) as never,
+    );
+    expect(await check()).toMatch(/with binding 'names-other' denied request: bad name$/);
+    // The policy changed.
+    await store.update(
+      `${AR}/validatingadmissionpolicies/names`,
+      policy('names', {
+        validations: [{ expression: "object.metadata.name != 'worse'", message: 'worse name' }],
+      }) as never,
+    );
+    expect(await check()).toEqual([]);
+    expect(await check('worse')).toMatch(/with binding 'names-other' denied request: worse name$/);
+    await store.delete(`${AR}/validatingadmissionpolicybindings/names-other`);
+    await store.delete(key);
+    expect(plugin('CREATE', configmaps, cm('worse'), undefined, opts())).toBeUndefined();
   });
 });

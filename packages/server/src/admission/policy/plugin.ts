@@ -33,20 +33,18 @@ export function validatingAdmissionPolicy(
   let loading: Promise<PolicyDispatch> | undefined;
   return (op, t, obj, old, options) => {
     if (!store.has(BINDINGS)) return undefined;
-    const bindings = store.list(BINDINGS).items;
     if (dispatch) {
-      dispatch(op, t, obj, old, options, bindings);
+      dispatch(op, t, obj, old, options);
       return undefined;
     }
     // The first request that meets a binding waits for the machinery (once); the bindings are
-    // read again then, as the request is checked against the store as it is at that moment.
+    // read then, as the request is checked against the store as it is at that moment.
     loading ??= import('./dispatch.js').then((m) => {
       dispatch = m.policyDispatch(store, deps);
       return dispatch;
     });
     return loading.then((d) => {
-      const now = store.list(BINDINGS).items;
-      if (now.length > 0) d(op, t, obj, old, options, now);
+      if (store.has(BINDINGS)) d(op, t, obj, old, options);
     });
   };
 }

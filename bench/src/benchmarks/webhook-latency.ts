@@ -16,6 +16,10 @@
  *
  *   npm run build && node bench/dist/benchmarks/webhook-latency.js --creates=2000 --rounds=4 --rate=300,1000
  *
+ * `--hook=kubeloop` serves the two webhooks with the SDK's `WebhookServer` (a `defaulter` adding the
+ * label, a `validator` allowing) instead of a minimal node:https handler: an operator's webhook
+ * process, whose CPU per call shares the machine's cores with the server's.
+ *
  * With `--base-root=DIR` (another checkout, built) a third server, that checkout's, runs with the
  * same webhooks in the same rounds: the CPU per create of a change, against its baseline, under
  * the same load.
@@ -50,6 +54,8 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '4' },
     rate: { type: 'string', default: '300,1000' },
     'base-root': { type: 'string' },
+    hook: { type: 'string', default: 'plain' },
+    'serve-hook': { type: 'string' },
     kubeconfig: { type: 'string' },
     pids: { type: 'string' },
   },
@@ -87,9 +93,45 @@ server.keepAliveTimeout = 60000;
 server.listen(0, '127.0.0.1', () => console.log('listening ' + server.address().port));
 `;
 
+/** The child of `--hook=kubeloop`: the SDK's webhook server on `/mutate` and `/validate`. */
+async function serveKubeloopHook(certDir: string): Promise<void> {
+  const { ConfigMap } = await import('kubeloop/client');
+  const { defaulter, validator, WebhookServer } = await import('kubeloop/webhook');
+  const server = new WebhookServer({ port: 0, certDir }).register(
+    defaulter(
+      ConfigMap,
+      (cm) => {
+        cm.metadata = { ...cm.metadata, labels: { ...cm.metadata?.labels, injected: 'yes' } };
+      },
+      { path: '/mutate' },
+    ),
+    validator(ConfigMap, {}, { path: '/validate' }),
+  );
+  await server.listen();
+  console.log(`listening ${server.port} ${Buffer.from(server.caBundle).toString('base64')}`);
+}
+
 async function startWebhookServer(
   dir: string,
 ): Promise<{ port: number; caBundle: string; child: ChildProcess }> {
+  if (values.hook === 'kubeloop') {
+    const prof = process.env.WEBHOOK_BENCH_PROF;
+    const profArgs = prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`, '--cpu-prof-name=hook.cpuprofile'] : [];
+    const child = spawn(
+      process.execPath,
+      [...profArgs, fileURLToPath(import.meta.url), `--serve-hook=${dir}`],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
+    return new Promise((ok, fail) => {
+      child.stdout!.on('data', (d: Buffer) => {
+        const m = /listening (\d+) (\S+)/.exec(d.toString());
+        if (m) ok({ port: Number(m[1]), caBundle: m[2]!, child });
+      });
+      child.on('exit', (code) => fail(new Error(`webhook server exited ${code}`)));
+    });
+  }
   const cert = join(dir, 'cert.pem');
   const key = join(dir, 'key.pem');
   execFileSync('openssl', [
@@ -226,6 +268,13 @@ const median = (xs: number[]) => {
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 };
 
+if (values['serve-hook']) {
+  await serveKubeloopHook(values['serve-hook']);
+  // An orderly exit when the bench ends it, so that --cpu-prof writes its profile.
+  process.once('SIGTERM', () => process.exit(0));
+  // Serves until the bench kills it.
+  await new Promise(() => undefined);
+}
 const dir = mkdtempSync(join(tmpdir(), 'kubeloop-webhook-bench-'));
 const hook = await startWebhookServer(dir);
 try {
@@ -317,7 +366,7 @@ try {
     );
   }
   console.log(
-    `rerun: node bench/dist/benchmarks/webhook-latency.js --creates=${CREATES} --clients=${CLIENTS} --rounds=${ROUNDS} --rate=${RATES.join(',')}${BASE_ROOT ? ` --base-root=${BASE_ROOT}` : ''}${values.kubeconfig ? ` --kubeconfig=${values.kubeconfig} --pids=<kube-apiserver>,<etcd>` : ''}`,
+    `rerun: node bench/dist/benchmarks/webhook-latency.js --creates=${CREATES} --clients=${CLIENTS} --rounds=${ROUNDS} --rate=${RATES.join(',')}${values.hook === 'kubeloop' ? ' --hook=kubeloop' : ''}${BASE_ROOT ? ` --base-root=${BASE_ROOT}` : ''}${values.kubeconfig ? ` --kubeconfig=${values.kubeconfig} --pids=<kube-apiserver>,<etcd>` : ''}`,
   );
 } finally {
   hook.child.kill();

@@ -366,7 +366,7 @@ try {
     );
   }
   console.log(
-    `rerun: node bench/dist/benchmarks/webhook-latency.js --creates=${CREATES} --clients=${CLIENTS} --rounds=${ROUNDS} --rate=${RATES.join(',')}${values.hook === 'kubeloop' ? ' --hook=kubeloop' : ''}${BASE_ROOT ? ` --base-root=${BASE_ROOT}` : ''}${values.kubeconfig ? ` --kubeconfig=${values.kubeconfig} --pids=<kube-apiserver>,<etcd>` : ''}`,
+    `rerun: node bench/dist/benchmarks/webhook-latency.js --creates=${CREATES} --clients=${CLIENTS} --rounds=${ROUNDS} --rate=${RATES.join(',') || 0}${values.hook === 'kubeloop' ? ' --hook=kubeloop' : ''}${BASE_ROOT ? ` --base-root=${BASE_ROOT}` : ''}${values.kubeconfig ? ` --kubeconfig=${values.kubeconfig} --pids=<kube-apiserver>,<etcd>` : ''}`,
   );
 } finally {
   hook.child.kill();

@@ -167,7 +167,12 @@ export function createWebhookCaller(store: Store): WebhookCaller {
             urlTargets.set(key, target);
           }
         } else target = resolve(store, config, timeout);
-        pool = poolFor(config.caBundle, target);
+        const kept = target.pool;
+        if (kept && kept.caBundle === config.caBundle) pool = kept.pool;
+        else {
+          pool = poolFor(config.caBundle, target);
+          target.pool = { caBundle: config.caBundle, pool };
+        }
       } catch (err) {
         return Promise.reject(err);
       }
@@ -179,6 +184,7 @@ export function createWebhookCaller(store: Store): WebhookCaller {
     close() {
       for (const bundle of bundles.values()) for (const pool of bundle.pools.values()) pool.close();
       bundles.clear();
+      urlTargets.clear();
       for (const socket of sockets) socket.destroy();
     },
   };
@@ -191,6 +197,8 @@ interface Target {
   port: number;
   path: string;
   servername: string;
+  /** The pool a URL's target was last called through, and with which CA bundle (found without a key per call). */
+  pool?: { caBundle: string | undefined; pool: Http1Pool };
 }
 
 function resolve(store: Store, config: WebhookClientConfig, timeout: string): Target {

@@ -11,9 +11,18 @@
  * webhook process share the machine's cores: p50 is then 16 / throughput, and what webhooks add
  * is their CPU, not their wait. So the bench also prints the CPU per create of the server and of
  * the webhook process, and runs a paced phase (`--rate`, creates/s from the same 16 clients,
- * below both servers' saturation) where the added p50 is the time the two calls take.
+ * below both servers' saturation) where the added p50 is the time the two calls take; several
+ * rates are given as a list (`--rate=300,1000`).
  *
- *   npm run build && node bench/dist/benchmarks/webhook-latency.js --creates=2000 --rounds=4 --rate=300
+ *   npm run build && node bench/dist/benchmarks/webhook-latency.js --creates=2000 --rounds=4 --rate=300,1000
+ *
+ * `--hook=kubeloop` serves the two webhooks with the SDK's `WebhookServer` (a `defaulter` adding the
+ * label, a `validator` allowing) instead of a minimal node:https handler: an operator's webhook
+ * process, whose CPU per call shares the machine's cores with the server's.
+ *
+ * With `--base-root=DIR` (another checkout, built) a third server, that checkout's, runs with the
+ * same webhooks in the same rounds: the CPU per create of a change, against its baseline, under
+ * the same load.
  *
  * With `--kubeconfig=PATH` the same runs go against a running API server (a real kube-apiserver:
  * the anchor's `/tmp/anchor/run/admin.kubeconfig`, started with `NO_KCM=1`). One server cannot be
@@ -43,7 +52,10 @@ const { values } = parseArgs({
     creates: { type: 'string', default: '2000' },
     clients: { type: 'string', default: '16' },
     rounds: { type: 'string', default: '4' },
-    rate: { type: 'string', default: '300' },
+    rate: { type: 'string', default: '300,1000' },
+    'base-root': { type: 'string' },
+    hook: { type: 'string', default: 'plain' },
+    'serve-hook': { type: 'string' },
     kubeconfig: { type: 'string' },
     pids: { type: 'string' },
   },
@@ -51,8 +63,12 @@ const { values } = parseArgs({
 const CREATES = Number(values.creates);
 const CLIENTS = Number(values.clients);
 const ROUNDS = Number(values.rounds);
-const RATE = Number(values.rate);
+const RATES = (values.rate ?? '')
+  .split(',')
+  .map(Number)
+  .filter((r) => r > 0);
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+const BASE_ROOT = values['base-root'] ? resolve(values['base-root']) : undefined;
 /** The namespaces of the two modes on a server given by `--kubeconfig` (fresh names each run). */
 const RUN_ID = Date.now().toString(36);
 
@@ -77,9 +93,45 @@ server.keepAliveTimeout = 60000;
 server.listen(0, '127.0.0.1', () => console.log('listening ' + server.address().port));
 `;
 
+/** The child of `--hook=kubeloop`: the SDK's webhook server on `/mutate` and `/validate`. */
+async function serveKubeloopHook(certDir: string): Promise<void> {
+  const { ConfigMap } = await import('kubeloop/client');
+  const { defaulter, validator, WebhookServer } = await import('kubeloop/webhook');
+  const server = new WebhookServer({ port: 0, certDir }).register(
+    defaulter(
+      ConfigMap,
+      (cm) => {
+        cm.metadata = { ...cm.metadata, labels: { ...cm.metadata?.labels, injected: 'yes' } };
+      },
+      { path: '/mutate' },
+    ),
+    validator(ConfigMap, {}, { path: '/validate' }),
+  );
+  await server.listen();
+  console.log(`listening ${server.port} ${Buffer.from(server.caBundle).toString('base64')}`);
+}
+
 async function startWebhookServer(
   dir: string,
 ): Promise<{ port: number; caBundle: string; child: ChildProcess }> {
+  if (values.hook === 'kubeloop') {
+    const prof = process.env.WEBHOOK_BENCH_PROF;
+    const profArgs = prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`, '--cpu-prof-name=hook.cpuprofile'] : [];
+    const child = spawn(
+      process.execPath,
+      [...profArgs, fileURLToPath(import.meta.url), `--serve-hook=${dir}`],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
+    return new Promise((ok, fail) => {
+      child.stdout!.on('data', (d: Buffer) => {
+        const m = /listening (\d+) (\S+)/.exec(d.toString());
+        if (m) ok({ port: Number(m[1]), caBundle: m[2]!, child });
+      });
+      child.on('exit', (code) => fail(new Error(`webhook server exited ${code}`)));
+    });
+  }
   const cert = join(dir, 'cert.pem');
   const key = join(dir, 'key.pem');
   execFileSync('openssl', [
@@ -99,7 +151,8 @@ async function startWebhookServer(
   return { port, caBundle: readFileSync(cert).toString('base64'), child };
 }
 
-type Mode = 'webhooks' | 'none';
+/** `base`: with the webhooks, on the `--base-root` checkout's server. */
+type Mode = 'webhooks' | 'none' | 'base';
 
 async function post(http: HttpClient, path: string, body: object): Promise<void> {
   const res = await http.request('POST', path, JSON.stringify(body));
@@ -126,7 +179,7 @@ async function setUp(
   const server =
     externalServer ??
     (await startKubeloop({
-      root,
+      root: mode === 'base' ? BASE_ROOT! : root,
       kubeconfigPath: join(dir, `kubeconfig-${mode}`),
       args: ['--no-controllers'],
       // WEBHOOK_BENCH_PROF=<dir>: a CPU profile of each server, for looking into the figures.
@@ -137,7 +190,7 @@ async function setUp(
     }));
   const admin = new HttpClient(server.endpoint, 2);
   await post(admin, '/api/v1/namespaces', { metadata: { name: NS } });
-  if (mode === 'webhooks') {
+  if (mode !== 'none') {
     const webhook = (path: string) => ({
       name: `${path}.bench.example.com`,
       clientConfig: { url: `https://127.0.0.1:${hook.port}/${path}`, caBundle: hook.caBundle },
@@ -182,9 +235,12 @@ async function runPaced(
   clients: number,
   rate: number,
   first: number,
+  hookPid: number,
 ) {
   const latencies: number[] = [];
   let next = 0;
+  const cpu0 = cpuMs(target.server.pid);
+  const hook0 = cpuMs(hookPid);
   const t0 = performance.now();
   const client = async () => {
     while (next < total) {
@@ -196,7 +252,14 @@ async function runPaced(
     }
   };
   await Promise.all(Array.from({ length: clients }, client));
-  return { p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
+  const seconds = (performance.now() - t0) / 1000;
+  return {
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    perSecond: total / seconds,
+    cpu: (cpuMs(target.server.pid) - cpu0) / total,
+    hookCpu: (cpuMs(hookPid) - hook0) / total,
+  };
 }
 
 const median = (xs: number[]) => {
@@ -205,87 +268,105 @@ const median = (xs: number[]) => {
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 };
 
+if (values['serve-hook']) {
+  await serveKubeloopHook(values['serve-hook']);
+  // An orderly exit when the bench ends it, so that --cpu-prof writes its profile.
+  process.once('SIGTERM', () => process.exit(0));
+  // Serves until the bench kills it.
+  await new Promise(() => undefined);
+}
 const dir = mkdtempSync(join(tmpdir(), 'kubeloop-webhook-bench-'));
 const hook = await startWebhookServer(dir);
 try {
-  const runs: Record<Mode, { p50: number; p99: number; perSecond: number; cpu: number; hookCpu: number }[]> =
-    {
-      webhooks: [],
-      none: [],
-    };
-  const paced: Record<Mode, { p50: number; p99: number }[]> = { webhooks: [], none: [] };
+  type Run = { p50: number; p99: number; perSecond: number; cpu: number; hookCpu: number };
+  const modes: Mode[] = BASE_ROOT ? ['webhooks', 'base', 'none'] : ['webhooks', 'none'];
+  const runs: Record<Mode, Run[]> = { webhooks: [], none: [], base: [] };
+  /** Per rate, per mode: the paced rounds (p50, p99 and CPU per create). */
+  const paced = new Map<number, Record<Mode, Run[]>>(
+    RATES.map((rate) => [rate, { webhooks: [], none: [], base: [] }]),
+  );
   const pids = (values.pids ?? '').split(',').filter(Boolean).map(Number);
   const ext = values.kubeconfig ? external(values.kubeconfig, pids[0] ?? process.pid) : undefined;
-  const servers = {
-    webhooks: await setUp('webhooks', dir, hook, ext),
-    none: await setUp('none', dir, hook, ext),
-  };
+  const servers: Partial<Record<Mode, Awaited<ReturnType<typeof setUp>>>> = {};
+  for (const mode of modes) servers[mode] = await setUp(mode, dir, hook, ext);
+  const line = (r: Run) =>
+    `p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms, server ${r.cpu.toFixed(3)} ms CPU/create, webhook process ${r.hookCpu.toFixed(3)} ms CPU/create`;
   try {
     let first = 0;
     for (let r = 0; r < ROUNDS; r++) {
-      const order: Mode[] = r % 2 === 0 ? ['webhooks', 'none'] : ['none', 'webhooks'];
+      // ABBA: the order turns around every round.
+      const order = r % 2 === 0 ? modes : [...modes].reverse();
       for (const mode of order) {
+        const server = servers[mode]!;
         const hook0 = cpuMs(hook.child.pid!);
         const others0 = pids.slice(1).map(cpuMs);
-        const res = await runCreates(servers[mode].target, servers[mode].ns, CREATES, CLIENTS, first);
+        const res = await runCreates(server.target, server.ns, CREATES, CLIENTS, first);
         const hookCpu = (cpuMs(hook.child.pid!) - hook0) / CREATES;
         const others = pids.slice(1).map((p, k) => (cpuMs(p) - others0[k]!) / CREATES);
         first += CREATES;
-        runs[mode].push({
+        const run = {
           p50: res.p50Ms,
           p99: res.p99Ms,
           perSecond: res.perSecond,
           cpu: res.serverCpuMsPerCreate,
           hookCpu,
-        });
+        };
+        runs[mode].push(run);
         console.log(
-          `round ${r + 1} ${mode}: p50 ${res.p50Ms.toFixed(2)} ms, p99 ${res.p99Ms.toFixed(2)} ms, ${res.perSecond.toFixed(0)}/s, server ${res.serverCpuMsPerCreate.toFixed(3)} ms CPU/create, webhook process ${hookCpu.toFixed(3)} ms CPU/create (other load ${res.otherCpuPercent.toFixed(0)}%)${others.map((c, k) => `, pid ${pids[k + 1]} ${c.toFixed(3)} ms CPU/create`).join('')}`,
+          `round ${r + 1} ${mode}: ${line(run)}, ${res.perSecond.toFixed(0)}/s (other load ${res.otherCpuPercent.toFixed(0)}%)${others.map((c, k) => `, pid ${pids[k + 1]} ${c.toFixed(3)} ms CPU/create`).join('')}`,
         );
-        if (RATE > 0) {
-          const p = await runPaced(
-            servers[mode].target,
-            servers[mode].ns,
-            Math.min(CREATES, RATE * 3),
-            CLIENTS,
-            RATE,
-            first,
-          );
-          first += Math.min(CREATES, RATE * 3);
-          paced[mode].push(p);
-          console.log(
-            `round ${r + 1} ${mode} paced at ${RATE}/s: p50 ${p.p50.toFixed(2)} ms, p99 ${p.p99.toFixed(2)} ms`,
-          );
+        for (const rate of RATES) {
+          const total = Math.min(CREATES, rate * 3);
+          const p = await runPaced(server.target, server.ns, total, CLIENTS, rate, first, hook.child.pid!);
+          first += total;
+          paced.get(rate)![mode].push(p);
+          console.log(`round ${r + 1} ${mode} paced at ${rate}/s: ${line(p)}`);
         }
       }
     }
   } finally {
-    await servers.webhooks.stop();
-    await servers.none.stop();
+    for (const mode of modes) await servers[mode]!.stop();
   }
-  const m = (mode: Mode, k: 'p50' | 'p99' | 'perSecond' | 'cpu' | 'hookCpu') =>
-    median(runs[mode].map((x) => x[k]));
+  const m = (set: Record<Mode, Run[]>, mode: Mode, k: keyof Run) => median(set[mode].map((x) => x[k]));
   // The added latency is the median of the rounds' own differences: both modes of a round ran
   // back to back under the same load, which the medians of each mode alone do not pair.
-  const added = median(runs.webhooks.map((w, i) => w.p50 - runs.none[i]!.p50));
-  console.log(
-    `create latency at ${CLIENTS} clients, one mutating + one validating webhook vs none: ` +
-      `p50 ${m('webhooks', 'p50').toFixed(2)} vs ${m('none', 'p50').toFixed(2)} ms (×${(m('webhooks', 'p50') / m('none', 'p50')).toFixed(2)}), ` +
-      `p99 ${m('webhooks', 'p99').toFixed(2)} vs ${m('none', 'p99').toFixed(2)} ms (×${(m('webhooks', 'p99') / m('none', 'p99')).toFixed(2)}), ` +
-      `creates/s ${m('webhooks', 'perSecond').toFixed(0)} vs ${m('none', 'perSecond').toFixed(0)}; ` +
-      `added p50 (median of the rounds' differences) ${added.toFixed(2)} ms ${added <= 1.5 ? 'PASS' : 'MISS'} (target ≤ 1.5 ms); ` +
-      `server CPU per create ${m('webhooks', 'cpu').toFixed(3)} vs ${m('none', 'cpu').toFixed(3)} ms (added ${(m('webhooks', 'cpu') - m('none', 'cpu')).toFixed(3)} ms), ` +
-      `webhook process ${m('webhooks', 'hookCpu').toFixed(3)} ms CPU per create`,
-  );
-  if (RATE > 0) {
-    const pm = (mode: Mode, k: 'p50' | 'p99') => median(paced[mode].map((x) => x[k]));
-    const addedPaced = median(paced.webhooks.map((w, i) => w.p50 - paced.none[i]!.p50));
+  const added = (set: Record<Mode, Run[]>, mode: Mode) =>
+    median(set[mode].map((w, i) => w.p50 - set.none[i]!.p50));
+  const verdict = (ms: number) => `${ms.toFixed(2)} ms ${ms <= 1.5 ? 'PASS' : 'MISS'} (target ≤ 1.5 ms)`;
+  const cpus = (set: Record<Mode, Run[]>, mode: Mode) =>
+    `server CPU per create ${m(set, mode, 'cpu').toFixed(3)} vs ${m(set, 'none', 'cpu').toFixed(3)} ms (added ${(m(set, mode, 'cpu') - m(set, 'none', 'cpu')).toFixed(3)} ms), webhook process ${m(set, mode, 'hookCpu').toFixed(3)} ms CPU per create`;
+  const withHooks: Mode[] = BASE_ROOT ? ['webhooks', 'base'] : ['webhooks'];
+  for (const mode of withHooks) {
+    const who = mode === 'base' ? ` [base: ${BASE_ROOT}]` : '';
     console.log(
-      `paced at ${RATE} creates/s from ${CLIENTS} clients (below saturation): p50 ${pm('webhooks', 'p50').toFixed(2)} vs ${pm('none', 'p50').toFixed(2)} ms, ` +
-        `p99 ${pm('webhooks', 'p99').toFixed(2)} vs ${pm('none', 'p99').toFixed(2)} ms; added p50 ${addedPaced.toFixed(2)} ms ${addedPaced <= 1.5 ? 'PASS' : 'MISS'} (target ≤ 1.5 ms)`,
+      `create latency at ${CLIENTS} clients, one mutating + one validating webhook vs none${who}: ` +
+        `p50 ${m(runs, mode, 'p50').toFixed(2)} vs ${m(runs, 'none', 'p50').toFixed(2)} ms (×${(m(runs, mode, 'p50') / m(runs, 'none', 'p50')).toFixed(2)}), ` +
+        `p99 ${m(runs, mode, 'p99').toFixed(2)} vs ${m(runs, 'none', 'p99').toFixed(2)} ms (×${(m(runs, mode, 'p99') / m(runs, 'none', 'p99')).toFixed(2)}), ` +
+        `creates/s ${m(runs, mode, 'perSecond').toFixed(0)} vs ${m(runs, 'none', 'perSecond').toFixed(0)}; ` +
+        `added p50 (median of the rounds' differences) ${verdict(added(runs, mode))}; ${cpus(runs, mode)}`,
+    );
+    for (const [rate, set] of paced) {
+      console.log(
+        `  paced at ${rate} creates/s from ${CLIENTS} clients${who}: p50 ${m(set, mode, 'p50').toFixed(2)} vs ${m(set, 'none', 'p50').toFixed(2)} ms, ` +
+          `p99 ${m(set, mode, 'p99').toFixed(2)} vs ${m(set, 'none', 'p99').toFixed(2)} ms; added p50 ${verdict(added(set, mode))}; ${cpus(set, mode)}`,
+      );
+    }
+  }
+  if (BASE_ROOT) {
+    const ratio = (set: Record<Mode, Run[]>, k: keyof Run) =>
+      median(set.webhooks.map((w, i) => w[k] / set.base[i]![k])).toFixed(2);
+    console.log(
+      `this checkout / base, with webhooks (median of the rounds' ratios): server CPU per create ×${ratio(runs, 'cpu')}, webhook process ×${ratio(runs, 'hookCpu')}, p50 ×${ratio(runs, 'p50')}` +
+        [...paced]
+          .map(
+            ([rate, set]) =>
+              `; paced at ${rate}/s: server CPU ×${ratio(set, 'cpu')}, p50 ×${ratio(set, 'p50')}`,
+          )
+          .join(''),
     );
   }
   console.log(
-    `rerun: node bench/dist/benchmarks/webhook-latency.js --creates=${CREATES} --clients=${CLIENTS} --rounds=${ROUNDS} --rate=${RATE}${values.kubeconfig ? ` --kubeconfig=${values.kubeconfig} --pids=<kube-apiserver>,<etcd>` : ''}`,
+    `rerun: node bench/dist/benchmarks/webhook-latency.js --creates=${CREATES} --clients=${CLIENTS} --rounds=${ROUNDS} --rate=${RATES.join(',') || 0}${values.hook === 'kubeloop' ? ' --hook=kubeloop' : ''}${BASE_ROOT ? ` --base-root=${BASE_ROOT}` : ''}${values.kubeconfig ? ` --kubeconfig=${values.kubeconfig} --pids=<kube-apiserver>,<etcd>` : ''}`,
   );
 } finally {
   hook.child.kill();

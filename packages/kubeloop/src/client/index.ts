@@ -93,6 +93,9 @@ export type {
   WriteOptions,
 } from './options.js';
 export { isNetworkError, NetworkError, type NetworkErrorKind } from './transport/errors.js';
+// The kept-alive HTTP/1.1 pool, for other HTTP clients of the project (the control plane's webhook calls).
+export { Http1Pool, type PoolRequest, type PoolResponse } from './transport/http1-pool.js';
+export type { StreamTarget } from './transport/http1-stream.js';
 export { ClientMetrics, DURATION_BUCKETS, type RequestRecord } from './transport/metrics.js';
 export type { RateLimitOptions } from './transport/rate-limit.js';
 export type { RetryInfo, RetryOptions } from './transport/retry.js';

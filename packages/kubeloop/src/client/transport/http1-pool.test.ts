@@ -127,6 +127,30 @@ describe('the kept-alive connection pool', () => {
     p.close();
   });
 
+  it('sends a body of bytes as it is, bounds the answer, and marks a failure on a reused connection', async () => {
+    handler = (req, body, res) => {
+      if (req.url === '/drop') return void req.socket.destroy();
+      res.end(req.url === '/big' ? 'x'.repeat(100) : body);
+    };
+    const p = pool();
+    const bytes = Buffer.from('{"é":"😀"}');
+    expect((await p.request({ ...get('/echo'), method: 'POST', body: bytes })).text).toBe('{"é":"😀"}');
+    await expect(p.request(get('/big', { maxBodyBytes: 99 }))).rejects.toMatchObject({
+      code: 'ERR_BODY_TOO_LARGE',
+    });
+    expect((await p.request(get('/big', { maxBodyBytes: 100 }))).text).toHaveLength(100);
+    // Dropped unanswered on the kept-alive connection: a caller may try again on a new one.
+    await expect(p.request(get('/drop'))).rejects.toMatchObject({
+      code: 'ECONNRESET',
+      reusedConnection: true,
+    });
+    // On a new connection the same failure is not marked.
+    const fresh = await p.request(get('/drop')).catch((err: unknown) => err);
+    expect(fresh).toMatchObject({ code: 'ECONNRESET' });
+    expect((fresh as { reusedConnection?: boolean }).reusedConnection).toBeUndefined();
+    p.close();
+  });
+
   it('refuses what node:http refuses, before sending anything', async () => {
     const p = pool();
     await expect(p.request(get('/a', { headers: { 'x-bad': 'a\r\nx-smuggled: 1' } }))).rejects.toMatchObject({

@@ -30,12 +30,15 @@ export interface PoolRequest {
   method: string;
   path: string;
   headers: Record<string, string | string[]>;
-  body?: string | undefined;
+  /** The body: a string goes as UTF-8, bytes as they are. */
+  body?: string | Buffer | undefined;
   signal?: AbortSignal | undefined;
   /** Bound on the wait for the response headers, in ms (0 = none). */
   headersTimeoutMs: number;
   /** Bound on the whole exchange, in ms (0 = none). */
   deadlineMs: number;
+  /** A longer answer fails with code `ERR_BODY_TOO_LARGE` (none when unset). */
+  maxBodyBytes?: number | undefined;
 }
 
 /** An answer read whole: `text` is its body; `body` streams the same text for generic readers. */
@@ -103,6 +106,8 @@ interface Exchange {
 class Connection {
   readonly socket: Socket;
   exchange: Exchange | undefined;
+  /** Exchanges begun on it: a failure of one after the first is marked `reusedConnection`. */
+  uses = 0;
   /**
    * When the server will close the connection if it stays idle (its `Keep-Alive: timeout=N`,
    * less a second, as Node's agent reckons it): past it the connection is not used again, so a
@@ -276,6 +281,7 @@ export class Http1Pool {
       let keepAlive = false;
       let idleMs = Number.POSITIVE_INFINITY;
       const chunks: Buffer[] = [];
+      let size = 0;
       let settled = false;
       const finish = (err: Error | undefined, reusable: boolean) => {
         if (settled) return;
@@ -314,6 +320,9 @@ export class Http1Pool {
             if (headersTimer) clearTimeout(headersTimer);
           },
           body: (buf, from, to) => {
+            size += to - from;
+            if (req.maxBodyBytes !== undefined && size > req.maxBodyBytes)
+              throw codeError(Error, `an answer over ${req.maxBodyBytes} bytes`, 'ERR_BODY_TOO_LARGE');
             chunks.push(Buffer.from(buf.subarray(from, to)));
           },
           end: () => undefined,
@@ -336,13 +345,18 @@ export class Http1Pool {
         },
         fail: (err) => {
           if (reader.eof()) finish(undefined, false);
+          else if (reader.started && (err as { code?: string }).code === 'ECONNRESET')
+            finish(
+              Object.assign(new Error('the connection closed before the end of the answer'), {
+                code: 'ECONNRESET',
+              }),
+              false,
+            );
+          // Nothing answered on a kept-alive connection the server may have closed meanwhile:
+          // a caller may send the request again on a new one, as Go's transport does.
           else
             finish(
-              reader.started && (err as { code?: string }).code === 'ECONNRESET'
-                ? Object.assign(new Error('the connection closed before the end of the answer'), {
-                    code: 'ECONNRESET',
-                  })
-                : err,
+              !reader.started && (c?.uses ?? 0) > 1 ? Object.assign(err, { reusedConnection: true }) : err,
               false,
             );
         },
@@ -350,9 +364,10 @@ export class Http1Pool {
       const send = (conn: Connection) => {
         c = conn;
         c.exchange = exchange;
+        c.uses++;
         const body = req.body;
         if (body === undefined || body.length === 0) c.socket.write(head, 'latin1');
-        else if (NON_ASCII.test(head)) {
+        else if (typeof body !== 'string' || NON_ASCII.test(head)) {
           // Header values beyond ASCII go as latin1 (as Node writes them), the body as UTF-8.
           c.socket.cork();
           c.socket.write(head, 'latin1');

@@ -149,6 +149,14 @@ export function shouldCallHook(
 }
 
 /**
+ * Whether a webhook matched the request as its own resource (nearly every call): then
+ * {@link convertForMatch} has nothing to do, and callers skip its promise.
+ */
+export function matchedAsRequested(from: ResourceType, to: GroupVersionResource): boolean {
+  return from.group === to.group && from.version === to.version && from.resource === to.resource;
+}
+
+/**
  * Converts an object of the request's type to the type a webhook matched the request as (an
  * equivalent resource: another version of a custom resource, a kind sharing another's storage),
  * through the storage version as kube's versioned attributes do. A Scale stays a Scale.
@@ -161,7 +169,7 @@ export async function convertForMatch(
   subresource: string,
 ): Promise<Obj | undefined> {
   if (!obj || subresource === 'scale') return obj;
-  if (from.group === to.group && from.version === to.version && from.resource === to.resource) return obj;
+  if (matchedAsRequested(from, to)) return obj;
   const target = deps.registry.lookup(to.group, to.version, to.resource);
   if (!target) return obj;
   const copy = structuredClone(obj);

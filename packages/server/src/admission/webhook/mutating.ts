@@ -23,6 +23,7 @@ import {
   convertForMatch,
   type DispatcherDeps,
   failureOf,
+  matchedAsRequested,
   observedCall,
   shouldCallHook,
   toStatusError,
@@ -113,8 +114,13 @@ async function dispatch(
       const outcome = await observedCall(deps, entry, 'admit', base.operation, async () => {
         // The webhook sees, and patches, the object at the version it matched; the result is
         // converted back to the request's.
-        const versioned = await convertForMatch(deps, current, t, match.resource, base.subresource);
-        const oldVersioned = await convertForMatch(deps, oldObject, t, match.resource, base.subresource);
+        const same = matchedAsRequested(t, match.resource);
+        const versioned = same
+          ? current
+          : await convertForMatch(deps, current, t, match.resource, base.subresource);
+        const oldVersioned = same
+          ? oldObject
+          : await convertForMatch(deps, oldObject, t, match.resource, base.subresource);
         const result = await callWebhook(deps, entry, true, attrs, match, versioned, oldVersioned, options);
         const matchedType =
           deps.registry.lookup(match.resource.group, match.resource.version, match.resource.resource) ?? t;

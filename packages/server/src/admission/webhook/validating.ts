@@ -13,6 +13,7 @@ import {
   convertForMatch,
   type DispatcherDeps,
   failureOf,
+  matchedAsRequested,
   observedCall,
   shouldCallHook,
 } from './dispatcher.js';
@@ -48,6 +49,9 @@ export function validatingWebhooks(deps: DispatcherDeps, configs: WebhookConfigu
       await Promise.all(
         calls.map(async ({ entry, match }) => {
           const outcome = await observedCall(deps, entry, 'validating', op, async () => {
+            if (matchedAsRequested(t, match.resource)) {
+              return callWebhook(deps, entry, false, attrs, match, attrs.object, attrs.oldObject, options);
+            }
             const object = await convertForMatch(deps, attrs.object, t, match.resource, attrs.subresource);
             const oldObject = await convertForMatch(
               deps,

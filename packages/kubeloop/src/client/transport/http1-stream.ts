@@ -123,7 +123,8 @@ function parseHead(text: string): { statusCode: number; headers: IncomingHttpHea
     if (!TOKEN.test(name))
       throw parseError('HPE_INVALID_HEADER_TOKEN', `header line ${JSON.stringify(line)}`);
     const value = line.slice(colon + 1).trim();
-    if (/[\0\r\n]/.test(value)) throw parseError('HPE_INVALID_HEADER_TOKEN', `header ${name}`);
+    // (The hoisted expression: a literal here made a RegExp per header line.)
+    if (BAD_VALUE.test(value)) throw parseError('HPE_INVALID_HEADER_TOKEN', `header ${name}`);
     const key = name.toLowerCase();
     const had = all[key];
     if (key === 'set-cookie') all[key] = [...((had as string[] | undefined) ?? []), value];

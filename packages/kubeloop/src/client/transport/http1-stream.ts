@@ -134,6 +134,9 @@ function parseHead(text: string): { statusCode: number; headers: IncomingHttpHea
   return { statusCode: Number(status[2]), headers, http11: status[1] === '1' };
 }
 
+/** The head read so far of a new answer: shared, as it is never written to (a Buffer each was ~1 % of a request's allocations). */
+const NO_BYTES = Buffer.alloc(0);
+
 const CR = 13;
 const LF = 10;
 
@@ -242,7 +245,7 @@ export interface ResponseSink {
  */
 export class ResponseReader {
   /** The head received so far; undefined once it is complete. */
-  private headBytes: Buffer | undefined = Buffer.alloc(0);
+  private headBytes: Buffer | undefined = NO_BYTES;
   private framing = SIZE;
   /** Bytes left of a chunk or of a Content-Length body; a chunk's size while it is read. */
   private remaining = 0;
@@ -301,7 +304,7 @@ export class ResponseReader {
     const bodyStart = from + end + 4 - before;
     if (statusCode >= 100 && statusCode < 200) {
       // An interim answer (100 Continue…): the real one follows.
-      this.headBytes = Buffer.alloc(0);
+      this.headBytes = NO_BYTES;
       return this.readHead(buf, bodyStart, n);
     }
     this.headBytes = undefined;

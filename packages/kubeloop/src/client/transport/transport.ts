@@ -119,6 +119,8 @@ export class Transport {
     { creds: Credentials; headers: Readonly<Record<string, string | string[]>> }
   >();
   private connector: Promise<Connector> | undefined;
+  /** The connector once made: requests then reach it without awaiting its promise. */
+  private ready: Connector | undefined;
   private closed = false;
 
   constructor(
@@ -167,6 +169,7 @@ export class Transport {
     this.closed = true;
     const connector = this.connector;
     this.connector = undefined;
+    this.ready = undefined;
     await (await connector?.catch(() => undefined))?.destroy();
   }
 
@@ -177,7 +180,14 @@ export class Transport {
   }
 
   private newConnector(o: ConnectorOptions): Promise<Connector> {
-    return wantsHttp2(o) ? createHttp2Connector(o) : Promise.resolve(new NodeConnector(o));
+    const made = wantsHttp2(o) ? createHttp2Connector(o) : Promise.resolve(new NodeConnector(o));
+    made.then(
+      (c) => {
+        if (!this.closed && this.connector === made) this.ready = c;
+      },
+      () => undefined,
+    );
+    return made;
   }
 
   private connectorOptions(): ConnectorOptions {
@@ -263,7 +273,7 @@ export class Transport {
 
       let failure: ApiError | NetworkError;
       try {
-        const res = await (await this.connect()).request({
+        const res = await (this.ready ?? (await this.connect())).request({
           path,
           method: req.method,
           headers: this.headers(req, creds),

@@ -279,7 +279,8 @@ export class ManagerCache implements CacheReader {
 
   /**
    * Reads one object of `informer`, waiting for the manager's writes to reach it; past the
-   * timeout, reads the server.
+   * timeout, reads the server. `signal` ends the wait; given as a function, it is asked for
+   * only when there is a wait (a reconcile makes its signal only when something needs it).
    */
   async read<T extends KubeObject>(
     informer: Informer<T>,

@@ -496,9 +496,28 @@ export class ResourceApi<T extends KubeObject> {
    * The URL path of a request. Single-object requests of a namespaced kind use the API's
    * namespace, else the object's; lists and watches use the API's (`''` = all namespaces).
    */
-  private async path(name: string | undefined, sub: Subresource, obj: KubeObject | undefined, verb: string) {
+  private path(
+    name: string | undefined,
+    sub: Subresource,
+    obj: KubeObject | undefined,
+    verb: string,
+  ): string | Promise<string> {
     if (name !== undefined && name === '') throw new TypeError(`${verb}: resource name may not be empty`);
-    const r = await this.core.resolve(this.descriptor);
+    const d = this.descriptor;
+    // A descriptor that gives its plural and scope needs no discovery: its path is made at
+    // once (a promise per request was a measurable share of a small request's allocations).
+    if (d.plural !== undefined && d.namespaced !== undefined)
+      return this.pathOf(d as ResolvedResource, name, sub, obj, verb);
+    return this.core.resolve(d).then((r) => this.pathOf(r, name, sub, obj, verb));
+  }
+
+  private pathOf(
+    r: ResolvedResource,
+    name: string | undefined,
+    sub: Subresource,
+    obj: KubeObject | undefined,
+    verb: string,
+  ): string {
     let ns = '';
     if (r.namespaced) {
       const namespace = this.namespace || obj?.metadata?.namespace || '';
@@ -516,9 +535,9 @@ export class ResourceApi<T extends KubeObject> {
   }
 
   private async json<R>(req: HttpRequest, options: RequestOptions): Promise<R> {
-    const res = await this.send(() =>
-      this.core.transport.request({ ...req, signal: options.signal, timeoutMs: options.timeoutMs }),
-    );
+    req.signal = options.signal;
+    req.timeoutMs = options.timeoutMs;
+    const res = await this.send(() => this.core.transport.request(req));
     try {
       return JSON.parse(res.body) as R;
     } catch (err) {

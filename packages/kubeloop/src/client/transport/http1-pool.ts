@@ -58,6 +58,18 @@ const NON_ASCII = /[^\t\r\n\x20-\x7e]/;
 const codeError = (ctor: ErrorConstructor, message: string, code: string): Error =>
   Object.assign(new ctor(message), { code });
 
+/** The header lines of a headers object, checked, and whether they name a Host. */
+interface HeaderLines {
+  text: string;
+  host: boolean;
+}
+
+/**
+ * The checked lines of frozen headers objects: the transport gives the same object to the
+ * requests of an accept/content type, so its lines are checked and joined once.
+ */
+const frozenLines = new WeakMap<object, HeaderLines>();
+
 /** The request's head, checked as node:http checks it. */
 function requestHead(req: PoolRequest, hostHeader: string, bodyBytes: number | undefined): string {
   if (!TOKEN.test(req.method))
@@ -68,10 +80,23 @@ function requestHead(req: PoolRequest, hostHeader: string, bodyBytes: number | u
     );
   if (INVALID_PATH.test(req.path))
     throw codeError(TypeError, 'Request path contains unescaped characters', 'ERR_UNESCAPED_CHARACTERS');
-  let head = `${req.method} ${req.path} HTTP/1.1\r\n`;
+  let lines = frozenLines.get(req.headers);
+  if (!lines) {
+    lines = headerLines(req.headers);
+    if (Object.isFrozen(req.headers)) frozenLines.set(req.headers, lines);
+  }
+  let head = `${req.method} ${req.path} HTTP/1.1\r\n${lines.text}`;
+  if (!lines.host) head += `Host: ${hostHeader}\r\n`;
+  if (bodyBytes !== undefined) head += `Content-Length: ${bodyBytes}\r\n`;
+  return `${head}Connection: keep-alive\r\n\r\n`;
+}
+
+/** Header lines, checked as node:http checks them (a header never smuggles a line). */
+function headerLines(headers: PoolRequest['headers']): HeaderLines {
+  let head = '';
   let host = false;
-  for (const name in req.headers) {
-    const value = req.headers[name]!;
+  for (const name in headers) {
+    const value = headers[name]!;
     if (!TOKEN.test(name))
       throw codeError(
         TypeError,
@@ -90,9 +115,7 @@ function requestHead(req: PoolRequest, hostHeader: string, bodyBytes: number | u
         head += `${name}: ${v}\r\n`;
       }
   }
-  if (!host) head += `Host: ${hostHeader}\r\n`;
-  if (bodyBytes !== undefined) head += `Content-Length: ${bodyBytes}\r\n`;
-  return `${head}Connection: keep-alive\r\n\r\n`;
+  return { text: head, host };
 }
 
 /** One exchange on a connection: receives what the connection reads, until the answer's end. */
@@ -282,6 +305,19 @@ export class Http1Pool {
       let idleMs = Number.POSITIVE_INFINITY;
       const chunks: Buffer[] = [];
       let size = 0;
+      /**
+       * The body's bytes while they are all in one read (nearly every answer): a view of the
+       * shared read buffer, decoded from there when the answer ends within that read, so that
+       * they are not copied into a Buffer of their own first. Copied at the end of a read that
+       * does not complete the answer, as the buffer is reused.
+       */
+      let view: Buffer | undefined;
+      let viewFrom = 0;
+      let viewTo = 0;
+      const keepView = () => {
+        if (view) chunks.push(Buffer.from(view.subarray(viewFrom, viewTo)));
+        view = undefined;
+      };
       let settled = false;
       const finish = (err: Error | undefined, reusable: boolean) => {
         if (settled) return;
@@ -298,12 +334,14 @@ export class Http1Pool {
           reject(err);
           return;
         }
-        const text =
-          chunks.length === 0
+        const text = view
+          ? view.toString('utf8', viewFrom, viewTo)
+          : chunks.length === 0
             ? ''
             : chunks.length === 1
               ? chunks[0]!.toString('utf8')
               : Buffer.concat(chunks).toString('utf8');
+        view = undefined;
         resolve(new WholeResponse(statusCode, headers, text));
       };
       const reader = new ResponseReader(
@@ -323,7 +361,14 @@ export class Http1Pool {
             size += to - from;
             if (req.maxBodyBytes !== undefined && size > req.maxBodyBytes)
               throw codeError(Error, `an answer over ${req.maxBodyBytes} bytes`, 'ERR_BODY_TOO_LARGE');
-            chunks.push(Buffer.from(buf.subarray(from, to)));
+            if (view === undefined && chunks.length === 0) {
+              view = buf;
+              viewFrom = from;
+              viewTo = to;
+            } else {
+              keepView();
+              chunks.push(Buffer.from(buf.subarray(from, to)));
+            }
           },
           end: () => undefined,
         },
@@ -339,7 +384,9 @@ export class Http1Pool {
             }
             const used = reader.feed(buf, n);
             if (reader.done) finish(undefined, keepAlive && used === n);
+            else keepView();
           } catch (err) {
+            view = undefined;
             finish(err as Error, false);
           }
         },

@@ -73,6 +73,18 @@ describe('ResponseReader', () => {
     expect([cut.ended, cut.reader.eof()]).toEqual([false, false]);
   });
 
+  it('trims header values as String#trim does, whatever the whitespace around them', () => {
+    const values = ['v', ' v', '  v', '\tv', 'v ', ' v\t', ' v\xa0', ' \xa0v', ' a b ', ' ', '', ' x'];
+    const head = values.map((v, i) => `X-H${i}:${v}\r\n`).join('');
+    // Read twice: the second answer finds the names already known.
+    for (const pass of [1, 2]) {
+      const got = read(`HTTP/1.1 200 OK\r\n${head}Content-Length: 0\r\n\r\n`, 4096);
+      values.forEach((v, i) => {
+        expect(got.headers[`x-h${i}`], `pass ${pass}, ${JSON.stringify(v)}`).toBe(v.trim());
+      });
+    }
+  });
+
   it('rejects what HTTP/1.1 forbids, with the codes of Node’s parser', () => {
     const code = (text: string) => {
       try {
@@ -84,6 +96,9 @@ describe('ResponseReader', () => {
     };
     expect(code('HTTP/2 200 OK\r\n\r\n')).toBe('HPE_INVALID_CONSTANT');
     expect(code('HTTP/1.1 200 OK\r\nBad Header: x\r\n\r\n')).toBe('HPE_INVALID_HEADER_TOKEN');
+    // Checked every time, not only the first time a name is seen.
+    expect(code('HTTP/1.1 200 OK\r\nBad Header: x\r\n\r\n')).toBe('HPE_INVALID_HEADER_TOKEN');
+    expect(code('HTTP/1.1 200 OK\r\n: x\r\n\r\n')).toBe('HPE_INVALID_HEADER_TOKEN');
     expect(code('HTTP/1.1 200 OK\r\nContent-Length: 1x\r\n\r\n')).toBe('HPE_INVALID_CONTENT_LENGTH');
     const chunked = 'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n';
     expect(code(`${chunked}z\r\n`)).toBe('HPE_INVALID_CHUNK_SIZE');

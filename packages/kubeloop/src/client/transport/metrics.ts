@@ -61,9 +61,9 @@ export class ClientMetrics {
     }
     d.h.sum += r.durationSeconds;
     d.h.count++;
-    DURATION_BUCKETS.forEach((b, i) => {
-      if (r.durationSeconds <= b) d.h.counts[i]!++;
-    });
+    const counts = d.h.counts;
+    for (let i = 0; i < DURATION_BUCKETS.length; i++)
+      if (r.durationSeconds <= DURATION_BUCKETS[i]!) counts[i]!++;
   };
 
   /** `rest_client_requests_total` for one label set (0 when never seen). */

@@ -114,7 +114,13 @@ export class Transport {
     | (Required<Omit<RetryOptions, 'onRetry'>> & Pick<RetryOptions, 'onRetry'>)
     | undefined;
   private readonly warned = new Set<string>();
+  private readonly headerSets = new Map<
+    string,
+    { creds: Credentials; headers: Readonly<Record<string, string | string[]>> }
+  >();
   private connector: Promise<Connector> | undefined;
+  /** The connector once made: requests then reach it without awaiting its promise. */
+  private ready: Connector | undefined;
   private closed = false;
 
   constructor(
@@ -163,6 +169,7 @@ export class Transport {
     this.closed = true;
     const connector = this.connector;
     this.connector = undefined;
+    this.ready = undefined;
     await (await connector?.catch(() => undefined))?.destroy();
   }
 
@@ -173,7 +180,14 @@ export class Transport {
   }
 
   private newConnector(o: ConnectorOptions): Promise<Connector> {
-    return wantsHttp2(o) ? createHttp2Connector(o) : Promise.resolve(new NodeConnector(o));
+    const made = wantsHttp2(o) ? createHttp2Connector(o) : Promise.resolve(new NodeConnector(o));
+    made.then(
+      (c) => {
+        if (!this.closed && this.connector === made) this.ready = c;
+      },
+      () => undefined,
+    );
+    return made;
   }
 
   private connectorOptions(): ConnectorOptions {
@@ -186,7 +200,24 @@ export class Transport {
     };
   }
 
+  /**
+   * The headers of a request: one frozen object per accept/content type and credentials, so
+   * that a connector can keep what it derives from them (the pool keeps their checked text).
+   */
   private headers(req: HttpRequest, creds: Credentials): Record<string, string | string[]> {
+    // Impersonation headers come from the configuration as it is at each request.
+    if (this.config.impersonate) return this.makeHeaders(req, creds);
+    const key =
+      req.contentType === undefined ? (req.accept ?? '') : `${req.accept ?? ''}\n${req.contentType}`;
+    const known = this.headerSets.get(key);
+    if (known?.creds === creds) return known.headers;
+    const headers = Object.freeze(this.makeHeaders(req, creds));
+    // Bounded: requests use a handful of accept/content types.
+    if (known || this.headerSets.size < 32) this.headerSets.set(key, { creds, headers });
+    return headers;
+  }
+
+  private makeHeaders(req: HttpRequest, creds: Credentials): Record<string, string | string[]> {
     const h: Record<string, string | string[]> = {
       'user-agent': this.userAgent,
       accept: req.accept ?? 'application/json',
@@ -204,7 +235,9 @@ export class Transport {
     return h;
   }
 
-  private warn(headers: IncomingHttpHeaders, method: string, url: string): void {
+  private warn(headers: IncomingHttpHeaders, method: string, path: string): void {
+    if (headers.warning === undefined) return;
+    const url = this.origin + path;
     const texts = parseWarningHeaders(headers.warning);
     for (const text of texts) {
       if (this.options.onWarning) this.options.onWarning(text, { method, url });
@@ -215,10 +248,20 @@ export class Transport {
     }
   }
 
+  /** Reports one attempt to the metrics hook. */
+  private record(req: HttpRequest, started: number, attempt: number, code: string): void {
+    this.options.onRequest?.({
+      method: req.method,
+      host: this.host,
+      path: req.path,
+      code,
+      durationSeconds: (performance.now() - started) / 1000,
+      attempt,
+    });
+  }
+
   private async send(req: HttpRequest, stream: boolean): Promise<HttpResponse | StreamResponse> {
     const path = this.basePath + req.path;
-    const url = this.origin + path;
-    const where = { method: req.method, url };
     const timeoutMs = req.timeoutMs ?? this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     let attempt = 0;
     let refreshed = false;
@@ -227,19 +270,10 @@ export class Transport {
       if (this.limiter) await this.limiter.acquire(req.signal);
       const creds = await this.auth.credentials();
       const started = performance.now();
-      const record = (code: string) =>
-        this.options.onRequest?.({
-          method: req.method,
-          host: this.host,
-          path: req.path,
-          code,
-          durationSeconds: (performance.now() - started) / 1000,
-          attempt,
-        });
 
       let failure: ApiError | NetworkError;
       try {
-        const res = await (await this.connect()).request({
+        const res = await (this.ready ?? (await this.connect())).request({
           path,
           method: req.method,
           headers: this.headers(req, creds),
@@ -253,13 +287,13 @@ export class Transport {
         });
         const ok = res.statusCode < 400;
         if (stream && ok) {
-          record(String(res.statusCode));
-          this.warn(res.headers, req.method, url);
+          this.record(req, started, attempt, String(res.statusCode));
+          this.warn(res.headers, req.method, path);
           return { status: res.statusCode, headers: res.headers, body: res.body };
         }
         const body = res.text ?? (await readText(res.body));
-        record(String(res.statusCode));
-        this.warn(res.headers, req.method, url);
+        this.record(req, started, attempt, String(res.statusCode));
+        this.warn(res.headers, req.method, path);
         if (ok) return { status: res.statusCode, headers: res.headers, body };
         failure = apiErrorFromResponse(res.statusCode, body, header(res.headers, 'retry-after'));
         if (res.statusCode === 401 && !refreshed) {
@@ -267,18 +301,29 @@ export class Transport {
           if (await this.auth.refresh(creds)) continue;
         }
       } catch (err) {
-        record('<error>');
+        this.record(req, started, attempt, '<error>');
         if (req.signal?.aborted) throw req.signal.reason;
         if (err instanceof DeadlineExceeded)
-          throw new NetworkError('timeout', `no complete answer within ${timeoutMs} ms`, where, err);
-        if (this.closed) throw new NetworkError('reset', 'the client was closed', where, err);
-        failure = toNetworkError(err, where);
+          throw new NetworkError(
+            'timeout',
+            `no complete answer within ${timeoutMs} ms`,
+            { method: req.method, url: this.origin + path },
+            err,
+          );
+        if (this.closed)
+          throw new NetworkError(
+            'reset',
+            'the client was closed',
+            { method: req.method, url: this.origin + path },
+            err,
+          );
+        failure = toNetworkError(err, { method: req.method, url: this.origin + path });
       }
 
       if (!this.retry || attempt >= this.retry.maxRetries || !isRetryable(req.method, failure)) throw failure;
       attempt++;
       const delayMs = retryDelayMs(attempt, failure, this.retry);
-      this.retry.onRetry?.({ method: req.method, url, attempt, delayMs, error: failure });
+      this.retry.onRetry?.({ method: req.method, url: this.origin + path, attempt, delayMs, error: failure });
       await sleep(delayMs, req.signal);
     }
   }

@@ -279,14 +279,15 @@ export class ManagerCache implements CacheReader {
 
   /**
    * Reads one object of `informer`, waiting for the manager's writes to reach it; past the
-   * timeout, reads the server.
+   * timeout, reads the server. `signal` ends the wait; given as a function, it is asked for
+   * only when there is a wait (a reconcile makes its signal only when something needs it).
    */
   async read<T extends KubeObject>(
     informer: Informer<T>,
     kind: ResourceDescriptor<T>,
     namespace: string,
     name: string,
-    signal?: AbortSignal,
+    signal?: AbortSignal | (() => AbortSignal),
   ): Promise<T | undefined> {
     return (await this.readFresh(informer, kind, namespace, name, signal)).obj;
   }
@@ -297,10 +298,14 @@ export class ManagerCache implements CacheReader {
     kind: ResourceDescriptor<T>,
     namespace: string,
     name: string,
-    signal?: AbortSignal,
+    lazySignal?: AbortSignal | (() => AbortSignal),
   ): Promise<{ obj: T | undefined; fromServer: boolean }> {
     const ref: ObjectRef = { group: kind.group, kind: kind.kind, namespace, name };
     const read = () => informer.store.get(name, namespace);
+    // The cache is up to date (nearly always): no signal is needed, nor made when given lazily.
+    const cached = read();
+    if (this.tracker.met(ref, cached)) return { obj: cached, fromServer: false };
+    const signal = typeof lazySignal === 'function' ? lazySignal() : lazySignal;
     if (await this.tracker.wait(ref, read, this.options.readYourWritesTimeoutMs, signal))
       return { obj: read(), fromServer: false };
     signal?.throwIfAborted();

@@ -3,7 +3,7 @@ import { runInNewContext } from 'node:vm';
 import { pino } from 'pino';
 import { describe, expect, it, vi } from 'vitest';
 import type { Client } from '../../client/client.js';
-import { EventRecorder, microTime } from './events.js';
+import { EventRecorder, microTime, nanoHex } from './events.js';
 
 /** A client that records the Event writes it is asked for. */
 function fakeClient() {
@@ -148,5 +148,21 @@ describe('EventRecorder series, as client-go writes them', () => {
     expect(microTime(new Date(Date.UTC(2024, 4, 1, 10, 0, 0, 123)))).toBe('2024-05-01T10:00:00.123000Z');
     expect(microTime(new Date(Date.UTC(2024, 0, 1)))).toBe('2024-01-01T00:00:00.000000Z');
     expect(microTime(new Date(8.64e15))).toBe('+275760-09-13T00:00:00.000000Z');
+  });
+});
+
+describe('nanoHex', () => {
+  it('writes ms × 10⁶ + ns in hexadecimal as BigInt does, across the range of times', () => {
+    const cases: [number, number][] = [
+      [0, 0],
+      [0, 999_999],
+      [2 ** 20 - 1, 999_999],
+      [2 ** 20, 0],
+      [1_764_182_400_000, 123_456],
+      [8.64e15, 999_999],
+    ];
+    for (let e = 0; e < 53; e++) cases.push([Math.floor(2 ** e * 0.987654321), (e * 37_813) % 1e6]);
+    for (const [ms, ns] of cases)
+      expect(nanoHex(ms, ns)).toBe((BigInt(ms) * 1_000_000n + BigInt(ns)).toString(16));
   });
 });

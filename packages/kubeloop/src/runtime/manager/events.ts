@@ -63,6 +63,20 @@ interface Series {
  */
 export const microTime = (d = new Date()): string => `${d.toISOString().slice(0, -1)}000Z`;
 
+/**
+ * `ms × 10⁶ + ns` in hexadecimal (client-go names an Event `<object>.<UnixNano in hex>`), for
+ * `ms` below 2⁵³ and `ns` below 10⁶, without BigInt: the value is split at 2²⁰ (five hex
+ * digits), each part exact in a double.
+ *
+ * @internal
+ */
+export function nanoHex(ms: number, ns: number): string {
+  const low = (ms % 2 ** 20) * 1e6 + ns;
+  const high = Math.floor(ms / 2 ** 20) * 1e6 + Math.floor(low / 2 ** 20);
+  const tail = (low % 2 ** 20).toString(16);
+  return high === 0 ? tail : `${high.toString(16)}${tail.padStart(5, '0')}`;
+}
+
 const MAX_NOTE = 1024;
 /**
  * Event writes in flight at once. client-go writes events from one goroutine; a few at once keep
@@ -117,21 +131,22 @@ export class EventRecorder {
     ]);
     let s = this.series.get(key);
     const now = new Date();
-    const ref: Regarding = {
-      ...(regarding.apiVersion && { apiVersion: regarding.apiVersion }),
-      ...(regarding.kind && { kind: regarding.kind }),
-      ...(meta.name && { name: meta.name }),
-      ...(meta.namespace && { namespace: meta.namespace }),
-      ...(meta.uid && { uid: meta.uid }),
-      ...(meta.resourceVersion && { resourceVersion: meta.resourceVersion }),
-    };
+    // Assigned field by field (in the order they are written): spreads of `cond && {…}` made
+    // an object per field, a measurable share of a busy recorder's CPU.
+    const ref: Regarding = {};
+    if (regarding.apiVersion) ref.apiVersion = regarding.apiVersion;
+    if (regarding.kind) ref.kind = regarding.kind;
+    if (meta.name) ref.name = meta.name;
+    if (meta.namespace) ref.namespace = meta.namespace;
+    if (meta.uid) ref.uid = meta.uid;
+    if (meta.resourceVersion) ref.resourceVersion = meta.resourceVersion;
     if (s) {
       // Most recently used last: the oldest series is forgotten first.
       this.series.delete(key);
       this.series.set(key, s);
     } else {
       s = {
-        name: `${meta.name ?? 'object'}.${(BigInt(now.getTime()) * 1_000_000n + BigInt(Math.floor(Math.random() * 1e6))).toString(16)}`,
+        name: `${meta.name ?? 'object'}.${nanoHex(now.getTime(), Math.floor(Math.random() * 1e6))}`,
         namespace,
         type,
         reason,

@@ -74,6 +74,11 @@ await bundle.write({
   // Our modules' comments are stripped already (scripts/strip-comments.mjs); these are the
   // dependencies': V8 would keep them in the heap with the source. Licences stay.
   comments: { legal: true, annotation: false, jsdoc: false },
+  // Not minified, but ASCII: V8 keeps a script's source in the heap as long as its functions
+  // live, and one character outside Latin-1 (an ellipsis or a dash in a message) makes the whole
+  // chunk a two-byte string. Escaped (`\u2026` in the literal: the same string), the two chunks
+  // loaded at start take half: heap at rest ~0.7 MB less.
+  minify: { compress: false, mangle: false, codegen: { removeWhitespace: false, asciiOnly: true } },
 });
 await bundle.close();
 console.log(

@@ -219,20 +219,27 @@ async function convergence(client: Client, namespace: string, n: number, signal:
 /**
  * How the bench runs `root`'s sample operator (node's arguments after its own flags, working
  * directory, environment): 2 workers, metrics and probes on free loopback ports, no webhooks.
+ * The script is the one `npm start` and the image run (the example's `start`: its bundle, in a
+ * checkout that builds one).
  */
 export async function sampleOperator(
   root: string,
   kubeconfig: string,
 ): Promise<{ args: string[]; cwd: string; env: NodeJS.ProcessEnv }> {
   const [metrics, probes] = [await freePort(), await freePort()];
+  const project = join(root, 'examples/sample-controller');
+  const pkg = JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')) as {
+    scripts: { start: string };
+  };
+  const script = /^node\s+(\S+)$/.exec(pkg.scripts.start)?.[1] ?? 'dist/main.js';
   return {
     args: [
-      join(root, 'examples/sample-controller/dist/main.js'),
+      join(project, script),
       `--metrics-bind-address=127.0.0.1:${metrics}`,
       `--health-probe-bind-address=127.0.0.1:${probes}`,
       '--max-concurrent-reconciles=2',
     ],
-    cwd: join(root, 'examples/sample-controller'),
+    cwd: project,
     // The reconciles are measured, not the webhooks (client-go's sample-controller has none);
     // glibc's arenas as the operator's image sets them (manifests/dockerfile.ts).
     env: { MALLOC_ARENA_MAX: '2', ...process.env, KUBECONFIG: kubeconfig, ENABLE_WEBHOOKS: 'false' },

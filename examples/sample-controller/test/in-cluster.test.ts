@@ -48,7 +48,7 @@ let firstImage = '';
 function copySample(): string {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), 'kubeloop-deploy-sample-')));
   symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir');
-  for (const f of ['package.json', 'src', 'config'])
+  for (const f of ['package.json', 'src', 'scripts', 'config'])
     cpSync(join(SAMPLE, f), join(dir, f), { recursive: true });
   writeFileSync(
     join(dir, 'tsconfig.json'),

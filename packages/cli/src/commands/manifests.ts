@@ -18,7 +18,7 @@ import {
 import { type Manifest, standInForCertManager } from 'kubeloop/manifests';
 import { parseAllDocuments } from 'yaml';
 import { imageStore, storeImage } from './build.js';
-import { applyObjects, buildProject, installCrds, readProjectCrds } from './project.js';
+import { applyObjects, buildProject, buildProjectImage, installCrds, readProjectCrds } from './project.js';
 
 /** Runs the project's generator (`dist/manifests.js`); rejects with its output when it fails. */
 function runGenerator(dir: string, image: string | undefined): Promise<string> {
@@ -143,7 +143,7 @@ async function certificatesFor(client: Client, objects: KubeObject[]): Promise<K
 /**
  * The image `deploy` writes into config/manager. On the local control plane, whose kubelet runs
  * `kubeloop.local/…` images of the local store as processes: without `--image`, the project
- * is compiled and stored, and its content tag deployed (a changed build rolls out, an unchanged
+ * is built (its build script) and stored, and its content tag deployed (a changed build rolls out, an unchanged
  * one changes nothing); a `kubeloop.local/…` image must be in the store, else its pods would be
  * simulated with nothing running. Elsewhere `--image` goes through as given.
  */
@@ -162,7 +162,8 @@ async function deployImage(
     return given;
   }
   if (!flags.image) {
-    await buildProject(dir);
+    // As `kubeloop build` makes the image: the project's build script, not the compile alone.
+    await buildProjectImage(dir);
     return { name: storeImage(dir, flags.store ? { store: flags.store } : {}).content, compiled: true };
   }
   const [name = '', tag = 'latest'] = flags.image.slice('kubeloop.local/'.length).split('@')[0]!.split(':');

@@ -41,6 +41,33 @@ export function buildProject(dir: string): Promise<void> {
   });
 }
 
+/**
+ * Builds the project as its image is built (`kubeloop build`, the Dockerfile): its `build` script
+ * (`npm run build`) when it has one, which may do more than compile (the sample operator bundles
+ * what its image starts), else `tsc -b`. Rejects with the build's output.
+ */
+export async function buildProjectImage(dir: string): Promise<void> {
+  const pkg = JSON.parse(await readFile(join(dir, 'package.json'), 'utf8')) as {
+    scripts?: Record<string, string>;
+  };
+  if (!pkg.scripts?.build) return buildProject(dir);
+  return new Promise((resolve, reject) => {
+    const child = spawn('npm', ['run', '--silent', 'build'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    const add = (d: Buffer) => {
+      output += d.toString();
+    };
+    child.stdout.on('data', add);
+    child.stderr.on('data', add);
+    child.on('error', reject);
+    child.on('close', (code) =>
+      code === 0
+        ? resolve()
+        : reject(new Error(`the build failed (npm run build in ${dir}):\n${output.trimEnd()}`)),
+    );
+  });
+}
+
 /** Every YAML file directly under `folder`, sorted, except kustomize's own. */
 async function yamlFiles(folder: string): Promise<string[]> {
   if (!existsSync(folder)) return [];

@@ -8,11 +8,12 @@
 // The file is written without comments and in ASCII: V8 keeps a script's source in the heap for as
 // long as its functions live (always, here), and one non-Latin-1 character (TypeBox's localized
 // error messages) makes it a two-byte string: 1.33 MB of heap before, 0.65 MB so.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
+import { asciiOnly, moduleDef, vendorMain } from './vendor-file.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const target = join(root, 'vendor/typebox.cjs');
@@ -67,30 +68,10 @@ export function bundleTypebox() {
     js = js
       .replace(/^\/\/# sourceMappingURL=.*$/m, '')
       .replace(/require\("([^"]+)"\)/g, (_, spec) => `require(${ids.get(resolve(dirname(file), spec))})`);
-    parts.push(
-      `// ${name}`,
-      `defs[${ids.get(file)}] = function (module, exports, require) {`,
-      js.trim(),
-      '};',
-    );
+    parts.push(...moduleDef(name, ids.get(file), js));
   }
   parts.push('module.exports = load(0);', 'module.exports.__version = version;', '');
-  // Outside ASCII, characters only occur in TypeBox's string literals (its localized messages),
-  // where a \u escape means the same UTF-16 code unit.
-  return parts
-    .join('\n')
-    .replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return asciiOnly(parts);
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const text = bundleTypebox();
-  if (process.argv.includes('--check')) {
-    if (readFileSync(target, 'utf8') !== text) {
-      console.error('vendor/typebox.cjs is stale: npm run build:typebox -w packages/kubeloop');
-      process.exit(1);
-    }
-  } else {
-    writeFileSync(target, text);
-    console.log(`wrote ${relative(root, target)} (${(text.length / 1024).toFixed(0)} KB)`);
-  }
-}
+vendorMain(import.meta.url, root, target, bundleTypebox, 'npm run build:typebox -w packages/kubeloop');

@@ -8,11 +8,12 @@
 // (`node -e` of require + parse). Like vendor/typebox.cjs, it is loaded for the moment it is
 // used (util/transient-module.ts), written without comments and in ASCII (V8 keeps a script's
 // source as a one-byte string only if every character is Latin-1).
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { builtinModules, createRequire } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
+import { asciiOnly, moduleDef, vendorMain } from './vendor-file.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const target = join(root, 'vendor/yaml.cjs');
@@ -66,28 +67,10 @@ export function bundleYaml() {
       .replace(requires, (all, _q, spec) =>
         spec.startsWith('.') ? `require(${ids.get(resolve(dirname(file), spec))})` : all,
       );
-    parts.push(
-      `// ${name}`,
-      `defs[${ids.get(file)}] = function (module, exports, require) {`,
-      js.trim(),
-      '};',
-    );
+    parts.push(...moduleDef(name, ids.get(file), js));
   }
   parts.push('module.exports = load(0);', '');
-  return parts
-    .join('\n')
-    .replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return asciiOnly(parts);
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const text = bundleYaml();
-  if (process.argv.includes('--check')) {
-    if (readFileSync(target, 'utf8') !== text) {
-      console.error('vendor/yaml.cjs is stale: npm run build:yaml -w packages/kubeloop');
-      process.exit(1);
-    }
-  } else {
-    writeFileSync(target, text);
-    console.log(`wrote ${relative(root, target)} (${(text.length / 1024).toFixed(0)} KB)`);
-  }
-}
+vendorMain(import.meta.url, root, target, bundleYaml, 'npm run build:yaml -w packages/kubeloop');

@@ -6,12 +6,12 @@
  *
  *   npm run build && node bench/dist/benchmarks/webhook-client.js --base-root=/work/wt/base-s13 [--calls=4000 --rounds=6]
  */
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { startPlainAdmissionHook } from '../lib/admission-hook.js';
 import { cpuMs } from '../lib/proc.js';
 import { median } from '../lib/stats.js';
 
@@ -28,27 +28,6 @@ const CALLS = Number(values.calls);
 const CLIENTS = Number(values.clients);
 const ROUNDS = Number(values.rounds);
 
-/** The webhook: `/mutate` answers a JSONPatch, `/validate` allows. */
-const WEBHOOK_SERVER = `
-import { createServer } from 'node:https';
-import { readFileSync } from 'node:fs';
-const [cert, key] = [process.argv[1], process.argv[2]].map((p) => readFileSync(p));
-const patch = Buffer.from(JSON.stringify([{ op: 'add', path: '/metadata/labels', value: { injected: 'yes' } }])).toString('base64');
-const server = createServer({ cert, key }, (req, res) => {
-  const chunks = [];
-  req.on('data', (c) => chunks.push(c));
-  req.on('end', () => {
-    const review = JSON.parse(Buffer.concat(chunks).toString());
-    const response = { uid: review.request.uid, allowed: true };
-    if (req.url.startsWith('/mutate')) Object.assign(response, { patchType: 'JSONPatch', patch });
-    res.setHeader('Content-Type', 'application/json');
-    res.end(JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response }));
-  });
-});
-server.keepAliveTimeout = 60000;
-server.listen(0, '127.0.0.1', () => console.log('listening ' + server.address().port));
-`;
-
 interface Caller {
   post(config: object, body: unknown, options: { timeoutSeconds: number }): Promise<unknown>;
   close?(): void;
@@ -62,24 +41,8 @@ async function callerOf(checkout: string): Promise<Caller> {
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'kubeloop-webhook-client-'));
-const cert = join(dir, 'cert.pem');
-const key = join(dir, 'key.pem');
-execFileSync('openssl', [
-  'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
-  '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1',
-], { stdio: 'ignore' }); // biome-ignore format: one command line
-const hook = spawn(process.execPath, ['--input-type=module', '-e', WEBHOOK_SERVER, cert, key], {
-  stdio: ['ignore', 'pipe', 'inherit'],
-});
+const { port, caBundle, child: hook } = await startPlainAdmissionHook(dir);
 try {
-  const port = await new Promise<number>((ok, fail) => {
-    hook.stdout!.on('data', (d: Buffer) => {
-      const m = /listening (\d+)/.exec(d.toString());
-      if (m) ok(Number(m[1]));
-    });
-    hook.on('exit', (code) => fail(new Error(`webhook server exited ${code}`)));
-  });
-  const caBundle = readFileSync(cert).toString('base64');
   const object = {
     apiVersion: 'v1',
     kind: 'ConfigMap',

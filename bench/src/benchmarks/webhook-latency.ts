@@ -33,12 +33,13 @@
  *   node bench/dist/benchmarks/webhook-latency.js --kubeconfig=/tmp/anchor/run/admin.kubeconfig \
  *     --pids=$(cat /tmp/anchor/run/pids/kube-apiserver),$(cat /tmp/anchor/run/pids/etcd)
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { type AdmissionHook, startPlainAdmissionHook } from '../lib/admission-hook.js';
 import { HttpClient } from '../lib/http.js';
 import { objectName } from '../lib/objects.js';
 import { cpuMs } from '../lib/proc.js';
@@ -72,27 +73,6 @@ const BASE_ROOT = values['base-root'] ? resolve(values['base-root']) : undefined
 /** The namespaces of the two modes on a server given by `--kubeconfig` (fresh names each run). */
 const RUN_ID = Date.now().toString(36);
 
-/** The webhook server: `/mutate` adds a label by JSONPatch, `/validate` allows. */
-const WEBHOOK_SERVER = `
-import { createServer } from 'node:https';
-import { readFileSync } from 'node:fs';
-const [cert, key] = [process.argv[1], process.argv[2]].map((p) => readFileSync(p));
-const patch = Buffer.from(JSON.stringify([{ op: 'add', path: '/metadata/labels', value: { injected: 'yes' } }])).toString('base64');
-const server = createServer({ cert, key }, (req, res) => {
-  const chunks = [];
-  req.on('data', (c) => chunks.push(c));
-  req.on('end', () => {
-    const review = JSON.parse(Buffer.concat(chunks).toString());
-    const response = { uid: review.request.uid, allowed: true };
-    if (req.url.startsWith('/mutate')) Object.assign(response, { patchType: 'JSONPatch', patch });
-    res.setHeader('Content-Type', 'application/json');
-    res.end(JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response }));
-  });
-});
-server.keepAliveTimeout = 60000;
-server.listen(0, '127.0.0.1', () => console.log('listening ' + server.address().port));
-`;
-
 /** The child of `--hook=kubeloop`: the SDK's webhook server on `/mutate` and `/validate`. */
 async function serveKubeloopHook(certDir: string): Promise<void> {
   const { ConfigMap } = await import('kubeloop/client');
@@ -111,9 +91,7 @@ async function serveKubeloopHook(certDir: string): Promise<void> {
   console.log(`listening ${server.port} ${Buffer.from(server.caBundle).toString('base64')}`);
 }
 
-async function startWebhookServer(
-  dir: string,
-): Promise<{ port: number; caBundle: string; child: ChildProcess }> {
+async function startWebhookServer(dir: string): Promise<AdmissionHook> {
   if (values.hook === 'kubeloop') {
     const prof = process.env.WEBHOOK_BENCH_PROF;
     const profArgs = prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`, '--cpu-prof-name=hook.cpuprofile'] : [];
@@ -132,23 +110,7 @@ async function startWebhookServer(
       child.on('exit', (code) => fail(new Error(`webhook server exited ${code}`)));
     });
   }
-  const cert = join(dir, 'cert.pem');
-  const key = join(dir, 'key.pem');
-  execFileSync('openssl', [
-    'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
-    '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1',
-  ], { stdio: 'ignore' }); // biome-ignore format: one command line
-  const child = spawn(process.execPath, ['--input-type=module', '-e', WEBHOOK_SERVER, cert, key], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const port = await new Promise<number>((ok, fail) => {
-    child.stdout!.on('data', (d: Buffer) => {
-      const m = /listening (\d+)/.exec(d.toString());
-      if (m) ok(Number(m[1]));
-    });
-    child.on('exit', (code) => fail(new Error(`webhook server exited ${code}`)));
-  });
-  return { port, caBundle: readFileSync(cert).toString('base64'), child };
+  return startPlainAdmissionHook(dir);
 }
 
 /** `base`: with the webhooks, on the `--base-root` checkout's server. */

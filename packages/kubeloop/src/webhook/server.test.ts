@@ -272,4 +272,41 @@ describe('WebhookServer', () => {
       spec: { size: 1999 },
     });
   });
+
+  it('answers a body that is not JSON with the AdmissionReview error, and one over the limit with 413', async () => {
+    server = new WebhookServer({ port: 0, certDir: dir, maxRequestBytes: 4096 }).register(validator(Foo, {}));
+    await server.listen();
+    const path = '/validate-samplecontroller-example-com-v1-foo';
+    const broken = await postRaw(server, path, '{"apiVersion": "admission.k8s.io/v1", "request": {');
+    expect(broken.status).toBe(200);
+    expect(broken.json).toMatchObject({
+      kind: 'AdmissionReview',
+      response: { uid: '', allowed: false, status: { code: 400 } },
+    });
+    const huge = await postRaw(server, path, JSON.stringify(review({ ...fooV1(1), pad: 'x'.repeat(5000) })));
+    expect(huge.status).toBe(413);
+    // The server still answers on new connections.
+    expect((await post(server, path, review(fooV1(1)))).json.response.allowed).toBe(true);
+  });
 });
+
+/** POSTs `text` as it is (not necessarily JSON), as application/json. */
+function postRaw(server: WebhookServer, path: string, text: string): Promise<{ status: number; json: any }> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(
+      `${server.url}${path}`,
+      { method: 'POST', ca: server.caBundle, agent: false, headers: { 'content-type': 'application/json' } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const body = Buffer.concat(chunks).toString();
+          resolve({ status: res.statusCode ?? 0, json: body.startsWith('{') ? JSON.parse(body) : body });
+        });
+      },
+    );
+    // A 413 may close the connection while the body is still going out.
+    req.on('error', (err: NodeJS.ErrnoException) => (err.code === 'EPIPE' ? undefined : reject(err)));
+    req.end(text);
+  });
+}

@@ -5,8 +5,6 @@
  * shutdown that lets in-flight reviews finish. Run it in a Manager with {@link WebhookServer.setupWithManager}.
  */
 import { once } from 'node:events';
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { Registry } from 'prom-client';
 import type { Client } from '../client/client.js';
@@ -16,6 +14,7 @@ import type { AdmissionWebhook } from './admission.js';
 import { CertWatcher, DEFAULT_CERT_DIR, ensureCertificates } from './certs.js';
 import { answerConversion, type ConversionReview, type ConversionWebhook } from './conversion.js';
 import { answerAdmission } from './handle.js';
+import { type Http1Answer, type Http1Request, Http1Server } from './http1-server.js';
 import { WebhookMetrics } from './metrics.js';
 
 /** Options of a {@link WebhookServer}. */
@@ -41,6 +40,12 @@ export interface WebhookServerOptions {
   readonly registry?: Registry;
   /** How long {@link WebhookServer.close} waits for in-flight reviews (default 30 000 ms). */
   readonly drainTimeoutMs?: number;
+  /** The largest request body; a larger one is answered 413 before it is read (default 64 MiB). */
+  readonly maxRequestBytes?: number;
+  /** How long a kept-alive connection may sit with no request (default 60 000 ms). */
+  readonly idleTimeoutMs?: number;
+  /** How long a request's headers may take to arrive (default 60 000 ms; then 408). */
+  readonly headersTimeoutMs?: number;
 }
 
 /** The webhook server; see the module docs. */
@@ -49,7 +54,7 @@ export class WebhookServer implements Runnable {
   readonly needLeaderElection = false;
   private readonly admission = new Map<string, AdmissionWebhook>();
   private readonly conversions: ConversionWebhook[] = [];
-  private server: Server | undefined;
+  private server: Http1Server | undefined;
   private watcher: CertWatcher | undefined;
   private metricsOf: WebhookMetrics | undefined;
   private registry: Registry | undefined;
@@ -93,14 +98,14 @@ export class WebhookServer implements Runnable {
 
   /** The port it listens on, once listening. */
   get port(): number {
-    const a = this.server?.address() as AddressInfo | null | undefined;
+    const a = this.server?.tls.address() as AddressInfo | null | undefined;
     if (!a) throw new Error('the webhook server is not listening');
     return a.port;
   }
 
   /** `https://host:port`, once listening. */
   get url(): string {
-    const a = this.server?.address() as AddressInfo;
+    const a = this.server?.tls.address() as AddressInfo;
     const host = a.family === 'IPv6' ? `[${a.address}]` : a.address;
     return `https://${host === '0.0.0.0' ? '127.0.0.1' : host}:${this.port}`;
   }
@@ -138,7 +143,7 @@ export class WebhookServer implements Runnable {
     this.cache = setup.cache;
     await this.listen();
     // The manager keeps the process alive; a manager stopped before start() must not be held up.
-    this.server?.unref();
+    this.server?.tls.unref();
   }
 
   /** @internal Runnable: serves until the manager stops, then drains. */
@@ -168,15 +173,22 @@ export class WebhookServer implements Runnable {
     this.metricsOf = metrics;
     for (const path of this.admission.keys()) metrics.forPath(path);
     if (this.conversions.length > 0) metrics.forPath('/convert');
-    const server = createServer({ cert: loaded.cert, key: loaded.key }, (req, res) => this.serve(req, res));
+    const server = new Http1Server(
+      { cert: loaded.cert, key: loaded.key },
+      (req, respond) => this.serve(req, respond),
+      {
+        ...(o.maxRequestBytes !== undefined && { maxBodyBytes: o.maxRequestBytes }),
+        ...(o.idleTimeoutMs !== undefined && { idleTimeoutMs: o.idleTimeoutMs }),
+        ...(o.headersTimeoutMs !== undefined && { headersTimeoutMs: o.headersTimeoutMs }),
+      },
+    );
     this.server = server;
     this.watcher = new CertWatcher(
       files,
-      ({ cert, key }) => server.setSecureContext({ cert, key }),
+      ({ cert, key }) => server.tls.setSecureContext({ cert, key }),
       o.certPollIntervalMs ?? 10_000,
     );
-    server.listen(o.port ?? 9443, host);
-    await once(server, 'listening');
+    await server.listen(o.port ?? 9443, host);
     this.watcher.start(loaded);
     this.started = true;
   }
@@ -197,7 +209,6 @@ export class WebhookServer implements Runnable {
     this.started = false;
     this.watcher?.stop();
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    server.closeIdleConnections();
     if (this.inFlight > 0) {
       const drained = new Promise<void>((resolve) => {
         this.drained = resolve;
@@ -209,19 +220,18 @@ export class WebhookServer implements Runnable {
       await Promise.race([drained, timeout]);
       clearTimeout(timer);
     }
-    server.closeAllConnections();
+    server.closeAll();
     await closed;
   }
 
-  private serve(req: IncomingMessage, res: ServerResponse): void {
-    const raw = req.url ?? '/';
+  private serve(req: Http1Request, respond: (answer: Http1Answer) => void): void {
+    const raw = req.target;
     const q = raw.indexOf('?');
     const path = q < 0 ? raw : raw.slice(0, q);
     const admission = this.admission.get(path);
     const isConvert = path === '/convert' && this.conversions.length > 0;
     if (!admission && !isConvert) {
-      res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' });
-      res.end('404 page not found\n');
+      respond({ status: 404, contentType: 'text/plain; charset=utf-8', body: '404 page not found\n' });
       return;
     }
     const metrics = this.metricsOf as WebhookMetrics;
@@ -229,43 +239,36 @@ export class WebhookServer implements Runnable {
     const started = process.hrtime.bigint();
     this.inFlight++;
     series.inFlight.inc();
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks);
-      const reply = (code: number, out: unknown) => {
-        const text = out === undefined ? '' : JSON.stringify(out);
-        // A large answer (a conversion of many objects) is encoded once, here, which gives its
-        // length too: measuring the string's UTF-8 length and then letting the socket encode it
-        // reads megabytes twice. A small one goes as its string, written with the head in one piece.
-        const body = text.length > LARGE_ANSWER ? Buffer.from(text) : text;
-        // With its length the answer goes out in one piece, not chunked.
-        res.writeHead(code, {
-          'content-type': 'application/json',
-          'content-length': typeof body === 'string' ? Buffer.byteLength(body) : body.length,
-        });
-        res.end(body);
-        series.count(code);
-        series.latency.observe(Number(process.hrtime.bigint() - started) / 1e9);
-        series.inFlight.dec();
-        if (--this.inFlight === 0) this.drained?.();
-      };
-      if (!admission) {
-        const converted = this.convert(body);
-        reply(converted.code, converted.body);
-        return;
-      }
-      // One promise per review, no wrapping: this path runs on every admission request.
-      void answerAdmission(admission, body, contentTypeOf(req.rawHeaders), {
-        timeoutMs:
-          q < 0
-            ? (this.options.handlerTimeoutMs ?? 10_000)
-            : handlerTimeout(raw.slice(q + 1), this.options.handlerTimeoutMs),
-        client: this.client,
-        cache: this.cache,
-        onPanic: () => metrics.panics.inc(),
-      }).then((review) => reply(200, review));
-    });
+    const reply = (code: number, out: unknown) => {
+      const text = out === undefined ? '' : JSON.stringify(out);
+      // A large answer (a conversion of many objects) is encoded once, here, which gives its
+      // length too: measuring the string's UTF-8 length and then letting the socket encode it
+      // reads megabytes twice. A small one goes as its string, written with the head in one piece.
+      respond({
+        status: code,
+        contentType: 'application/json',
+        body: text.length > LARGE_ANSWER ? Buffer.from(text) : text,
+      });
+      series.count(code);
+      series.latency.observe(Number(process.hrtime.bigint() - started) / 1e9);
+      series.inFlight.dec();
+      if (--this.inFlight === 0) this.drained?.();
+    };
+    if (!admission) {
+      const converted = this.convert(req.body);
+      reply(converted.code, converted.body);
+      return;
+    }
+    // One promise per review, no wrapping: this path runs on every admission request.
+    void answerAdmission(admission, req.body, req.contentType, {
+      timeoutMs:
+        q < 0
+          ? (this.options.handlerTimeoutMs ?? 10_000)
+          : handlerTimeout(raw.slice(q + 1), this.options.handlerTimeoutMs),
+      client: this.client,
+      cache: this.cache,
+      onPanic: () => metrics.panics.inc(),
+    }).then((review) => reply(200, review));
   }
 
   private convert(body: Buffer): { code: number; body: unknown } {
@@ -293,12 +296,6 @@ export class WebhookServer implements Runnable {
 
 /** Answers longer than this (characters) are encoded to a Buffer before they are sent. */
 const LARGE_ANSWER = 64 * 1024;
-
-/** The request's Content-Type, read from the raw headers (building `req.headers` costs more). */
-function contentTypeOf(raw: readonly string[]): string | undefined {
-  for (let i = 0; i < raw.length; i += 2) if (raw[i]?.toLowerCase() === 'content-type') return raw[i + 1];
-  return undefined;
-}
 
 /** The handler's time: the server's bound, shortened to fit the API server's `?timeout=`. */
 function handlerTimeout(query: string, configured = 10_000): number {

@@ -171,6 +171,27 @@ describe('Http1Server', () => {
     expect(statuses(await exchange(port, [post('x'.repeat(100), 'Connection: close\r\n')]))).toEqual([200]);
   });
 
+  it('answers a client that closed its sending side after the request, then closes', async () => {
+    let respondLater!: () => void;
+    const port = await start((req, respond) => {
+      respondLater = () => echo(req, respond);
+    });
+    // Answered only once the server has seen the end of the client's side (this listener runs
+    // after the server's own).
+    server?.tls.on('secureConnection', (s) => s.on('end', () => respondLater()));
+    const out = await new Promise<string>((resolve, reject) => {
+      const socket = connect({ host: '127.0.0.1', port, ca: ca.cert, allowHalfOpen: true }, () => {
+        socket.end(post('{}'));
+      });
+      const chunks: Buffer[] = [];
+      socket.on('data', (c: Buffer) => chunks.push(c));
+      socket.on('end', () => resolve(Buffer.concat(chunks).toString()));
+      socket.on('error', reject);
+    });
+    expect(statuses(out)).toEqual([200]);
+    expect(out).toContain('Connection: close\r\n');
+  });
+
   it('answers Expect: 100-continue before the body is sent', async () => {
     const port = await start();
     const out = await exchange(port, [

@@ -118,6 +118,11 @@ class Connection {
     this.since = server.clock;
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('error', () => socket.destroy());
+    // The client is done sending: answer what is under way, then close (the server is half-open).
+    socket.on('end', () => {
+      this.keepAlive = false;
+      if (this.state !== 'handling') this.closeAfterWrite();
+    });
   }
 
   private onData(chunk: Buffer): void {
@@ -387,7 +392,7 @@ export class Http1Server {
   ) {
     this.maxHeaderBytes = limits.maxHeaderBytes ?? 16 * 1024;
     this.maxBodyBytes = limits.maxBodyBytes ?? 64 * 1024 * 1024;
-    this.tls = createServer({ ...options, ALPNProtocols: ['http/1.1'] }, (socket) => {
+    this.tls = createServer({ ...options, ALPNProtocols: ['http/1.1'], allowHalfOpen: true }, (socket) => {
       const c = new Connection(socket, this);
       this.connections.add(c);
       socket.once('close', () => this.connections.delete(c));

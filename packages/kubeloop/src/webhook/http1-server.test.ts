@@ -192,6 +192,18 @@ describe('Http1Server', () => {
     expect(out).toContain('Connection: close\r\n');
   });
 
+  it('answers 500 and closes when the handler throws, and goes on serving', async () => {
+    const port = await start((req, respond) => {
+      if (req.target === '/throw') throw new Error('boom');
+      echo(req, respond);
+    });
+    const out = await exchange(port, ['GET /throw HTTP/1.1\r\n\r\n', 'GET /after HTTP/1.1\r\n\r\n']);
+    expect(statuses(out)).toEqual([500]);
+    expect(await exchange(port, ['GET /after HTTP/1.1\r\nConnection: close\r\n\r\n'])).toContain(
+      'GET /after',
+    );
+  });
+
   it('answers Expect: 100-continue before the body is sent', async () => {
     const port = await start();
     const out = await exchange(port, [

@@ -328,14 +328,22 @@ class Connection {
     this.parts = [];
     this.state = 'handling';
     let answered = false;
-    this.server.handler(
-      { method: this.method, target: this.target, contentType: this.contentType, body },
-      (answer) => {
-        if (answered) return;
+    try {
+      this.server.handler(
+        { method: this.method, target: this.target, contentType: this.contentType, body },
+        (answer) => {
+          if (answered) return;
+          answered = true;
+          this.answer(answer);
+        },
+      );
+    } catch {
+      // A handler that throws fails its request, not the process.
+      if (!answered) {
         answered = true;
-        this.answer(answer);
-      },
-    );
+        this.refuse(500, 'internal error');
+      }
+    }
   }
 
   private answer(a: Http1Answer): void {

@@ -20,9 +20,10 @@
  * the machine's cores with the server's. `--hook=plain` serves them with a minimal node:https
  * handler instead (a hand-written patch, no SDK), the least a webhook process can do on node:https.
  *
- * With `--base-root=DIR` (another checkout, built) a third server, that checkout's, runs with the
- * same webhooks in the same rounds: the CPU per create of a change, against its baseline, under
- * the same load.
+ * With `--base-root=DIR` (another checkout, built) a third server, that checkout's, runs in the
+ * same rounds, its webhooks served by that checkout's `WebhookServer` (the plain handler is
+ * shared): the CPU per create of a change, server and webhook process, against its baseline,
+ * under the same load.
  *
  * With `--kubeconfig=PATH` the same runs go against a running API server (a real kube-apiserver:
  * the anchor's `/tmp/anchor/run/admin.kubeconfig`, started with `NO_KCM=1`). One server cannot be
@@ -34,7 +35,7 @@
  *     --pids=$(cat /tmp/anchor/run/pids/kube-apiserver),$(cat /tmp/anchor/run/pids/etcd)
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -92,13 +93,19 @@ async function serveKubeloopHook(certDir: string): Promise<void> {
   console.log(`listening ${server.port} ${Buffer.from(server.caBundle).toString('base64')}`);
 }
 
-async function startWebhookServer(dir: string): Promise<AdmissionHook> {
+/**
+ * The webhook process: the SDK's, from the checkout at `checkoutRoot` (this one, or `--base-root`'s
+ * for the base mode: its server and its SDK side by side with this checkout's), or the plain one.
+ */
+async function startWebhookServer(dir: string, checkoutRoot = root, name = 'hook'): Promise<AdmissionHook> {
   if (values.hook !== 'plain') {
     const prof = process.env.WEBHOOK_BENCH_PROF;
-    const profArgs = prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`, '--cpu-prof-name=hook.cpuprofile'] : [];
+    const profArgs = prof
+      ? ['--cpu-prof', `--cpu-prof-dir=${prof}`, `--cpu-prof-name=${name}.cpuprofile`]
+      : [];
     const child = spawn(
       process.execPath,
-      [...profArgs, fileURLToPath(import.meta.url), `--serve-hook=${dir}`],
+      [...profArgs, join(checkoutRoot, 'bench/dist/benchmarks/webhook-latency.js'), `--serve-hook=${dir}`],
       {
         stdio: ['ignore', 'pipe', 'inherit'],
       },
@@ -111,6 +118,7 @@ async function startWebhookServer(dir: string): Promise<AdmissionHook> {
       child.on('exit', (code) => fail(new Error(`webhook server exited ${code}`)));
     });
   }
+  mkdirSync(dir, { recursive: true });
   return startPlainAdmissionHook(dir);
 }
 
@@ -239,7 +247,13 @@ if (values['serve-hook']) {
   await new Promise(() => undefined);
 }
 const dir = mkdtempSync(join(tmpdir(), 'kubeloop-webhook-bench-'));
-const hook = await startWebhookServer(dir);
+const hook = await startWebhookServer(join(dir, 'hook'));
+// With the SDK's webhook server, the base mode calls the base checkout's.
+const baseHook =
+  BASE_ROOT && values.hook !== 'plain'
+    ? await startWebhookServer(join(dir, 'base-hook'), BASE_ROOT, 'base-hook')
+    : hook;
+const hookOf = (mode: Mode) => (mode === 'base' ? baseHook : hook);
 try {
   type Run = { p50: number; p99: number; perSecond: number; cpu: number; hookCpu: number };
   const modes: Mode[] = BASE_ROOT ? ['webhooks', 'base', 'none'] : ['webhooks', 'none'];
@@ -251,7 +265,7 @@ try {
   const pids = (values.pids ?? '').split(',').filter(Boolean).map(Number);
   const ext = values.kubeconfig ? external(values.kubeconfig, pids[0] ?? process.pid) : undefined;
   const servers: Partial<Record<Mode, Awaited<ReturnType<typeof setUp>>>> = {};
-  for (const mode of modes) servers[mode] = await setUp(mode, dir, hook, ext);
+  for (const mode of modes) servers[mode] = await setUp(mode, dir, hookOf(mode), ext);
   const line = (r: Run) =>
     `p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms, server ${r.cpu.toFixed(3)} ms CPU/create, webhook process ${r.hookCpu.toFixed(3)} ms CPU/create`;
   try {
@@ -261,10 +275,11 @@ try {
       const order = r % 2 === 0 ? modes : [...modes].reverse();
       for (const mode of order) {
         const server = servers[mode]!;
-        const hook0 = cpuMs(hook.child.pid!);
+        const hookPid = hookOf(mode).child.pid!;
+        const hook0 = cpuMs(hookPid);
         const others0 = pids.slice(1).map(cpuMs);
         const res = await runCreates(server.target, server.ns, CREATES, CLIENTS, first);
-        const hookCpu = (cpuMs(hook.child.pid!) - hook0) / CREATES;
+        const hookCpu = (cpuMs(hookPid) - hook0) / CREATES;
         const others = pids.slice(1).map((p, k) => (cpuMs(p) - others0[k]!) / CREATES);
         first += CREATES;
         const run = {
@@ -280,7 +295,7 @@ try {
         );
         for (const rate of RATES) {
           const total = Math.min(CREATES, rate * 3);
-          const p = await runPaced(server.target, server.ns, total, CLIENTS, rate, first, hook.child.pid!);
+          const p = await runPaced(server.target, server.ns, total, CLIENTS, rate, first, hookPid);
           first += total;
           paced.get(rate)![mode].push(p);
           console.log(`round ${r + 1} ${mode} paced at ${rate}/s: ${line(p)}`);
@@ -333,5 +348,6 @@ try {
   );
 } finally {
   hook.child.kill();
+  if (baseHook !== hook) baseHook.child.kill();
   rmSync(dir, { recursive: true, force: true });
 }

@@ -168,8 +168,12 @@ async function dispatch(
     scale.apply(obj, current);
     return;
   }
-  // The registry goes on with the object it passed in: the patched content replaces it.
-  for (const k of Object.keys(obj)) delete obj[k];
+  // The registry goes on with the object it passed in: the patched content replaces it. Keys
+  // are deleted last first, which V8 undoes as map transitions: deleted first first, they turn
+  // the object into a slow dictionary for everything after admission (storing it, encoding it,
+  // the validating webhooks' reviews).
+  const keys = Object.keys(obj);
+  for (let i = keys.length - 1; i >= 0; i--) delete obj[keys[i] as string];
   Object.assign(obj, current);
 }
 

@@ -12,6 +12,7 @@ import {
   registerKubernetesLibraries,
 } from 'kubeloop/schema';
 import { registerAuthorizerLibrary } from './authorizer.js';
+import { FALLBACK, fastProgram } from './fast-path.js';
 import { EnvironmentReads } from './reads.js';
 import { registerAdmissionTypes } from './types.js';
 
@@ -163,6 +164,8 @@ export class LazyVariables {
   }
 }
 
+const isLazyVariables = (v: unknown): boolean => v instanceof LazyVariables;
+
 /** A variable whose evaluation failed: every read of it fails with this message. */
 class VariableFailure {
   constructor(readonly message: string) {}
@@ -271,12 +274,19 @@ export class AdmissionCelEnv {
     // with what it reads (see reads.ts).
     this.reads.add(program.ast);
     const env = this;
+    // The expression's value without cel-js when it is simple enough (see fast-path.ts).
+    const fast = fastProgram(program.ast, isLazyVariables);
     return {
       expression,
       outputType,
       evaluate(activation) {
+        const context = activation.context(env);
+        if (fast) {
+          const v = fast(context);
+          if (v !== FALLBACK) return v;
+        }
         try {
-          return program(activation.context(env));
+          return program(context);
         } catch (e) {
           throw new Error(`expression '${expression}' resulted in error: ${runtimeMessage(e)}`);
         }

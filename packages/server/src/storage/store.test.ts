@@ -65,6 +65,23 @@ describe('Store (memory)', () => {
     expect(s.has(collectionPrefix('', 'secrets'))).toBe(false);
   });
 
+  it('changeCount: changes with every write to the collection, in any namespace, and with nothing else', async () => {
+    const s = Store.open();
+    const all = collectionPrefix('', 'configmaps');
+    const seen = [s.changeCount(all)];
+    await s.create(key('a', 'other'), cm('a'));
+    seen.push(s.changeCount(all));
+    await s.create(objectKey('', 'secrets', 'default', 'x'), cm('x'));
+    expect(s.changeCount(all)).toBe(seen[1]);
+    await s.update(key('a', 'other'), cm('a'));
+    seen.push(s.changeCount(all));
+    await s.delete(key('a', 'other'));
+    seen.push(s.changeCount(all));
+    // A namespace's prefix tells the same count as the collection's.
+    expect(s.changeCount(prefix)).toBe(s.changeCount(all));
+    expect(new Set(seen).size).toBe(seen.length);
+  });
+
   it('refuses duplicate creates, missing updates and stale revisions', async () => {
     const s = Store.open();
     const a = await s.create(key('a'), cm('a'));

@@ -78,6 +78,8 @@ interface Watcher {
 
 class Bucket {
   readonly objects = new Map<string, StoredObject>();
+  /** Writes to the bucket so far (buckets are never dropped, so it only grows). */
+  changes = 0;
   private sorted: string[] | undefined;
   /** The objects in the order of `sorted`: a large list reads them without a lookup per key. */
   private sortedValues: StoredObject[] | undefined;
@@ -95,6 +97,7 @@ class Bucket {
     return this.sortedValues;
   }
   set(key: string, obj: StoredObject): void {
+    this.changes++;
     if (!this.objects.has(key)) {
       this.sorted = undefined;
       this.sortedValues = undefined;
@@ -106,6 +109,7 @@ class Bucket {
   }
   delete(key: string): void {
     if (this.objects.delete(key)) {
+      this.changes++;
       this.sorted = undefined;
       this.sortedValues = undefined;
     }
@@ -244,6 +248,15 @@ export class Store {
 
   get(key: string): StoredObject | undefined {
     return this.buckets.get(bucketOf(key))?.objects.get(key);
+  }
+
+  /**
+   * A number that changes whenever an object of `prefix`'s collection (the resource, in every
+   * namespace) is written or deleted: what a reader derived from the collection holds while it
+   * stays the same, which it learns without listing (the admission plugins, on every request).
+   */
+  changeCount(prefix: string): number {
+    return this.buckets.get(bucketOf(prefix))?.changes ?? 0;
   }
 
   /** Whether any object lies under `prefix` now: a list's emptiness, without the list. */

@@ -304,6 +304,15 @@ describe('ValidatingAdmissionPolicy plugin', () => {
     );
     expect(await check()).toEqual([]);
     expect(await check('worse')).toMatch(/with binding 'names-other' denied request: worse name$/);
+    // The policy deleted, its bindings kept: nothing checks; the policy made again: it does.
+    await store.delete(`${AR}/validatingadmissionpolicies/names`);
+    expect(await check('worse')).toEqual([]);
+    await store.create(
+      `${AR}/validatingadmissionpolicies/names`,
+      policy('names', { validations: [{ expression: "object.metadata.name != 'worst'" }] }) as never,
+    );
+    expect(await check('worse')).toEqual([]);
+    expect(await check('worst')).toMatch(/with binding 'names-other' denied request: failed expression: /);
     await store.delete(`${AR}/validatingadmissionpolicybindings/names-other`);
     await store.delete(key);
     expect(plugin('CREATE', configmaps, cm('worse'), undefined, opts())).toBeUndefined();

@@ -147,8 +147,9 @@ export function fastProgram(ast: unknown, lazy: (v: unknown) => boolean): FastPr
         const [l, r] = [build(args[0]), build(args[1])];
         if (!l || !r) return undefined;
         // CEL's && and || are commutative over errors: `false && error` is false either way
-        // round, so a decided left side decides; otherwise the right side must be a bool.
-        const decides = n.op === '&&' ? false : true;
+        // round, so a left side of `decides` (false for &&, true for ||) decides; otherwise the
+        // right side must be a bool.
+        const decides = n.op === '||';
         return (ctx) => {
           const a = l(ctx);
           if (a === decides) return a;

@@ -65,20 +65,21 @@ describe('Store (memory)', () => {
     expect(s.has(collectionPrefix('', 'secrets'))).toBe(false);
   });
 
-  it('changeCount: changes with every write to the collection, in any namespace, and with nothing else', async () => {
+  it('changeCounter: changes with every write to the collection, in any namespace, and with nothing else', async () => {
     const s = Store.open();
-    const all = collectionPrefix('', 'configmaps');
-    const seen = [s.changeCount(all)];
+    const count = s.changeCounter(collectionPrefix('', 'configmaps'));
+    // Made before the collection has its first object, and for a namespace's prefix.
+    const inNamespace = s.changeCounter(prefix);
+    const seen = [count()];
     await s.create(key('a', 'other'), cm('a'));
-    seen.push(s.changeCount(all));
+    seen.push(count());
     await s.create(objectKey('', 'secrets', 'default', 'x'), cm('x'));
-    expect(s.changeCount(all)).toBe(seen[1]);
+    expect(count()).toBe(seen[1]);
     await s.update(key('a', 'other'), cm('a'));
-    seen.push(s.changeCount(all));
+    seen.push(count());
     await s.delete(key('a', 'other'));
-    seen.push(s.changeCount(all));
-    // A namespace's prefix tells the same count as the collection's.
-    expect(s.changeCount(prefix)).toBe(s.changeCount(all));
+    seen.push(count());
+    expect(inNamespace()).toBe(count());
     expect(new Set(seen).size).toBe(seen.length);
   });
 

@@ -251,12 +251,19 @@ export class Store {
   }
 
   /**
-   * A number that changes whenever an object of `prefix`'s collection (the resource, in every
-   * namespace) is written or deleted: what a reader derived from the collection holds while it
-   * stays the same, which it learns without listing (the admission plugins, on every request).
+   * A counter of `prefix`'s collection (the resource, in every namespace): it tells a number that
+   * changes whenever an object of the collection is written or deleted, so that what a reader
+   * derived from the collection holds while it stays the same — learnt without listing, by the
+   * admission plugins on every request. The counter keeps the collection's bucket once there is
+   * one (buckets are never dropped): a read is then one property read, without a look-up.
    */
-  changeCount(prefix: string): number {
-    return this.buckets.get(bucketOf(prefix))?.changes ?? 0;
+  changeCounter(prefix: string): () => number {
+    const name = bucketOf(prefix);
+    let bucket: Bucket | undefined;
+    return () => {
+      bucket ??= this.buckets.get(name);
+      return bucket ? bucket.changes : 0;
+    };
   }
 
   /** Whether any object lies under `prefix` now: a list's emptiness, without the list. */

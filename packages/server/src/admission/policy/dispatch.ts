@@ -130,14 +130,16 @@ export function policyDispatch(store: Store, deps: PolicyPluginDeps): PolicyDisp
   };
   const bindings = new WeakMap<StoredObject, Binding>();
   let plan: Plan | undefined;
+  const bindingChangeCount = store.changeCounter(BINDINGS);
+  const policyChangeCount = store.changeCounter(POLICIES);
   /**
    * The plan of the bindings and policies stored now: the last one while no binding nor policy
    * was written since (two look-ups a request), else made again from the stored versions, each
    * parsed or compiled once.
    */
   const planOf = (): Plan => {
-    const bindingChanges = store.changeCount(BINDINGS);
-    const policyChanges = store.changeCount(POLICIES);
+    const bindingChanges = bindingChangeCount();
+    const policyChanges = policyChangeCount();
     if (plan && plan.bindingChanges === bindingChanges && plan.policyChanges === policyChanges) return plan;
     const items = store.list(BINDINGS).items;
     const byPolicy = new Map<string, Binding[]>();

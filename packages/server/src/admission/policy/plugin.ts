@@ -34,8 +34,9 @@ export function validatingAdmissionPolicy(
   // Whether a binding is stored, as of the bindings' change count `seen`.
   let seen = -1;
   let bound = false;
+  const changeCount = store.changeCounter(BINDINGS);
   const hasBindings = (): boolean => {
-    const changes = store.changeCount(BINDINGS);
+    const changes = changeCount();
     if (changes !== seen) {
       seen = changes;
       bound = store.has(BINDINGS);

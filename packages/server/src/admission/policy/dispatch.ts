@@ -23,7 +23,6 @@ import {
   matchesNamespaceSelector,
   matchesObjectSelector,
   matchPolicyResources,
-  namespaceObject,
   type RuleMatch,
   registryEquivalents,
 } from '../matching.js';
@@ -81,6 +80,31 @@ export type PolicyDispatch = (
 /** Where the bindings and the policies are stored. */
 const BINDINGS = collectionPrefix(GROUP, 'validatingadmissionpolicybindings');
 const POLICIES = collectionPrefix(GROUP, 'validatingadmissionpolicies');
+const NAMESPACES = collectionPrefix('', 'namespaces');
+
+/** The stored Namespace named so (undefined: none). */
+type NamespaceLookup = (name: string) => Obj | undefined;
+
+/**
+ * Namespace look-ups remembered while no Namespace is written: the same objects as the store's,
+ * without making each request's key and looking it up (most requests come from few namespaces).
+ */
+function namespaceLookup(store: Store): NamespaceLookup {
+  const changeCount = store.changeCounter(NAMESPACES);
+  let seen = -1;
+  const known = new Map<string, Obj | undefined>();
+  return (name) => {
+    const changes = changeCount();
+    if (changes !== seen) {
+      seen = changes;
+      known.clear();
+    }
+    if (known.has(name)) return known.get(name);
+    const ns = store.get(objectKey('', 'namespaces', undefined, name))?.object as Obj | undefined;
+    known.set(name, ns);
+    return ns;
+  };
+}
 
 /** A binding as the plugin reads it, once per stored version. */
 interface Binding {
@@ -163,6 +187,7 @@ export function policyDispatch(store: Store, deps: PolicyPluginDeps): PolicyDisp
     plan = { bindingChanges, policyChanges, policies };
     return plan;
   };
+  const namespaces = namespaceLookup(store);
   // Equivalent resources come from the registry (once it is known).
   if (!deps.equivalents && deps.registry) deps.equivalents = registryEquivalents(deps.registry);
   return (op, t, obj, old, options) => {
@@ -175,7 +200,7 @@ export function policyDispatch(store: Store, deps: PolicyPluginDeps): PolicyDisp
       options as AdmissionOptions,
     );
     if (isExemptAdmissionConfigurationResource(attrs)) return;
-    const request = new PolicyRequest(store, deps, attrs, options);
+    const request = new PolicyRequest(store, deps, attrs, options, namespaces);
     for (const entry of planOf().policies) request.check(entry.policy, entry.bindings);
     request.finish(t);
   };
@@ -221,6 +246,7 @@ class PolicyRequest {
     private readonly deps: PolicyPluginDeps,
     private readonly attrs: AdmissionAttributes,
     private readonly options: AdmissionOptions | undefined,
+    private readonly namespaces: NamespaceLookup,
   ) {
     this.equivalents = deps.equivalents ?? exact;
   }
@@ -326,7 +352,7 @@ class PolicyRequest {
     const isNamespace =
       attrs.kind.group === '' && attrs.kind.version === 'v1' && attrs.kind.kind === 'Namespace';
     if (attrs.namespace !== '' && !isNamespace) {
-      const ns = namespaceObject(attrs.namespace, this.store);
+      const ns = this.namespaces(attrs.namespace);
       if (!ns) throw ApiError.notFound({ group: '', resource: 'namespaces' }, attrs.namespace);
       namespace = ns;
     }

@@ -65,6 +65,24 @@ describe('Store (memory)', () => {
     expect(s.has(collectionPrefix('', 'secrets'))).toBe(false);
   });
 
+  it('changeCounter: changes with every write to the collection, in any namespace, and with nothing else', async () => {
+    const s = Store.open();
+    const count = s.changeCounter(collectionPrefix('', 'configmaps'));
+    // Made before the collection has its first object, and for a namespace's prefix.
+    const inNamespace = s.changeCounter(prefix);
+    const seen = [count()];
+    await s.create(key('a', 'other'), cm('a'));
+    seen.push(count());
+    await s.create(objectKey('', 'secrets', 'default', 'x'), cm('x'));
+    expect(count()).toBe(seen[1]);
+    await s.update(key('a', 'other'), cm('a'));
+    seen.push(count());
+    await s.delete(key('a', 'other'));
+    seen.push(count());
+    expect(inNamespace()).toBe(count());
+    expect(new Set(seen).size).toBe(seen.length);
+  });
+
   it('refuses duplicate creates, missing updates and stale revisions', async () => {
     const s = Store.open();
     const a = await s.create(key('a'), cm('a'));

@@ -78,6 +78,8 @@ interface Watcher {
 
 class Bucket {
   readonly objects = new Map<string, StoredObject>();
+  /** Writes to the bucket so far (buckets are never dropped, so it only grows). */
+  changes = 0;
   private sorted: string[] | undefined;
   /** The objects in the order of `sorted`: a large list reads them without a lookup per key. */
   private sortedValues: StoredObject[] | undefined;
@@ -95,6 +97,7 @@ class Bucket {
     return this.sortedValues;
   }
   set(key: string, obj: StoredObject): void {
+    this.changes++;
     if (!this.objects.has(key)) {
       this.sorted = undefined;
       this.sortedValues = undefined;
@@ -106,6 +109,7 @@ class Bucket {
   }
   delete(key: string): void {
     if (this.objects.delete(key)) {
+      this.changes++;
       this.sorted = undefined;
       this.sortedValues = undefined;
     }
@@ -244,6 +248,22 @@ export class Store {
 
   get(key: string): StoredObject | undefined {
     return this.buckets.get(bucketOf(key))?.objects.get(key);
+  }
+
+  /**
+   * A counter of `prefix`'s collection (the resource, in every namespace): it tells a number that
+   * changes whenever an object of the collection is written or deleted, so that what a reader
+   * derived from the collection holds while it stays the same — learnt without listing, by the
+   * admission plugins on every request. The counter keeps the collection's bucket once there is
+   * one (buckets are never dropped): a read is then one property read, without a look-up.
+   */
+  changeCounter(prefix: string): () => number {
+    const name = bucketOf(prefix);
+    let bucket: Bucket | undefined;
+    return () => {
+      bucket ??= this.buckets.get(name);
+      return bucket ? bucket.changes : 0;
+    };
   }
 
   /** Whether any object lies under `prefix` now: a list's emptiness, without the list. */

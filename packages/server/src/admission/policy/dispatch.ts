@@ -23,7 +23,6 @@ import {
   matchesNamespaceSelector,
   matchesObjectSelector,
   matchPolicyResources,
-  namespaceObject,
   type RuleMatch,
   registryEquivalents,
 } from '../matching.js';
@@ -78,8 +77,34 @@ export type PolicyDispatch = (
   options: AdmissionOptions | undefined,
 ) => void;
 
-/** Where the bindings are stored. */
+/** Where the bindings and the policies are stored. */
 const BINDINGS = collectionPrefix(GROUP, 'validatingadmissionpolicybindings');
+const POLICIES = collectionPrefix(GROUP, 'validatingadmissionpolicies');
+const NAMESPACES = collectionPrefix('', 'namespaces');
+
+/** The stored Namespace named so (undefined: none). */
+type NamespaceLookup = (name: string) => Obj | undefined;
+
+/**
+ * Namespace look-ups remembered while no Namespace is written: the same objects as the store's,
+ * without making each request's key and looking it up (most requests come from few namespaces).
+ */
+function namespaceLookup(store: Store): NamespaceLookup {
+  const changeCount = store.changeCounter(NAMESPACES);
+  let seen = -1;
+  const known = new Map<string, Obj | undefined>();
+  return (name) => {
+    const changes = changeCount();
+    if (changes !== seen) {
+      seen = changes;
+      known.clear();
+    }
+    if (known.has(name)) return known.get(name);
+    const ns = store.get(objectKey('', 'namespaces', undefined, name))?.object as Obj | undefined;
+    known.set(name, ns);
+    return ns;
+  };
+}
 
 /** A binding as the plugin reads it, once per stored version. */
 interface Binding {
@@ -91,11 +116,15 @@ interface Binding {
   paramRef: Obj | undefined;
 }
 
-/** The bindings grouped by policy, policies in name order (as kube sorts them), bindings in list order. */
+/**
+ * The bound policies, compiled, each with its bindings: policies in name order (as kube sorts
+ * them), bindings in list order; a binding of a policy not stored is left out.
+ */
 interface Plan {
-  /** The bindings the plan was made of (a later list with the same ones reuses it). */
-  items: readonly StoredObject[];
-  policies: { key: string; bindings: Binding[] }[];
+  /** The stores' change counts of the bindings and of the policies it was made at. */
+  bindingChanges: number;
+  policyChanges: number;
+  policies: { policy: CompiledPolicy; bindings: Binding[] }[];
 }
 
 const NO_PARAMS: readonly (Obj | null)[] = Object.freeze([null]);
@@ -125,14 +154,17 @@ export function policyDispatch(store: Store, deps: PolicyPluginDeps): PolicyDisp
   };
   const bindings = new WeakMap<StoredObject, Binding>();
   let plan: Plan | undefined;
-  const isStored = (b: StoredObject): boolean => store.get(b.key) === b;
+  const bindingChangeCount = store.changeCounter(BINDINGS);
+  const policyChangeCount = store.changeCounter(POLICIES);
   /**
-   * The plan of the bindings stored now. The last one while it holds: as many bindings are
-   * stored as it has, and each of its own is still the stored version (so no other was added,
-   * and none changed or went), which asks the store without listing it.
+   * The plan of the bindings and policies stored now: the last one while no binding nor policy
+   * was written since (two look-ups a request), else made again from the stored versions, each
+   * parsed or compiled once.
    */
   const planOf = (): Plan => {
-    if (plan && store.count(BINDINGS, '') === plan.items.length && plan.items.every(isStored)) return plan;
+    const bindingChanges = bindingChangeCount();
+    const policyChanges = policyChangeCount();
+    if (plan && plan.bindingChanges === bindingChanges && plan.policyChanges === policyChanges) return plan;
     const items = store.list(BINDINGS).items;
     const byPolicy = new Map<string, Binding[]>();
     for (const s of items) {
@@ -147,15 +179,15 @@ export function policyDispatch(store: Store, deps: PolicyPluginDeps): PolicyDisp
       list.push(b);
       byPolicy.set(name, list);
     }
-    plan = {
-      items,
-      policies: [...byPolicy.keys()].sort().map((name) => ({
-        key: objectKey(GROUP, 'validatingadmissionpolicies', undefined, name),
-        bindings: byPolicy.get(name)!,
-      })),
-    };
+    const policies: Plan['policies'] = [];
+    for (const name of [...byPolicy.keys()].sort()) {
+      const stored = store.get(objectKey(GROUP, 'validatingadmissionpolicies', undefined, name));
+      if (stored) policies.push({ policy: compiledOf(stored), bindings: byPolicy.get(name)! });
+    }
+    plan = { bindingChanges, policyChanges, policies };
     return plan;
   };
+  const namespaces = namespaceLookup(store);
   // Equivalent resources come from the registry (once it is known).
   if (!deps.equivalents && deps.registry) deps.equivalents = registryEquivalents(deps.registry);
   return (op, t, obj, old, options) => {
@@ -168,11 +200,8 @@ export function policyDispatch(store: Store, deps: PolicyPluginDeps): PolicyDisp
       options as AdmissionOptions,
     );
     if (isExemptAdmissionConfigurationResource(attrs)) return;
-    const request = new PolicyRequest(store, deps, attrs, options);
-    for (const entry of planOf().policies) {
-      const stored = store.get(entry.key);
-      if (stored) request.check(compiledOf(stored), entry.bindings);
-    }
+    const request = new PolicyRequest(store, deps, attrs, options, namespaces);
+    for (const entry of planOf().policies) request.check(entry.policy, entry.bindings);
     request.finish(t);
   };
 }
@@ -217,6 +246,7 @@ class PolicyRequest {
     private readonly deps: PolicyPluginDeps,
     private readonly attrs: AdmissionAttributes,
     private readonly options: AdmissionOptions | undefined,
+    private readonly namespaces: NamespaceLookup,
   ) {
     this.equivalents = deps.equivalents ?? exact;
   }
@@ -322,7 +352,7 @@ class PolicyRequest {
     const isNamespace =
       attrs.kind.group === '' && attrs.kind.version === 'v1' && attrs.kind.kind === 'Namespace';
     if (attrs.namespace !== '' && !isNamespace) {
-      const ns = namespaceObject(attrs.namespace, this.store);
+      const ns = this.namespaces(attrs.namespace);
       if (!ns) throw ApiError.notFound({ group: '', resource: 'namespaces' }, attrs.namespace);
       namespace = ns;
     }

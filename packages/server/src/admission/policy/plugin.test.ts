@@ -258,6 +258,27 @@ describe('ValidatingAdmissionPolicy plugin', () => {
     ]);
   });
 
+  it('sees the namespace as stored at each request, and fails a request whose namespace is gone', async () => {
+    await install(
+      policy('ns-labels', {
+        validations: [{ expression: "namespaceObject.metadata.?labels.?env.orValue('') != 'frozen'" }],
+      }),
+      binding('ns-labels-deny', 'ns-labels', ['Deny']),
+    );
+    const plugin = validatingAdmissionPolicy(store, { registry });
+    // (Async: once loaded, the plugin throws its denial as it checks.)
+    const create = async () => plugin('CREATE', configmaps, cm('a'), undefined, opts());
+    await create();
+    const ns = (labels: Record<string, string>) =>
+      ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'ns', labels } }) as never;
+    await store.update('/core/namespaces/ns', ns({ env: 'frozen' }));
+    await expect(create()).rejects.toThrow(/denied request: failed expression/);
+    await store.update('/core/namespaces/ns', ns({ env: 'dev' }));
+    await create();
+    await store.delete('/core/namespaces/ns');
+    await expect(create()).rejects.toMatchObject({ status: { code: 404, reason: 'NotFound' } });
+  });
+
   it('checks each request against the bindings and policies stored at that moment', async () => {
     await install(
       policy('names', {
@@ -304,6 +325,15 @@ describe('ValidatingAdmissionPolicy plugin', () => {
     );
     expect(await check()).toEqual([]);
     expect(await check('worse')).toMatch(/with binding 'names-other' denied request: worse name$/);
+    // The policy deleted, its bindings kept: nothing checks; the policy made again: it does.
+    await store.delete(`${AR}/validatingadmissionpolicies/names`);
+    expect(await check('worse')).toEqual([]);
+    await store.create(
+      `${AR}/validatingadmissionpolicies/names`,
+      policy('names', { validations: [{ expression: "object.metadata.name != 'worst'" }] }) as never,
+    );
+    expect(await check('worse')).toEqual([]);
+    expect(await check('worst')).toMatch(/with binding 'names-other' denied request: failed expression: /);
     await store.delete(`${AR}/validatingadmissionpolicybindings/names-other`);
     await store.delete(key);
     expect(plugin('CREATE', configmaps, cm('worse'), undefined, opts())).toBeUndefined();

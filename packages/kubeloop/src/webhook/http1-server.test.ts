@@ -1,4 +1,4 @@
-import { connect } from 'node:tls';
+import { type ConnectionOptions, connect } from 'node:tls';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createCertificateAuthority, issueServingCertificate } from '../pki/index.js';
 import { type Http1Handler, type Http1Limits, Http1Server } from './http1-server.js';
@@ -180,7 +180,14 @@ describe('Http1Server', () => {
     // after the server's own).
     server?.tls.on('secureConnection', (s) => s.on('end', () => respondLater()));
     const out = await new Promise<string>((resolve, reject) => {
-      const socket = connect({ host: '127.0.0.1', port, ca: ca.cert, allowHalfOpen: true }, () => {
+      // `allowHalfOpen` reaches the socket (net's option), though tls' types leave it out.
+      const options: ConnectionOptions & { allowHalfOpen: boolean } = {
+        host: '127.0.0.1',
+        port,
+        ca: ca.cert,
+        allowHalfOpen: true,
+      };
+      const socket = connect(options, () => {
         socket.end(post('{}'));
       });
       const chunks: Buffer[] = [];

@@ -159,10 +159,12 @@ describe('Endpoints controller', () => {
     });
     await pods.delete('api-b');
     // No pods: one placeholder slice without endpoints.
+    // Each pod goes through the simulated kubelet's graceful stop first; a loaded CI machine
+    // (CI at 00:19: not there after 10 s) takes longer than an idle one.
     const empty = await eventually(async () => {
       const items = await listSlices();
       return items.length === 1 && (items[0]?.endpoints ?? []).length === 0 ? items[0] : undefined;
-    });
+    }, 30_000);
     expect(empty?.ports ?? []).toEqual([]);
     expect(await k.ok(['get', 'endpointslices', empty?.metadata?.name ?? ''])).toMatch(
       /\s+IPv4\s+<unset>\s+<unset>\s+/,

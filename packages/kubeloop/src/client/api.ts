@@ -508,6 +508,13 @@ export class ResourceApi<T extends KubeObject> {
     // once (a promise per request was a measurable share of a small request's allocations).
     if (d.plural !== undefined && d.namespaced !== undefined)
       return this.pathOf(d as ResolvedResource, name, sub, obj, verb);
+    // A kind discovery has loaded (a custom resource, after its first request) has its path
+    // made at once too; a descriptor giving only one of plural and scope still goes through
+    // resolve, which combines the two.
+    if (d.plural === undefined && d.namespaced === undefined) {
+      const known = this.core.discovery.known(d);
+      if (known !== undefined) return this.pathOf(known, name, sub, obj, verb);
+    }
     return this.core.resolve(d).then((r) => this.pathOf(r, name, sub, obj, verb));
   }
 

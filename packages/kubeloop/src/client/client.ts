@@ -54,6 +54,9 @@ export interface VersionInfo {
 /** The `status` type of an object type. */
 export type StatusOf<T> = T extends { status?: infer S } ? S : unknown;
 
+/** Kinds {@link Client.forObject} remembers (beyond them it works them out each time). */
+const MAX_DESCRIPTORS = 256;
+
 /**
  * A Kubernetes client. One client holds one pooled connection to one API server with one
  * identity; create it once, share it, `close()` it at shutdown.
@@ -81,6 +84,14 @@ export class Client {
   readonly discovery: Discovery;
   private readonly transport: Transport;
   private readonly core: ClientCore;
+  /**
+   * The descriptor of each apiVersion and kind {@link forObject} has seen, by apiVersion then
+   * kind: a write of an object found it with two look-ups where it parsed the apiVersion and
+   * built a key to find a built-in kind (~1 % of a busy operator's CPU). Bounded, as kinds come
+   * from objects.
+   */
+  private readonly descriptors = new Map<string, Map<string, ResourceDescriptor>>();
+  private descriptorCount = 0;
 
   constructor(
     private readonly config: ConnectionConfig,
@@ -265,10 +276,21 @@ export class Client {
     if (!obj.apiVersion || !obj.kind) {
       throw new TypeError('the object needs apiVersion and kind (or use client.api(Kind) for a typed API)');
     }
-    const gv = parseApiVersion(obj.apiVersion);
-    const gvk = { ...gv, kind: obj.kind };
-    const descriptor = (builtinDescriptor(gvk) ?? gvk) as ResourceDescriptor<T>;
-    return this.api(descriptor, obj.metadata?.namespace || this.namespace);
+    let kinds = this.descriptors.get(obj.apiVersion);
+    let descriptor = kinds?.get(obj.kind);
+    if (descriptor === undefined) {
+      const gvk = { ...parseApiVersion(obj.apiVersion), kind: obj.kind };
+      descriptor = builtinDescriptor(gvk) ?? gvk;
+      if (this.descriptorCount < MAX_DESCRIPTORS) {
+        if (!kinds) {
+          kinds = new Map();
+          this.descriptors.set(obj.apiVersion, kinds);
+        }
+        kinds.set(obj.kind, descriptor);
+        this.descriptorCount++;
+      }
+    }
+    return this.api(descriptor as ResourceDescriptor<T>, obj.metadata?.namespace || this.namespace);
   }
 
   /** The server's `/version`. */

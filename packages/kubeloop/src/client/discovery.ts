@@ -38,6 +38,8 @@ const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x) => ty
 /** Discovery with a per-group/version cache. Owned by a client; no global state. */
 export class Discovery {
   private readonly cache = new Map<string, Promise<DiscoveredResource[] | undefined>>();
+  /** The loaded lists of {@link cache}, by group then version (no key to build per look-up). */
+  private readonly settled = new Map<string, Map<string, DiscoveredResource[]>>();
 
   /** @param fetch GETs a discovery path and returns the parsed JSON (throws ApiError). */
   constructor(private readonly fetch: (path: string) => Promise<unknown>) {}
@@ -54,14 +56,41 @@ export class Discovery {
     const key = apiVersionOf({ group, version });
     let pending = refresh ? undefined : this.cache.get(key);
     if (!pending) {
-      pending = this.load(group, version);
-      this.cache.set(key, pending);
-      // A failed fetch must not stay cached.
-      pending.catch(() => {
-        if (this.cache.get(key) === pending) this.cache.delete(key);
-      });
+      this.settled.get(group)?.delete(version);
+      const loading = this.load(group, version);
+      pending = loading;
+      this.cache.set(key, loading);
+      loading.then(
+        (list) => {
+          if (list && this.cache.get(key) === loading) {
+            let versions = this.settled.get(group);
+            if (!versions) {
+              versions = new Map();
+              this.settled.set(group, versions);
+            }
+            versions.set(version, list);
+          }
+        },
+        // A failed fetch must not stay cached.
+        () => {
+          if (this.cache.get(key) === loading) this.cache.delete(key);
+        },
+      );
     }
     return pending;
+  }
+
+  /**
+   * A kind as the cache knows it now, without waiting: `undefined` when its group/version is
+   * not loaded (or being fetched again) or does not list it — then {@link resolve} finds it.
+   * A typed request of a kind found by discovery (a custom resource) makes its path with this,
+   * where each was a chain of promises and a copy of the resource (~2 % of a busy operator's CPU).
+   */
+  known(gvk: GroupVersionKind): DiscoveredResource | undefined {
+    const list = this.settled.get(gvk.group)?.get(gvk.version);
+    if (list === undefined) return undefined;
+    for (const r of list) if (r.kind === gvk.kind) return r;
+    return undefined;
   }
 
   /**
@@ -152,8 +181,13 @@ export class Discovery {
 
   /** Forgets what is cached (one group/version, or everything). */
   invalidate(gv?: { group: string; version: string }): void {
-    if (gv) this.cache.delete(apiVersionOf(gv));
-    else this.cache.clear();
+    if (gv) {
+      this.cache.delete(apiVersionOf(gv));
+      this.settled.get(gv.group)?.delete(gv.version);
+    } else {
+      this.cache.clear();
+      this.settled.clear();
+    }
   }
 
   private async load(group: string, version: string): Promise<DiscoveredResource[] | undefined> {

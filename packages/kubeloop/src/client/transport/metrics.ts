@@ -37,31 +37,66 @@ interface Histogram {
   count: number;
 }
 
+/** A method's histogram and its requests by code (the same objects as in the flat maps). */
+interface ByMethod {
+  h: Histogram;
+  codes: Map<string, RequestCount>;
+}
+
+interface RequestCount {
+  code: string;
+  method: string;
+  host: string;
+  value: number;
+}
+
 const esc = (v: string) => v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
 
 /** Keeps request counts and durations; pass {@link ClientMetrics.observe} as the client's `onRequest`. */
 export class ClientMetrics {
-  private readonly requests = new Map<
-    string,
-    { code: string; method: string; host: string; value: number }
-  >();
+  private readonly requests = new Map<string, RequestCount>();
   private readonly durations = new Map<string, { verb: string; host: string; h: Histogram }>();
+
+  /**
+   * The same entries by host, then method (then code): found with lookups of the record's own
+   * strings, where a key joined from them was a new string to build and hash on every request
+   * (~1 % of a busy operator's CPU). The flat maps keep the order the metrics are rendered in.
+   */
+  private readonly byHost = new Map<string, Map<string, ByMethod>>();
 
   /** The hook (bound, so it can be passed around). */
   readonly observe = (r: RequestRecord): void => {
-    const rk = `${r.code}\u0000${r.method}\u0000${r.host}`;
-    const req = this.requests.get(rk);
-    if (req) req.value++;
-    else this.requests.set(rk, { code: r.code, method: r.method, host: r.host, value: 1 });
-    const dk = `${r.method}\u0000${r.host}`;
-    let d = this.durations.get(dk);
-    if (!d) {
-      d = { verb: r.method, host: r.host, h: { counts: DURATION_BUCKETS.map(() => 0), sum: 0, count: 0 } };
-      this.durations.set(dk, d);
+    let methods = this.byHost.get(r.host);
+    if (!methods) {
+      methods = new Map();
+      this.byHost.set(r.host, methods);
     }
-    d.h.sum += r.durationSeconds;
-    d.h.count++;
-    const counts = d.h.counts;
+    let m = methods.get(r.method);
+    if (!m) {
+      const dk = `${r.method}\u0000${r.host}`;
+      let d = this.durations.get(dk);
+      if (!d) {
+        d = { verb: r.method, host: r.host, h: { counts: DURATION_BUCKETS.map(() => 0), sum: 0, count: 0 } };
+        this.durations.set(dk, d);
+      }
+      m = { h: d.h, codes: new Map() };
+      methods.set(r.method, m);
+    }
+    let req = m.codes.get(r.code);
+    if (!req) {
+      const rk = `${r.code}\u0000${r.method}\u0000${r.host}`;
+      req = this.requests.get(rk);
+      if (!req) {
+        req = { code: r.code, method: r.method, host: r.host, value: 0 };
+        this.requests.set(rk, req);
+      }
+      m.codes.set(r.code, req);
+    }
+    req.value++;
+    const h = m.h;
+    h.sum += r.durationSeconds;
+    h.count++;
+    const counts = h.counts;
     for (let i = 0; i < DURATION_BUCKETS.length; i++)
       if (r.durationSeconds <= DURATION_BUCKETS[i]!) counts[i]!++;
   };

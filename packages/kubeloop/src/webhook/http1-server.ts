@@ -109,6 +109,11 @@ class Refused {
   ) {}
 }
 
+/** A response's status line and headers, up to and including the blank line. */
+function responseHead(status: number, contentType: string, length: number, close: boolean): string {
+  return `HTTP/1.1 ${status} ${REASONS[status] ?? 'Unknown'}\r\nContent-Type: ${contentType}\r\nContent-Length: ${length}\r\n${close ? 'Connection: close\r\n' : ''}\r\n`;
+}
+
 /** One connection's parser and writer. */
 class Connection {
   state: State = 'head';
@@ -350,7 +355,7 @@ class Connection {
     if (this.state === 'closed') return;
     const close = !this.keepAlive || this.server.closing;
     const length = typeof a.body === 'string' ? Buffer.byteLength(a.body) : a.body.length;
-    const head = `HTTP/1.1 ${a.status} ${REASONS[a.status] ?? 'Unknown'}\r\nContent-Type: ${a.contentType}\r\nContent-Length: ${length}\r\n${close ? 'Connection: close\r\n' : ''}\r\n`;
+    const head = responseHead(a.status, a.contentType, length, close);
     // One write of head and body (one TLS record for a small answer).
     if (typeof a.body === 'string') this.socket.write(head + a.body);
     else {
@@ -378,7 +383,7 @@ class Connection {
     if (this.state === 'closed') return;
     const body = `${message}\n`;
     this.socket.write(
-      `HTTP/1.1 ${status} ${REASONS[status] ?? 'Unknown'}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      responseHead(status, 'text/plain; charset=utf-8', Buffer.byteLength(body), true) + body,
     );
     this.closeAfterWrite();
   }

@@ -23,6 +23,7 @@ import {
   matchesNamespaceSelector,
   matchesObjectSelector,
   matchPolicyResources,
+  namespaceObject,
   type RuleMatch,
   registryEquivalents,
 } from '../matching.js';
@@ -100,7 +101,7 @@ function namespaceLookup(store: Store): NamespaceLookup {
       known.clear();
     }
     if (known.has(name)) return known.get(name);
-    const ns = store.get(objectKey('', 'namespaces', undefined, name))?.object as Obj | undefined;
+    const ns = namespaceObject(name, store);
     known.set(name, ns);
     return ns;
   };

@@ -22,8 +22,23 @@ export interface WatchSink {
   drained(): Promise<void>;
 }
 
-/** The watch stream as a chunked HTTP response of newline-delimited events. */
+/**
+ * The watch stream as a chunked HTTP response of newline-delimited events.
+ *
+ * Events are sent once per turn of the event loop, not once per tick: Node corks a response only
+ * until the next tick, which comes before the answer of the request that made the change (it
+ * awaits its write), so every write paid a watch's TLS record and `write(2)` per event first,
+ * and a client watching what it writes read the event before the answer it waited for. Held to
+ * the end of the turn (`setImmediate`), the events of a busy turn leave in one write, after the
+ * answers.
+ */
 export function httpWatchSink(res: ServerResponse): WatchSink {
+  let held: Socket | undefined;
+  const release = () => {
+    const socket = held;
+    held = undefined;
+    socket?.uncork();
+  };
   return {
     start() {
       res.writeHead(200, {
@@ -33,16 +48,31 @@ export function httpWatchSink(res: ServerResponse): WatchSink {
       });
       res.flushHeaders();
     },
-    write: (chunk) => void res.write(chunk),
+    write(chunk) {
+      const socket = res.socket as Socket | null;
+      if (!held && socket && !socket.destroyed) {
+        held = socket;
+        socket.cork();
+        setImmediate(release);
+      }
+      res.write(chunk);
+    },
     end() {
+      release();
       if (!res.writableEnded) res.end();
     },
-    destroy: () => void res.destroy(),
+    destroy() {
+      held = undefined;
+      res.destroy();
+    },
     onClose: (listener) => void res.on('close', listener),
     get buffered() {
       return res.writableLength;
     },
-    flushNow: () => (res.socket as Socket | null)?.uncork(),
+    flushNow() {
+      release();
+      (res.socket as Socket | null)?.uncork();
+    },
     drained: () => drained(res),
   };
 }

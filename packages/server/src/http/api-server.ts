@@ -165,6 +165,7 @@ export class ApiServer {
         'HTTP/1.1 405 Method Not Allowed\r\nContent-Type: application/json\r\nCache-Control: no-cache, private\r\n' +
           `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
       );
+      lingeringClose(socket);
       return;
     }
     // What Node (and Go) answer otherwise.
@@ -178,6 +179,7 @@ export class ApiServer {
       `HTTP/1.1 ${status}\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n` +
         `Content-Length: ${status.length}\r\n\r\n${status}`,
     );
+    lingeringClose(socket);
   };
 
   /** The request's path through the stages. */
@@ -256,4 +258,15 @@ export class ApiServer {
     this.out.fail(res, err);
     return true;
   }
+}
+
+/**
+ * After answering a request it refuses mid-way (a header too large, say), the server reads and
+ * drops what the client is still sending for a while before the connection closes, as Go's
+ * server does (`closeWriteAndWait`, 500 ms): closed with unread bytes, the connection is reset,
+ * and the reset can discard the answer before the client has read it.
+ */
+function lingeringClose(socket: Duplex): void {
+  socket.resume();
+  setTimeout(() => socket.destroy(), 500).unref();
 }

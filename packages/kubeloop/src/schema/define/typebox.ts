@@ -12,6 +12,7 @@
  */
 import type * as TypeBox from 'typebox';
 import { transientModule } from '../../util/transient-module.js';
+import { fastBuilders } from './typebox-fast.js';
 
 type TypeBuilder = typeof TypeBox.Type;
 
@@ -19,20 +20,148 @@ const bundle = transientModule<typeof TypeBox>('../../../vendor/typebox.cjs', im
 /** The bundle's builders, loaded if need be, kept for another second. */
 const builders = (): TypeBuilder => bundle().Type;
 
-function forwarding(): TypeBuilder {
-  const facade: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries(builders())) {
-    if (typeof value === 'function') {
-      facade[name] = (...args: unknown[]) =>
-        (builders() as unknown as Record<string, (...a: unknown[]) => unknown>)[name]!(...args);
-    } else {
-      Object.defineProperty(facade, name, {
+/**
+ * The names of the bundle's `Type`, in its order (a test checks them against TypeBox's), known
+ * without loading it. All are functions but `ExtendsResult` (an object of constants).
+ */
+const NAMES = [
+  'Instantiate',
+  'Extends',
+  'ExtendsResult',
+  'Script',
+  'Capitalize',
+  'Conditional',
+  'ConstructorParameters',
+  'Evaluate',
+  'Exclude',
+  'Extract',
+  'Index',
+  'InstanceType',
+  'Interface',
+  'KeyOf',
+  'Lowercase',
+  'Mapped',
+  'Module',
+  'NonNullable',
+  'Omit',
+  'Parameters',
+  'Partial',
+  'Pick',
+  'ReadonlyObject',
+  'ReadonlyType',
+  'Required',
+  'ReturnType',
+  'Uncapitalize',
+  'Uppercase',
+  'With',
+  'Codec',
+  'Decode',
+  'DecodeBuilder',
+  'Encode',
+  'EncodeBuilder',
+  'IsCodec',
+  'Immutable',
+  'IsImmutable',
+  'IsOptional',
+  'Optional',
+  'IsReadonly',
+  'Readonly',
+  'IsRefine',
+  'Refine',
+  'Any',
+  'IsAny',
+  'Array',
+  'IsArray',
+  'BigInt',
+  'IsBigInt',
+  'Boolean',
+  'IsBoolean',
+  'Call',
+  'IsCall',
+  'Constructor',
+  'IsConstructor',
+  'Cyclic',
+  'IsCyclic',
+  'Enum',
+  'IsEnum',
+  'IsEnumValue',
+  'Function',
+  'IsFunction',
+  'Generic',
+  'IsGeneric',
+  'Identifier',
+  'IsIdentifier',
+  'Dependent',
+  'IsDependent',
+  'Infer',
+  'IsInfer',
+  'Integer',
+  'IsInteger',
+  'Intersect',
+  'IsIntersect',
+  'IsLiteral',
+  'Literal',
+  'IsNever',
+  'Never',
+  'IsNull',
+  'Null',
+  'IsNumber',
+  'Number',
+  'IsObject',
+  'Object',
+  'IsParameter',
+  'Parameter',
+  'IsRecord',
+  'Record',
+  'RecordKey',
+  'RecordPattern',
+  'RecordValue',
+  'IsRef',
+  'Ref',
+  'IsRest',
+  'Rest',
+  'IsKind',
+  'IsSchema',
+  'IsString',
+  'String',
+  'IsSymbol',
+  'Symbol',
+  'IsTemplateLiteral',
+  'TemplateLiteral',
+  'IsThis',
+  'This',
+  'IsTuple',
+  'Tuple',
+  'IsUndefined',
+  'Undefined',
+  'IsUnion',
+  'Union',
+  'IsUnknown',
+  'Unknown',
+  'IsUnsafe',
+  'Unsafe',
+  'IsVoid',
+  'Void',
+] as const;
+
+/** The bundle's builder of that name (the bundle loaded if need be). */
+const bundled = (name: string) =>
+  (builders() as unknown as Record<string, (...args: unknown[]) => unknown>)[name]!;
+
+function facade(): TypeBuilder {
+  const fast = fastBuilders(bundled);
+  const out: Record<string, unknown> = {};
+  for (const name of NAMES) {
+    if (name === 'ExtendsResult') {
+      Object.defineProperty(out, name, {
         enumerable: true,
         get: () => (builders() as unknown as Record<string, unknown>)[name],
       });
+    } else {
+      out[name] = fast[name] ?? ((...args: unknown[]) => bundled(name)(...args));
     }
   }
-  return facade as unknown as TypeBuilder;
+  return out as unknown as TypeBuilder;
 }
 
 /**
@@ -43,4 +172,4 @@ function forwarding(): TypeBuilder {
  * const spec = Type.Object({ replicas: Type.Integer({ minimum: 1 }) });
  * ```
  */
-export const Type: TypeBuilder = forwarding();
+export const Type: TypeBuilder = facade();

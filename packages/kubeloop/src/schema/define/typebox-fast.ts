@@ -1,7 +1,7 @@
 /**
  * The builders operators call at the top of their modules (`Type.Object`, `Type.String`,
  * `Type.Optional`, …), written out here so that declaring a resource does not load TypeBox's
- * bundle (vendor/typebox.cjs: ~35 ms of start CPU and ~2 MB of transient heap, for a few dozen
+ * bundle (vendor/typebox.cjs: ~25-40 ms of start CPU and ~2.4 MB of transient heap, for a few dozen
  * calls that each make one small object).
  *
  * Each one is TypeBox 1.4.3's own builder, step for step: in TypeBox these builders are one

@@ -9,9 +9,10 @@
  * (`Object`, `String`, `Integer`, `Optional`, `Array`, `Union`, …), each one small object. Those
  * are written out in typebox-fast.ts, step for step as TypeBox builds them, so that declaring the
  * sample operator's Foo loads no bundle: its Foo chunk imports in ~49 ms instead of ~87 ms (CPU
- * ~51 vs ~88 ms, heap after it 6.2 vs 8.7 MB) and the operator reaches its first status ~11 %
- * sooner on ~11 % less CPU (bench/dist/benchmarks/operator-start.js, medians of 8 runs: 219 vs
- * 245 ms, CPU 205 vs 230 ms, RSS at rest 61.6 vs 63.7 MB). Every other builder, and the
+ * ~51 vs ~88 ms, heap after it 6.2 vs 8.7 MB), and the operator's start takes 0.89-0.92x the CPU
+ * (e.g. 270 vs 305 ms) with ~2 MB less RSS at rest (61.6 vs 63.7 MB; bench/dist/benchmarks/
+ * operator-start.js against main, three runs of 8-16 alternating starts; its time to the first
+ * status, 0.89-1.01x, was within the noise of a shared machine). Every other builder, and the
  * arguments only TypeBox can judge, go to the bundle: it is loaded on such a call and leaves the
  * module cache a second after the last one (so its ~2 MB do not stay for good), and loads again
  * on the next. Schemas are plain data (no function or prototype of the bundle), so those of the

@@ -30,7 +30,8 @@ interface SchemaErrors {
 }
 
 export interface CelContext {
-  compiler: CelSchemaCompiler;
+  /** The schema's compiler, built on first use (throws what building it threw). */
+  compiler: () => CelSchemaCompiler;
   node: Structural;
   cardinality: number;
   total: { cost: number; expensive: Array<{ path: string; cost: number }> };
@@ -419,8 +420,21 @@ export function validateOpenAPISchema(
           out.schema.push(fieldErrors.invalid(rp(i, 'fieldPath'), fp, 'fieldPath must be a valid path'));
       }
     });
+    let compiler: CelSchemaCompiler | undefined;
     if (out.schema.length === 0 && cel) {
-      const compiled = cel.compiler.compile(cel.node);
+      try {
+        compiler = cel.compiler();
+      } catch (e) {
+        out.cel.push(
+          fieldErrors.internal(
+            child(path, 'x-kubernetes-validations'),
+            `internal error: failed to construct type information for x-kubernetes-validations rules: ${String(e)}`,
+          ),
+        );
+      }
+    }
+    if (compiler && cel) {
+      const compiled = compiler.compile(cel.node);
       compiled.forEach((cr, i) => {
         const rule = rules[i];
         if (!rule) return;

@@ -163,21 +163,12 @@ export function validateValidation(
       const de = validateDefaults(structural, sp);
       if (de.length > 0) errs.push(...de);
       else {
-        try {
-          cel = {
-            compiler: new CelSchemaCompiler(structural, true),
-            node: structural,
-            cardinality: 1,
-            total: { cost: 0, expensive: [] },
-          };
-        } catch (e) {
-          errs.push(
-            fieldErrors.internal(
-              child(sp, 'x-kubernetes-validations'),
-              `internal error: failed to construct type information for x-kubernetes-validations rules: ${String(e)}`,
-            ),
-          );
-        }
+        cel = {
+          compiler: lazyCompiler(structural),
+          node: structural,
+          cardinality: 1,
+          total: { cost: 0, expensive: [] },
+        };
       }
     }
   }
@@ -252,4 +243,26 @@ export function validateDefaults(root: Structural, path: string): StatusCause[] 
   };
   walk(root, path, false, true);
   return errs;
+}
+
+/**
+ * The schema's CEL compiler, built when a node with `x-kubernetes-validations` first needs it, as
+ * kube-apiserver builds its type information only then (`CELSchemaContext.TypeInfo`): a schema
+ * without rules (most of them, and every resource an operator declares without rules at start)
+ * never pays for CEL's environment. A failure is thrown to each node that needs it.
+ */
+function lazyCompiler(structural: Structural): () => CelSchemaCompiler {
+  let built: CelSchemaCompiler | undefined;
+  let failure: unknown;
+  return () => {
+    if (built) return built;
+    if (failure !== undefined) throw failure;
+    try {
+      built = new CelSchemaCompiler(structural, true);
+      return built;
+    } catch (e) {
+      failure = e;
+      throw e;
+    }
+  };
 }

@@ -1,7 +1,7 @@
 /**
- * The event recorder against the local control plane: a burst of events is written one request at
- * a time, as client-go's single event goroutine writes them (not one connection per event), and
- * every event and series still lands.
+ * The event recorder against the local control plane: events are written one request at a time,
+ * as client-go's single event goroutine writes them (not one connection per event), a few at a
+ * time while a large backlog drains, and every event and series still lands.
  */
 import { type Client, EventsV1Event } from 'kubeloop/client';
 import { EventRecorder } from 'kubeloop/runtime';
@@ -79,5 +79,43 @@ describe('EventRecorder', () => {
     });
     expect(events.every((e) => e.series?.count === 2 && e.reason === 'Synced')).toBe(true);
     expect(new Set(events.map((e) => e.regarding?.name)).size).toBe(60);
+  });
+
+  it('writes a backlog of hundreds a few at a time, then one at a time again, dropping none', async () => {
+    const ns = 'ev-backlog';
+    await t.namespace(ns);
+    const c = counting(t.client);
+    const recorder = new EventRecorder(c.client, {
+      reportingController: 'burst-operator',
+      reportingInstance: 'burst-operator-1',
+      log: pino({ level: 'silent' }),
+    });
+    const cm = (i: number) => ({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: `cm-${i}`, namespace: ns, uid: `uid-${i}` },
+    });
+    for (let i = 0; i < 400; i++) recorder.forObject(cm(i)).normal('Synced', 'synced');
+    await recorder.flush();
+    expect(c.writes()).toBe(400);
+    expect(c.peak()).toBeGreaterThan(1);
+    expect(c.peak()).toBeLessThanOrEqual(4);
+
+    // The backlog gone, a new handful goes one at a time.
+    const after = counting(t.client);
+    const quiet = new EventRecorder(after.client, {
+      reportingController: 'burst-operator',
+      reportingInstance: 'burst-operator-1',
+      log: pino({ level: 'silent' }),
+    });
+    for (let i = 400; i < 420; i++) quiet.forObject(cm(i)).normal('Synced', 'synced');
+    await quiet.flush();
+    expect(after.writes()).toBe(20);
+    expect(after.peak()).toBe(1);
+    const items = await eventually(async () => {
+      const list = (await t.client.api(EventsV1Event, ns).list()).items;
+      return list.length === 420 ? list : undefined;
+    });
+    expect(new Set(items.map((e) => e.regarding?.name)).size).toBe(420);
   });
 });

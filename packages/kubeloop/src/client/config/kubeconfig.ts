@@ -17,6 +17,7 @@ import { isDNS1123Label } from '../../api/validation.js';
 import { transientModule } from '../../util/transient-module.js';
 import { ConfigError, describeFsError } from './errors.js';
 import { checkCertificates, checkKeyPair, decodeBase64Field } from './pem.js';
+import { DECLINE, parseSimpleYaml } from './simple-yaml.js';
 import type { ConnectionConfig, ExecConfig, Impersonation, Origin } from './types.js';
 
 /**
@@ -27,7 +28,10 @@ import type { ConnectionConfig, ExecConfig, Impersonation, Origin } from './type
  * current): Node resolving, reading and compiling 72 files cost ~40 ms of CPU, one file ~7 ms.
  */
 const yaml = transientModule<typeof import('yaml')>('../../../vendor/yaml.cjs', import.meta.url);
-const parseYaml = (text: string): unknown => yaml().parse(text);
+const parseYaml = (text: string): unknown => {
+  const simple = parseSimpleYaml(text);
+  return simple === DECLINE ? yaml().parse(text) : simple;
+};
 
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 

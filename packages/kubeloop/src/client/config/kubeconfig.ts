@@ -36,6 +36,8 @@ const yaml = transientModule<typeof import('yaml')>('../../../vendor/yaml.cjs', 
  * parses (or rejects) exactly as before. A cold parseKubeconfig in a fresh process (medians of
  * 20, side by side with main): 16.4 -> 1.2 ms for our server's admin kubeconfig (1.8 KB),
  * 24.3 -> 1.8 ms for a kubectl-written one with exec, auth-provider and client certificates.
+ * The sample operator's start (bench operator-start, medians of 20 alternating runs): CPU until
+ * its Foo has a status 310 -> 295 ms against the same build without this reader.
  */
 const parseYaml = (text: string): unknown => {
   const simple = parseSimpleYaml(text);

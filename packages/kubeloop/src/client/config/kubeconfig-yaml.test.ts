@@ -1,5 +1,8 @@
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -15,6 +18,29 @@ const KUBECONFIG = 'clusters:\n- name: c\n  cluster: { server: https://one }\n';
 afterEach(() => vi.useRealTimers());
 
 describe('the YAML parser of kubeconfigs', () => {
+  it('is not loaded for a kubeconfig kubectl wrote', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kubeloop-kubeconfig-yaml-'));
+    try {
+      const path = join(dir, 'config');
+      const kubectl = (...args: string[]) =>
+        execFileSync('kubectl', ['config', ...args, `--kubeconfig=${path}`]);
+      kubectl('set-cluster', 'c', '--server=https://c.example:6443', '--insecure-skip-tls-verify=true');
+      kubectl('set-credentials', 'u', '--exec-command=aws', '--exec-arg=eks', '--exec-env=AWS_PROFILE=p');
+      kubectl('set-context', 'ctx', '--cluster=c', '--user=u', '--namespace=ns');
+      kubectl('use-context', 'ctx');
+      const kc = parseKubeconfig(readFileSync(path, 'utf8'), path);
+      expect(kc.currentContext?.name).toBe('ctx');
+      expect(kc.clusters.get('c')?.value).toEqual({
+        'insecure-skip-tls-verify': true,
+        server: 'https://c.example:6443',
+      });
+      expect(kc.users.get('u')?.value).toMatchObject({ exec: { command: 'aws', args: ['eks'] } });
+      expect(yamlModules()).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('is loaded to parse, kept while parses follow, and dropped a second after the last one', () => {
     vi.useFakeTimers();
     expect(yamlModules()).toEqual([]);
@@ -68,4 +94,18 @@ describe('the YAML parser of kubeconfigs', () => {
     const root = fileURLToPath(new URL('../../..', import.meta.url));
     await promisify(execFile)(process.execPath, ['scripts/bundle-yaml.mjs', '--check'], { cwd: root });
   }, 60_000);
+
+  it("gives yaml's own error for a kubeconfig the simple reader declines", () => {
+    // A duplicate key is declined by the simple reader and reported by yaml, in yaml's words.
+    const duplicate = 'clusters: []\nclusters: []\n';
+    const yamlError = (() => {
+      try {
+        (require('../../../vendor/yaml.cjs') as typeof import('yaml')).parse(duplicate);
+      } catch (err) {
+        return (err as Error).message;
+      }
+    })();
+    expect(yamlError).toMatch(/unique/);
+    expect(() => parseKubeconfig(duplicate)).toThrow(`not valid YAML: ${yamlError}`);
+  });
 });

@@ -235,13 +235,18 @@ describe('malformed Authorization headers', () => {
     expect(r.headers.warning).toContain('extra space before the bearer token');
   });
 
-  /** A request written byte for byte on a TLS connection; the status line of the answer. */
+  /**
+   * A request written byte for byte on a TLS connection; the status line of the answer. The
+   * connection is not half-closed after the request, as an HTTP client's is not: the server ends it
+   * (`Connection: close`). (Half-closed, the server's end of the connection could be ended by the
+   * client's before its parser refused the request, leaving no connection to answer on.)
+   */
   const raw = (head: Buffer) =>
     new Promise<string>((resolve, reject) => {
       const url = new URL(env.cp.url);
       const socket = connect(
         { host: url.hostname, port: Number(url.port), ca: env.cp.clientConfig.caData },
-        () => socket.end(head),
+        () => socket.write(head),
       );
       let text = '';
       socket.on('data', (c: Buffer) => {

@@ -29,15 +29,18 @@ type Obj = Record<PropertyKey, unknown>;
 
 const isObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null;
 
-/** A marker of TypeBox's (`~kind`, …): own, not enumerable, writable and configurable. */
-function hide(target: object, key: string, value: unknown): void {
-  Object.defineProperty(target, key, { configurable: true, writable: true, enumerable: false, value });
+/**
+ * An own, writable, configurable data property as TypeBox's `Memory` defines them: a marker of
+ * TypeBox's (`~kind`, …) not enumerable, any other property enumerable.
+ */
+function define(target: object, key: PropertyKey, value: unknown, enumerable: boolean): void {
+  Object.defineProperty(target, key, { configurable: true, writable: true, enumerable, value });
 }
 
 /** `Memory.Create` under TypeBox's default settings: enumerable then options spread, `~kind` hidden. */
 function create(kind: string, enumerable: object, options: unknown): Obj {
   const result: Obj = { ...enumerable, ...(options as object) };
-  hide(result, '~kind', kind);
+  define(result, '~kind', kind, false);
   return result;
 }
 
@@ -62,24 +65,8 @@ function update(current: object, hidden: Obj, enumerable: object): Obj {
     if (unsafeKey(key) || hiddenKeys.includes(key) || enumerableKeys.includes(key)) continue;
     Object.defineProperty(result, key, Object.getOwnPropertyDescriptor(current, key)!);
   }
-  for (const key of hiddenKeys) {
-    if (unsafeKey(key)) continue;
-    Object.defineProperty(result, key, {
-      configurable: true,
-      writable: true,
-      enumerable: false,
-      value: hidden[key],
-    });
-  }
-  for (const key of enumerableKeys) {
-    if (unsafeKey(key)) continue;
-    Object.defineProperty(result, key, {
-      configurable: true,
-      enumerable: true,
-      writable: true,
-      value: (enumerable as Obj)[key],
-    });
-  }
+  for (const key of hiddenKeys) if (!unsafeKey(key)) define(result, key, hidden[key], false);
+  for (const key of enumerableKeys) if (!unsafeKey(key)) define(result, key, (enumerable as Obj)[key], true);
   return result;
 }
 

@@ -51,16 +51,20 @@ function counting(client: Client): { client: Client; peak: () => number; writes:
   return { client: proxy, peak: () => peak, writes: () => writes };
 }
 
+/** A recorder of the test's operator, writing through `client`. */
+const recorderFor = (client: Client) =>
+  new EventRecorder(client, {
+    reportingController: 'burst-operator',
+    reportingInstance: 'burst-operator-1',
+    log: pino({ level: 'silent' }),
+  });
+
 describe('EventRecorder', () => {
   it('writes a burst of events one at a time, every one of them and every series', async () => {
     const ns = 'ev-burst';
     await t.namespace(ns);
     const c = counting(t.client);
-    const recorder = new EventRecorder(c.client, {
-      reportingController: 'burst-operator',
-      reportingInstance: 'burst-operator-1',
-      log: pino({ level: 'silent' }),
-    });
+    const recorder = recorderFor(c.client);
     const objects = Array.from({ length: 60 }, (_, i) => ({
       apiVersion: 'v1',
       kind: 'ConfigMap',
@@ -85,11 +89,7 @@ describe('EventRecorder', () => {
     const ns = 'ev-backlog';
     await t.namespace(ns);
     const c = counting(t.client);
-    const recorder = new EventRecorder(c.client, {
-      reportingController: 'burst-operator',
-      reportingInstance: 'burst-operator-1',
-      log: pino({ level: 'silent' }),
-    });
+    const recorder = recorderFor(c.client);
     const cm = (i: number) => ({
       apiVersion: 'v1',
       kind: 'ConfigMap',
@@ -103,11 +103,7 @@ describe('EventRecorder', () => {
 
     // The backlog gone, a new handful goes one at a time.
     const after = counting(t.client);
-    const quiet = new EventRecorder(after.client, {
-      reportingController: 'burst-operator',
-      reportingInstance: 'burst-operator-1',
-      log: pino({ level: 'silent' }),
-    });
+    const quiet = recorderFor(after.client);
     for (let i = 400; i < 420; i++) quiet.forObject(cm(i)).normal('Synced', 'synced');
     await quiet.flush();
     expect(after.writes()).toBe(20);

@@ -1,6 +1,6 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { pino } from 'pino';
+import { type Logger, pino } from 'pino';
 import { describe, expect, it, vi } from 'vitest';
 import type { Client } from '../../client/client.js';
 import { EventRecorder, microTime, nanoHex } from './events.js';
@@ -164,5 +164,63 @@ describe('nanoHex', () => {
     for (let e = 0; e < 53; e++) cases.push([Math.floor(2 ** e * 0.987654321), (e * 37_813) % 1e6]);
     for (const [ms, ns] of cases)
       expect(nanoHex(ms, ns)).toBe((BigInt(ms) * 1_000_000n + BigInt(ns)).toString(16));
+  });
+});
+
+describe('EventRecorder.stop', () => {
+  it('gives up the writes of a server that stopped answering when its time is up, and sends no more', async () => {
+    let sent = 0;
+    const client = {
+      api: () => ({
+        // An API server gone quiet: the write never answers.
+        create: () => {
+          sent++;
+          return new Promise(() => undefined);
+        },
+      }),
+    } as unknown as Client;
+    const warnings: unknown[] = [];
+    const log = { warn: (fields: unknown, msg: string) => warnings.push([fields, msg]) };
+    const rec = new EventRecorder(client, {
+      reportingController: 'c',
+      reportingInstance: 'i',
+      log: log as unknown as Logger,
+    });
+    for (let i = 0; i < 20; i++)
+      rec.event(
+        { ...foo, metadata: { ...foo.metadata, name: `f${i}`, uid: `u${i}` } },
+        'Normal',
+        'Synced',
+        's',
+      );
+    await rec.stop(true, 20);
+    // One write was in flight (one at a time below a backlog); the 19 queued are dropped.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(sent).toBe(1);
+    expect(warnings).toEqual([
+      [{ unwritten: 20 }, 'the shutdown grace period ended before every event was written'],
+    ]);
+    // Recorded after the stop: dropped too.
+    rec.event(foo, 'Normal', 'Synced', 's');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(sent).toBe(1);
+  });
+
+  it('writes every queued event when the server answers within the time', async () => {
+    const { client, calls } = fakeClient();
+    const rec = new EventRecorder(client, {
+      reportingController: 'c',
+      reportingInstance: 'i',
+      log: pino({ level: 'silent' }),
+    });
+    for (let i = 0; i < 20; i++)
+      rec.event(
+        { ...foo, metadata: { ...foo.metadata, name: `f${i}`, uid: `u${i}` } },
+        'Normal',
+        'Synced',
+        's',
+      );
+    await rec.stop(true, 10_000);
+    expect(calls).toHaveLength(20);
   });
 });

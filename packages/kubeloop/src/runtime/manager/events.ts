@@ -114,6 +114,8 @@ export class EventRecorder {
   private writing = 0;
   private readonly waiting: (() => void)[] = [];
   private dropped = 0;
+  /** Set by stop(): writes not yet started are dropped instead of sent. */
+  private closed = false;
   private housekeeping: NodeJS.Timeout | undefined;
   private lastRefresh = Date.now();
 
@@ -253,7 +255,7 @@ export class EventRecorder {
     if (this.writing >= limit) await new Promise<void>((resolve) => this.waiting.push(resolve));
     else this.writing++;
     try {
-      await write();
+      if (!this.closed) await write();
     } finally {
       // Hand the slot straight to the next waiter, else free it; a burst's extra slots are
       // freed once the backlog is gone.
@@ -302,9 +304,41 @@ export class EventRecorder {
     while (this.pending.size > 0) await Promise.all(this.pending);
   }
 
-  /** Stops the recorder's housekeeping; with `flush`, writes what is not written yet first. */
-  async stop(flush: boolean): Promise<void> {
-    if (flush) await this.flush();
+  /**
+   * Stops the recorder: with `flush`, first writes what is not written yet, for at most
+   * `timeoutMs` (what is left of the manager's grace period). Writes not started by then are
+   * dropped, as client-go's broadcaster drops its queue at shutdown: an API server that stopped
+   * answering must not hold an operator's exit for as long as a thousand failing writes take.
+   */
+  async stop(flush: boolean, timeoutMs = Number.POSITIVE_INFINITY): Promise<void> {
     this.stopHousekeeping();
+    if (flush && !(await settlesWithin(this.flush(), timeoutMs))) {
+      this.options.log.warn(
+        { unwritten: this.pending.size },
+        'the shutdown grace period ended before every event was written',
+      );
+    }
+    this.closed = true;
+    // Each waiter resumes holding a slot, which its `finally` gives back.
+    const waiters = this.waiting.splice(0);
+    this.writing += waiters.length;
+    for (const resume of waiters) resume();
+  }
+}
+
+/** Whether `p` settles within `ms`. */
+async function settlesWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
+  if (!Number.isFinite(ms)) {
+    await p;
+    return true;
+  }
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), Math.max(0, ms));
+  });
+  try {
+    return await Promise.race([p.then(() => true), expired]);
+  } finally {
+    clearTimeout(timer);
   }
 }

@@ -53,7 +53,10 @@ export interface ManagerOptions {
   healthProbeAddress?: string | false;
   /** Address of `/metrics` (default `:8080`; `false`: none). May equal the probes'. */
   metricsAddress?: string | false;
-  /** How long a shutdown waits for running reconciles (default 30 000 ms). */
+  /**
+   * How long a shutdown waits for running reconciles, then for the events not yet written
+   * (default 30 000 ms for both together).
+   */
   gracefulShutdownTimeoutMs?: number;
   /** How long the start waits for the caches to sync (default 120 000 ms). */
   cacheSyncTimeoutMs?: number;
@@ -538,6 +541,9 @@ export class Manager {
       mode = await this.stopMode;
     } finally {
       const grace = mode.graceful ? (o.gracefulShutdownTimeoutMs ?? 30_000) : 0;
+      // One grace period for the whole shutdown, as controller-runtime's: what the reconciles
+      // leave of it is the event recorder's to write its queue.
+      const deadline = Date.now() + grace;
       if (startedControllers) await Promise.all(this.controllers.map((c) => c.stop(grace)));
       runnablesStop.abort(new Error('the manager stopped'));
       await Promise.all(runningRunnables);
@@ -547,7 +553,7 @@ export class Manager {
         await this.elector.stop(mode.release);
         if (o.leaderElection) this.leaderGauge.set({ name: o.leaderElection.id }, 0);
       }
-      await this.recorder.stop(mode.graceful);
+      await this.recorder.stop(mode.graceful, deadline - Date.now());
       await this.informers.stop();
       await Promise.all(this.servers.map(closeServer));
       this.servers = [];

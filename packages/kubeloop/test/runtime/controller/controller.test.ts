@@ -317,6 +317,40 @@ describe('controller', () => {
     for (const reason of reasons.values()) expect((reason as Error).message).toMatch(/stopped/);
   });
 
+  it('ends its shutdown within the grace period though the API server never answers its event writes', async () => {
+    const ns = 'c-quiet-events';
+    await t.namespace(ns);
+    // Every request answers but the Events', which hang as those of a server that went away.
+    let eventWrites = 0;
+    const hanging = () => {
+      eventWrites++;
+      return new Promise(() => undefined);
+    };
+    const client = new Proxy(t.client, {
+      get(target, prop, receiver) {
+        if (prop !== 'api') return Reflect.get(target, prop, receiver);
+        return (...args: Parameters<typeof target.api>) =>
+          args[0] === EventsV1Event ? { create: hanging, patch: hanging } : target.api(...args);
+      },
+    });
+    const reconciled = new Set<string>();
+    const m = testManager(client, { gracefulShutdownTimeoutMs: 200 }).add(
+      controller(Widget)
+        .inNamespace(ns)
+        .reconcile(async (w, { events }) => {
+          events.normal('Synced', 'synced');
+          reconciled.add(w.metadata?.name ?? '');
+        }),
+    );
+    const { done } = await run(m);
+    for (const name of ['a', 'b', 'c', 'd', 'e']) await t.client.api(Widget, ns).create(widget(ns, name));
+    await eventually(() => reconciled.size === 5);
+    await m.stop();
+    await done;
+    // One write at a time: the first hangs, the four behind it are dropped at the deadline.
+    expect(eventWrites).toBe(1);
+  });
+
   it('reads its own writes: an immediately requeued reconcile never sees an older version', async () => {
     const ns = 'c-ryw';
     await t.namespace(ns);

@@ -179,6 +179,8 @@ export function startBuiltinControllers(o: BuiltinControllersOptions): BuiltinCo
     async waitForSync() {
       await manager.ready();
       await kubelet?.waitForSync();
+      // The collector's own informers, which the manager's readiness does not wait for.
+      await gc.initialSync();
     },
     async stop() {
       // All at once: each stop aborts its work before its first await, so none of them starts a

@@ -17,9 +17,15 @@ import {
   untilAborted,
   WorkQueue,
 } from 'kubeloop/runtime';
+import {
+  descriptorOf,
+  groupOf,
+  keyOf,
+  type OwnerReference,
+  ownerUids,
+  sameOwners,
+} from './garbage-collector-refs.js';
 import type { ControllerLog } from './log.js';
-
-type OwnerReference = NonNullable<PartialObjectMetadata['metadata']['ownerReferences']>[number];
 
 /** Options of {@link GarbageCollector}. */
 export interface GarbageCollectorOptions {
@@ -31,6 +37,8 @@ export interface GarbageCollectorOptions {
    * kube-controller-manager's collector), for kinds served otherwise (aggregated APIs).
    */
   resyncMs?: number;
+  /** How long it waits for its first lists before deleting anything (default 30 s, as kube's). */
+  initialSyncTimeoutMs?: number;
 }
 
 const FOREGROUND = 'foregroundDeletion';
@@ -38,34 +46,11 @@ const FOREGROUND = 'foregroundDeletion';
 const DISCOVERY_SPACING_MS = 50;
 const ORPHAN = 'orphan';
 const OWNER_INDEX = 'gc:owner-uid';
-// Whole objects too (a controller's informer the collector shares), hence the optional metadata.
-const ownerUids = (o: PartialObjectMetadata): string[] =>
-  (o.metadata?.ownerReferences ?? []).map((r) => r.uid);
 /**
  * Resources the collector never watches, as kube-controller-manager's `DefaultIgnoredResources`:
  * Events (core and events.k8s.io) are written by every component all the time and owned by none.
  */
 const IGNORED = new Set(['|events', 'events.k8s.io|events']);
-
-/** Whether two lists of owner references are the same (kube's `referencesDiffs` finding nothing). */
-function sameOwners(
-  a: readonly OwnerReference[] | undefined,
-  b: readonly OwnerReference[] | undefined,
-): boolean {
-  if (a === b) return true;
-  if ((a?.length ?? 0) !== (b?.length ?? 0)) return false;
-  return (a ?? []).every((r, i) => {
-    const o = b![i]!;
-    return (
-      r.uid === o.uid &&
-      r.name === o.name &&
-      r.kind === o.kind &&
-      r.apiVersion === o.apiVersion &&
-      r.controller === o.controller &&
-      r.blockOwnerDeletion === o.blockOwnerDeletion
-    );
-  });
-}
 
 /** One watched resource: a group and resource at the version the collector reads it. */
 interface Watched {
@@ -83,23 +68,6 @@ interface Found {
   watched: Watched;
   obj: PartialObjectMetadata;
 }
-
-/** Queue keys: `group|resource|namespace|name` (namespace empty for cluster-scoped objects). */
-const keyOf = (type: DiscoveredResource, obj: PartialObjectMetadata): string =>
-  [type.group, type.plural, obj.metadata.namespace ?? '', obj.metadata.name ?? ''].join('|');
-
-const groupOf = (apiVersion: string): string => {
-  const slash = apiVersion.indexOf('/');
-  return slash < 0 ? '' : apiVersion.slice(0, slash);
-};
-
-const descriptorOf = (t: DiscoveredResource): ResourceDescriptor => ({
-  group: t.group,
-  version: t.version,
-  kind: t.kind,
-  plural: t.plural,
-  namespaced: t.namespaced,
-});
 
 /**
  * The garbage collector (Kubernetes' `garbagecollector` controller):
@@ -122,18 +90,20 @@ const descriptorOf = (t: DiscoveredResource): ResourceDescriptor => ({
 export function garbageCollector(
   client: Client,
   options: GarbageCollectorOptions = {},
-): Runnable & { stop(): void } {
+): Runnable & { stop(): void; initialSync(): Promise<void> } {
   const gc = new GarbageCollector(client, options);
   return {
     name: 'garbage-collector',
     needLeaderElection: false,
-    // Before the caches start, so that the manager's sync (and the control plane's readiness
-    // with controllers) covers every resource's informer.
+    // Its informers are its own to wait for, not the manager's: one kind that cannot be listed
+    // (a CRD whose conversion webhook is down) must not hold every other controller's start,
+    // as in kube-controller-manager, where the collector waits for its monitors alone.
     prepare: ({ cache }) => gc.prepare(cache),
     start: ({ signal }) => gc.run(signal),
     // Beside the manager's stop: a manager stopped before its caches synced never starts the
     // collector, whose discovery (on CRD events) must not ask a server that is going away.
     stop: () => gc.stop(),
+    initialSync: () => gc.initialSync,
   };
 }
 
@@ -157,12 +127,28 @@ class GarbageCollector {
     private readonly options: GarbageCollectorOptions,
   ) {
     this.log = options.log ?? (() => undefined);
+    this.initialSync = new Promise((resolve) => {
+      this.initialSynced = resolve;
+    });
   }
 
-  /** Discovers the resource types and asks the shared cache for their metadata informers. */
-  async prepare(cache: ManagerCache): Promise<void> {
+  /** Settles when the first lists are done, or the collector stopped waiting for them. */
+  readonly initialSync: Promise<void>;
+  private initialSynced!: () => void;
+
+  /** Keeps the manager's shared cache; the informers are asked for when the collector runs. */
+  prepare(cache: ManagerCache): void {
     this.cache = cache;
-    if (this.stopped) return;
+  }
+
+  /**
+   * Discovers the resource types, asks the shared cache for their metadata informers and waits
+   * for their first lists: at most `initialSyncTimeoutMs`, then it goes on with the kinds it
+   * could list and says which it could not, as kube's ("not all resource monitors could be synced").
+   */
+  private async begin(signal: AbortSignal): Promise<void> {
+    const cache = this.cache;
+    if (!cache || this.stopped) return;
     // A failed discovery does not stop the other controllers: the next CRD change or resync retries.
     await this.syncResources().catch((err: unknown) => {
       if (!this.stopped)
@@ -180,10 +166,32 @@ class GarbageCollector {
       },
       onDelete: () => this.rediscover(),
     });
+    const timeoutMs = this.options.initialSyncTimeoutMs ?? 30_000;
+    const watched = [...this.watched.values()];
+    const results = await Promise.allSettled(
+      watched.map((w) => w.informer.waitForSync({ timeoutMs, signal, failOnAuth: false })),
+    );
+    if (signal.aborted) return;
+    const unsynced = watched.filter((_, i) => results[i]?.status === 'rejected');
+    if (unsynced.length > 0)
+      this.log('warn', 'garbage collector: not all resource monitors could be synced, proceeding anyway', {
+        unsynced: unsynced.map(
+          (w) => `${w.type.plural}${w.type.group ? `.${w.type.version}.${w.type.group}` : ''}`,
+        ),
+      });
   }
 
   /** Reconciles until `signal` aborts. */
   async run(signal: AbortSignal): Promise<void> {
+    try {
+      await this.begin(signal);
+    } finally {
+      this.initialSynced();
+    }
+    if (signal.aborted) {
+      this.stopped = true;
+      return;
+    }
     const n = this.options.workers ?? 4;
     const workers = Array.from({ length: n }, () => this.work(signal));
     const resync = setInterval(() => this.rediscover(), this.options.resyncMs ?? 30_000);
@@ -199,6 +207,7 @@ class GarbageCollector {
   /** No discovery from now on (the workers stop with the manager's signal). */
   stop(): void {
     this.stopped = true;
+    this.initialSynced();
   }
 
   /** Discovers again (once more after the one running, when one runs). */

@@ -53,10 +53,7 @@ export interface ManagerOptions {
   healthProbeAddress?: string | false;
   /** Address of `/metrics` (default `:8080`; `false`: none). May equal the probes'. */
   metricsAddress?: string | false;
-  /**
-   * How long a shutdown waits for running reconciles, then for the events not yet written
-   * (default 30 000 ms for both together).
-   */
+  /** How long a shutdown waits for running reconciles, then unwritten events (default 30 000 ms in all). */
   gracefulShutdownTimeoutMs?: number;
   /** How long the start waits for the caches to sync (default 120 000 ms). */
   cacheSyncTimeoutMs?: number;
@@ -541,8 +538,7 @@ export class Manager {
       mode = await this.stopMode;
     } finally {
       const grace = mode.graceful ? (o.gracefulShutdownTimeoutMs ?? 30_000) : 0;
-      // One grace period for the whole shutdown, as controller-runtime's: what the reconciles
-      // leave of it is the event recorder's to write its queue.
+      // One grace period for the whole shutdown (controller-runtime's); the events get the rest.
       const deadline = Date.now() + grace;
       if (startedControllers) await Promise.all(this.controllers.map((c) => c.stop(grace)));
       runnablesStop.abort(new Error('the manager stopped'));

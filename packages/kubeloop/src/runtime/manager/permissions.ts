@@ -190,7 +190,7 @@ export class PermissionMonitor {
 
   /**
    * Follows an informer's lifecycle: a 403 of its list or watch makes it forbidden (counted,
-   * logged, the gauge at 1) until a stream of it is accepted again.
+   * logged, the gauge at 1) until a stream of it is accepted again; other failures are logged.
    */
   informerEvent(event: InformerLifecycleEvent, informers: readonly Informer<KubeObject>[]): void {
     const informer = informers.find((i) => i.description === event.resource);
@@ -204,8 +204,14 @@ export class PermissionMonitor {
     }
     if (event.type !== 'error') return;
     if (!(event.error instanceof ApiError) || event.error.code !== 403) {
-      // A 401 needs a human as much as a 403 does (the informer's default listener warned).
-      if (event.auth) this.log.error({ err: event.error, informer: event.resource }, event.message);
+      // A 401 needs a human as much as a 403 does (the informer's default listener warned). Any
+      // other failure is logged as client-go's reflector logs it (its backoff, up to 30 s, bounds
+      // how often): an error while the informer cannot list (or sync), so that it says why; a
+      // warning for a watch that ends once it has synced.
+      const fields = { err: event.error, informer: event.resource, verb: event.verb };
+      const listing = event.verb === 'list' || !informer?.hasSynced;
+      if (event.auth || listing) this.log.error(fields, event.message);
+      else this.log.warn(fields, event.message);
       return;
     }
     const api = informer?.resourceApi;

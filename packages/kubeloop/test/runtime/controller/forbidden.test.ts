@@ -4,6 +4,7 @@
  * manager's metrics, and — for an informer — keeps `/readyz` failing until access is granted.
  * The refusals are the server's own 403 answers, injected for chosen requests (fault injection);
  * the RBAC suite of examples/sample-controller shows the same against real RBAC enforcement.
+ * Any other failure of an informer's list is logged too, so that one that cannot sync says why.
  */
 import { ConfigMap } from 'kubeloop/client';
 import { controller, forbiddenHint, type Manager } from 'kubeloop/runtime';
@@ -119,6 +120,45 @@ describe('a forbidden informer', () => {
       ).toBe(0);
     } finally {
       allow();
+      await m.stop();
+      await done.catch(() => undefined);
+    }
+  });
+});
+
+describe('an informer whose list fails otherwise', () => {
+  it("logs the server's answer at each attempt, as client-go's reflector does, and syncs once the list passes", async () => {
+    const ns = 'failing-list';
+    await t.namespace(ns);
+    // What a CRD whose conversion webhook is down answers every list of its kind with.
+    const message =
+      'conversion webhook for runtime.kubeloop.dev/v1, Kind=Widget failed: Post "https://webhook.system.svc:443/convert?timeout=30s": service "webhook" not found';
+    const heal = t.env.faults.inject({
+      match: { resource: 'configmaps', namespace: ns },
+      action: { status: 500, reason: 'InternalError', message },
+    });
+    const { manager, lines } = loggedManager();
+    const m = manager(
+      controller(Widget)
+        .inNamespace(ns)
+        .watches(ConfigMap, () => [])
+        .reconcile(async () => undefined),
+    );
+    const done = m.start();
+    done.catch(() => undefined);
+    try {
+      const failed = await eventually(
+        () => lines.find((l) => l.msg.includes(message)),
+        10_000,
+        'the failed list in the log',
+      );
+      // An error while it cannot sync (its first list is a watch-list here, as client-go's).
+      expect(failed.level).toBe(50);
+      expect(failed.msg).toMatch(/^watcher of configmaps .* failed: conversion webhook/);
+      heal();
+      await m.ready();
+    } finally {
+      heal();
       await m.stop();
       await done.catch(() => undefined);
     }

@@ -2,7 +2,7 @@ import { Client, ConfigMap, CustomResourceDefinition, isNotFound, Namespace } fr
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ControlPlane } from '../../src/index.js';
 import { startTestEnv } from '../../src/index.js';
-import { simpleCrd } from '../crd/support.js';
+import { simpleCrd, withUnreachableV2 } from '../crd/support.js';
 import { eventually } from '../kubectl.js';
 
 /**
@@ -91,16 +91,7 @@ describe('garbage collector and custom resources', () => {
 
   it("reads an owner at its reference's version, not through the preferred version's conversion webhook", async () => {
     // v2 is preferred but needs a conversion webhook that is not there; the owner is stored at v1.
-    const crd = simpleCrd('widgets', 'Widget', 'gc2.example.com');
-    const [v1] = (crd.spec as { versions: Record<string, unknown>[] }).versions;
-    (crd.spec as Record<string, unknown>).versions = [v1, { ...v1, name: 'v2', storage: false }];
-    (crd.spec as Record<string, unknown>).conversion = {
-      strategy: 'Webhook',
-      webhook: {
-        clientConfig: { service: { name: 'nowhere', namespace: 'default', path: '/convert' } },
-        conversionReviewVersions: ['v1'],
-      },
-    };
+    const crd = withUnreachableV2(simpleCrd('widgets', 'Widget', 'gc2.example.com'));
     const reads: string[] = [];
     const stop = cp.audit.subscribe(({ user, info }) => {
       if (

@@ -21,7 +21,7 @@ import { pino } from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { garbageCollector } from '../../src/controllers/garbage-collector.js';
 import { startTestEnv, type TestEnv } from '../../src/index.js';
-import { simpleCrd } from '../crd/support.js';
+import { simpleCrd, withUnreachableV2 } from '../crd/support.js';
 import { eventually } from '../kubectl.js';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'kubeloop-gc-sync-'));
@@ -51,16 +51,7 @@ async function start(
 
 /** Stores a Widget (at v1, the storage version) of a CRD whose preferred v2 needs a webhook that is not there. */
 async function storeUnlistableKind(client: Client): Promise<void> {
-  const crd = simpleCrd('widgets', 'Widget', G);
-  const [v1] = (crd.spec as { versions: Record<string, unknown>[] }).versions;
-  (crd.spec as Record<string, unknown>).versions = [v1, { ...v1, name: 'v2', storage: false }];
-  (crd.spec as Record<string, unknown>).conversion = {
-    strategy: 'Webhook',
-    webhook: {
-      clientConfig: { service: { name: 'nowhere', namespace: 'default', path: '/convert' } },
-      conversionReviewVersions: ['v1'],
-    },
-  };
+  const crd = withUnreachableV2(simpleCrd('widgets', 'Widget', G));
   await client.api(CustomResourceDefinition).create(crd);
   await eventually(
     () =>

@@ -35,3 +35,21 @@ export function seedCrdYaml(
 
 export type { ControlPlane };
 export { eventually, httpClient };
+
+/**
+ * `crd` (one version, v1) with a v2 that is preferred but needs a conversion webhook that is not
+ * there: objects are stored at v1, and every read through v2 fails as kube's does.
+ */
+export function withUnreachableV2(crd: Json): Json {
+  const spec = crd.spec as { versions: Record<string, unknown>[]; conversion?: unknown };
+  const [v1] = spec.versions;
+  spec.versions = [v1!, { ...v1, name: 'v2', storage: false }];
+  spec.conversion = {
+    strategy: 'Webhook',
+    webhook: {
+      clientConfig: { service: { name: 'nowhere', namespace: 'default', path: '/convert' } },
+      conversionReviewVersions: ['v1'],
+    },
+  };
+  return crd;
+}

@@ -25,6 +25,10 @@ function fakeClient() {
   return { client, calls, bodies };
 }
 
+/** A recorder of controller `c` writing through `client`, quiet unless given a log. */
+const recorderOn = (client: Client, log: Logger = pino({ level: 'silent' })) =>
+  new EventRecorder(client, { reportingController: 'c', reportingInstance: 'i', log });
+
 const foo = {
   apiVersion: 'example.com/v1',
   kind: 'Foo',
@@ -34,11 +38,7 @@ const foo = {
 describe('EventRecorder series, as client-go writes them', () => {
   it('creates, patches a series of 2, then counts locally until the series is quiet, refreshed or stopped', async () => {
     const { client, calls } = fakeClient();
-    const rec = new EventRecorder(client, {
-      reportingController: 'c',
-      reportingInstance: 'i',
-      log: pino({ level: 'silent' }),
-    });
+    const rec = recorderOn(client);
     for (let i = 0; i < 5; i++) rec.event(foo, 'Normal', 'Synced', 'synced');
     await rec.flush();
     const name = calls[0]?.name ?? '';
@@ -74,11 +74,7 @@ describe('EventRecorder series, as client-go writes them', () => {
     try {
       const start = Date.now();
       const { client, calls } = fakeClient();
-      const rec = new EventRecorder(client, {
-        reportingController: 'c',
-        reportingInstance: 'i',
-        log: pino({ level: 'silent' }),
-      });
+      const rec = recorderOn(client);
       const tidy = (now: number) => (rec as unknown as { tidy(now: number): void }).tidy(now);
       for (let i = 0; i < 3; i++) rec.event(foo, 'Warning', 'Broken', 'broken');
       // Still going 31 minutes later (never quiet for 6): the refresh writes its count.
@@ -97,11 +93,7 @@ describe('EventRecorder series, as client-go writes them', () => {
 
   it('writes the Event about the object, yet keeps no reference to the object in its series', async () => {
     const { client, bodies } = fakeClient();
-    const rec = new EventRecorder(client, {
-      reportingController: 'c',
-      reportingInstance: 'i',
-      log: pino({ level: 'silent' }),
-    });
+    const rec = recorderOn(client);
     // Made and recorded in a scope of its own, so that nothing but the recorder could hold it.
     const held = (() => {
       const obj = {
@@ -167,6 +159,17 @@ describe('nanoHex', () => {
   });
 });
 
+/** One event about each of 20 objects. */
+function recordAboutTwenty(rec: EventRecorder): void {
+  for (let i = 0; i < 20; i++)
+    rec.event(
+      { ...foo, metadata: { ...foo.metadata, name: `f${i}`, uid: `u${i}` } },
+      'Normal',
+      'Synced',
+      's',
+    );
+}
+
 describe('EventRecorder.stop', () => {
   it('gives up the writes of a server that stopped answering when its time is up, and sends no more', async () => {
     let sent = 0;
@@ -181,18 +184,8 @@ describe('EventRecorder.stop', () => {
     } as unknown as Client;
     const warnings: unknown[] = [];
     const log = { warn: (fields: unknown, msg: string) => warnings.push([fields, msg]) };
-    const rec = new EventRecorder(client, {
-      reportingController: 'c',
-      reportingInstance: 'i',
-      log: log as unknown as Logger,
-    });
-    for (let i = 0; i < 20; i++)
-      rec.event(
-        { ...foo, metadata: { ...foo.metadata, name: `f${i}`, uid: `u${i}` } },
-        'Normal',
-        'Synced',
-        's',
-      );
+    const rec = recorderOn(client, log as unknown as Logger);
+    recordAboutTwenty(rec);
     await rec.stop(true, 20);
     // One write was in flight (one at a time below a backlog); the 19 queued are dropped.
     await new Promise((resolve) => setTimeout(resolve, 20));
@@ -208,18 +201,8 @@ describe('EventRecorder.stop', () => {
 
   it('writes every queued event when the server answers within the time', async () => {
     const { client, calls } = fakeClient();
-    const rec = new EventRecorder(client, {
-      reportingController: 'c',
-      reportingInstance: 'i',
-      log: pino({ level: 'silent' }),
-    });
-    for (let i = 0; i < 20; i++)
-      rec.event(
-        { ...foo, metadata: { ...foo.metadata, name: `f${i}`, uid: `u${i}` } },
-        'Normal',
-        'Synced',
-        's',
-      );
+    const rec = recorderOn(client);
+    recordAboutTwenty(rec);
     await rec.stop(true, 10_000);
     expect(calls).toHaveLength(20);
   });

@@ -51,6 +51,20 @@ function loggedManager(): { manager: (c: Parameters<Manager['add']>[0]) => Manag
   return { manager: (c) => testManager(t.client, { logger }).add(c), lines };
 }
 
+/** A started manager of a controller that watches the ConfigMaps of `ns`, its log lines kept. */
+function startWatchingConfigMaps(ns: string): { m: Manager; done: Promise<void>; lines: LogLine[] } {
+  const { manager, lines } = loggedManager();
+  const m = manager(
+    controller(Widget)
+      .inNamespace(ns)
+      .watches(ConfigMap, () => [])
+      .reconcile(async () => undefined),
+  );
+  const done = m.start();
+  done.catch(() => undefined);
+  return { m, done, lines };
+}
+
 const widget = (ns: string, name: string): Widget => ({
   apiVersion: 'runtime.kubeloop.dev/v1',
   kind: 'Widget',
@@ -67,15 +81,7 @@ describe('a forbidden informer', () => {
       match: { resource: 'configmaps', namespace: ns },
       action: forbidden('watch', ns),
     });
-    const { manager, lines } = loggedManager();
-    const m = manager(
-      controller(Widget)
-        .inNamespace(ns)
-        .watches(ConfigMap, () => [])
-        .reconcile(async () => undefined),
-    );
-    const done = m.start();
-    done.catch(() => undefined);
+    const { m, done, lines } = startWatchingConfigMaps(ns);
     let ready = false;
     m.ready().then(
       () => {
@@ -137,15 +143,7 @@ describe('an informer whose list fails otherwise', () => {
       match: { resource: 'configmaps', namespace: ns },
       action: { status: 500, reason: 'InternalError', message },
     });
-    const { manager, lines } = loggedManager();
-    const m = manager(
-      controller(Widget)
-        .inNamespace(ns)
-        .watches(ConfigMap, () => [])
-        .reconcile(async () => undefined),
-    );
-    const done = m.start();
-    done.catch(() => undefined);
+    const { m, done, lines } = startWatchingConfigMaps(ns);
     try {
       const failed = await eventually(
         () => lines.find((l) => l.msg.includes(message)),

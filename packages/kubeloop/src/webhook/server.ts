@@ -10,6 +10,7 @@ import { Registry } from 'prom-client';
 import type { Client } from '../client/client.js';
 import type { CacheReader } from '../runtime/controller/types.js';
 import type { Runnable, RunnableContext, RunnableSetup } from '../runtime/manager/manager.js';
+import { settlesWithin } from '../util/settles-within.js';
 import type { AdmissionWebhook } from './admission.js';
 import { CertWatcher, DEFAULT_CERT_DIR, ensureCertificates } from './certs.js';
 import { answerConversion, type ConversionReview, type ConversionWebhook } from './conversion.js';
@@ -213,12 +214,7 @@ export class WebhookServer implements Runnable {
       const drained = new Promise<void>((resolve) => {
         this.drained = resolve;
       });
-      let timer: NodeJS.Timeout | undefined;
-      const timeout = new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, this.options.drainTimeoutMs ?? 30_000);
-      });
-      await Promise.race([drained, timeout]);
-      clearTimeout(timer);
+      await settlesWithin(drained, this.options.drainTimeoutMs ?? 30_000);
     }
     server.closeAll();
     await closed;

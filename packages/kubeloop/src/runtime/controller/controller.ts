@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { Client } from '../../client/client.js';
 import { parseApiVersion } from '../../client/descriptor.js';
 import type { KubeObject } from '../../client/types.js';
+import { settlesWithin } from '../../util/settles-within.js';
 import type { EventHandler, Informer } from '../cache/informer.js';
 import { objectKey, splitKey } from '../keys.js';
 import type { ManagerCache } from '../manager/cache.js';
@@ -167,16 +168,7 @@ export class Controller<T extends KubeObject = KubeObject> {
     const queue = this.queue;
     if (!queue) return;
     void queue.shutdown();
-    if (graceMs > 0 && this.inFlight.size > 0) {
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([
-        Promise.all(this.inFlight),
-        new Promise<void>((resolve) => {
-          timer = setTimeout(resolve, graceMs);
-        }),
-      ]);
-      clearTimeout(timer);
-    }
+    if (graceMs > 0 && this.inFlight.size > 0) await settlesWithin(Promise.all(this.inFlight), graceMs);
     this.hardStop.abort(new Error(`controller ${this.name} stopped`));
     await Promise.all(this.workers);
     this.workers = [];

@@ -11,6 +11,7 @@ import { isNotFound } from '../../api/status.js';
 import { EventsV1Event } from '../../client/builtin-kinds.js';
 import type { Client } from '../../client/client.js';
 import type { KubeObject } from '../../client/types.js';
+import { settlesWithin } from '../../util/settles-within.js';
 import type { ObjectEventRecorder } from '../controller/types.js';
 
 /** `Normal` or `Warning`, the two types Kubernetes accepts. */
@@ -323,22 +324,5 @@ export class EventRecorder {
     const waiters = this.waiting.splice(0);
     this.writing += waiters.length;
     for (const resume of waiters) resume();
-  }
-}
-
-/** Whether `p` settles within `ms`. */
-async function settlesWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
-  if (!Number.isFinite(ms)) {
-    await p;
-    return true;
-  }
-  let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<false>((resolve) => {
-    timer = setTimeout(() => resolve(false), Math.max(0, ms));
-  });
-  try {
-    return await Promise.race([p.then(() => true), expired]);
-  } finally {
-    clearTimeout(timer);
   }
 }

@@ -132,11 +132,13 @@ describe('a kind the garbage collector cannot list', () => {
       // The manager is ready at once: the collector's informers are not its to wait for.
       await manager.ready();
       await gc.initialSync();
-      expect(log).toContainEqual([
-        'warn',
+      const warning = log.find(([, msg]) => msg.startsWith('garbage collector: not all resource monitors'));
+      expect(warning?.[0]).toBe('warn');
+      expect(warning?.[1]).toBe(
         'garbage collector: not all resource monitors could be synced, proceeding anyway',
-        { unsynced: [`widgets.v2.${G}`] },
-      ]);
+      );
+      // The kind that cannot be listed is named (on a slow machine, kinds still listing may be too).
+      expect(warning?.[2]?.unsynced).toContain(`widgets.v2.${G}`);
       // It collects what it can list: a ConfigMap whose owner is gone.
       const cms = client.api(ConfigMap, 'default');
       await cms.create({

@@ -1,13 +1,14 @@
 import { ApiError, type FieldSelector, type StatusCause, validateObjectMeta } from 'kubeloop/api';
 import type { AdmissionOptions } from '../admission/options.js';
 import { present, readForUpdate, toStorageVersion } from '../apiextensions/conversion.js';
-import { objectKey, type Store } from '../storage/store.js';
+import { objectKey, StorageError, type Store } from '../storage/store.js';
 import type { KubeObject, StoredObject } from '../storage/types.js';
 import { clone, deepEqual, isObject, meta, type Obj, setPath, timestamp } from '../util/object.js';
 import { randomUuid } from '../util/uuid.js';
 import { admissionOptions, type DeleteParams, deleteOptions } from './generic/admission-options.js';
 import { confirmWrite } from './generic/confirm-write.js';
 import {
+  checkDeletePreconditions,
   dropManagedFieldsIfTooLarge,
   dryRunResult,
   gk,
@@ -22,6 +23,7 @@ import { type ListOutcome, type ListParams, listObjects, parseResourceVersion } 
 import {
   checkNamespace,
   hasResourceVersion,
+  kubeFinalizerCauses,
   metaUpdateCauses,
   prepareUpdate,
   randomSuffix,
@@ -112,7 +114,9 @@ export class RestStorage {
     m = meta(obj);
     confirmWrite(t, obj, undefined, namespace, ctx, this.hooks.authorization);
     if ((m.name === undefined || m.name === '') && typeof m.generateName === 'string' && m.generateName) {
-      m.name = `${m.generateName}${randomSuffix()}`;
+      // apimachinery's SimpleNameGenerator: the base is cut to 58 characters, so that the name
+      // fits in a DNS label (63) and the generateName's own length is its only error.
+      m.name = `${m.generateName.slice(0, 58)}${randomSuffix()}`;
     }
     m.uid = randomUuid();
     m.creationTimestamp = timestamp();
@@ -129,12 +133,10 @@ export class RestStorage {
       else delete obj.status;
     }
 
-    this.validate(
-      t,
-      obj,
-      undefined,
-      validateObjectMeta(m, { namespaced: t.namespaced, nameValidation: t.nameValidation, create: true }),
-    );
+    this.validate(t, obj, undefined, [
+      ...validateObjectMeta(m, { namespaced: t.namespaced, nameValidation: t.nameValidation, create: true }),
+      ...kubeFinalizerCauses(t, m),
+    ]);
     this.hooks.allocate?.(t, obj, undefined);
     const admitting = this.hooks.admit?.('CREATE', t, obj, undefined, admission);
     if (admitting) await admitting;
@@ -142,7 +144,7 @@ export class RestStorage {
     const name = m.name as string;
     const key = this.key(t, namespace, name);
     if (ctx.dryRun) {
-      if (this.store.get(key)) throw ApiError.alreadyExists(gr(t), name);
+      if (this.store.get(key)) throw this.alreadyExists(t, key, name);
       // A dry run encodes the object for storage and decodes it back (through a webhook too).
       if (t.custom?.conversion === 'Webhook') await toStorageVersion(t, obj);
       return dryRunResult(key, obj);
@@ -160,6 +162,7 @@ export class RestStorage {
     try {
       return await this.store.create(key, obj);
     } catch (err) {
+      if (err instanceof StorageError && err.code === 'AlreadyExists') throw this.alreadyExists(t, key, name);
       // Too large with its managed fields: stored once more without them (below), as kube does.
       if (!dropManagedFieldsIfTooLarge(err, obj, ctx)) throw storageError(err, t, name);
     }
@@ -168,6 +171,14 @@ export class RestStorage {
     } catch (err) {
       throw storageError(err, t, name);
     }
+  }
+
+  /** The registry's AlreadyExists of a create, which says so when the object there is being deleted. */
+  private alreadyExists(t: ResourceType, key: string, name: string): ApiError {
+    const err = ApiError.alreadyExists(gr(t), name);
+    const existing = this.store.get(key)?.object.metadata as Obj | undefined;
+    if (!existing?.deletionTimestamp) return err;
+    return new ApiError({ ...err.status, message: `object is being deleted: ${err.status.message}` });
   }
 
   /**
@@ -306,21 +317,7 @@ export class RestStorage {
     const key = this.key(t, namespace, name);
     const current = this.get(t, namespace, name);
     const cm = current.object.metadata as Obj;
-    const pre = opts.preconditions;
-    if (pre?.uid && pre.uid !== cm.uid) {
-      throw ApiError.conflict(
-        gr(t),
-        name,
-        `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${String(cm.uid)}`,
-      );
-    }
-    if (pre?.resourceVersion && pre.resourceVersion !== cm.resourceVersion) {
-      throw ApiError.conflict(
-        gr(t),
-        name,
-        `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${String(cm.resourceVersion)}`,
-      );
-    }
+    checkDeletePreconditions(t, name, cm, opts.preconditions);
     const admission = admissionOptions(ctx, 'DeleteOptions', namespace, name, deleteOptions(opts));
     // Through a conversion webhook, read at the request's version (a webhook down fails it, as in kube).
     const seen = (
@@ -539,7 +536,7 @@ export class RestStorage {
         nameValidation: t.nameValidation,
         create: false,
       });
-      causes.push(...metaUpdateCauses(nm, om));
+      causes.push(...metaUpdateCauses(nm, om), ...kubeFinalizerCauses(t, nm));
       this.validate(t, next, old, causes, subresource);
       this.hooks.allocate?.(t, next, old);
       const admitting = this.hooks.admit?.('UPDATE', t, next, old, admission);

@@ -22,7 +22,8 @@ const configmaps: KindBehaviour = {
     let size = 0;
     for (const v of Object.values(strMap(obj.data))) size += Buffer.byteLength(v, 'utf8');
     for (const v of Object.values(strMap(obj.binaryData))) size += Buffer.from(v, 'base64').length;
-    if (size > MAX_SECRET_SIZE) out.push(tooLong('', MAX_SECRET_SIZE));
+    // field.NewPath(""), the whole object, which apimachinery prints as `[]`.
+    if (size > MAX_SECRET_SIZE) out.push(tooLong('[]', MAX_SECRET_SIZE));
     return out;
   },
   columns: [nameColumn(), col('Data', 'string', docs.configMap.data), ageColumn()],

@@ -61,7 +61,7 @@ describe('configmaps', () => {
       { data: { a: 'x' }, binaryData: { a: 'eA==' } },
       ['data[a]: Invalid value: "a": duplicate of key present in binaryData'],
     ],
-    [{ data: { big: 'x'.repeat(1024 * 1024 + 1) } }, [': Too long: may not be more than 1048576 bytes']],
+    [{ data: { big: 'x'.repeat(1024 * 1024 + 1) } }, ['[]: Too long: may not be more than 1048576 bytes']],
   ])('validates %#', (cm, want) => {
     expect(fieldsOf(write('/configmaps', { metadata: { name: 'c' }, ...cm }).causes)).toEqual(want);
   });

@@ -45,6 +45,33 @@ export function storageError(err: unknown, t: ResourceType, name: string): unkno
   }
 }
 
+/**
+ * `rest.BeforeDelete`'s early check of a delete's preconditions against the stored metadata: a
+ * Conflict naming the kind where a resource goes (`on ConfigMap "x"`).
+ */
+export function checkDeletePreconditions(
+  t: ResourceType,
+  name: string,
+  stored: Obj,
+  pre: { uid?: string; resourceVersion?: string } | undefined,
+): void {
+  const kindAsResource = { group: t.group, resource: t.kind };
+  if (pre?.uid && pre.uid !== stored.uid) {
+    throw ApiError.conflict(
+      kindAsResource,
+      name,
+      `the UID in the precondition (${pre.uid}) does not match the UID in record (${String(stored.uid)}). The object might have been deleted and then recreated`,
+    );
+  }
+  if (pre?.resourceVersion && pre.resourceVersion !== stored.resourceVersion) {
+    throw ApiError.conflict(
+      kindAsResource,
+      name,
+      `the ResourceVersion in the precondition (${pre.resourceVersion}) does not match the ResourceVersion in record (${String(stored.resourceVersion)}). The object might have been modified`,
+    );
+  }
+}
+
 /** Whether `err` is a storage conflict (someone else wrote in between). */
 export const isConflict = (err: unknown): boolean => err instanceof StorageError && err.code === 'Conflict';
 

@@ -52,6 +52,48 @@ export function metaUpdateCauses(nm: Obj, om: Obj): StatusCause[] {
   return causes;
 }
 
+/** Finalizers every built-in kind accepts without a domain (core's `standardFinalizers`). */
+const STANDARD_FINALIZERS = new Set(['kubernetes', 'orphan', 'foregroundDeletion']);
+
+/**
+ * Groups whose kinds validate their metadata with apimachinery's generic `ValidateObjectMeta`
+ * rather than core's, which adds the finalizer rule below (checked against kube-apiserver: a
+ * Lease, a PodDisruptionBudget, a webhook configuration, a RuntimeClass, a CRD and an APIService
+ * take `nodomain`; every other built-in kind refuses it).
+ */
+const GENERIC_META_GROUPS = new Set([
+  'admissionregistration.k8s.io',
+  'apiextensions.k8s.io',
+  'apiregistration.k8s.io',
+  'coordination.k8s.io',
+  'node.k8s.io',
+  'policy',
+]);
+
+/**
+ * Core validation's `validateKubeFinalizerName`, which built-in kinds run after the generic
+ * metadata rules on create and update: a finalizer without a `/` must be one of the standard
+ * ones. Custom resources, the groups above and core/v1 Events (validated the legacy way for
+ * backwards compatibility; events.k8s.io/v1 Events are checked) take any qualified name.
+ */
+export function kubeFinalizerCauses(t: ResourceType, m: Obj): StatusCause[] {
+  if (t.custom || GENERIC_META_GROUPS.has(t.group) || (t.group === '' && t.kind === 'Event')) return [];
+  const causes: StatusCause[] = [];
+  strings(m.finalizers).forEach((f, i) => {
+    if (!f.includes('/') && !STANDARD_FINALIZERS.has(f)) {
+      causes.push(
+        fieldError(
+          'FieldValueInvalid',
+          `metadata.finalizers[${i}]`,
+          f,
+          'name is neither a standard finalizer name nor is it fully qualified',
+        ),
+      );
+    }
+  });
+  return causes;
+}
+
 /**
  * `rest.EnsureObjectNamespaceMatchesRequestNamespace`: an object without a namespace takes the
  * URL's, a cluster-scoped object loses its namespace, and a different one is a 400.

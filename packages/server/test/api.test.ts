@@ -201,7 +201,7 @@ describe('writes', () => {
     const after = await http.get(`${CM}/${name}`);
     expect(after.json.data.key).toBe('value');
     expect(after.json.metadata.resourceVersion).toBe(real.metadata.resourceVersion);
-    expectStatus(await http.post(`${CM}?dryRun=Nope`, configMap(fresh('dry'))), 400, 'BadRequest');
+    expectStatus(await http.post(`${CM}?dryRun=Nope`, configMap(fresh('dry'))), 422, 'Invalid');
   });
 
   it('applies fieldValidation Strict, Warn and Ignore', async () => {
@@ -385,11 +385,11 @@ describe('deletion', () => {
       });
     const uid = expectStatus(await send({ uid: 'not-the-uid' }), 409, 'Conflict');
     expect(uid.message).toBe(
-      `Operation cannot be fulfilled on configmaps "${name}": Precondition failed: UID in precondition: not-the-uid, UID in object meta: ${o.metadata.uid}`,
+      `Operation cannot be fulfilled on ConfigMap "${name}": the UID in the precondition (not-the-uid) does not match the UID in record (${o.metadata.uid}). The object might have been deleted and then recreated`,
     );
     const rv = expectStatus(await send({ resourceVersion: '1' }), 409, 'Conflict');
     expect(rv.message).toBe(
-      `Operation cannot be fulfilled on configmaps "${name}": Precondition failed: ResourceVersion in precondition: 1, ResourceVersion in object meta: ${o.metadata.resourceVersion}`,
+      `Operation cannot be fulfilled on ConfigMap "${name}": the ResourceVersion in the precondition (1) does not match the ResourceVersion in record (${o.metadata.resourceVersion}). The object might have been modified`,
     );
     const ok = await send({ uid: o.metadata.uid, resourceVersion: o.metadata.resourceVersion });
     expect(ok.status).toBe(200);
@@ -466,7 +466,9 @@ describe('lists', () => {
     );
     expect(cross.json.items.map((i: any) => i.metadata.name)).toEqual([`${t}-on2`]);
     const bad = await http.get(`${CM}?fieldSelector=spec.nodeName%3Dx`);
-    expect(expectStatus(bad, 400, 'BadRequest').message).toBe('field label not supported: spec.nodeName');
+    expect(expectStatus(bad, 400, 'BadRequest').message).toBe(
+      '"spec.nodeName" is not a known field selector: only "metadata.name", "metadata.namespace"',
+    );
   });
 
   it('pages with limit and continue, consistent at the first page revision', async () => {

@@ -260,7 +260,7 @@ describe('delete', () => {
       cms.delete('del-a', { preconditions: { uid: 'not-the-uid' } }),
     );
     expect(isConflict(precondition)).toBe(true);
-    expect(precondition.message).toContain('Precondition failed: UID in precondition: not-the-uid');
+    expect(precondition.message).toContain('the UID in the precondition (not-the-uid) does not match');
     const staleRv = await rejection<ApiError>(
       cms.delete('del-a', { preconditions: { resourceVersion: '1' } }),
     );

@@ -2,6 +2,7 @@
 import {
   ApiError,
   type FieldSelector,
+  fieldErrors,
   type LabelSelector,
   parseFieldSelector,
   parseLabelSelector,
@@ -28,7 +29,11 @@ export function listParams(query: URLSearchParams): ListParams {
   const fs = query.get('fieldSelector');
   if (fs) p.fieldSelector = parseFieldSelector(fs) as FieldSelector;
   const limit = query.get('limit');
-  if (limit !== null && limit !== '') p.limit = parseNonNegativeInt('limit', limit);
+  if (limit !== null && limit !== '') {
+    // A limit of 0 or less asks for no paging (the apiserver does not validate it).
+    const n = parseInt64(limit);
+    if (n > 0) p.limit = n;
+  }
   const cont = query.get('continue');
   if (cont) p.continue = cont;
   const rv = query.get('resourceVersion');
@@ -48,11 +53,27 @@ export function includeObject(query: URLSearchParams): IncludeObject {
   );
 }
 
-/** `dryRun` of a write: only `All` is a value. */
-export function parseDryRun(query: URLSearchParams): boolean {
+/** The options kind whose `dryRun` a verb's request carries (none: the verb ignores it). */
+const OPTIONS_KIND: Partial<Record<string, string>> = {
+  create: 'CreateOptions',
+  update: 'UpdateOptions',
+  patch: 'PatchOptions',
+  delete: 'DeleteOptions',
+  deletecollection: 'DeleteOptions',
+};
+
+/**
+ * `dryRun` of a write: only `All` is a value, anything else makes the request's options invalid
+ * (`ValidateDryRun`, a 422 naming e.g. `CreateOptions.meta.k8s.io`). Reads ignore it.
+ */
+export function parseDryRun(query: URLSearchParams, verb: string): boolean {
+  const kind = OPTIONS_KIND[verb];
+  if (!kind) return false;
   const values = query.getAll('dryRun');
-  for (const v of values) {
-    if (v !== 'All') throw ApiError.badRequest(`dryRun: Unsupported value: "${v}": supported values: "All"`);
+  if (values.some((v) => v !== 'All')) {
+    throw ApiError.invalid({ group: 'meta.k8s.io', kind }, '', [
+      fieldErrors.notSupported('dryRun', values, ['All']),
+    ]);
   }
   return values.length > 0;
 }
@@ -68,11 +89,4 @@ export function parseInt64(v: string): number {
   if (n > 9223372036854775807n || n < -9223372036854775808n)
     throw ApiError.badRequest(`strconv.ParseInt: parsing ${quoted}: value out of range`);
   return Number(n);
-}
-
-/** An int64 query parameter that must not be negative. */
-export function parseNonNegativeInt(name: string, v: string): number {
-  const n = parseInt64(v);
-  if (n < 0) throw ApiError.badRequest(`${name}: Invalid value: "${v}": must be a non-negative integer`);
-  return n;
 }

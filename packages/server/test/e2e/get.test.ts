@@ -160,7 +160,7 @@ describe('kubectl get', () => {
     const bad = await env.run(['get', 'cm', '-n', NS, '--field-selector', 'data.i=1']);
     expect(bad.code).toBe(1);
     expect(bad.stderr).toBe(
-      'Error from server (BadRequest): Unable to find "/v1, Resource=configmaps" that match label selector "", field selector "data.i=1": field label not supported: data.i\n',
+      'Error from server (BadRequest): Unable to find "/v1, Resource=configmaps" that match label selector "", field selector "data.i=1": "data.i" is not a known field selector: only "metadata.name", "metadata.namespace"\n',
     );
   });
 

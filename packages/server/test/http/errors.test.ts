@@ -196,7 +196,7 @@ describe('query parameters and bodies read as kube-apiserver reads them', () => 
     expect(r.json).toMatchObject({
       reason: 'Invalid',
       message:
-        'DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: "Sideways": supported values: "Foreground", "Background", "Orphan"',
+        'DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: "Sideways": supported values: "Foreground", "Background", "Orphan", "nil"',
       details: {
         group: 'meta.k8s.io',
         kind: 'DeleteOptions',

@@ -8,7 +8,7 @@ import type { DeleteParams } from '../../registry/rest.js';
 import { apiVersionOf } from '../../registry/types.js';
 import { isObject, type Obj } from '../../util/object.js';
 import { decodeBody, mediaType, readBody } from '../body.js';
-import { listParams, parseNonNegativeInt, queryBool } from '../params.js';
+import { listParams, parseInt64, queryBool } from '../params.js';
 import type { HandlerScope, ResourceRequest } from './scope.js';
 
 export async function deleteObject(s: HandlerScope, r: ResourceRequest): Promise<void> {
@@ -91,7 +91,9 @@ async function deleteOptions(
   if (orphan !== undefined) opts.orphanDependents = orphan;
   if (orphan === true) opts.propagationPolicy = 'Orphan';
   const grace = query.get('gracePeriodSeconds');
-  if (grace !== null) opts.gracePeriodSeconds = parseNonNegativeInt('gracePeriodSeconds', grace);
+  if (grace !== null) opts.gracePeriodSeconds = parseInt64(grace);
+  // BeforeDelete: a negative grace period is taken as 1 s.
+  if (opts.gracePeriodSeconds !== undefined && opts.gracePeriodSeconds < 0) opts.gracePeriodSeconds = 1;
   return opts;
 }
 
@@ -103,7 +105,7 @@ function propagation(v: unknown): NonNullable<DeleteParams['propagationPolicy']>
       'FieldValueNotSupported',
       'propagationPolicy',
       v,
-      'supported values: "Foreground", "Background", "Orphan"',
+      'supported values: "Foreground", "Background", "Orphan", "nil"',
     ),
   ]);
 }

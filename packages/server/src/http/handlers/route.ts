@@ -4,6 +4,7 @@
  * media type negotiated once, then the verb's handler.
  */
 import type { Duplex } from 'node:stream';
+import { ApiError } from 'kubeloop/api';
 import type { UserInfo } from '../../auth/authentication/user.js';
 import type { ResourceType } from '../../registry/types.js';
 import type { RequestContext } from '../context.js';
@@ -83,7 +84,8 @@ export function serveResource(
     !t.behaviour.storage?.postSubresources?.[sub]
   ) {
     req.resume();
-    throw notFound();
+    // The CRD handler answers a subresource it does not serve as a missing object.
+    throw t.custom ? ApiError.notFound({ group: t.group, resource: t.resource }, info.name) : notFound();
   }
   const namespace = t.namespaced ? info.namespace || undefined : undefined;
   if (t.namespaced && !namespace && info.name && !COLLECTION_VERBS.includes(info.verb)) {
@@ -118,7 +120,7 @@ export function serveResource(
     req.resume();
     throw methodNotAllowed();
   }
-  const dryRun = parseDryRun(query);
+  const dryRun = parseDryRun(query, verb);
   // The answer's media type is settled before anything is stored, as the apiserver's handlers
   // do: a write is never stored and then refused with 406.
   let media: Negotiated;

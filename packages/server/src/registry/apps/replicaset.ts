@@ -14,7 +14,7 @@ import {
 import { appsKind } from '../shared/define.js';
 import { docs } from '../shared/descriptions.js';
 import { specStatusStrategy } from '../shared/status-strategy.js';
-import { dig, ensureObj, formatLabelSelector, int, nonNegative, numOr } from '../shared/util.js';
+import { ensureObj, formatLabelSelector, int, nonNegative, numOr } from '../shared/util.js';
 import type { ResourceType } from '../types.js';
 import {
   age,
@@ -80,7 +80,6 @@ const replicasets: KindBehaviour = {
       formatLabelSelector(spec.selector),
     ];
   },
-  fieldSelectors: { 'status.replicas': (o) => String(int(dig(o, 'status', 'replicas'))) },
 };
 
 /** `ReplicaSet` (apps/v1 `replicasets`): how the registry serves, validates and prints it. */

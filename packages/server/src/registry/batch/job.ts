@@ -1,5 +1,5 @@
 /** batch/v1 Jobs: defaults (with the generated selector), validation, printer and field selectors. */
-import type { StatusCause } from 'kubeloop/api';
+import { goQuote, type StatusCause } from 'kubeloop/api';
 import { containerCells } from '../apps/shared.js';
 import { validatePodTemplate } from '../core/podspec.js';
 import { defaultPodTemplate } from '../core/podspec-defaults.js';
@@ -315,6 +315,7 @@ const jobs: KindBehaviour = {
     ];
   },
   fieldSelectors: { 'status.successful': (o) => String(int(dig(o, 'status', 'succeeded'))) },
+  unsupportedFieldLabel: (label) => `field label ${goQuote(label)} not supported for Job`,
 };
 
 /** `Job` (batch/v1 `jobs`): how the registry serves, validates and prints it. */

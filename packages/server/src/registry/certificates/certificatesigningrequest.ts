@@ -156,6 +156,8 @@ const certificatesigningrequests: KindBehaviour = {
       csrCondition(obj),
     ];
   },
+  fieldSelectors: { 'spec.signerName': (o) => str(dig(o, 'spec', 'signerName')) },
+  fieldSelectorMetadata: ['metadata.name'],
 };
 
 /** `CertificateSigningRequest` (certificates.k8s.io/v1 `certificatesigningrequests`): how the registry serves, validates and prints it. */

@@ -69,10 +69,8 @@ const namespaces: KindBehaviour = {
   },
   columns: [nameColumn(), col('Status', 'string', 'The status of the namespace'), ageColumn()],
   row: (obj, now) => [str(dig(obj, 'metadata', 'name')), str(dig(obj, 'status', 'phase')), age(obj, now)],
-  fieldSelectors: {
-    'status.phase': (o) => str(dig(o, 'status', 'phase')),
-    name: (o) => str(dig(o, 'metadata', 'name')),
-  },
+  fieldSelectors: { 'status.phase': (o) => str(dig(o, 'status', 'phase')) },
+  fieldSelectorMetadata: ['metadata.name'],
   storage: namespaceStorage,
 };
 

@@ -87,6 +87,7 @@ const nodes: KindBehaviour = {
     ];
   },
   fieldSelectors: { 'spec.unschedulable': (o) => String(dig(o, 'spec', 'unschedulable') === true) },
+  fieldSelectorMetadata: ['metadata.name'],
   // A node registers with its status, which create keeps (the node strategy's PrepareForCreate).
   storage: { statusOnCreate() {} },
 };

@@ -155,7 +155,6 @@ const persistentvolumeclaims: KindBehaviour = {
       volumeMode,
     ];
   },
-  fieldSelectors: { name: (o) => nameOf(o) },
 };
 
 /** `PersistentVolumeClaim` (core/v1 `persistentvolumeclaims`): how the registry serves, validates and prints it. */

@@ -275,12 +275,16 @@ const pods: KindBehaviour = {
   },
   fieldSelectors: {
     'spec.nodeName': (o) => str(dig(o, 'spec', 'nodeName')),
+    // What old v1 clients send for spec.nodeName; the conversion renames it.
+    'spec.host': (o) => str(dig(o, 'spec', 'nodeName')),
     'spec.restartPolicy': (o) => str(dig(o, 'spec', 'restartPolicy')),
     'spec.schedulerName': (o) => str(dig(o, 'spec', 'schedulerName')),
     'spec.serviceAccountName': (o) => str(dig(o, 'spec', 'serviceAccountName')),
     'spec.hostNetwork': (o) => String(dig(o, 'spec', 'hostNetwork') === true),
     'status.phase': (o) => str(dig(o, 'status', 'phase')),
     'status.podIP': podIP,
+    // Accepted by the conversion but not among the pod's selectable fields: always ''.
+    'status.podIPs': () => '',
     'status.nominatedNodeName': (o) => str(dig(o, 'status', 'nominatedNodeName')),
   },
   storage: podStorage,

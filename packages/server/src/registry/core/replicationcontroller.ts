@@ -116,6 +116,7 @@ const replicationcontrollers: KindBehaviour = {
       formatLabels(spec.selector),
     ];
   },
+  fieldSelectors: { 'status.replicas': (o) => String(numOr(dig(o, 'status', 'replicas')) ?? 0) },
 };
 
 /** `ReplicationController` (core/v1 `replicationcontrollers`): how the registry serves, validates and prints it. */

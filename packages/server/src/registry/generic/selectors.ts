@@ -1,5 +1,5 @@
 /** Label and field selectors of lists and watches, as the generic registry applies them. */
-import { ApiError, type FieldSelector, matchesFields, matchesLabels } from 'kubeloop/api';
+import { ApiError, type FieldSelector, goQuote, matchesFields, matchesLabels } from 'kubeloop/api';
 import { convertedView, presentAs } from '../../apiextensions/conversion.js';
 import type { KubeObject, StoredObject } from '../../storage/types.js';
 import type { Obj } from '../../util/object.js';
@@ -15,15 +15,33 @@ export function fieldValue(t: ResourceType, obj: Readonly<KubeObject>, field: st
   return fn ? fn(obj as Obj) : undefined;
 }
 
-/** Checks that every field of a selector is supported, as the apiserver's field label conversion does. */
+/**
+ * Checks that every field of a selector is supported, as the apiserver's field label conversion
+ * does: the kind's own conversion function when it has one (its `fieldSelectors`), a custom
+ * resource's (`crConverter`: its name, its namespace when namespaced, its selectable fields), or
+ * apimachinery's default for the rest.
+ */
 export function checkFieldSelector(t: ResourceType, sel: FieldSelector | undefined): void {
-  for (const r of sel ?? []) {
-    if (r.field === 'metadata.name') continue;
-    // crConverter.ConvertFieldLabel: a cluster-scoped custom resource has no namespace field.
-    if (r.field === 'metadata.namespace' && (t.namespaced || !t.custom)) continue;
-    if (!t.behaviour.fieldSelectors?.[r.field]) {
-      throw ApiError.badRequest(`field label not supported: ${r.field}`);
+  const b = t.behaviour;
+  for (const { field } of sel ?? []) {
+    if (t.custom) {
+      if (
+        field === 'metadata.name' ||
+        (field === 'metadata.namespace' && t.namespaced) ||
+        b.fieldSelectors?.[field]
+      )
+        continue;
+      throw ApiError.badRequest(`field label not supported: ${field}`);
     }
+    if (!b.fieldSelectors) {
+      if (field === 'metadata.name' || field === 'metadata.namespace') continue;
+      throw ApiError.badRequest(
+        `${goQuote(field)} is not a known field selector: only "metadata.name", "metadata.namespace"`,
+      );
+    }
+    const metadata = b.fieldSelectorMetadata ?? ['metadata.name', 'metadata.namespace'];
+    if ((metadata as readonly string[]).includes(field) || b.fieldSelectors[field]) continue;
+    throw ApiError.badRequest(b.unsupportedFieldLabel?.(field) ?? `field label not supported: ${field}`);
   }
 }
 

@@ -65,8 +65,20 @@ export interface KindBehaviour {
   columns: TableColumnDefinition[];
   /** The cells of one object, in column order, with ages relative to `now`. */
   row(obj: Record<string, unknown>, now: Date): unknown[];
-  /** Field selectors beyond `metadata.name`/`metadata.namespace`: the field's string value, '' when unset. */
+  /**
+   * The field labels of the kind's own field label conversion function (the scheme's
+   * `AddFieldLabelConversionFunc`), with each one's string value ('' when unset). Absent: the
+   * kind has none, and apimachinery's default accepts `metadata.name` and `metadata.namespace`
+   * only, refusing any other with `"<label>" is not a known field selector: …`.
+   */
   fieldSelectors?: Record<string, (obj: Record<string, unknown>) => string>;
+  /**
+   * With `fieldSelectors`: the metadata labels the kind's conversion function accepts (default
+   * both; a Node, a Namespace or a CSR takes `metadata.name` only).
+   */
+  fieldSelectorMetadata?: readonly ('metadata.name' | 'metadata.namespace')[];
+  /** With `fieldSelectors`: the conversion function's error for another label (default `field label not supported: <label>`). */
+  unsupportedFieldLabel?: (label: string) => string;
   /** Steps of the generic storage that differ for this kind (a Pod's graceful deletion, …). */
   storage?: StorageHooks;
 }

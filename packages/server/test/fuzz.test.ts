@@ -223,7 +223,8 @@ describe('bad input is answered with the right Status', () => {
         raw: '{"apiVersion": "v1", kind',
         code: 400,
         reason: 'BadRequest',
-        message: /^couldn't get version\/kind; json parse error: /,
+        message:
+          'the object provided is unrecognized (must be of type ConfigMap): couldn\'t get version/kind; json parse error: invalid character \'k\' looking for beginning of object key string ({"apiVersion": "v1", kind)',
       },
       {
         what: 'a kind that does not match the URL',
@@ -332,7 +333,8 @@ describe('bad input is answered with the right Status', () => {
         headers: { 'Content-Type': 'text/plain' },
         code: 415,
         reason: 'UnsupportedMediaType',
-        message: /^the body of the request was in an unknown format - accepted media types include: /,
+        message:
+          'the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf',
       },
       {
         what: 'an unsupported patch type',
@@ -342,7 +344,8 @@ describe('bad input is answered with the right Status', () => {
         headers: { 'Content-Type': 'application/xml' },
         code: 415,
         reason: 'UnsupportedMediaType',
-        message: /^the body of the request was in an unknown format - accepted media types include: /,
+        // go-restful's answer: the route consumes the patch types only.
+        message: '415: Unsupported Media Type',
       },
       {
         what: 'a wrong token',

@@ -530,7 +530,7 @@ describe('validation causes of a custom resource', () => {
       'spec.c: Invalid value: "y": spec.c in body should match \'^x$\'',
       'spec.zz: Required value',
       'spec.aa: Required value',
-      '<nil>: Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation',
+      '<nil>: Invalid value: "null": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation',
     ]);
   });
 });

@@ -82,7 +82,8 @@ export function goStringSlice(values: readonly string[] | null): string {
  * equivalent).
  */
 export function renderFieldValue(value: unknown): string {
-  if (value === null || value === undefined) return 'null';
+  // ErrorBody turns a nil value (or a nil pointer) into the string "null", then quotes it.
+  if (value === null || value === undefined) return '"null"';
   if (typeof value === 'string') return goQuote(value);
   if (typeof value === 'number') return goNumber(value);
   if (typeof value === 'boolean' || typeof value === 'bigint') return String(value);

@@ -236,11 +236,22 @@ export class ApiError extends Error {
     return new ApiError({ code: 406, reason: 'NotAcceptable', message });
   }
 
-  static unsupportedMediaType(contentType: string): ApiError {
+  /**
+   * A body in a media type the endpoint does not decode (`negotiation.NewUnsupportedMediaTypeError`),
+   * listing the ones it does: a built-in kind's `application/json`, `application/yaml` and
+   * `application/vnd.kubernetes.protobuf` by default.
+   */
+  static unsupportedMediaType(
+    accepted: readonly string[] = [
+      'application/json',
+      'application/yaml',
+      'application/vnd.kubernetes.protobuf',
+    ],
+  ): ApiError {
     return new ApiError({
       code: 415,
       reason: 'UnsupportedMediaType',
-      message: `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json (got ${JSON.stringify(contentType)})`,
+      message: `the body of the request was in an unknown format - accepted media types include: ${accepted.join(', ')}`,
     });
   }
 

@@ -249,7 +249,7 @@ describe('CEL rules', () => {
     const c = compileSchema(specWith([{ rule: 'self.replicas < 5' }]));
     expect(c.validate({ spec: { replicas: 'x' } }).map(causeText)).toEqual([
       'spec.replicas: Invalid value: "string": spec.replicas in body must be of type integer: "string"',
-      '<nil>: Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation',
+      '<nil>: Invalid value: "null": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation',
     ]);
   });
 

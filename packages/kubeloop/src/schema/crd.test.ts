@@ -229,7 +229,7 @@ describe('validateCustomResourceDefinition', () => {
         items: { type: 'object', properties: { a: { type: 'string' } } },
       },
       [
-        `${S}.items.x-kubernetes-map-type: Invalid value: null: must be atomic as item of a list with x-kubernetes-list-type=set`,
+        `${S}.items.x-kubernetes-map-type: Invalid value: "null": must be atomic as item of a list with x-kubernetes-list-type=set`,
       ],
     ],
     [

@@ -116,7 +116,7 @@ describe('seed CRDs', () => {
       'spec.template.apiVersion: Required value',
       'spec.template.metadata.name: Invalid value: "a/b": may not contain \'/\'',
       // A Required error blocks CEL, as in the apiserver.
-      '<nil>: Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation',
+      '<nil>: Invalid value: "null": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation',
     ]);
   });
 });

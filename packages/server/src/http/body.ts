@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { ApiError } from 'kubeloop/api';
 import { auditRequestBody } from '../audit/context.js';
+import { goJsonSyntaxError } from '../util/go-json.js';
 import { parseYamlBounded } from '../util/yaml.js';
 
 /** The largest request body the server accepts (kube-apiserver's limit: 3 MiB). */
@@ -166,15 +167,21 @@ export function decodeText(text: string, type: string): unknown {
     } catch (err) {
       throw ApiError.badRequest(`error converting YAML to JSON: ${(err as Error).message.split('\n')[0]}`);
     }
+    if (nestingExceeds(value))
+      throw ApiError.badRequest(`couldn't get version/kind; json parse error: exceeded max depth`);
   } else {
     try {
       value = JSON.parse(text);
     } catch (err) {
-      throw ApiError.badRequest(`couldn't get version/kind; json parse error: ${(err as Error).message}`);
+      // Worded as Go's scanner words it (JSON.parse agrees on what is valid, not on the text).
+      const reason = goJsonSyntaxError(Buffer.from(text)) ?? (err as Error).message;
+      throw ApiError.badRequest(`couldn't get version/kind; json parse error: ${reason}`);
+    }
+    if (nestingExceeds(value)) {
+      const reason = goJsonSyntaxError(Buffer.from(text), MAX_JSON_DEPTH) ?? 'exceeded max depth';
+      throw ApiError.badRequest(`couldn't get version/kind; json parse error: ${reason}`);
     }
   }
-  if (nestingExceeds(value))
-    throw ApiError.badRequest(`couldn't get version/kind; json parse error: exceeded max depth`);
   // Go's decoder turns an escaped lone surrogate (`"\ud800"`) into U+FFFD; JSON.parse keeps
   // it, and a name holding one could never be addressed by URL again.
   if (/\\u[dD][89a-fA-F]/.test(text)) value = wellFormed(value);

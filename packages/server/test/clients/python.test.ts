@@ -161,6 +161,8 @@ describe('the official Python client', () => {
       env.run('errors.py', 'http_errors'));
     it('Forbidden in a terminating namespace', () =>
       env.run('errors.py', 'forbidden_in_terminating_namespace'));
+    it('refuses and accepts what kube-apiserver does: finalizers, options, field labels, continue tokens', () =>
+      env.run('errors.py', 'as_kube_apiserver_answers'));
   });
 
   describe('custom resources (ApiextensionsV1Api, CustomObjectsApi)', () => {

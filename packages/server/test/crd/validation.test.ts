@@ -12,7 +12,7 @@ const SINKS = crPath(G, 'v1', 'sinks');
 const NOT_CHECKED: Cause = [
   '<nil>',
   'FieldValueInvalid',
-  'Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation',
+  'Invalid value: "null": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation',
 ];
 
 type Cause = [field: string, reason: string, message: string];

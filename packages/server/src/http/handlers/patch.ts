@@ -23,7 +23,13 @@ export async function patch(s: HandlerScope, r: ResourceRequest): Promise<void> 
   const type = mediaType(req.headers['content-type']);
   if (!PATCH_TYPES.has(type)) {
     req.resume();
-    throw ApiError.unsupportedMediaType(type);
+    // The route consumes the patch types only: go-restful refuses any other before a handler runs.
+    throw new ApiError({
+      code: 415,
+      reason: 'UnsupportedMediaType',
+      message: '415: Unsupported Media Type',
+      details: {},
+    });
   }
   if (type === 'application/apply-patch+yaml') {
     await apply(s, r);

@@ -1,8 +1,9 @@
 /** Request bodies of writes: objects (JSON, YAML, protobuf), checked against the URL's kind. */
 import type { IncomingMessage } from 'node:http';
-import { ApiError } from 'kubeloop/api';
+import { ApiError, fieldErrors } from 'kubeloop/api';
 import { decodeProtobufObject, PROTOBUF_CONTENT_TYPE } from '../../protobuf/index.js';
 import { apiVersionOf, type ResourceType } from '../../registry/types.js';
+import { goJsonTypeName, summarizeBody } from '../../util/go-json.js';
 import { isObject, type Obj } from '../../util/object.js';
 import { parseYamlBounded, YamlLimitError, yamlDuplicateKeys } from '../../util/yaml.js';
 import {
@@ -17,9 +18,19 @@ import {
 
 const BODY_TYPES = new Set(['application/json', 'application/yaml', '']);
 
-/** Reads a write's body: a JSON or YAML object, or a built-in kind's protobuf. */
+/** The struct kube's serializer first reads a body into, named in its type errors. */
+const FIND_KIND =
+  'struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }';
+
+/**
+ * Reads a write's body: a JSON or YAML object, or a built-in kind's protobuf. With `into` (the
+ * kind of the URL), a body that is not an object is refused as the serializer refuses it, `the
+ * object provided is unrecognized (must be of type <kind>): <why> (<the body's start>)`; JSON
+ * `null` decodes to an empty object, as it does into a Go struct.
+ */
 export async function readRequestBody(
   req: IncomingMessage,
+  into?: ResourceType,
 ): Promise<{ obj: Obj; raw: string; yamlDuplicates?: string }> {
   const type = mediaType(req.headers['content-type']);
   if (type === PROTOBUF_CONTENT_TYPE) {
@@ -28,12 +39,30 @@ export async function readRequestBody(
   }
   if (!BODY_TYPES.has(type)) {
     req.resume();
-    throw ApiError.unsupportedMediaType(type);
+    throw ApiError.unsupportedMediaType();
   }
   // The body's text is decoded from UTF-8 once: parsed, and kept for the field checks.
-  const text = (await readBody(req)).toString('utf8');
-  const obj = decodeText(text, type || 'application/json');
-  if (!isObject(obj)) throw ApiError.badRequest(`Object 'Kind' is missing in '${text.slice(0, 200)}'`);
+  const bytes = await readBody(req);
+  const text = bytes.toString('utf8');
+  const unrecognized = (why: string) =>
+    ApiError.badRequest(
+      `the object provided is unrecognized (must be of type ${into?.kind}): ${why} (${summarizeBody(bytes)})`,
+    );
+  let obj: unknown;
+  try {
+    obj = decodeText(text, type || 'application/json');
+  } catch (err) {
+    if (into && err instanceof ApiError && err.message.startsWith("couldn't get version/kind"))
+      throw unrecognized(err.message);
+    throw err;
+  }
+  if (obj === null && into) obj = {};
+  if (!isObject(obj)) {
+    if (!into) throw ApiError.badRequest(`Object 'Kind' is missing in '${text.slice(0, 200)}'`);
+    throw unrecognized(
+      `couldn't get version/kind; json parse error: json: cannot unmarshal ${goJsonTypeName(obj)} into Go value of type ${FIND_KIND}`,
+    );
+  }
   if (type === 'application/yaml') {
     // A JSON-shaped body was parsed as JSON and may be deeper than the YAML composer can go.
     const duplicates =
@@ -48,7 +77,7 @@ export async function readObject(
   req: IncomingMessage,
   t: ResourceType,
 ): Promise<{ obj: Obj; raw: string | undefined; yamlDuplicates?: string }> {
-  const { obj, raw, yamlDuplicates } = await readRequestBody(req);
+  const { obj, raw, yamlDuplicates } = await readRequestBody(req, t);
   const expected = apiVersionOf(t);
   const apiVersion = obj.apiVersion;
   const kind = obj.kind;
@@ -60,6 +89,14 @@ export async function readObject(
     );
   }
   if (kind !== undefined && kind !== '' && kind !== t.kind) {
+    if (t.custom && typeof kind === 'string') {
+      // A custom resource decodes whatever its kind; validation refuses it (the kind of the
+      // body names the invalid object).
+      const name = isObject(obj.metadata) && typeof obj.metadata.name === 'string' ? obj.metadata.name : '';
+      throw ApiError.invalid({ group: t.group, kind }, name, [
+        fieldErrors.invalid('kind', kind, `must be ${t.kind}`),
+      ]);
+    }
     throw ApiError.badRequest(
       `${typeof kind === 'string' ? kind : JSON.stringify(kind)} in version "${t.version}" cannot be handled as a ${t.kind}: the kind in the body does not match the resource of the URL (${t.resource})`,
     );

@@ -2,9 +2,11 @@
  * List semantics of the generic registry (`generic/registry.Store.List` with the etcd3 store's
  * paging): resourceVersion and resourceVersionMatch rules, continue tokens and their expiry.
  */
+import { posix } from 'node:path';
 import { ApiError, type FieldSelector, type LabelSelector, type StatusCause } from 'kubeloop/api';
 import { collectionPrefix, StorageError, type Store } from '../../storage/store.js';
 import type { StoredObject } from '../../storage/types.js';
+import { goJsonSyntaxError, goJsonTypeName } from '../../util/go-json.js';
 import { isObject } from '../../util/object.js';
 import { type ResourceType, storageOf } from '../types.js';
 
@@ -155,22 +157,51 @@ function encodeContinue(c: Continue): string {
   return Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', rv: c.rv, start: c.start })).toString('base64url');
 }
 
+/**
+ * `storage.DecodeContinue`, its errors worded as kube words them (`invalid continue token:
+ * continue key is not valid: …`): base64url without padding, then JSON, then the version, the
+ * revision and a start key that `path.Clean` leaves as it is.
+ */
 function decodeContinue(token: string): Continue {
-  try {
-    const raw = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as unknown;
-    if (
-      isObject(raw) &&
-      raw.v === 'meta.k8s.io/v1' &&
-      typeof raw.rv === 'number' &&
-      typeof raw.start === 'string'
-    ) {
-      if (raw.start.includes('..') || raw.start.startsWith('/')) throw new Error('invalid start key');
-      return { rv: raw.rv, start: raw.start };
-    }
-  } catch {
-    // fall through to the error below
+  const invalid = (why: string) =>
+    ApiError.badRequest(`invalid continue token: continue key is not valid${why}`);
+  const bad = /[^A-Za-z0-9_-]/.exec(token);
+  if (bad || token.length % 4 === 1) {
+    throw invalid(`: illegal base64 data at input byte ${bad ? bad.index : token.length - 1}`);
   }
-  throw ApiError.badRequest(
-    'continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)',
-  );
+  const data = Buffer.from(token, 'base64url');
+  let raw: unknown;
+  try {
+    raw = JSON.parse(data.toString('utf8'));
+  } catch {
+    throw invalid(`: ${goJsonSyntaxError(data) ?? 'unexpected end of JSON input'}`);
+  }
+  if (!isObject(raw))
+    throw invalid(
+      `: json: cannot unmarshal ${goJsonTypeName(raw)} into Go value of type storage.continueToken`,
+    );
+  for (const [field, type] of [
+    ['v', 'string'],
+    ['rv', 'int64'],
+    ['start', 'string'],
+  ] as const) {
+    const v = raw[field];
+    if (v === undefined || v === null) continue;
+    const ok = type === 'string' ? typeof v === 'string' : Number.isInteger(v);
+    if (!ok)
+      throw invalid(
+        `: json: cannot unmarshal ${goJsonTypeName(v)} into Go struct field continueToken.${field} of type ${type}`,
+      );
+  }
+  const version = typeof raw.v === 'string' ? raw.v : '';
+  if (version !== 'meta.k8s.io/v1')
+    throw invalid(`: server does not recognize this encoded version ${version}`);
+  const rv = typeof raw.rv === 'number' ? raw.rv : 0;
+  if (rv === 0) throw invalid(': incorrect encoded start resourceVersion (version meta.k8s.io/v1)');
+  const start = typeof raw.start === 'string' ? raw.start : '';
+  if (start === '') throw invalid(': encoded start key empty');
+  // Against path traversal: the key must be what path.Clean makes of it.
+  const key = start.startsWith('/') ? start : `/${start}`;
+  if (posix.normalize(key) !== key || (key.length > 1 && key.endsWith('/'))) throw invalid(`: ${start}`);
+  return { rv, start: key.slice(1) };
 }

@@ -47,8 +47,8 @@ def not_found_and_exists():
         ),
         409,
         "Conflict",
-        'Operation cannot be fulfilled on configmaps "py-dup": Precondition failed: UID in precondition: '
-        "not-%s, UID in object meta: %s" % (uid, uid),
+        'Operation cannot be fulfilled on ConfigMap "py-dup": the UID in the precondition (not-%s) does not match '
+        "the UID in record (%s). The object might have been deleted and then recreated" % (uid, uid),
     )
     v1.delete_namespaced_config_map(
         "py-dup", NS, body=client.V1DeleteOptions(preconditions=client.V1Preconditions(uid=uid))
@@ -202,6 +202,62 @@ def forbidden_in_terminating_namespace():
     eventually(lambda: gone(v1.read_namespace, "py-term"), "the namespace to go")
 
 
+def as_kube_apiserver_answers():
+    """Answers read off kube-apiserver (the anchor's 1.24, each checked unchanged in 1.32's
+    sources) where the local plane used to differ: what it refuses, and what it lets through."""
+    v1 = client.CoreV1Api()
+    # A finalizer without a domain is refused on a built-in kind, and taken on a Lease.
+    body = status_of(
+        failure(v1.create_namespaced_config_map, NS, cm("py-fin", finalizers=["cleanup"])),
+        422,
+        "Invalid",
+        'ConfigMap "py-fin" is invalid: metadata.finalizers[0]: Invalid value: "cleanup": '
+        "name is neither a standard finalizer name nor is it fully qualified",
+    )
+    eq(
+        [(c["reason"], c["field"]) for c in body["details"]["causes"]],
+        [("FieldValueInvalid", "metadata.finalizers[0]")],
+        "the causes",
+    )
+    lease = client.V1Lease(metadata=client.V1ObjectMeta(name="py-fin", finalizers=["cleanup"]))
+    client.CoordinationV1Api().create_namespaced_lease(NS, lease, dry_run="All")
+    # A long generateName is cut to 58 characters before the random suffix, and only it is invalid.
+    body = status_of(failure(v1.create_namespaced_config_map, NS, cm(None, generate_name="g" * 300)), 422, "Invalid")
+    eq([c["field"] for c in body["details"]["causes"]], ["metadata.generateName"], "the one cause")
+    check(body["details"]["name"].startswith("g" * 58) and len(body["details"]["name"]) == 63, body["details"]["name"])
+    # A negative limit asks for no paging.
+    v1.create_namespaced_config_map(NS, cm("py-lim"))
+    page = v1.list_namespaced_config_map(NS, limit=-1)
+    check(not page.metadata._continue and any(i.metadata.name == "py-lim" for i in page.items), "an unpaged list")
+    # A dryRun value other than All makes the options invalid.
+    status_of(
+        failure(v1.create_namespaced_config_map, NS, cm("py-dry"), dry_run="Bogus"),
+        422,
+        "Invalid",
+        'CreateOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: []string{"Bogus"}: supported values: "All"',
+    )
+    # A field label of a kind without its own conversion, and one of a kind with it.
+    status_of(
+        failure(v1.list_namespaced_config_map, NS, field_selector="data.x=1"),
+        400,
+        "BadRequest",
+        '"data.x" is not a known field selector: only "metadata.name", "metadata.namespace"',
+    )
+    status_of(
+        failure(v1.list_namespace, field_selector="name=default"), 400, "BadRequest", "field label not supported: name"
+    )
+    # A continue token that is not one.
+    status_of(
+        failure(v1.list_namespaced_config_map, NS, limit=1, _continue="garbage"),
+        400,
+        "BadRequest",
+        "invalid continue token: continue key is not valid: invalid character '\\u0081' looking for beginning of value",
+    )
+    # A negative grace period is taken as 1 s.
+    v1.delete_namespaced_config_map("py-lim", NS, grace_period_seconds=-5)
+    eventually(lambda: gone(v1.read_namespaced_config_map, "py-lim", NS), "the ConfigMap to go")
+
+
 if __name__ == "__main__":
     run(
         {
@@ -210,5 +266,6 @@ if __name__ == "__main__":
             "field_validation": field_validation,
             "http_errors": http_errors,
             "forbidden_in_terminating_namespace": forbidden_in_terminating_namespace,
+            "as_kube_apiserver_answers": as_kube_apiserver_answers,
         }
     )

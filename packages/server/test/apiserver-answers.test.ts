@@ -1,0 +1,437 @@
+/**
+ * Answers recorded from a real kube-apiserver (the anchor's 1.24, `../shared/tools/anchor`, each
+ * checked unchanged in 1.32's sources) for requests where the local plane used to answer
+ * otherwise: finalizers without a domain on built-in kinds, field labels, request options, bodies
+ * that are not JSON objects, continue tokens, media types, and a create over an object that is
+ * being deleted.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ControlPlane, startTestEnv } from '../src/index.js';
+import { crPath, establish, simpleCrd } from './crd/support.js';
+import { httpClient } from './http.js';
+import { statusProblems } from './status-check.js';
+
+const NS = 'default';
+const CM = `/api/v1/namespaces/${NS}/configmaps`;
+
+let cp: ControlPlane;
+let http: ReturnType<typeof httpClient>;
+
+beforeAll(async () => {
+  cp = await startTestEnv();
+  http = httpClient(cp);
+});
+afterAll(() => cp?.stop());
+
+/** The failure `Status` of a response, checked for its code, reason and message. */
+function failure(
+  r: { status: number; json: any; text: string },
+  code: number,
+  reason: string,
+  message?: string,
+) {
+  expect(r.status, r.text).toBe(code);
+  expect(statusProblems(code, r.json), r.text).toEqual([]);
+  expect(r.json.reason).toBe(reason);
+  if (message !== undefined) expect(r.json.message).toBe(message);
+  return r.json;
+}
+
+const configMap = (metadata: object, extra: object = {}) => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata,
+  ...extra,
+});
+
+describe('finalizers of built-in kinds', () => {
+  const UNQUALIFIED = 'name is neither a standard finalizer name nor is it fully qualified';
+
+  it('refuses one without a domain on kinds validated by core, on create and update', async () => {
+    const refused: [string, object][] = [
+      [CM, configMap({ name: 'fin-cm', finalizers: ['cleanup'] })],
+      [
+        `/apis/rbac.authorization.k8s.io/v1/clusterroles`,
+        {
+          apiVersion: 'rbac.authorization.k8s.io/v1',
+          kind: 'ClusterRole',
+          metadata: { name: 'fin-cr', finalizers: ['cleanup'] },
+        },
+      ],
+      [
+        `/apis/apps/v1/namespaces/${NS}/deployments`,
+        {
+          apiVersion: 'apps/v1',
+          kind: 'Deployment',
+          metadata: { name: 'fin-deploy', finalizers: ['cleanup'] },
+          spec: {
+            selector: { matchLabels: { a: 'b' } },
+            template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'c', image: 'x' }] } },
+          },
+        },
+      ],
+      [
+        `/api/v1/namespaces`,
+        { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'fin-ns', finalizers: ['cleanup'] } },
+      ],
+    ];
+    for (const [path, body] of refused) {
+      const status = failure(await http.post(path, body), 422, 'Invalid');
+      expect(status.details.causes).toEqual([
+        {
+          reason: 'FieldValueInvalid',
+          message: `Invalid value: "cleanup": ${UNQUALIFIED}`,
+          field: 'metadata.finalizers[0]',
+        },
+      ]);
+    }
+    // Both rules at once, in Go's order: the generic name check, then core's.
+    const both = failure(
+      await http.post(CM, configMap({ name: 'fin-both', finalizers: ['bad finalizer'] })),
+      422,
+      'Invalid',
+    );
+    expect(both.details.causes.map((c: any) => c.field)).toEqual([
+      'metadata.finalizers',
+      'metadata.finalizers[0]',
+    ]);
+    // The standard ones and qualified ones pass; an update adding a bare one is refused.
+    const ok = await http.post(
+      CM,
+      configMap({ name: 'fin-ok', finalizers: ['kubernetes', 'orphan', 'example.com/x'] }),
+    );
+    expect(ok.status, ok.text).toBe(201);
+    const patched = await http.patch(
+      `${CM}/fin-ok`,
+      { metadata: { finalizers: ['cleanup'] } },
+      'application/merge-patch+json',
+    );
+    failure(patched, 422, 'Invalid');
+    await http.patch(`${CM}/fin-ok`, { metadata: { finalizers: null } }, 'application/merge-patch+json');
+  });
+
+  it('takes one without a domain where kube validates metadata generically', async () => {
+    const taken: [string, object][] = [
+      [
+        `/apis/coordination.k8s.io/v1/namespaces/${NS}/leases`,
+        {
+          apiVersion: 'coordination.k8s.io/v1',
+          kind: 'Lease',
+          metadata: { name: 'fin-lease', finalizers: ['cleanup'] },
+        },
+      ],
+      [
+        `/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations`,
+        {
+          apiVersion: 'admissionregistration.k8s.io/v1',
+          kind: 'ValidatingWebhookConfiguration',
+          metadata: { name: 'fin-vwc', finalizers: ['cleanup'] },
+        },
+      ],
+      [
+        `/api/v1/namespaces/${NS}/events`,
+        {
+          apiVersion: 'v1',
+          kind: 'Event',
+          metadata: { name: 'fin-ev', finalizers: ['cleanup'] },
+          involvedObject: { namespace: NS },
+        },
+      ],
+    ];
+    for (const [path, body] of taken) {
+      const r = await http.post(`${path}?dryRun=All`, body);
+      expect(r.status, r.text).toBe(201);
+    }
+  });
+});
+
+describe('field selectors', () => {
+  it('are converted by the kind: its own labels, or apimachinery’s default two', async () => {
+    failure(
+      await http.get(`${CM}?fieldSelector=data.x%3D1`),
+      400,
+      'BadRequest',
+      '"data.x" is not a known field selector: only "metadata.name", "metadata.namespace"',
+    );
+    failure(
+      await http.get(`/apis/apps/v1/namespaces/${NS}/replicasets?fieldSelector=status.replicas%3D1`),
+      400,
+      'BadRequest',
+      '"status.replicas" is not a known field selector: only "metadata.name", "metadata.namespace"',
+    );
+    failure(
+      await http.get(`/api/v1/namespaces?fieldSelector=name%3Ddefault`),
+      400,
+      'BadRequest',
+      'field label not supported: name',
+    );
+    failure(
+      await http.get(`/api/v1/nodes?fieldSelector=metadata.namespace%3Dx`),
+      400,
+      'BadRequest',
+      'field label not supported: metadata.namespace',
+    );
+    failure(
+      await http.get(`/apis/batch/v1/namespaces/${NS}/jobs?fieldSelector=spec.foo%3Dx`),
+      400,
+      'BadRequest',
+      'field label "spec.foo" not supported for Job',
+    );
+    // A cluster-scoped kind without a conversion of its own still takes metadata.namespace.
+    expect((await http.get(`/api/v1/persistentvolumes?fieldSelector=metadata.namespace%3D`)).status).toBe(
+      200,
+    );
+    for (const ok of [
+      `/api/v1/namespaces/${NS}/replicationcontrollers?fieldSelector=status.replicas%3D0`,
+      `/apis/certificates.k8s.io/v1/certificatesigningrequests?fieldSelector=spec.signerName%3Dx`,
+      `/api/v1/namespaces/${NS}/pods?fieldSelector=status.podIPs%3Dx`,
+    ]) {
+      const r = await http.get(ok);
+      expect(r.status, `${ok}: ${r.text}`).toBe(200);
+    }
+  });
+
+  it('take spec.host of a Pod as spec.nodeName', async () => {
+    const pod = (name: string, nodeName: string) => ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name },
+      spec: { nodeName, containers: [{ name: 'c', image: 'x' }] },
+    });
+    await http.post(`/api/v1/namespaces/${NS}/pods`, pod('on-a', 'node-a'));
+    await http.post(`/api/v1/namespaces/${NS}/pods`, pod('on-b', 'node-b'));
+    const r = await http.get(`/api/v1/namespaces/${NS}/pods?fieldSelector=spec.host%3Dnode-a`);
+    expect(r.json.items.map((p: any) => p.metadata.name)).toEqual(['on-a']);
+  });
+});
+
+describe('request options', () => {
+  it('refuse a dryRun other than All as invalid options of the verb', async () => {
+    failure(
+      await http.post(`${CM}?dryRun=Bogus`, configMap({ name: 'dry' })),
+      422,
+      'Invalid',
+      'CreateOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: []string{"Bogus"}: supported values: "All"',
+    );
+    await http.post(CM, configMap({ name: 'dry-2' }));
+    failure(await http.send('DELETE', `${CM}/dry-2?dryRun=x`), 422, 'Invalid');
+    expect((await http.get(`${CM}/dry-2?dryRun=x`)).status).toBe(200);
+  });
+
+  it('ignore a negative limit and take a negative grace period as 1 s', async () => {
+    await http.post(CM, configMap({ name: 'neg-1' }));
+    await http.post(CM, configMap({ name: 'neg-2' }));
+    const list = await http.get(`${CM}?limit=-1`);
+    expect(list.status, list.text).toBe(200);
+    expect(list.json.metadata.continue).toBeUndefined();
+    expect(list.json.items.length).toBeGreaterThanOrEqual(2);
+    const deleted = await http.send('DELETE', `${CM}/neg-1?gracePeriodSeconds=-5`);
+    expect(deleted.status, deleted.text).toBe(200);
+  });
+
+  it('word failed delete preconditions as rest.BeforeDelete does', async () => {
+    const o = (await http.post(CM, configMap({ name: 'pre' }))).json;
+    const del = (preconditions: object) =>
+      http.send('DELETE', `${CM}/pre`, { raw: JSON.stringify({ preconditions }) });
+    failure(
+      await del({ resourceVersion: '1' }),
+      409,
+      'Conflict',
+      `Operation cannot be fulfilled on ConfigMap "pre": the ResourceVersion in the precondition (1) does not match the ResourceVersion in record (${o.metadata.resourceVersion}). The object might have been modified`,
+    );
+    const deploy = await http.get(`/apis/apps/v1/namespaces/${NS}/deployments/fin-missing`);
+    expect(deploy.status).toBe(404);
+  });
+
+  it('cut a long generateName to 58 characters before the random suffix', async () => {
+    const status = failure(
+      await http.post(CM, {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { generateName: 'g'.repeat(300) },
+      }),
+      422,
+      'Invalid',
+    );
+    expect(status.details.causes.map((c: any) => c.field)).toEqual(['metadata.generateName']);
+    expect(status.details.name).toMatch(/^g{58}[a-z0-9]{5}$/);
+  });
+});
+
+describe('bodies that are not a JSON object', () => {
+  const unrecognized = (why: string, shown: string) =>
+    `the object provided is unrecognized (must be of type ConfigMap): couldn't get version/kind; json parse error: ${why} (${shown})`;
+
+  it('are refused with Go’s words and the start of the body', async () => {
+    const cases: [string, string][] = [
+      ['{"apiVersion":"v1",', unrecognized('unexpected end of JSON input', '{"apiVersion":"v1",')],
+      [
+        '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"}} xx',
+        unrecognized(`invalid character 'x' after top-level value`, '{"apiVersion":"v1","kind":"Con ...'),
+      ],
+      ['', unrecognized('unexpected end of JSON input', '<empty>')],
+      [
+        '[]',
+        unrecognized(
+          'json: cannot unmarshal array into Go value of type struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }',
+          '5b5d',
+        ),
+      ],
+      [
+        `{"a":${'['.repeat(2000)}${']'.repeat(2000)}}`,
+        unrecognized(`invalid character '[' exceeded max depth`, `{"a":${'['.repeat(25)} ...`),
+      ],
+      ['{"a": tru}', unrecognized(`invalid character '}' in literal true (expecting 'e')`, '{"a": tru}')],
+    ];
+    for (const [raw, message] of cases)
+      failure(await http.send('POST', CM, { raw }), 400, 'BadRequest', message);
+    const before = await http.get(CM);
+    expect(before.status).toBe(200);
+  });
+
+  it('take JSON null as an empty object', async () => {
+    failure(
+      await http.send('POST', CM, { raw: 'null' }),
+      422,
+      'Invalid',
+      'ConfigMap "" is invalid: metadata.name: Required value: name or generateName is required',
+    );
+  });
+
+  it('in another media type are a 415 listing what the kind decodes', async () => {
+    const text = { headers: { 'Content-Type': 'text/plain' } };
+    failure(
+      await http.send('POST', CM, { raw: '{}', ...text }),
+      415,
+      'UnsupportedMediaType',
+      'the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf',
+    );
+    failure(
+      await http.send('PATCH', `${CM}/x`, { raw: '{}', headers: { 'Content-Type': 'application/json' } }),
+      415,
+      'UnsupportedMediaType',
+      '415: Unsupported Media Type',
+    );
+  });
+});
+
+describe('continue tokens', () => {
+  it('that are not one are refused as storage.DecodeContinue words it', async () => {
+    const bad = (token: string) => http.get(`${CM}?limit=1&continue=${encodeURIComponent(token)}`);
+    const prefix = 'invalid continue token: continue key is not valid';
+    failure(
+      await bad('garbage'),
+      400,
+      'BadRequest',
+      `${prefix}: invalid character '\\u0081' looking for beginning of value`,
+    );
+    failure(await bad('a=b'), 400, 'BadRequest', `${prefix}: illegal base64 data at input byte 1`);
+    const token = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
+    failure(
+      await bad(token({ v: 'meta.k8s.io/v2', rv: 5, start: 'a' })),
+      400,
+      'BadRequest',
+      `${prefix}: server does not recognize this encoded version meta.k8s.io/v2`,
+    );
+    failure(
+      await bad(token({ v: 'meta.k8s.io/v1', rv: 0, start: 'a' })),
+      400,
+      'BadRequest',
+      `${prefix}: incorrect encoded start resourceVersion (version meta.k8s.io/v1)`,
+    );
+    failure(
+      await bad(token({ v: 'meta.k8s.io/v1', rv: 5, start: '' })),
+      400,
+      'BadRequest',
+      `${prefix}: encoded start key empty`,
+    );
+    failure(
+      await bad(token({ v: 'meta.k8s.io/v1', rv: 5, start: '../x' })),
+      400,
+      'BadRequest',
+      `${prefix}: ../x`,
+    );
+    // A real token still pages.
+    await http.post(CM, configMap({ name: 'page-a' }));
+    await http.post(CM, configMap({ name: 'page-b' }));
+    const first = await http.get(`${CM}?limit=1`);
+    const next = await http.get(`${CM}?limit=1&continue=${first.json.metadata.continue}`);
+    expect(next.status, next.text).toBe(200);
+    expect(next.json.items[0].metadata.name > first.json.items[0].metadata.name).toBe(true);
+  });
+});
+
+describe('a create over an object being deleted', () => {
+  it('says so in its AlreadyExists', async () => {
+    await http.post(CM, configMap({ name: 'held', finalizers: ['example.com/hold'] }));
+    await http.send('DELETE', `${CM}/held`);
+    const again = failure(
+      await http.post(CM, configMap({ name: 'held' })),
+      409,
+      'AlreadyExists',
+      'object is being deleted: configmaps "held" already exists',
+    );
+    expect(again.details).toEqual({ name: 'held', kind: 'configmaps' });
+    failure(
+      await http.post(`${CM}?dryRun=All`, configMap({ name: 'held' })),
+      409,
+      'AlreadyExists',
+      again.message,
+    );
+    await http.patch(`${CM}/held`, { metadata: { finalizers: null } }, 'application/merge-patch+json');
+  });
+});
+
+describe('custom resources', () => {
+  const W = crPath('answers.example.com', 'v1', 'widgets');
+  beforeAll(async () => {
+    await establish(
+      http,
+      simpleCrd('widgets', 'Widget', 'answers.example.com', {
+        schema: {
+          openAPIV3Schema: {
+            type: 'object',
+            properties: {
+              spec: {
+                type: 'object',
+                properties: { size: { type: 'integer' } },
+                required: ['size'],
+                'x-kubernetes-validations': [{ rule: 'self.size < 9', message: 'too big' }],
+              },
+            },
+          },
+        },
+      }),
+    );
+  });
+  const widget = (name: string, kind = 'Widget') => ({
+    apiVersion: 'answers.example.com/v1',
+    kind,
+    metadata: { name },
+    spec: { size: 1 },
+  });
+
+  it('refuse a body of another kind as an invalid object of that kind', async () => {
+    failure(
+      await http.post(W, widget('x', 'Other')),
+      422,
+      'Invalid',
+      'Other.answers.example.com "x" is invalid: kind: Invalid value: "Other": must be Widget',
+    );
+  });
+
+  it('answer a subresource they do not serve as their object not found', async () => {
+    expect((await http.post(W, widget('w1'))).status).toBe(201);
+    for (const path of [`${W}/w1/scale`, `${W}/w1/frob`, `${W}/nope/scale`]) {
+      const name = path.split('/').at(-2);
+      failure(await http.get(path), 404, 'NotFound', `widgets.answers.example.com "${name}" not found`);
+    }
+  });
+
+  it('quote the nil value of the error that stops the CEL rules, as Go prints it', async () => {
+    const status = failure(await http.post(W, { ...widget('w2'), spec: {} }), 422, 'Invalid');
+    expect(status.message).toBe(
+      'Widget.answers.example.com "w2" is invalid: [spec.size: Required value, <nil>: Invalid value: "null": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation]',
+    );
+  });
+});

@@ -1,6 +1,8 @@
-import { ApiError } from 'kubeloop/api';
+import { isIPv4, isIPv6 } from 'node:net';
+import { ApiError, type StatusCause } from 'kubeloop/api';
 import { collectionPrefix, type Store } from '../storage/store.js';
 import { isObject, type Obj } from '../util/object.js';
+import { GoValue, goStrings, invalid } from './shared/util.js';
 import type { ResourceType } from './types.js';
 
 /** The service cluster IP range: 10.96.0.0/12 (10.96.0.1 is the `kubernetes` Service). */
@@ -9,7 +11,10 @@ const SIZE = 1 << 20;
 const NODE_PORT_MIN = 30000;
 const NODE_PORT_MAX = 32767;
 
+const CIDR = '10.96.0.0/12';
+
 const ipToString = (n: number) => [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');
+const ipToNumber = (ip: string) => ip.split('.').reduce((n, octet) => n * 256 + Number(octet), 0);
 
 /**
  * Allocates what the apiserver allocates for Services: a cluster IP (unless headless or
@@ -32,6 +37,58 @@ export function serviceAllocator(store: Store) {
     if ((spec.clusterIP === undefined || spec.clusterIP === '') && oldSpec?.clusterIP) {
       spec.clusterIP = oldSpec.clusterIP;
       spec.clusterIPs = oldSpec.clusterIPs;
+    }
+    // A cluster IP or node port the client chose is allocated as asked, or refused as the
+    // allocators refuse it (out of range, taken, a family the cluster does not have).
+    const refused: StatusCause[] = [];
+    const chosen = typeof spec.clusterIP === 'string' ? spec.clusterIP : '';
+    if (chosen && chosen !== 'None' && !oldSpec?.clusterIP) {
+      const ips = Array.isArray(spec.clusterIPs) && spec.clusterIPs.length > 0 ? spec.clusterIPs : [chosen];
+      const shown = new GoValue(goStrings(ips));
+      const fail = (why: string) =>
+        refused.push(invalid('spec.clusterIPs', shown, `failed to allocate IP ${chosen}: ${why}`));
+      if (isIPv6(chosen)) {
+        refused.push(invalid('spec.clusterIPs[0]', shown, 'IPv6 is not configured on this cluster'));
+      } else if (isIPv4(chosen)) {
+        const offset = ipToNumber(chosen) - (FIRST >>> 0);
+        if (offset < 0 || offset >= SIZE) {
+          fail(`the provided IP (${chosen}) is not in the valid range. The range of valid IPs is ${CIDR}`);
+        } else if (used((o) => [isObject(o.spec) ? o.spec.clusterIP : undefined]).has(chosen)) {
+          fail('provided IP is already allocated');
+        }
+      }
+    }
+    if (type === 'NodePort' || type === 'LoadBalancer') {
+      const oldPorts = new Set(
+        (Array.isArray(oldSpec?.ports) ? (oldSpec.ports as Obj[]) : []).map((p) => p.nodePort),
+      );
+      let taken: Set<unknown> | undefined;
+      (Array.isArray(spec.ports) ? spec.ports : []).forEach((port, i) => {
+        const nodePort = isObject(port) ? port.nodePort : undefined;
+        if (typeof nodePort !== 'number' || nodePort === 0 || oldPorts.has(nodePort)) return;
+        const field = `spec.ports[${i}].nodePort`;
+        if (nodePort < NODE_PORT_MIN || nodePort > NODE_PORT_MAX) {
+          refused.push(
+            invalid(
+              field,
+              nodePort,
+              `provided port is not in the valid range. The range of valid ports is ${NODE_PORT_MIN}-${NODE_PORT_MAX}`,
+            ),
+          );
+          return;
+        }
+        taken ??= used((o) =>
+          isObject(o.spec) && Array.isArray(o.spec.ports)
+            ? o.spec.ports.map((p) => (isObject(p) ? p.nodePort : undefined))
+            : [],
+        );
+        if (taken.has(nodePort)) refused.push(invalid(field, nodePort, 'provided port is already allocated'));
+        taken.add(nodePort);
+      });
+    }
+    if (refused.length > 0) {
+      const name = isObject(obj.metadata) && typeof obj.metadata.name === 'string' ? obj.metadata.name : '';
+      throw ApiError.invalid({ group: '', kind: 'Service' }, name, refused);
     }
     if (spec.clusterIP === undefined || spec.clusterIP === '') {
       const taken = used((s) => [isObject(s.spec) ? s.spec.clusterIP : undefined]);

@@ -21,6 +21,7 @@ import { manageThenMutate } from './generic/field-manager-admission.js';
 import type { RestHooks } from './generic/hooks.js';
 import { type ListOutcome, type ListParams, listObjects, parseResourceVersion } from './generic/list.js';
 import {
+  checkNameOnUrl,
   checkNamespace,
   hasResourceVersion,
   kubeFinalizerCauses,
@@ -195,11 +196,7 @@ export class RestStorage {
   ): Promise<StoredObject> {
     const m = meta(input);
     checkNamespace(t, m, namespace);
-    if (m.name !== undefined && m.name !== name) {
-      throw ApiError.badRequest(
-        `the name of the object (${String(m.name)}) does not match the name on the URL (${name})`,
-      );
-    }
+    checkNameOnUrl(m, name);
     const rv =
       typeof m.resourceVersion === 'string' && m.resourceVersion !== '' ? m.resourceVersion : undefined;
     if (rv === undefined && !t.allowUnconditionalUpdate) {
@@ -268,6 +265,7 @@ export class RestStorage {
     const scaleSpec = t.subresources.scale!;
     const replicas = requestedReplicas(t, name, scale);
     const m = isObject(scale.metadata) ? scale.metadata : {};
+    checkNameOnUrl(m, name);
     const rv =
       typeof m.resourceVersion === 'string' && m.resourceVersion
         ? parseResourceVersion(m.resourceVersion)

@@ -165,10 +165,12 @@ describe('watch over a WebSocket', () => {
     const [, res] = (await once(ws, 'unexpected-response')) as [unknown, import('node:http').IncomingMessage];
     const chunks: Buffer[] = [];
     for await (const c of res) chunks.push(c as Buffer);
-    expect(res.statusCode).toBe(400);
+    expect(res.statusCode).toBe(422);
     expect(JSON.parse(Buffer.concat(chunks).toString())).toMatchObject({
       kind: 'Status',
-      message: 'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided',
+      reason: 'Invalid',
+      message:
+        'ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided',
     });
   });
 });

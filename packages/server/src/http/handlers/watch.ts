@@ -2,7 +2,7 @@
  * GET with `watch` (`watch`): the watch stream of a collection or one object, fed by the store's
  * fan-out of changes.
  */
-import { ApiError } from 'kubeloop/api';
+import { ApiError, fieldErrors, type StatusCause } from 'kubeloop/api';
 import { presentAll, presentAs } from '../../apiextensions/conversion.js';
 import type { ListParams, RestStorage } from '../../registry/rest.js';
 import { parseResourceVersion } from '../../registry/rest.js';
@@ -90,30 +90,40 @@ export function serveWatch(
   const prefix = collectionPrefix(group, resource, t.namespaced ? namespace : undefined);
   const matches = rest.matcher(t, p) ?? (() => true);
 
+  // validateWatchOptions: every fault of the options together, a 422 of the ListOptions.
+  const faults: StatusCause[] = [];
+  const match = p.resourceVersionMatch;
   if (p.sendInitialEvents !== undefined) {
-    if (p.sendInitialEvents && !p.allowWatchBookmarks) {
-      throw ApiError.invalid({ group: 'meta.k8s.io', kind: 'ListOptions' }, '', [
-        {
-          reason: 'FieldValueForbidden',
-          field: 'allowWatchBookmarks',
-          message: 'Forbidden: allowWatchBookmarks required when sendInitialEvents is specified',
-        },
-      ]);
+    if (match !== 'NotOlderThan') {
+      faults.push(
+        fieldErrors.forbidden(
+          'resourceVersionMatch',
+          'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan',
+        ),
+      );
     }
-    if (p.resourceVersionMatch !== 'NotOlderThan') {
-      throw ApiError.invalid({ group: 'meta.k8s.io', kind: 'ListOptions' }, '', [
-        {
-          reason: 'FieldValueForbidden',
-          field: 'resourceVersionMatch',
-          message: 'Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan',
-        },
-      ]);
+    if (!p.allowWatchBookmarks) {
+      faults.push(
+        fieldErrors.forbidden(
+          'allowWatchBookmarks',
+          'allowWatchBookmarks required when sendInitialEvents is specified',
+        ),
+      );
     }
-  } else if (p.resourceVersionMatch) {
-    throw ApiError.badRequest(
-      'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided',
-    );
   }
+  if (match) {
+    if (p.sendInitialEvents === undefined) {
+      faults.push(
+        fieldErrors.forbidden(
+          'resourceVersionMatch',
+          'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided',
+        ),
+      );
+    }
+    if (match !== 'NotOlderThan')
+      faults.push(fieldErrors.notSupported('resourceVersionMatch', match, ['NotOlderThan']));
+  }
+  if (faults.length > 0) throw ApiError.invalid({ group: 'meta.k8s.io', kind: 'ListOptions' }, '', faults);
 
   const rvParam = p.resourceVersion ?? '';
   const initial = p.sendInitialEvents ?? (rvParam === '' || rvParam === '0');

@@ -2,6 +2,7 @@
  * The registry entry of `Service` (core/v1 `services`): its resource type and
  * defaults, validation, printer columns, field selectors.
  */
+import { isIP } from 'node:net';
 import type { StatusCause } from 'kubeloop/api';
 import { ageColumn, col, type KindBehaviour, nameColumn } from '../shared/behaviour.js';
 import { coreKind } from '../shared/define.js';
@@ -41,6 +42,27 @@ import { age, nameOf, PROTOCOLS } from './shared.js';
 // ---------------------------------------------------------------------------------------------
 // Services
 const SERVICE_TYPES = ['ClusterIP', 'ExternalName', 'LoadBalancer', 'NodePort'];
+/**
+ * `clusterIP` and `clusterIPs` as ValidateService checks them once PrepareForCreate has copied
+ * the one into the other: the first of the list is the single field, and each is an IP or `None`.
+ */
+function validateClusterIPs(spec: Obj): StatusCause[] {
+  const out: StatusCause[] = [];
+  const single = str(spec.clusterIP);
+  const ips = strs(spec.clusterIPs).length > 0 ? strs(spec.clusterIPs) : single ? [single] : [];
+  if (single && ips[0] !== single) {
+    out.push(invalid('spec.clusterIPs', new GoValue(goStrings(ips)), 'first value must match `clusterIP`'));
+  }
+  ips.forEach((ip, i) => {
+    if (ip !== 'None' && isIP(ip) === 0) {
+      out.push(
+        invalid(`spec.clusterIPs[${i}]`, ip, 'must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)'),
+      );
+    }
+  });
+  return out;
+}
+
 /** The primary cluster IP (`clusterIPs[0]`, else `clusterIP`). */
 const primaryClusterIP = (spec: Obj): string => strs(spec.clusterIPs)[0] ?? str(spec.clusterIP);
 const isHeadless = (spec: Obj): boolean => primaryClusterIP(spec) === 'None';
@@ -166,6 +188,7 @@ const services: KindBehaviour = {
       if (cname) for (const m of isDNS1123Subdomain(cname)) out.push(invalid('spec.externalName', cname, m));
       else out.push(required('spec.externalName'));
     }
+    if (type !== 'ExternalName') out.push(...validateClusterIPs(spec));
     out.push(...validateServicePorts(spec));
     if (isObj(spec.selector)) out.push(...validateLabels(spec.selector, 'spec.selector'));
     const affinity = str(spec.sessionAffinity);

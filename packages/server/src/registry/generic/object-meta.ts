@@ -94,6 +94,15 @@ export function kubeFinalizerCauses(t: ResourceType, m: Obj): StatusCause[] {
   return causes;
 }
 
+/** The update handler's `checkName`: an object (a Scale too) named otherwise than its URL is a 400. */
+export function checkNameOnUrl(m: Obj, name: string): void {
+  if (m.name !== undefined && m.name !== name) {
+    throw ApiError.badRequest(
+      `the name of the object (${String(m.name)}) does not match the name on the URL (${name})`,
+    );
+  }
+}
+
 /**
  * `rest.EnsureObjectNamespaceMatchesRequestNamespace`: an object without a namespace takes the
  * URL's, a cluster-scoped object loses its namespace, and a different one is a 400.

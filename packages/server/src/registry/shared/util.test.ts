@@ -79,7 +79,7 @@ describe('field errors', () => {
     expect(goValue('x')).toBe('"x"');
     expect(goValue(['a', 'b'])).toBe('[]string{"a", "b"}');
     expect(goValue({ b: '2', a: '1' })).toBe('map[string]string{"a":"1", "b":"2"}');
-    expect(goValue(null)).toBe('null');
+    expect(goValue(null)).toBe('"null"');
     expect(goValue(new GoValue('raw'))).toBe('raw');
   });
 

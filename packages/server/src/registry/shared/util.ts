@@ -176,7 +176,8 @@ export class GoValue {
 
 export function goValue(v: unknown): string {
   if (v instanceof GoValue) return v.text;
-  if (v === undefined || v === null) return 'null';
+  // ErrorBody turns a nil value into the string "null", then quotes it.
+  if (v === undefined || v === null) return '"null"';
   if (typeof v === 'string') return goQuote(v);
   if (typeof v === 'number' || typeof v === 'boolean') return String(v);
   if (Array.isArray(v) && v.every((x) => typeof x === 'string')) return goStrings(v);

@@ -5,6 +5,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { dirname } from 'node:path';
 import type { Clock } from 'kubeloop/runtime';
 import { builtinAdmission } from './admission/chain.js';
+import type { AdmissionOptions } from './admission/options.js';
 import { policyMetrics } from './admission/policy/metrics.js';
 import type { PolicyPluginDeps } from './admission/policy/plugin.js';
 import { PolicyStatusController } from './admission/policy/status-controller.js';
@@ -51,9 +52,11 @@ import { FlowControlBootstrap } from './registry/flowcontrol/bootstrap.js';
 import { NamespaceController } from './registry/namespace-controller.js';
 import { Registry } from './registry/registry.js';
 import { RestStorage } from './registry/rest.js';
+import type { ResourceType } from './registry/types.js';
 import { Compactor, DEFAULT_COMPACTION_INTERVAL_MS } from './storage/compactor.js';
 import { type Journal, MemoryJournal } from './storage/journal.js';
 import { Store } from './storage/store.js';
+import type { Obj } from './util/object.js';
 
 /** Options of {@link startControlPlane}; the audit options are kube-apiserver's `--audit-*` flags. */
 export interface ControlPlaneOptions extends AuditOptions {
@@ -317,6 +320,12 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       ready: () => ready,
       metrics,
       log,
+      ...(admission.webhooks && {
+        admitSubresource: async (t: ResourceType, obj: Obj, options: AdmissionOptions) => {
+          await admission.webhooks?.mutate('CREATE', t, obj, undefined, options);
+          await admission.webhooks?.validate('CREATE', t, obj, undefined, options);
+        },
+      }),
       connect: admitConnect(
         admission.webhooks,
         registry,

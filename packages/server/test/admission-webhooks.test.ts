@@ -562,6 +562,57 @@ describe('CONNECT', () => {
   });
 });
 
+describe('pods/eviction', () => {
+  it('is judged as the Eviction it posts, and a denial keeps the pod', async () => {
+    await namespace('evict');
+    await create({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'p', namespace: 'evict' },
+      spec: { nodeSelector: { nowhere: 'true' }, containers: [{ name: 'c', image: 'busybox' }] },
+    });
+    hooks.handle('/evict', deny({ message: 'no evictions here', code: 403 }));
+    await apply(
+      config('Validating', 'evict', [
+        webhook('evict.example.com', '/evict', 'evict', {
+          rules: [
+            { operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods/eviction'] },
+          ],
+        }),
+      ]),
+    );
+    const eviction = {
+      apiVersion: 'policy/v1',
+      kind: 'Eviction',
+      metadata: { name: 'p', namespace: 'evict' },
+    };
+    const evict = () =>
+      env.run(['create', '--raw', '/api/v1/namespaces/evict/pods/p/eviction', '-f', '-'], {
+        input: JSON.stringify(eviction),
+      });
+    const refused = await evict();
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(
+      'admission webhook "evict.example.com" denied the request: no evictions here',
+    );
+    expect((await env.run(['get', 'pod', 'p', '-n', 'evict'])).code).toBe(0);
+    expect(hooks.received('/evict').at(-1).request).toMatchObject({
+      operation: 'CREATE',
+      kind: { group: 'policy', version: 'v1', kind: 'Eviction' },
+      resource: { group: '', version: 'v1', resource: 'pods' },
+      subResource: 'eviction',
+      name: 'p',
+      namespace: 'evict',
+      object: eviction,
+      oldObject: null,
+    });
+    hooks.handle('/evict', allow());
+    expect((await evict()).code).toBe(0);
+    expect((await env.run(['get', 'pod', 'p', '-n', 'evict'])).code).toBe(1);
+    await env.ok(['delete', 'validatingwebhookconfiguration', 'evict']);
+  });
+});
+
 describe('hostile webhook answers', () => {
   it('fail the request with kube’s words and store nothing', async () => {
     await namespace('hostile');

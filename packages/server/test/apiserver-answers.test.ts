@@ -435,3 +435,174 @@ describe('custom resources', () => {
     );
   });
 });
+
+describe('pods/eviction', () => {
+  const PODS = `/api/v1/namespaces/${NS}/pods`;
+  const eviction = (name: string) => ({ apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name } });
+
+  it('is served for create only, checks its name, and evicts a pending pod whatever its budget', async () => {
+    // Pending for good: no node has the label it asks for.
+    const pod = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'pending', labels: { app: 'held' } },
+      spec: { nodeSelector: { nowhere: 'true' }, containers: [{ name: 'c', image: 'x' }] },
+    };
+    expect((await http.post(PODS, pod)).status).toBe(201);
+    const pdb = {
+      apiVersion: 'policy/v1',
+      kind: 'PodDisruptionBudget',
+      metadata: { name: 'held' },
+      spec: { minAvailable: 5, selector: { matchLabels: { app: 'held' } } },
+    };
+    expect((await http.post(`/apis/policy/v1/namespaces/${NS}/poddisruptionbudgets`, pdb)).status).toBe(201);
+
+    failure(await http.get(`${PODS}/pending/eviction`), 405, 'MethodNotAllowed');
+    failure(
+      await http.post(`${PODS}/pending/eviction`, eviction('other')),
+      400,
+      'BadRequest',
+      'name in URL does not match name in Eviction object',
+    );
+    failure(
+      await http.post(`${PODS}/nope/eviction`, eviction('nope')),
+      404,
+      'NotFound',
+      'pods "nope" not found',
+    );
+    const dry = await http.post(`${PODS}/pending/eviction?dryRun=All`, eviction('pending'));
+    expect(dry.status, dry.text).toBe(201);
+    expect((await http.get(`${PODS}/pending`)).status).toBe(200);
+    const done = await http.post(`${PODS}/pending/eviction`, eviction('pending'));
+    expect(done.status, done.text).toBe(201);
+    expect(done.json).toEqual({
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Success',
+      code: 201,
+    });
+    expect((await http.get(`${PODS}/pending`)).status).toBe(404);
+  });
+
+  it('is in discovery as policy/v1 Eviction', async () => {
+    const v1 = await http.get('/api/v1');
+    expect(v1.json.resources).toContainEqual(
+      expect.objectContaining({
+        name: 'pods/eviction',
+        group: 'policy',
+        version: 'v1',
+        kind: 'Eviction',
+        verbs: ['create'],
+      }),
+    );
+  });
+});
+
+describe('Services', () => {
+  const SVC = `/api/v1/namespaces/${NS}/services`;
+  const service = (name: string, spec: object) => ({
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name },
+    spec,
+  });
+  const one = async (body: object) => failure(await http.post(SVC, body), 422, 'Invalid').details.causes;
+
+  it('refuse cluster IPs that are not addresses, outside the range, taken, or of another family', async () => {
+    expect(await one(service('ip-abc', { clusterIP: 'abc', ports: [{ port: 80 }] }))).toEqual([
+      {
+        reason: 'FieldValueInvalid',
+        message: 'Invalid value: "abc": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)',
+        field: 'spec.clusterIPs[0]',
+      },
+    ]);
+    expect(
+      await one(
+        service('ip-two', { clusterIP: '10.96.0.50', clusterIPs: ['10.96.0.51'], ports: [{ port: 80 }] }),
+      ),
+    ).toEqual([
+      {
+        reason: 'FieldValueInvalid',
+        message: 'Invalid value: []string{"10.96.0.51"}: first value must match `clusterIP`',
+        field: 'spec.clusterIPs',
+      },
+    ]);
+    expect((await one(service('ip-far', { clusterIP: '1.2.3.4', ports: [{ port: 80 }] })))[0].message).toBe(
+      'Invalid value: []string{"1.2.3.4"}: failed to allocate IP 1.2.3.4: the provided IP (1.2.3.4) is not in the valid range. The range of valid IPs is 10.96.0.0/12',
+    );
+    const taken = (await http.get(`/api/v1/namespaces/default/services/kubernetes`)).json.spec.clusterIP;
+    expect((await one(service('ip-taken', { clusterIP: taken, ports: [{ port: 80 }] })))[0].message).toBe(
+      `Invalid value: []string{"${taken}"}: failed to allocate IP ${taken}: provided IP is already allocated`,
+    );
+    expect((await one(service('ip-v6', { clusterIP: 'fd00::1', ports: [{ port: 80 }] })))[0]).toEqual({
+      reason: 'FieldValueInvalid',
+      message: 'Invalid value: []string{"fd00::1"}: IPv6 is not configured on this cluster',
+      field: 'spec.clusterIPs[0]',
+    });
+    const ok = await http.post(SVC, service('ip-chosen', { clusterIP: '10.96.7.7', ports: [{ port: 80 }] }));
+    expect(ok.status, ok.text).toBe(201);
+    expect(ok.json.spec.clusterIPs).toEqual(['10.96.7.7']);
+  });
+
+  it('refuse node ports outside the range or taken, and keep their own on update', async () => {
+    const nodePort = (name: string, port: number) =>
+      service(name, { type: 'NodePort', ports: [{ port: 80, nodePort: port }] });
+    expect(await one(nodePort('np-far', 40000))).toEqual([
+      {
+        reason: 'FieldValueInvalid',
+        message:
+          'Invalid value: 40000: provided port is not in the valid range. The range of valid ports is 30000-32767',
+        field: 'spec.ports[0].nodePort',
+      },
+    ]);
+    expect((await http.post(SVC, nodePort('np-a', 30555))).status).toBe(201);
+    expect((await one(nodePort('np-b', 30555)))[0].message).toBe(
+      'Invalid value: 30555: provided port is already allocated',
+    );
+    const relabel = await http.patch(
+      `${SVC}/np-a`,
+      { metadata: { labels: { a: 'b' } } },
+      'application/merge-patch+json',
+    );
+    expect(relabel.status, relabel.text).toBe(200);
+  });
+});
+
+describe('subresource and watch options', () => {
+  it('refuse a Scale named otherwise than its URL', async () => {
+    const deploy = {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'scaled' },
+      spec: {
+        selector: { matchLabels: { a: 'scaled' } },
+        template: {
+          metadata: { labels: { a: 'scaled' } },
+          spec: { containers: [{ name: 'c', image: 'x' }] },
+        },
+      },
+    };
+    expect((await http.post(`/apis/apps/v1/namespaces/${NS}/deployments`, deploy)).status).toBe(201);
+    failure(
+      await http.put(`/apis/apps/v1/namespaces/${NS}/deployments/scaled/scale`, {
+        apiVersion: 'autoscaling/v1',
+        kind: 'Scale',
+        metadata: { name: 'other' },
+        spec: { replicas: 2 },
+      }),
+      400,
+      'BadRequest',
+      'the name of the object (other) does not match the name on the URL (scaled)',
+    );
+  });
+
+  it('refuse a watch’s faulty options together, as a 422 of the ListOptions', async () => {
+    failure(
+      await http.get(`${CM}?watch=1&resourceVersionMatch=Exact&resourceVersion=1`),
+      422,
+      'Invalid',
+      'ListOptions.meta.k8s.io "" is invalid: [resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided, resourceVersionMatch: Unsupported value: "Exact": supported values: "NotOlderThan"]',
+    );
+  });
+});

@@ -141,6 +141,17 @@ export class Discovery {
           verbs: ['create'],
         });
       }
+      if (t.subresources.eviction) {
+        resources.push({
+          name: `${t.resource}/eviction`,
+          singularName: '',
+          namespaced: t.namespaced,
+          group: 'policy',
+          version: 'v1',
+          kind: 'Eviction',
+          verbs: ['create'],
+        });
+      }
       if (t.subresources.approval) {
         resources.push({
           name: `${t.resource}/approval`,
@@ -217,6 +228,15 @@ export class Discovery {
                     {
                       subresource: 'token',
                       responseKind: { group: 'authentication.k8s.io', version: 'v1', kind: 'TokenRequest' },
+                      verbs: ['create'],
+                    },
+                  ]
+                : []),
+              ...(t.subresources.eviction
+                ? [
+                    {
+                      subresource: 'eviction',
+                      responseKind: { group: 'policy', version: 'v1', kind: 'Eviction' },
                       verbs: ['create'],
                     },
                   ]

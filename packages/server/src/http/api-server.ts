@@ -70,6 +70,8 @@ export interface ApiServerOptions {
   log?: Log;
   /** Connect-style subresources served outside the registry, by `resource/subresource` (`pods/exec`). */
   connect?: Record<string, ConnectHandler>;
+  /** Admission of a subresource's own object (a `pods/eviction` Eviction): the webhooks'. */
+  admitSubresource?: HandlerScope['admitSubresource'];
   /** Who hears of every authenticated request (tests recording what a client did). */
   audit?: AuditListeners;
   /** The audit policy and log (`--audit-policy-file`, `--audit-log-path`); unset, no events are built. */
@@ -98,6 +100,7 @@ export class ApiServer {
       authorizer: o.authorizer,
       ...(o.exemptFromFaults && { exemptFromFaults: o.exemptFromFaults }),
       ...(o.connect && { connect: o.connect }),
+      ...(o.admitSubresource && { admitSubresource: o.admitSubresource }),
       ...(o.issueServiceAccountToken && { issueServiceAccountToken: o.issueServiceAccountToken }),
     };
   }

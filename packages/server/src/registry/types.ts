@@ -53,6 +53,8 @@ export interface ResourceType {
     approval?: boolean;
     token?: boolean;
     finalize?: boolean;
+    /** `pods/eviction`: a POST of a policy/v1 Eviction deletes the pod as its budget allows. */
+    eviction?: boolean;
   };
   /**
    * What a write to `/status` takes from the stored object besides what every write keeps (the

@@ -141,6 +141,7 @@ describe('the official Python client', () => {
     it('deletes with each propagationPolicy, carried out by the garbage collector', () =>
       env.run('core.py', 'propagation'));
     it('applies server-side, with conflicts and force', () => env.run('core.py', 'server_side_apply'));
+    it('evicts a pod through pods/eviction', () => env.run('core.py', 'eviction'));
   });
 
   describe('apps/v1 (AppsV1Api)', () => {

@@ -273,6 +273,7 @@ describe('discovery', () => {
       'exec',
       'log',
       'portforward',
+      'eviction',
       'status',
     ]);
   });

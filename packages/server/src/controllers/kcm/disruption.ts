@@ -70,6 +70,9 @@ async function expectedScale(
   return [...seen.values()].reduce((a, b) => a + b, 0);
 }
 
+/** How long an evicted pod may take to go before the budget counts it again. */
+const DELETION_TIMEOUT_MS = 2 * 60_000;
+
 /** The PodDisruptionBudget controller (`disruption`). */
 export function disruptionController(): ControllerDefinition<PodDisruptionBudget> {
   const budgets = new NamespaceIndex();
@@ -116,7 +119,21 @@ export function disruptionController(): ControllerDefinition<PodDisruptionBudget
           `Failed to calculate the number of expected pods: ${failure}`,
         );
       }
-      const healthy = pods.filter((p) => !p.metadata?.deletionTimestamp && ready(p)).length;
+      // Pods an eviction is about to delete are not healthy; one still there after two minutes
+      // (`DeletionTimeout`) was not deleted after all, and counts again.
+      const disrupted: Record<string, string> = {};
+      const evicted = pdb.status?.disruptedPods ?? {};
+      for (const p of pods) {
+        const podName = p.metadata?.name ?? '';
+        const at = evicted[podName];
+        if (p.metadata?.deletionTimestamp || at === undefined) continue;
+        if (Date.parse(at) + DELETION_TIMEOUT_MS >= Date.now()) disrupted[podName] = at;
+        else
+          events.warning('NotDeleted', `Pod was expected by PDB ${ns}/${name} to be deleted but it wasn't`);
+      }
+      const healthy = pods.filter(
+        (p) => !p.metadata?.deletionTimestamp && ready(p) && disrupted[p.metadata?.name ?? ''] === undefined,
+      ).length;
       const allowed = failure || (expected ?? 0) <= 0 ? 0 : Math.max(0, healthy - (desired ?? 0));
       const conditions = setCondition(pdb.status?.conditions ?? [], {
         type: 'DisruptionAllowed',
@@ -130,7 +147,7 @@ export function disruptionController(): ControllerDefinition<PodDisruptionBudget
         desiredHealthy: desired ?? 0,
         expectedPods: expected ?? 0,
         disruptionsAllowed: allowed,
-        disruptedPods: pdb.status?.disruptedPods ?? {},
+        disruptedPods: disrupted,
         observedGeneration: pdb.metadata?.generation ?? 0,
         conditions,
       };

@@ -73,7 +73,9 @@ export function serveResource(
   const sub = info.subresource;
   // A subresource with a create of its own (`pods/binding`) or a ServiceAccount's `token`: POST only.
   const createOnly =
-    !!t.behaviour.storage?.postSubresources?.[sub] || (sub === 'token' && !!t.subresources.token);
+    !!t.behaviour.storage?.postSubresources?.[sub] ||
+    (sub === 'token' && !!t.subresources.token) ||
+    (sub === 'eviction' && !!t.subresources.eviction);
   if (
     sub &&
     !(sub === 'status' && t.subresources.status) &&
@@ -81,6 +83,7 @@ export function serveResource(
     !(sub === 'approval' && t.subresources.approval) &&
     !(sub === 'finalize' && t.subresources.finalize) &&
     !(sub === 'token' && t.subresources.token && s.issueServiceAccountToken) &&
+    !(sub === 'eviction' && t.subresources.eviction) &&
     !t.behaviour.storage?.postSubresources?.[sub]
   ) {
     req.resume();

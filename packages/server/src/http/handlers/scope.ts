@@ -1,6 +1,7 @@
 /** What the verb handlers share: the server's parts, and the request they serve. */
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
+import type { AdmissionOptions } from '../../admission/options.js';
 import type { UserInfo } from '../../auth/authentication/user.js';
 import type { Authorizer } from '../../auth/authorization/types.js';
 import type { Registry } from '../../registry/registry.js';
@@ -56,6 +57,11 @@ export interface HandlerScope {
   ): { user?: UserInfo | undefined; audiences?: string[] | undefined; error?: string | undefined };
   /** The server's authorizer (the access reviews ask it). */
   authorizer?: Authorizer;
+  /**
+   * Admits the object a subresource create posts when it is not the resource's kind (a
+   * `pods/eviction` Eviction): the mutating, then the validating webhooks, as kube admits it.
+   */
+  admitSubresource?(t: ResourceType, obj: Obj, options: AdmissionOptions): Promise<void>;
 }
 
 /** A request to a resource, once routed: its kind, object, user and negotiated answer. */

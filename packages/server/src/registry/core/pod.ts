@@ -298,6 +298,6 @@ export const podKind: ResourceType = coreKind({
   kind: 'Pod',
   shortNames: ['po'],
   categories: ['all'],
-  subresources: { status: true },
+  subresources: { status: true, eviction: true },
   returnDeletedObject: true,
 });

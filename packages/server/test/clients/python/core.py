@@ -271,6 +271,28 @@ def server_side_apply():
     client.CoreV1Api().delete_namespaced_config_map("py-ssa", NS)
 
 
+def eviction():
+    """pods/eviction through create_namespaced_pod_eviction, as kubectl drain's client calls it."""
+    v1 = client.CoreV1Api()
+    pod = client.V1Pod(
+        metadata=client.V1ObjectMeta(name="py-evicted", labels={"app": "py-evicted"}),
+        spec=client.V1PodSpec(node_selector={"nowhere": "true"}, containers=[client.V1Container(name="c", image="x")]),
+    )
+    v1.create_namespaced_pod(NS, pod)
+    body = lambda name: client.V1Eviction(metadata=client.V1ObjectMeta(name=name, namespace=NS))
+    status_of(
+        failure(v1.create_namespaced_pod_eviction, "py-evicted", NS, body("other")),
+        400,
+        "BadRequest",
+        "name in URL does not match name in Eviction object",
+    )
+    status_of(failure(v1.create_namespaced_pod_eviction, "py-none", NS, body("py-none")), 404, "NotFound")
+    v1.create_namespaced_pod_eviction("py-evicted", NS, body("py-evicted"), dry_run="All")
+    eq(v1.read_namespaced_pod("py-evicted", NS).metadata.name, "py-evicted", "a dry-run eviction keeps the pod")
+    v1.create_namespaced_pod_eviction("py-evicted", NS, body("py-evicted"))
+    eventually(lambda: gone(v1.read_namespaced_pod, "py-evicted", NS), "the evicted pod to go")
+
+
 if __name__ == "__main__":
     run(
         {
@@ -279,5 +301,6 @@ if __name__ == "__main__":
             "other_core_kinds": other_core_kinds,
             "propagation": propagation,
             "server_side_apply": server_side_apply,
+            "eviction": eviction,
         }
     )

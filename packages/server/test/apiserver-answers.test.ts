@@ -606,3 +606,53 @@ describe('subresource and watch options', () => {
     );
   });
 });
+
+describe('writes without a name', () => {
+  const undeterminable = (name: string) =>
+    `the name of the object (${name} based on URL) was undeterminable: name must be provided`;
+
+  it('are refused for an update, a patch that removes it, a Scale and an apply', async () => {
+    await http.post(CM, configMap({ name: 'named' }, { data: { a: '1' } }));
+    for (const body of [
+      { apiVersion: 'v1', kind: 'ConfigMap', data: { a: '2' } },
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: {}, data: { a: '2' } },
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: '' }, data: { a: '2' } },
+    ]) {
+      failure(await http.put(`${CM}/named`, body), 400, 'BadRequest', undeterminable('named'));
+    }
+    failure(
+      await http.patch(
+        `${CM}/named`,
+        [{ op: 'remove', path: '/metadata/name' }],
+        'application/json-patch+json',
+      ),
+      400,
+      'BadRequest',
+      undeterminable('named'),
+    );
+    failure(
+      await http.send('PATCH', `${CM}/fresh?fieldManager=m`, {
+        raw: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { generateName: 'g-' } }),
+        headers: { 'Content-Type': 'application/apply-patch+yaml' },
+      }),
+      400,
+      'BadRequest',
+      undeterminable('fresh'),
+    );
+    expect((await http.get(`${CM}/named`)).json.data).toEqual({ a: '1' });
+  });
+
+  it('an apply with duplicate keys is warned of under Warn and refused under Strict', async () => {
+    const yaml = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: dup\ndata:\n  x: "1"\n  x: "2"\n';
+    const send = (validation: string) =>
+      http.send('PATCH', `${CM}/dup?fieldManager=m${validation}`, {
+        raw: yaml,
+        headers: { 'Content-Type': 'application/apply-patch+yaml' },
+      });
+    const warned = await send('');
+    expect(warned.status, warned.text).toBe(201);
+    expect(warned.headers.warning).toBe('299 - "line 7: key \\"x\\" already set in map"');
+    failure(await send('&fieldValidation=Strict'), 400, 'BadRequest');
+    expect((await send('&fieldValidation=Ignore')).headers.warning).toBeUndefined();
+  });
+});

@@ -227,12 +227,7 @@ export class RestStorage {
       if (!isObject(next)) throw ApiError.badRequest('the patch did not produce an object');
       const m = meta(next);
       checkNamespace(t, m, namespace);
-      const patchedName = typeof m.name === 'string' ? m.name : '';
-      if (patchedName !== name) {
-        throw ApiError.badRequest(
-          `the name of the object (${patchedName}) does not match the name on the URL (${name})`,
-        );
-      }
+      checkNameOnUrl(m, name);
       return next;
     };
     return this.guaranteedUpdate(t, namespace, name, subresource, ctx, undefined, (current) => {

@@ -8,11 +8,12 @@ import { withVersionConversions } from '../../apiextensions/managed-fields-conve
 import { scaleWithManagedFields } from '../../apply/hooks.js';
 import { applyConfiguration } from '../../apply/index.js';
 import { cloneJson } from '../../patch/json-value.js';
+import { checkNameOnUrl } from '../../registry/generic/object-meta.js';
 import { isObject, type Obj } from '../../util/object.js';
 import { readBody } from '../body.js';
 import { queryBool } from '../params.js';
 import { checkFields } from './field-validation.js';
-import { decodeApplyYaml } from './request-body.js';
+import { decodeApplyYaml, strictDecodingLines } from './request-body.js';
 import type { HandlerScope, ResourceRequest } from './scope.js';
 import { updateStrategy, writeManager } from './write-options.js';
 
@@ -21,8 +22,12 @@ export async function apply(s: HandlerScope, r: ResourceRequest): Promise<void> 
   const raw = await readBody(req);
   const manager = writeManager(req, query, 'PatchOptions', true);
   const force = queryBool(query, 'force') === true;
-  const config = decodeApplyYaml(raw.toString('utf8'), query.get('fieldValidation') === 'Strict');
-  const warnings: string[] = [];
+  const text = raw.toString('utf8');
+  const validation = query.get('fieldValidation') || 'Warn';
+  const config = decodeApplyYaml(text, validation === 'Strict');
+  // Under Warn, what a strict decoding refuses (duplicate keys) is warned of, one line each.
+  const warnings: string[] =
+    validation === 'Warn' ? strictDecodingLines(text).map((line) => line.trim()) : [];
   const ctx = { dryRun, fieldManager: manager, applied: true, warnings, user: r.user };
   // Types of the configuration are checked by the typed merge; this only normalises the result
   // as decoding into the Go type does (canonical quantities, empty omitempty lists dropped).
@@ -90,12 +95,7 @@ export async function apply(s: HandlerScope, r: ResourceRequest): Promise<void> 
         'the namespace of the provided object does not match the namespace sent on the request',
       );
     }
-    const objName = typeof m.name === 'string' ? m.name : '';
-    if (objName !== name) {
-      throw ApiError.badRequest(
-        `the name of the object (${objName}) does not match the name on the URL (${name})`,
-      );
-    }
+    checkNameOnUrl(m, name);
     try {
       const stored = await s.rest.create(t, ns, created, ctx);
       await s.out.object(r, 201, t, stored, warnings);

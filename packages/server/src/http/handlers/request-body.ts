@@ -106,6 +106,12 @@ export async function readObject(
   return { obj, raw: raw || undefined, ...(yamlDuplicates !== undefined && { yamlDuplicates }) };
 }
 
+/** The errors a strict decoding of an apply configuration finds (its duplicate keys), one per line. */
+export function strictDecodingLines(text: string): string[] {
+  const found = parseJsonShapedYaml(text) !== undefined ? jsonDuplicateKeys(text) : yamlDuplicateKeys(text);
+  return found === undefined ? [] : found.split('\n').slice(1);
+}
+
 /**
  * An apply configuration: YAML (JSON is YAML) into a map, as `sigs.k8s.io/yaml` decodes it;
  * with `strict`, duplicate keys are an error (`error strict decoding YAML`).

@@ -94,9 +94,17 @@ export function kubeFinalizerCauses(t: ResourceType, m: Obj): StatusCause[] {
   return causes;
 }
 
-/** The update handler's `checkName`: an object (a Scale too) named otherwise than its URL is a 400. */
+/**
+ * The handlers' `checkName` of an update, a patch's result or an apply: an object (a Scale too)
+ * without a name, or named otherwise than its URL, is a 400.
+ */
 export function checkNameOnUrl(m: Obj, name: string): void {
-  if (m.name !== undefined && m.name !== name) {
+  if (m.name === undefined || m.name === null || m.name === '') {
+    throw ApiError.badRequest(
+      `the name of the object (${name} based on URL) was undeterminable: name must be provided`,
+    );
+  }
+  if (m.name !== name) {
     throw ApiError.badRequest(
       `the name of the object (${String(m.name)}) does not match the name on the URL (${name})`,
     );

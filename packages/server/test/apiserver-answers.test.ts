@@ -656,3 +656,169 @@ describe('writes without a name', () => {
     expect((await send('&fieldValidation=Ignore')).headers.warning).toBeUndefined();
   });
 });
+
+describe('pod specs', () => {
+  const PODS = `/api/v1/namespaces/${NS}/pods?dryRun=All`;
+  const c = (extra: object = {}) => ({ name: 'c', image: 'nginx', ...extra });
+  const causes = async (spec: object) => {
+    const body = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'spec' },
+      spec: { containers: [c()], ...spec },
+    };
+    const r = await http.post(PODS, body);
+    if (r.status === 201) return [];
+    return failure(r, 422, 'Invalid').details.causes.map((x: any) => `${x.field}: ${x.message}`);
+  };
+  const C0 = 'spec.containers[0]';
+
+  it('refuse what kube-apiserver refuses, with its words', async () => {
+    const cases: [object, string[]][] = [
+      [
+        { containers: [c({ livenessProbe: {} })] },
+        [`${C0}.livenessProbe: Required value: must specify a handler type`],
+      ],
+      [
+        { containers: [c({ livenessProbe: { exec: { command: ['x'] }, tcpSocket: { port: 80 } } })] },
+        [`${C0}.livenessProbe.tcpSocket: Forbidden: may not specify more than 1 handler type`],
+      ],
+      [
+        { containers: [c({ readinessProbe: { httpGet: { port: 'Bad_Port' } } })] },
+        [
+          `${C0}.readinessProbe.httpGet.port: Invalid value: "Bad_Port": must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)`,
+        ],
+      ],
+      [
+        { containers: [c({ livenessProbe: { exec: { command: ['x'] }, periodSeconds: -1 } })] },
+        [`${C0}.livenessProbe.periodSeconds: Invalid value: -1: must be greater than or equal to 0`],
+      ],
+      [
+        { containers: [c({ startupProbe: { exec: { command: ['x'] }, successThreshold: 2 } })] },
+        [`${C0}.startupProbe.successThreshold: Invalid value: 2: must be 1`],
+      ],
+      [
+        { volumes: [{ name: 'v', emptyDir: {}, hostPath: { path: '/x' } }] },
+        ['spec.volumes[0].hostPath: Forbidden: may not specify more than 1 volume type'],
+      ],
+      [
+        {
+          containers: [
+            c({
+              env: [
+                {
+                  name: 'A',
+                  valueFrom: {
+                    configMapKeyRef: { name: 'x', key: 'y' },
+                    secretKeyRef: { name: 'x', key: 'y' },
+                  },
+                },
+              ],
+            }),
+          ],
+        },
+        [`${C0}.env[0].valueFrom: Invalid value: "": may not have more than one field specified at a time`],
+      ],
+      [
+        {
+          containers: [
+            c({ env: [{ name: 'A', value: 'v', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }] }),
+          ],
+        },
+        [`${C0}.env[0].valueFrom: Invalid value: "": may not be specified when \`value\` is not empty`],
+      ],
+      [
+        { containers: [c({ env: [{ name: 'A', valueFrom: { fieldRef: { fieldPath: 'spec.bogus' } } }] })] },
+        [
+          `${C0}.env[0].valueFrom.fieldRef.fieldPath: Invalid value: "spec.bogus": error converting fieldPath: field label not supported: spec.bogus`,
+        ],
+      ],
+      [
+        { containers: [c({ env: [{ name: 'A', valueFrom: { fieldRef: { fieldPath: 'status.phase' } } }] })] },
+        [
+          `${C0}.env[0].valueFrom.fieldRef.fieldPath: Unsupported value: "status.phase": supported values: "metadata.name", "metadata.namespace", "metadata.uid", "spec.nodeName", "spec.serviceAccountName", "status.hostIP", "status.hostIPs", "status.podIP", "status.podIPs"`,
+        ],
+      ],
+      [
+        {
+          affinity: {
+            nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [] } },
+          },
+        },
+        [
+          'spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms: Required value: must have at least one node selector term',
+        ],
+      ],
+      [
+        { securityContext: { runAsUser: -1 } },
+        ['spec.securityContext.runAsUser: Invalid value: -1: must be between 0 and 2147483647, inclusive'],
+      ],
+      [
+        { hostname: 'Bad_Host' },
+        [
+          `spec.hostname: Invalid value: "Bad_Host": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`,
+        ],
+      ],
+      [
+        { containers: [c({ resources: { requests: { 'example.com/gpu': '1' } } })] },
+        [`${C0}.resources.limits: Required value: Limit must be set for non overcommitable resources`],
+      ],
+      [
+        { containers: [c({ terminationMessagePolicy: 'Bogus' })] },
+        [`${C0}.terminationMessagePolicy: Invalid value: "Bogus": must be 'File' or 'FallbackToLogsOnError'`],
+      ],
+      [
+        {
+          topologySpreadConstraints: [
+            { maxSkew: 0, topologyKey: 'zone', whenUnsatisfiable: 'DoNotSchedule' },
+          ],
+        },
+        ['spec.topologySpreadConstraints[0].maxSkew: Invalid value: 0: must be greater than zero'],
+      ],
+      [
+        {
+          topologySpreadConstraints: [
+            { maxSkew: 1, topologyKey: 'zone', whenUnsatisfiable: 'DoNotSchedule' },
+            { maxSkew: 1, topologyKey: 'zone', whenUnsatisfiable: 'DoNotSchedule' },
+          ],
+        },
+        [
+          'spec.topologySpreadConstraints[0].{topologyKey, whenUnsatisfiable}: Duplicate value: "{zone, DoNotSchedule}"',
+        ],
+      ],
+      [
+        { hostAliases: [{ ip: 'x' }] },
+        [
+          'spec.hostAliases[0].ip: Invalid value: "x": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)',
+        ],
+      ],
+    ];
+    for (const [spec, want] of cases) expect(await causes(spec), JSON.stringify(spec)).toEqual(want);
+  });
+
+  it('take what kube-apiserver takes', async () => {
+    for (const spec of [
+      {
+        containers: [
+          c({ livenessProbe: { httpGet: { port: 'http' } }, ports: [{ name: 'http', containerPort: 80 }] }),
+        ],
+      },
+      {
+        containers: [
+          c({ env: [{ name: 'N', valueFrom: { fieldRef: { fieldPath: "metadata.labels['app']" } } }] }),
+        ],
+      },
+      {
+        containers: [
+          c({ resources: { requests: { 'example.com/gpu': '1' }, limits: { 'example.com/gpu': '1' } } }),
+        ],
+      },
+      {
+        topologySpreadConstraints: [{ maxSkew: 1, topologyKey: 'zone', whenUnsatisfiable: 'ScheduleAnyway' }],
+      },
+      { hostAliases: [{ ip: '10.1.2.3', hostnames: ['a.local'] }] },
+    ]) {
+      expect(await causes(spec), JSON.stringify(spec)).toEqual([]);
+    }
+  });
+});

@@ -77,8 +77,9 @@ export function defaultContainer(c: Obj): void {
   for (const e of objs(c.env)) defaultFieldRef(e.valueFrom);
 }
 export const VOLUME_SOURCES = [
-  'hostPath',
+  // validateVolumeSource's order, in which a second source is the one reported.
   'emptyDir',
+  'hostPath',
   'gitRepo',
   'gcePersistentDisk',
   'awsElasticBlockStore',

@@ -4,7 +4,8 @@
  * parts of `ValidatePodSpec` a user plausibly trips over, and what a Pod update may change.
  * Defaults are in `podspec-defaults.ts`.
  */
-import type { StatusCause } from 'kubeloop/api';
+import { isIP } from 'node:net';
+import { isQualifiedName, type StatusCause } from 'kubeloop/api';
 import {
   compareQuantity,
   dig,
@@ -60,6 +61,10 @@ function validateResources(resources: unknown, path: string): StatusCause[] {
     const req = parseQuantity(raw);
     const limRaw = limits[name];
     const lim = parseQuantity(limRaw);
+    if (limRaw === undefined && !overcommitAllowed(name)) {
+      out.push(required(`${path}.limits`, 'Limit must be set for non overcommitable resources'));
+      continue;
+    }
     if (!req || !lim) continue;
     const cmp = compareQuantity(req, lim);
     if (cmp !== 0 && !overcommitAllowed(name)) {
@@ -75,6 +80,160 @@ function validateResources(resources: unknown, path: string): StatusCause[] {
         ),
       );
     }
+  }
+  return out;
+}
+
+/** `validatePortNumOrName`: a probe's or handler's port, a number in range or an IANA service name. */
+function validatePortNumOrName(port: unknown, path: string): StatusCause[] {
+  if (typeof port === 'number') return isValidPortNum(port).map((m) => invalid(path, port, m));
+  if (typeof port === 'string') return isValidPortName(port).map((m) => invalid(path, port, m));
+  return [];
+}
+
+/** `validateHandler`: exactly one of exec, httpGet, tcpSocket and grpc (the first wins, the others are refused). */
+function validateHandler(handler: Obj, path: string): StatusCause[] {
+  const out: StatusCause[] = [];
+  let handlers = 0;
+  for (const kind of ['exec', 'httpGet', 'tcpSocket', 'grpc'] as const) {
+    const h = handler[kind];
+    if (h === undefined || h === null) continue;
+    if (handlers > 0) {
+      out.push(forbidden(`${path}.${kind}`, 'may not specify more than 1 handler type'));
+      continue;
+    }
+    handlers++;
+    const hp = `${path}.${kind}`;
+    if (kind === 'exec' && objsOrStrings(dig(h, 'command')).length === 0) out.push(required(`${hp}.command`));
+    if (kind === 'httpGet') {
+      if (!str(dig(h, 'path'))) out.push(required(`${hp}.path`));
+      out.push(...validatePortNumOrName(dig(h, 'port'), `${hp}.port`));
+      const scheme = str(dig(h, 'scheme'));
+      if (scheme && scheme !== 'HTTP' && scheme !== 'HTTPS')
+        out.push(notSupported(`${hp}.scheme`, scheme, ['HTTP', 'HTTPS']));
+    }
+    if (kind === 'tcpSocket') out.push(...validatePortNumOrName(dig(h, 'port'), `${hp}.port`));
+    if (kind === 'grpc') {
+      const port = numOr(dig(h, 'port')) ?? 0;
+      for (const m of isValidPortNum(port)) out.push(invalid(`${hp}.port`, port, m));
+    }
+  }
+  if (handlers === 0) out.push(required(path, 'must specify a handler type'));
+  return out;
+}
+
+const objsOrStrings = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+
+/** `validateProbe`: its handler and non-negative timings; a liveness or startup probe succeeds once. */
+function validateProbe(
+  probe: unknown,
+  path: string,
+  kind: 'liveness' | 'readiness' | 'startup',
+): StatusCause[] {
+  if (!isObj(probe)) return [];
+  const out = validateHandler(probe, path);
+  for (const f of [
+    'initialDelaySeconds',
+    'timeoutSeconds',
+    'periodSeconds',
+    'successThreshold',
+    'failureThreshold',
+  ]) {
+    const v = numOr(probe[f]);
+    if (v !== undefined && v < 0) out.push(invalid(`${path}.${f}`, v, 'must be greater than or equal to 0'));
+  }
+  const grace = numOr(probe.terminationGracePeriodSeconds);
+  if (grace !== undefined && grace <= 0)
+    out.push(invalid(`${path}.terminationGracePeriodSeconds`, grace, 'must be greater than 0'));
+  const success = numOr(probe.successThreshold);
+  if (kind !== 'readiness' && success !== undefined && success !== 1)
+    out.push(invalid(`${path}.successThreshold`, success, 'must be 1'));
+  return out;
+}
+
+/** What `ConvertDownwardAPIFieldLabel` converts, and of those what an env var may read. */
+const DOWNWARD_FIELDS = new Set([
+  'metadata.annotations',
+  'metadata.labels',
+  'metadata.name',
+  'metadata.namespace',
+  'metadata.uid',
+  'spec.nodeName',
+  'spec.restartPolicy',
+  'spec.serviceAccountName',
+  'spec.schedulerName',
+  'status.phase',
+  'status.hostIP',
+  'status.hostIPs',
+  'status.podIP',
+  'status.podIPs',
+]);
+const ENV_FIELDS = [
+  'metadata.name',
+  'metadata.namespace',
+  'metadata.uid',
+  'spec.nodeName',
+  'spec.serviceAccountName',
+  'status.hostIP',
+  'status.hostIPs',
+  'status.podIP',
+  'status.podIPs',
+];
+
+/** `validateObjectFieldSelector` of an env var's `fieldRef`. */
+function validateEnvFieldRef(ref: Obj, path: string): StatusCause[] {
+  if (!str(ref.apiVersion)) return [required(`${path}.apiVersion`)];
+  const fieldPath = str(ref.fieldPath);
+  if (!fieldPath) return [required(`${path}.fieldPath`)];
+  const subscripted = /^(metadata\.(?:annotations|labels))\['(.*)'\]$/.exec(fieldPath);
+  let why: string | undefined;
+  if (str(ref.apiVersion) !== 'v1') why = `unsupported pod version: ${str(ref.apiVersion)}`;
+  else if (!subscripted && /\[/.test(fieldPath)) why = `field label does not support subscript: ${fieldPath}`;
+  else if (!subscripted && !DOWNWARD_FIELDS.has(fieldPath) && fieldPath !== 'spec.host')
+    why = `field label not supported: ${fieldPath}`;
+  if (why) return [invalid(`${path}.fieldPath`, fieldPath, `error converting fieldPath: ${why}`)];
+  if (subscripted) {
+    const key = subscripted[1] === 'metadata.annotations' ? subscripted[2]!.toLowerCase() : subscripted[2]!;
+    return isQualifiedName(key).map((m) => invalid(path, key, m));
+  }
+  const converted = fieldPath === 'spec.host' ? 'spec.nodeName' : fieldPath;
+  return ENV_FIELDS.includes(converted) ? [] : [notSupported(`${path}.fieldPath`, converted, ENV_FIELDS)];
+}
+
+/** `validateEnvVarValueFrom`: one source, none with a `value`. */
+function validateEnvValueFrom(e: Obj, path: string): StatusCause[] {
+  const from = e.valueFrom;
+  if (!isObj(from)) return [];
+  const out: StatusCause[] = [];
+  let sources = 0;
+  for (const k of ['fieldRef', 'resourceFieldRef', 'configMapKeyRef', 'secretKeyRef']) {
+    if (!isObj(from[k])) continue;
+    sources++;
+    if (k === 'fieldRef') out.push(...validateEnvFieldRef(from[k] as Obj, `${path}.fieldRef`));
+    if ((k === 'configMapKeyRef' || k === 'secretKeyRef') && !str(dig(from[k], 'key')))
+      out.push(required(`${path}.${k}.key`));
+  }
+  if (sources === 0)
+    out.push(
+      invalid(
+        path,
+        '',
+        'must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`',
+      ),
+    );
+  else if (str(e.value)) out.push(invalid(path, '', 'may not be specified when `value` is not empty'));
+  else if (sources > 1) out.push(invalid(path, '', 'may not have more than one field specified at a time'));
+  return out;
+}
+
+/** `IsValidUserID`/`IsValidGroupID` of the user and group fields of a security context. */
+function validateIds(ctx: unknown, path: string, fields: readonly string[]): StatusCause[] {
+  if (!isObj(ctx)) return [];
+  const out: StatusCause[] = [];
+  for (const f of fields) {
+    const v = numOr(ctx[f]);
+    if (v !== undefined && (v < 0 || v > 2147483647))
+      out.push(invalid(`${path}.${f}`, v, 'must be between 0 and 2147483647, inclusive'));
   }
   return out;
 }
@@ -113,13 +272,14 @@ function validateContainer(c: Obj, path: string, volumes: Set<string>): StatusCa
   if (!tmp)
     out.push(required(`${path}.terminationMessagePolicy`, "must be 'File' or 'FallbackToLogsOnError'"));
   else if (tmp !== 'File' && tmp !== 'FallbackToLogsOnError') {
-    out.push(notSupported(`${path}.terminationMessagePolicy`, tmp, ['File', 'FallbackToLogsOnError']));
+    out.push(invalid(`${path}.terminationMessagePolicy`, tmp, "must be 'File' or 'FallbackToLogsOnError'"));
   }
   out.push(...validatePorts(c.ports, `${path}.ports`));
   objs(c.env).forEach((e, i) => {
     const n = str(e.name);
     if (!n) out.push(required(`${path}.env[${i}].name`));
     else for (const m of isEnvVarName(n)) out.push(invalid(`${path}.env[${i}].name`, n, m));
+    out.push(...validateEnvValueFrom(e, `${path}.env[${i}].valueFrom`));
   });
   const mountPaths = new Set<string>();
   objs(c.volumeMounts).forEach((m, i) => {
@@ -137,6 +297,10 @@ function validateContainer(c: Obj, path: string, volumes: Set<string>): StatusCa
   else if (!PULL_POLICIES.includes(policy))
     out.push(notSupported(`${path}.imagePullPolicy`, policy, PULL_POLICIES));
   out.push(...validateResources(c.resources, `${path}.resources`));
+  out.push(...validateProbe(c.livenessProbe, `${path}.livenessProbe`, 'liveness'));
+  out.push(...validateProbe(c.readinessProbe, `${path}.readinessProbe`, 'readiness'));
+  out.push(...validateProbe(c.startupProbe, `${path}.startupProbe`, 'startup'));
+  out.push(...validateIds(c.securityContext, `${path}.securityContext`, ['runAsUser', 'runAsGroup']));
   return out;
 }
 
@@ -225,6 +389,61 @@ export function validatePodSpec(spec: unknown, path: string): StatusCause[] {
     out.push(invalid(`${path}.activeDeadlineSeconds`, ads, 'must be between 1 and 2147483647, inclusive'));
   }
   out.push(...validateLabels(spec.nodeSelector, `${path}.nodeSelector`));
+  out.push(...validatePodLevel(spec, path));
+  return out;
+}
+
+/** The pod-level fields users get wrong: ids, host names, affinity terms, gates, aliases, spread. */
+function validatePodLevel(spec: Obj, path: string): StatusCause[] {
+  const out = validateIds(spec.securityContext, `${path}.securityContext`, [
+    'runAsUser',
+    'runAsGroup',
+    'fsGroup',
+  ]);
+  for (const f of ['hostname', 'subdomain']) {
+    const v = str(spec[f]);
+    if (v) for (const m of isDNS1123Label(v)) out.push(invalid(`${path}.${f}`, v, m));
+  }
+  const terms = dig(spec.affinity, 'nodeAffinity', 'requiredDuringSchedulingIgnoredDuringExecution');
+  if (isObj(terms) && objs(terms.nodeSelectorTerms).length === 0) {
+    out.push(
+      required(
+        `${path}.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms`,
+        'must have at least one node selector term',
+      ),
+    );
+  }
+  objs(spec.readinessGates).forEach((g, i) => {
+    const type = str(g.conditionType);
+    for (const m of isQualifiedName(type))
+      out.push(invalid(`${path}.readinessGates[${i}].conditionType`, type, m));
+  });
+  objs(spec.hostAliases).forEach((a, i) => {
+    const ip = str(a.ip);
+    if (isIP(ip) === 0)
+      out.push(
+        invalid(
+          `${path}.hostAliases[${i}].ip`,
+          ip,
+          'must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)',
+        ),
+      );
+  });
+  const constraints = objs(spec.topologySpreadConstraints);
+  const pairOf = (c: Obj) => `${str(c.topologyKey)}\u0000${str(c.whenUnsatisfiable)}`;
+  constraints.forEach((c, i) => {
+    const cp = `${path}.topologySpreadConstraints[${i}]`;
+    const skew = numOr(c.maxSkew) ?? 0;
+    if (skew <= 0) out.push(invalid(`${cp}.maxSkew`, skew, 'must be greater than zero'));
+    const key = str(c.topologyKey);
+    if (!key) out.push(required(`${cp}.topologyKey`, 'can not be empty'));
+    const when = str(c.whenUnsatisfiable);
+    if (when !== 'DoNotSchedule' && when !== 'ScheduleAnyway')
+      out.push(notSupported(`${cp}.whenUnsatisfiable`, when, ['DoNotSchedule', 'ScheduleAnyway']));
+    // ValidateSpreadConstraintNotRepeat: the first of two alike is the one reported.
+    if (constraints.slice(i + 1).some((later) => pairOf(later) === pairOf(c)))
+      out.push(duplicate(`${cp}.{topologyKey, whenUnsatisfiable}`, `{${key}, ${when}}`));
+  });
   return out;
 }
 

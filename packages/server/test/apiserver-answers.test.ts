@@ -822,3 +822,68 @@ describe('pod specs', () => {
     }
   });
 });
+
+describe('the RuntimeClass admission plugin', () => {
+  const PODS = `/api/v1/namespaces/${NS}/pods?dryRun=All`;
+  const pod = (spec: object) => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'rcp' },
+    spec: { containers: [{ name: 'c', image: 'nginx' }], ...spec },
+  });
+  const rejected = (why: string) => `pods "rcp" is forbidden: ${why}`;
+
+  it('refuses a missing class and overheads the class does not define, and applies its overhead and scheduling', async () => {
+    const RC = '/apis/node.k8s.io/v1/runtimeclasses';
+    await http.post(RC, {
+      apiVersion: 'node.k8s.io/v1',
+      kind: 'RuntimeClass',
+      metadata: { name: 'rc-over' },
+      handler: 'x',
+      overhead: { podFixed: { cpu: '250m', memory: '120Mi' } },
+      scheduling: {
+        nodeSelector: { sandbox: 'true' },
+        tolerations: [{ key: 'sandbox', operator: 'Exists', effect: 'NoSchedule' }],
+      },
+    });
+    await http.post(RC, {
+      apiVersion: 'node.k8s.io/v1',
+      kind: 'RuntimeClass',
+      metadata: { name: 'rc-plain' },
+      handler: 'y',
+    });
+    const cases: [object, string][] = [
+      [{ runtimeClassName: 'nope' }, 'pod rejected: RuntimeClass "nope" not found'],
+      [
+        { overhead: { cpu: '1' } },
+        'pod rejected: Pod Overhead set without corresponding RuntimeClass defined Overhead',
+      ],
+      [
+        { runtimeClassName: 'rc-plain', overhead: { cpu: '1' } },
+        'pod rejected: Pod Overhead set without corresponding RuntimeClass defined Overhead',
+      ],
+      [
+        { runtimeClassName: 'rc-over', overhead: { cpu: '1' } },
+        "pod rejected: Pod's Overhead doesn't match RuntimeClass's defined Overhead",
+      ],
+      [
+        { runtimeClassName: 'rc-over', nodeSelector: { sandbox: 'false' } },
+        'conflict: runtimeClass.scheduling.nodeSelector[sandbox] = true; pod.spec.nodeSelector[sandbox] = false',
+      ],
+    ];
+    for (const [spec, why] of cases)
+      failure(await http.post(PODS, pod(spec)), 403, 'Forbidden', rejected(why));
+    const applied = await http.post(
+      PODS,
+      pod({ runtimeClassName: 'rc-over', overhead: { cpu: '0.25', memory: '120Mi' } }),
+    );
+    expect(applied.status, applied.text).toBe(201);
+    expect(applied.json.spec.overhead).toEqual({ cpu: '250m', memory: '120Mi' });
+    expect(applied.json.spec.nodeSelector).toEqual({ sandbox: 'true' });
+    expect(applied.json.spec.tolerations).toContainEqual({
+      key: 'sandbox',
+      operator: 'Exists',
+      effect: 'NoSchedule',
+    });
+  });
+});

@@ -27,6 +27,7 @@ import { podSecurityAdmission } from './pod-security/admission.js';
 import { type PolicyPluginDeps, validatingAdmissionPolicy } from './policy/plugin.js';
 import { priorityAdmission } from './priority.js';
 import { resourceQuotaAdmission } from './resource-quota.js';
+import { runtimeClassAdmission } from './runtime-class.js';
 import { storageObjectInUseProtection } from './storage-protection.js';
 import { type WebhookAdmission, webhookAdmission } from './webhook/index.js';
 
@@ -142,6 +143,7 @@ export function builtinAdmission(store: Store, policyDeps: PolicyPluginDeps = {}
   const webhooks = policyDeps.registry
     ? webhookAdmission(store, policyDeps.registry, { authorizer: () => policyDeps.authorizer })
     : undefined;
+  const runtimeClass = runtimeClassAdmission(store);
   const chain = new AdmissionChain(
     [
       namespaceLifecycle(store),
@@ -150,6 +152,7 @@ export function builtinAdmission(store: Store, policyDeps: PolicyPluginDeps = {}
       priorityAdmission(store),
       defaultStorageClass(store),
       storageObjectInUseProtection(),
+      runtimeClass.mutate,
       defaultIngressClass(store),
       ...(webhooks ? [webhooks.mutate] : []),
     ],
@@ -162,6 +165,7 @@ export function builtinAdmission(store: Store, policyDeps: PolicyPluginDeps = {}
         (_op, t) => isCore(t, 'pods', 'persistentvolumeclaims'),
         () => limits().then((l) => l.validate),
       ),
+      runtimeClass.validate,
       validatingAdmissionPolicy(store, policyDeps),
       ...(webhooks ? [webhooks.validate] : []),
       resourceQuotaAdmission(store),

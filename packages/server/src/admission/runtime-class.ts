@@ -16,6 +16,17 @@ import { actsOn, isCore } from './plugin-kinds.js';
 /** The operations admission sees (chain.ts's `AdmissionOperation`, not imported: it imports this). */
 type AdmissionOperation = 'CREATE' | 'UPDATE' | 'DELETE';
 
+/** A plugin of pod creates (chain.ts's `AdmissionPlugin`, not imported: chain.ts imports this). */
+type PodPlugin = (
+  op: AdmissionOperation,
+  t: ResourceType,
+  pod: Obj,
+  old: Obj | undefined,
+  options?: AdmissionOptions,
+) => void;
+
+const OVERHEAD_MISMATCH = "pod rejected: Pod's Overhead doesn't match RuntimeClass's defined Overhead";
+
 /** A quantity map's entries equal as quantities (`apiequality.Semantic.DeepEqual` of ResourceLists). */
 function sameResources(a: unknown, b: unknown): boolean {
   const x = isObject(a) ? a : {};
@@ -42,92 +53,67 @@ export function runtimeClassAdmission(store: Store) {
   };
   const ignored = (options: AdmissionOptions | undefined) => Boolean(options?.subresource);
 
-  const mutate = actsOn(
-    handles,
-    (
-      _op: AdmissionOperation,
-      t: ResourceType,
-      pod: Obj,
-      _old: Obj | undefined,
-      options?: AdmissionOptions,
-    ): void => {
-      if (ignored(options) || !isObject(pod.spec)) return;
-      const spec = pod.spec;
-      const rc = classOf(t, pod);
-      if (!rc) return;
-      const podFixed = isObject(rc.overhead) ? rc.overhead.podFixed : undefined;
-      if (isObject(podFixed)) {
-        if (spec.overhead !== undefined && !sameResources(spec.overhead, podFixed)) {
-          throw admissionForbidden(
-            t,
-            pod,
-            "pod rejected: Pod's Overhead doesn't match RuntimeClass's defined Overhead",
-          );
-        }
-        spec.overhead = { ...podFixed };
+  const mutate: PodPlugin = (_op, t, pod, _old, options) => {
+    if (ignored(options) || !isObject(pod.spec)) return;
+    const spec = pod.spec;
+    const rc = classOf(t, pod);
+    if (!rc) return;
+    const podFixed = isObject(rc.overhead) ? rc.overhead.podFixed : undefined;
+    if (isObject(podFixed)) {
+      if (spec.overhead !== undefined && !sameResources(spec.overhead, podFixed)) {
+        throw admissionForbidden(t, pod, OVERHEAD_MISMATCH);
       }
-      const scheduling = isObject(rc.scheduling) ? rc.scheduling : undefined;
-      if (!scheduling) return;
-      const selector: Record<string, unknown> = isObject(spec.nodeSelector) ? { ...spec.nodeSelector } : {};
-      for (const [key, value] of Object.entries(
-        isObject(scheduling.nodeSelector) ? scheduling.nodeSelector : {},
-      )) {
-        if (key in selector && selector[key] !== value) {
-          throw admissionForbidden(
-            t,
-            pod,
-            `conflict: runtimeClass.scheduling.nodeSelector[${key}] = ${String(value)}; pod.spec.nodeSelector[${key}] = ${String(selector[key])}`,
-          );
-        }
-        selector[key] = value;
-      }
-      if (Object.keys(selector).length > 0) spec.nodeSelector = selector;
-      const extra = Array.isArray(scheduling.tolerations) ? (scheduling.tolerations as Obj[]) : [];
-      if (extra.length > 0) {
-        const tolerations = Array.isArray(spec.tolerations) ? [...(spec.tolerations as Obj[])] : [];
-        const key = (x: Obj) =>
-          JSON.stringify([
-            x.key ?? '',
-            x.operator ?? '',
-            x.value ?? '',
-            x.effect ?? '',
-            x.tolerationSeconds ?? null,
-          ]);
-        const have = new Set(tolerations.map(key));
-        for (const tol of extra) if (!have.has(key(tol))) tolerations.push({ ...tol });
-        spec.tolerations = tolerations;
-      }
-    },
-  );
-
-  const validate = actsOn(
-    handles,
-    (
-      _op: AdmissionOperation,
-      t: ResourceType,
-      pod: Obj,
-      _old: Obj | undefined,
-      options?: AdmissionOptions,
-    ): void => {
-      if (ignored(options) || !isObject(pod.spec)) return;
-      const rc = classOf(t, pod);
-      const podFixed = rc && isObject(rc.overhead) ? rc.overhead.podFixed : undefined;
-      if (isObject(podFixed)) {
-        if (!sameResources(pod.spec.overhead, podFixed)) {
-          throw admissionForbidden(
-            t,
-            pod,
-            "pod rejected: Pod's Overhead doesn't match RuntimeClass's defined Overhead",
-          );
-        }
-      } else if (pod.spec.overhead !== undefined && pod.spec.overhead !== null) {
+      spec.overhead = { ...podFixed };
+    }
+    const scheduling = isObject(rc.scheduling) ? rc.scheduling : undefined;
+    if (!scheduling) return;
+    const selector: Record<string, unknown> = isObject(spec.nodeSelector) ? { ...spec.nodeSelector } : {};
+    for (const [key, value] of Object.entries(
+      isObject(scheduling.nodeSelector) ? scheduling.nodeSelector : {},
+    )) {
+      if (key in selector && selector[key] !== value) {
         throw admissionForbidden(
           t,
           pod,
-          'pod rejected: Pod Overhead set without corresponding RuntimeClass defined Overhead',
+          `conflict: runtimeClass.scheduling.nodeSelector[${key}] = ${String(value)}; pod.spec.nodeSelector[${key}] = ${String(selector[key])}`,
         );
       }
-    },
-  );
-  return { mutate, validate };
+      selector[key] = value;
+    }
+    if (Object.keys(selector).length > 0) spec.nodeSelector = selector;
+    const extra = Array.isArray(scheduling.tolerations) ? (scheduling.tolerations as Obj[]) : [];
+    if (extra.length > 0) {
+      const tolerations = Array.isArray(spec.tolerations) ? [...(spec.tolerations as Obj[])] : [];
+      const key = (x: Obj) =>
+        JSON.stringify([
+          x.key ?? '',
+          x.operator ?? '',
+          x.value ?? '',
+          x.effect ?? '',
+          x.tolerationSeconds ?? null,
+        ]);
+      const have = new Set(tolerations.map(key));
+      for (const tol of extra) if (!have.has(key(tol))) tolerations.push({ ...tol });
+      spec.tolerations = tolerations;
+    }
+  };
+
+  const validate: PodPlugin = (_op, t, pod, _old, options) => {
+    if (ignored(options) || !isObject(pod.spec)) return;
+    const rc = classOf(t, pod);
+    const podFixed = rc && isObject(rc.overhead) ? rc.overhead.podFixed : undefined;
+    if (isObject(podFixed)) {
+      if (!sameResources(pod.spec.overhead, podFixed)) {
+        throw admissionForbidden(t, pod, OVERHEAD_MISMATCH);
+      }
+    } else if (pod.spec.overhead !== undefined && pod.spec.overhead !== null) {
+      throw admissionForbidden(
+        t,
+        pod,
+        'pod rejected: Pod Overhead set without corresponding RuntimeClass defined Overhead',
+      );
+    }
+  };
+
+  return { mutate: actsOn(handles, mutate), validate: actsOn(handles, validate) };
 }

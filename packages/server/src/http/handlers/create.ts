@@ -1,5 +1,6 @@
 /** POST to a collection (`create`), or to a subresource with a create of its own (`pods/binding`, `serviceaccounts/token`). */
 import { evictPod } from '../../registry/core/pod-eviction.js';
+import { admissionOptions } from '../../registry/generic/admission-options.js';
 import type { Obj } from '../../util/object.js';
 import { notFound } from '../errors.js';
 import { checkFields, keepManagedFieldsReset } from './field-validation.js';
@@ -41,25 +42,14 @@ async function createSubresource(s: HandlerScope, r: ResourceRequest): Promise<v
   }
   if (r.subresource === 'eviction' && t.subresources.eviction) {
     const { obj } = await readRequestBody(req);
+    const ctx = { dryRun: r.dryRun, fieldManager: writeManager(req, r.query, 'CreateOptions'), user: r.user };
     // Admitted as the Eviction it is (webhooks on pods/eviction), before anything is judged.
     await s.admitSubresource?.(t, obj, {
+      ...admissionOptions(ctx, 'CreateOptions', r.namespace, r.name),
       subresource: 'eviction',
-      name: r.name,
-      namespace: r.namespace ?? '',
       kind: { group: 'policy', version: 'v1', kind: 'Eviction' },
-      dryRun: r.dryRun,
-      operationOptions: {
-        kind: 'CreateOptions',
-        apiVersion: 'meta.k8s.io/v1',
-        ...(r.dryRun && { dryRun: ['All'] }),
-      },
-      user: r.user,
     });
-    const answer = await evictPod(s.rest, s.registry, t, r.namespace ?? '', r.name, obj, {
-      dryRun: r.dryRun,
-      fieldManager: writeManager(req, r.query, 'CreateOptions'),
-      user: r.user,
-    });
+    const answer = await evictPod(s.rest, s.registry, t, r.namespace ?? '', r.name, obj, ctx);
     s.out.json(r, answer.code, answer.status);
     return;
   }

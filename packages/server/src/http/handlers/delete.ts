@@ -3,6 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import { ApiError, fieldError } from 'kubeloop/api';
 import { presentAll } from '../../apiextensions/conversion.js';
 import { decodeProtobufObject, PROTOBUF_CONTENT_TYPE } from '../../protobuf/index.js';
+import { preconditionsOf } from '../../registry/generic/admission-options.js';
 import { listItemObject } from '../../registry/list-item.js';
 import type { DeleteParams } from '../../registry/rest.js';
 import { apiVersionOf } from '../../registry/types.js';
@@ -76,14 +77,7 @@ async function deleteOptions(
       if (body.dryRun.length > 0) opts.dryRun = true;
     }
     if (typeof body.gracePeriodSeconds === 'number') opts.gracePeriodSeconds = body.gracePeriodSeconds;
-    if (isObject(body.preconditions)) {
-      opts.preconditions = {
-        ...(typeof body.preconditions.uid === 'string' && { uid: body.preconditions.uid }),
-        ...(typeof body.preconditions.resourceVersion === 'string' && {
-          resourceVersion: body.preconditions.resourceVersion,
-        }),
-      };
-    }
+    if (isObject(body.preconditions)) opts.preconditions = preconditionsOf(body.preconditions);
   }
   const qp = query.get('propagationPolicy');
   if (qp !== null) opts.propagationPolicy = propagation(qp);

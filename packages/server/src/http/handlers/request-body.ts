@@ -134,7 +134,7 @@ export function decodeApplyYaml(text: string, strict: boolean): Obj {
   if (value === null || value === undefined) value = {};
   if (!isObject(value)) {
     throw ApiError.badRequest(
-      `error decoding YAML: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal ${Array.isArray(value) ? 'array' : typeof value === 'string' ? 'string' : typeof value === 'boolean' ? 'bool' : 'number'} into Go value of type map[string]interface {}`,
+      `error decoding YAML: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal ${goJsonTypeName(value)} into Go value of type map[string]interface {}`,
     );
   }
   if (strict && json !== undefined) {

@@ -16,7 +16,7 @@
  */
 import { ApiError, labelSelectorFromObject, matchesLabels } from 'kubeloop/api';
 import { clone, isObject, type Obj, timestamp } from '../../util/object.js';
-import type { DeleteParams } from '../generic/admission-options.js';
+import { type DeleteParams, preconditionsOf } from '../generic/admission-options.js';
 import { checkDeletePreconditions, type WriteContext } from '../generic/errors.js';
 import type { Registry } from '../registry.js';
 import type { RestStorage } from '../rest.js';
@@ -120,14 +120,7 @@ function deleteParams(options: unknown, queryDryRun: boolean): { params: DeleteP
     o.propagationPolicy === 'Foreground'
   )
     params.propagationPolicy = o.propagationPolicy;
-  if (isObject(o.preconditions)) {
-    params.preconditions = {
-      ...(typeof o.preconditions.uid === 'string' && { uid: o.preconditions.uid }),
-      ...(typeof o.preconditions.resourceVersion === 'string' && {
-        resourceVersion: o.preconditions.resourceVersion,
-      }),
-    };
-  }
+  if (isObject(o.preconditions)) params.preconditions = preconditionsOf(o.preconditions);
   return { params, dryRun: bodyDryRun.includes('All') };
 }
 

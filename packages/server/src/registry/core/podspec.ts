@@ -7,6 +7,7 @@
 import { isIP } from 'node:net';
 import { isQualifiedName, type StatusCause } from 'kubeloop/api';
 import {
+  arr,
   compareQuantity,
   dig,
   duplicate,
@@ -104,7 +105,7 @@ function validateHandler(handler: Obj, path: string): StatusCause[] {
     }
     handlers++;
     const hp = `${path}.${kind}`;
-    if (kind === 'exec' && objsOrStrings(dig(h, 'command')).length === 0) out.push(required(`${hp}.command`));
+    if (kind === 'exec' && arr(dig(h, 'command')).length === 0) out.push(required(`${hp}.command`));
     if (kind === 'httpGet') {
       if (!str(dig(h, 'path'))) out.push(required(`${hp}.path`));
       out.push(...validatePortNumOrName(dig(h, 'port'), `${hp}.port`));
@@ -121,8 +122,6 @@ function validateHandler(handler: Obj, path: string): StatusCause[] {
   if (handlers === 0) out.push(required(path, 'must specify a handler type'));
   return out;
 }
-
-const objsOrStrings = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 
 /** `validateProbe`: its handler and non-negative timings; a liveness or startup probe succeeds once. */
 function validateProbe(

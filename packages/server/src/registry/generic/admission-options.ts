@@ -43,6 +43,14 @@ export interface DeleteParams {
   preconditions?: { uid?: string; resourceVersion?: string };
 }
 
+/** The `preconditions` of a DeleteOptions body: its string `uid` and `resourceVersion`. */
+export function preconditionsOf(v: Obj): NonNullable<DeleteParams['preconditions']> {
+  return {
+    ...(typeof v.uid === 'string' && { uid: v.uid }),
+    ...(typeof v.resourceVersion === 'string' && { resourceVersion: v.resourceVersion }),
+  };
+}
+
 /** A delete's options as DeleteOptions fields. */
 export function deleteOptions(opts: DeleteParams): Obj {
   return {

@@ -69,8 +69,10 @@ export const Foo: ResourceDescriptor<Foo> = {
  * `baseline` is the sample operator of another build of kubeloop (`--baseline=ROOT`, e.g. a git
  * worktree of main, built), run as `kubeloop` is: changes to the SDK are measured against it
  * in the same run (ABBA), which a loaded machine's noise allows where separate runs do not.
+ * `node-floor` is the least a Node process doing the same job can be (`lib/floor-operator.ts`:
+ * node:https, JSON and Maps, the smallest young generation): the floor under kubeloop's figures.
  */
-export const OPERATORS = ['kubeloop', 'client-go', 'baseline'] as const;
+export const OPERATORS = ['kubeloop', 'client-go', 'baseline', 'node-floor'] as const;
 export type Operator = (typeof OPERATORS)[number];
 
 /** One round of one operator. */
@@ -274,6 +276,12 @@ async function spawnOperator(o: Options, op: Operator, label: string): Promise<C
       env: operator.env,
       stdio: ['ignore', out, out],
     });
+  } else if (op === 'node-floor') {
+    const script = join(o.root, 'bench/dist/lib/floor-operator.js');
+    child = spawn(process.execPath, ['--max-semi-space-size=1', '--heap-growing-percent=50', script], {
+      env: { ...process.env, MALLOC_ARENA_MAX: '2', KUBECONFIG: o.kubeconfigPath },
+      stdio: ['ignore', out, out],
+    });
   } else {
     if (!o.sampleController)
       throw new Error('client-go sample-controller not built (../shared/tools/anchor)');
@@ -355,7 +363,12 @@ async function round(client: Client, o: Options, op: Operator, label: string): P
 
 export async function runOperators(o: Options): Promise<OperatorsResult> {
   const client = await Client.fromKubeconfig({ path: o.kubeconfigPath });
-  const samples: Record<Operator, OperatorSample[]> = { kubeloop: [], 'client-go': [], baseline: [] };
+  const samples: Record<Operator, OperatorSample[]> = {
+    kubeloop: [],
+    'client-go': [],
+    baseline: [],
+    'node-floor': [],
+  };
   try {
     await installFooCrd(client, o.root);
     // A fresh local plane spends its first round's requests compiling its code (its CPU in a
@@ -407,6 +420,7 @@ export function renderOperators(r: OperatorsResult, runs: number, where: string)
     kubeloop: 'kubeloop examples/sample-controller',
     'client-go': 'client-go 1.24 sample-controller',
     baseline: 'kubeloop --baseline build',
+    'node-floor': 'node floor (lib/floor-operator)',
   };
   for (const [op, m] of Object.entries(r.medians) as [Operator, OperatorSample][]) {
     lines.push(
@@ -419,6 +433,11 @@ export function renderOperators(r: OperatorsResult, runs: number, where: string)
       `  kubeloop / client-go: time ${v(r.ratio.ms, 1)} (target ≤ 1.0×), RSS ${v(r.ratio.rssMb, 1.25)} (target ≤ 1.25×), CPU ${r.ratio.cpuMs.toFixed(2)}×`,
     );
   }
+  const [floor, clientGo] = [r.medians['node-floor'], r.medians['client-go']];
+  if (floor && clientGo)
+    lines.push(
+      `  node floor / client-go: time ${(floor.ms / clientGo.ms).toFixed(2)}×, RSS ${(floor.rssMb / clientGo.rssMb).toFixed(2)}×, CPU ${(floor.cpuMs / clientGo.cpuMs).toFixed(2)}× (RSS: what any Node process doing this job holds)`,
+    );
   if (r.baselineRatio) {
     const b = r.baselineRatio;
     lines.push(

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ControlPlane, startTestEnv } from '../src/index.js';
 import { crPath, establish, simpleCrd } from './crd/support.js';
 import { httpClient } from './http.js';
-import { statusProblems } from './status-check.js';
+import { failure } from './status-check.js';
 
 const NS = 'default';
 const CM = `/api/v1/namespaces/${NS}/configmaps`;
@@ -22,20 +22,6 @@ beforeAll(async () => {
   http = httpClient(cp);
 });
 afterAll(() => cp?.stop());
-
-/** The failure `Status` of a response, checked for its code, reason and message. */
-function failure(
-  r: { status: number; json: any; text: string },
-  code: number,
-  reason: string,
-  message?: string,
-) {
-  expect(r.status, r.text).toBe(code);
-  expect(statusProblems(code, r.json), r.text).toEqual([]);
-  expect(r.json.reason).toBe(reason);
-  if (message !== undefined) expect(r.json.message).toBe(message);
-  return r.json;
-}
 
 const configMap = (metadata: object, extra: object = {}) => ({
   apiVersion: 'v1',

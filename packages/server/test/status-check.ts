@@ -2,6 +2,21 @@
  * Checks shared by the reliability tests: what a well-formed `Status` body and a well-formed
  * stored object look like, and a seeded random number generator for reproducible fuzzing.
  */
+import { expect } from 'vitest';
+
+/** The failure `Status` of a response, checked for its code, reason and (when given) message. */
+export function failure(
+  r: { status: number; json: any; text: string },
+  code: number,
+  reason: string,
+  message?: string,
+) {
+  expect(r.status, r.text).toBe(code);
+  expect(statusProblems(code, r.json), r.text).toEqual([]);
+  expect(r.json.reason).toBe(reason);
+  if (message !== undefined) expect(r.json.message).toBe(message);
+  return r.json;
+}
 
 /** The problems of a failure body: empty when it is a well-formed `Status` for `httpStatus`. */
 export function statusProblems(httpStatus: number, body: unknown): string[] {

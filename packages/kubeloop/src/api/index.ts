@@ -13,3 +13,4 @@ export * from './quantity.js';
 export * from './quota.js';
 export * from './status.js';
 export * from './validation.js';
+export * from './webhook-validation.js';

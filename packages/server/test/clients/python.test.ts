@@ -164,6 +164,8 @@ describe('the official Python client', () => {
       env.run('errors.py', 'forbidden_in_terminating_namespace'));
     it('refuses and accepts what kube-apiserver does: finalizers, options, field labels, continue tokens', () =>
       env.run('errors.py', 'as_kube_apiserver_answers'));
+    it('refuses what kube-apiserver refuses: workload templates, autoscalers, docker config Secrets', () =>
+      env.run('errors.py', 'workload_answers'));
   });
 
   describe('custom resources (ApiextensionsV1Api, CustomObjectsApi)', () => {

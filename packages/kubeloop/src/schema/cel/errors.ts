@@ -26,6 +26,12 @@ const OPS: Record<string, string> = {
   in: '@in',
 };
 
+/** Source that ends where an operand must follow (after a binary or unary operator, `?` or `:`). */
+const OPERAND_EXPECTED = /(?:==|!=|<=|>=|<|>|\+|-|\*|\/|%|&&|\|\||!|\?|:|\bin)\s*$/;
+/** cel-go's parser's expected tokens where an expression must start. */
+const EXPRESSION_START =
+  " expecting {'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}";
+
 /** Translates a cel-js message into cel-go's wording where the meaning is the same. */
 export function celGoMessage(e: CelJsError, phase: 'check' | 'eval'): string {
   const first = (e.message.split('\n')[0] ?? '').trim();
@@ -47,8 +53,12 @@ export function celGoMessage(e: CelJsError, phase: 'check' | 'eval'): string {
       ? first.replace(/^no such overload: /, 'found no matching overload for ')
       : 'no such overload';
   if (/^integer overflow/.test(first)) return 'integer overflow';
-  if (e.code === 'unexpected_token' || /^Unexpected token/.test(first))
-    return `Syntax error: ${first.replace(/^Unexpected token: /, "mismatched input '")}${first.startsWith('Unexpected token: ') ? "'" : ''}`;
+  if (e.code === 'unexpected_token' || /^Unexpected token/.test(first)) {
+    // ANTLR names the end of input <EOF>.
+    const token = /^Unexpected token: (.*)$/.exec(first)?.[1];
+    if (token === undefined) return `Syntax error: ${first}`;
+    return `Syntax error: mismatched input '${token === 'EOF' ? '<EOF>' : token}'`;
+  }
   return first;
 }
 
@@ -75,7 +85,9 @@ function errorOffset(src: string, e: CelJsError): number {
  * `ERROR: <input>:L:C: msg\n | source line\n | ....^`.
  */
 export function formatCompileIssue(src: string, e: CelJsError): string {
-  const msg = celGoMessage(e, 'check');
+  let msg = celGoMessage(e, 'check');
+  // An expression cut short after an operator: ANTLR lists what may start one.
+  if (msg === "Syntax error: mismatched input '<EOF>'" && OPERAND_EXPECTED.test(src)) msg += EXPRESSION_START;
   const off = Math.max(0, Math.min(errorOffset(src, e), src.length));
   const before = src.slice(0, off);
   const line = before.split('\n').length;

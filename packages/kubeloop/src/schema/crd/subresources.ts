@@ -4,6 +4,7 @@
  */
 import type { StatusCause } from '../../api/status.js';
 import { fieldErrors, isDNS1035Label } from '../../api/validation.js';
+import { validateWebhookService, validateWebhookURL } from '../../api/webhook-validation.js';
 import { validFieldPath } from '../cel/validator.js';
 import type { Structural } from '../structural.js';
 import type { CustomResourceColumnDefinition, CustomResourceSubresources } from '../types.js';
@@ -129,30 +130,6 @@ export function validateSelectableFields(
   return errs;
 }
 
-function validateWebhookURL(path: string, raw: string): StatusCause[] {
-  let u: URL;
-  try {
-    u = new URL(raw);
-  } catch {
-    return [
-      fieldErrors.invalid(
-        path,
-        raw,
-        `url must be a valid URL: parse ${JSON.stringify(raw)}: invalid URI for request`,
-      ),
-    ];
-  }
-  const errs: StatusCause[] = [];
-  if (u.protocol !== 'https:')
-    errs.push(fieldErrors.invalid(path, raw, "'https' is the only allowed URL scheme"));
-  if (!u.host) errs.push(fieldErrors.invalid(path, raw, 'host must be specified'));
-  if (u.username || u.password)
-    errs.push(fieldErrors.invalid(path, raw, 'user information is not permitted in the URL'));
-  if (u.hash) errs.push(fieldErrors.invalid(path, raw, 'fragments are not permitted in the URL'));
-  if (u.search) errs.push(fieldErrors.invalid(path, raw, 'query parameters are not permitted in the URL'));
-  return errs;
-}
-
 export function validateConversion(conv: InternalSpec['conversion'], path: string): StatusCause[] {
   const errs: StatusCause[] = [];
   if (!conv) return errs;
@@ -172,23 +149,16 @@ export function validateConversion(conv: InternalSpec['conversion'], path: strin
       );
     else if (cc.url !== undefined)
       errs.push(...validateWebhookURL(`${path}.webhookClientConfig.url`, cc.url));
-    else if (cc.service) {
-      const sp = `${path}.webhookClientConfig.service`;
-      if (!cc.service.name) errs.push(fieldErrors.required(child(sp, 'name'), 'service name is required'));
-      if (!cc.service.namespace)
-        errs.push(fieldErrors.required(child(sp, 'namespace'), 'service namespace is required'));
-      if (cc.service.path !== undefined && !cc.service.path.startsWith('/'))
-        errs.push(fieldErrors.invalid(child(sp, 'path'), cc.service.path, "must start with a '/'"));
-      const port = cc.service.port ?? 443;
-      if (port < 1 || port > 65535)
-        errs.push(
-          fieldErrors.invalid(
-            child(sp, 'port'),
-            port,
-            'port is not valid: must be between 1 and 65535, inclusive',
-          ),
-        );
-    }
+    else if (cc.service)
+      errs.push(
+        ...validateWebhookService(
+          `${path}.webhookClientConfig.service`,
+          cc.service.namespace ?? '',
+          cc.service.name ?? '',
+          cc.service.path,
+          cc.service.port ?? 443,
+        ),
+      );
     const crv = conv.conversionReviewVersions ?? [];
     const vp = child(path, 'conversionReviewVersions');
     if (crv.length === 0) errs.push(fieldErrors.required(vp));

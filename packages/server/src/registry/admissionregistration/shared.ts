@@ -1,5 +1,5 @@
 /** What the admissionregistration.k8s.io/v1 kinds share: the behaviour of Mutating- and ValidatingWebhookConfigurations, match resources, printer cells. */
-import type { StatusCause } from 'kubeloop/api';
+import { type StatusCause, validateWebhookService, validateWebhookURL } from 'kubeloop/api';
 import type { AdmissionCelEnv } from '../../admission/cel/compile.js';
 import { lazyModule } from '../../util/lazy-module.js';
 import { ageColumn, col, type KindBehaviour, nameColumn } from '../shared/behaviour.js';
@@ -12,7 +12,6 @@ import {
   isDNS1123Subdomain,
   isObj,
   isQualifiedName,
-  isValidPortNum,
   notSupported,
   numOr,
   type Obj,
@@ -87,49 +86,21 @@ export function validateRule(rule: Obj, p: string): StatusCause[] {
   return out;
 }
 
-const URL_FORM = '; desired format: https://host[/path]';
-
+/** A webhook's `clientConfig`: exactly one of a URL and a Service, each as kube checks it. */
 function validateClientConfig(cc: unknown, p: string): StatusCause[] {
   const c = isObj(cc) ? cc : {};
   const hasURL = typeof c.url === 'string';
   const service = isObj(c.service) ? c.service : undefined;
   if (hasURL === (service !== undefined)) return [required(p, 'exactly one of url or service is required')];
-  const out: StatusCause[] = [];
-  if (hasURL) {
-    const raw = str(c.url);
-    let u: URL;
-    try {
-      u = new URL(raw);
-    } catch {
-      // Go's url.Parse accepts relative references: they fail on the scheme and the host.
-      return [
-        invalid(`${p}.url`, '', `'https' is the only allowed URL scheme${URL_FORM}`),
-        invalid(`${p}.url`, '', `host must be specified${URL_FORM}`),
-      ];
-    }
-    const scheme = u.protocol.replace(/:$/, '');
-    if (scheme !== 'https')
-      out.push(invalid(`${p}.url`, scheme, `'https' is the only allowed URL scheme${URL_FORM}`));
-    if (!u.host) out.push(invalid(`${p}.url`, u.host, `host must be specified${URL_FORM}`));
-    if (u.username || u.password)
-      out.push(invalid(`${p}.url`, u.username, 'user information is not permitted in the URL'));
-    if (u.hash) out.push(invalid(`${p}.url`, u.hash.slice(1), 'fragments are not permitted in the URL'));
-    if (u.search)
-      out.push(invalid(`${p}.url`, u.search.slice(1), 'query parameters are not permitted in the URL'));
-    return out;
-  }
-  const sp = `${p}.service`;
-  if (!str(service!.name)) out.push(required(`${sp}.name`, 'service name is required'));
-  if (!str(service!.namespace)) out.push(required(`${sp}.namespace`, 'service namespace is required'));
-  const port = numOr(service!.port) ?? 443;
-  const portErrs = isValidPortNum(port);
-  if (portErrs.length > 0) out.push(invalid(`${sp}.port`, port, `port is not valid: ${portErrs.join(', ')}`));
-  const path = service!.path;
-  if (typeof path === 'string' && path !== '' && path !== '/') {
-    if (path === '//') out.push(invalid(`${sp}.path`, path, 'segment[0] may not be empty'));
-    else if (!path.startsWith('/')) out.push(invalid(`${sp}.path`, path, "must start with a '/'"));
-  }
-  return out;
+  if (hasURL) return validateWebhookURL(`${p}.url`, str(c.url));
+  const path = typeof service!.path === 'string' ? service!.path : undefined;
+  return validateWebhookService(
+    `${p}.service`,
+    str(service!.namespace),
+    str(service!.name),
+    path,
+    numOr(service!.port) ?? 443,
+  );
 }
 
 /**

@@ -3,6 +3,7 @@ import type { StatusCause } from 'kubeloop/api';
 import { validatePodTemplate } from '../core/podspec.js';
 import {
   dig,
+  forbidden,
   GoValue,
   goIntOrString,
   goLabelSelector,
@@ -112,9 +113,8 @@ export function validateReplicaSetTemplate(spec: Obj): StatusCause[] {
   const ads = numOr(dig(spec, 'template', 'spec', 'activeDeadlineSeconds'));
   if (ads !== undefined) {
     out.push(
-      invalid(
+      forbidden(
         'spec.template.spec.activeDeadlineSeconds',
-        ads,
         'activeDeadlineSeconds in ReplicaSet is not Supported',
       ),
     );

@@ -9,6 +9,7 @@ import {
   clone,
   dig,
   ensureObj,
+  forbidden,
   invalid,
   isObj,
   isSet,
@@ -104,6 +105,9 @@ function validateReplicas(spec: Obj): StatusCause[] {
   return out;
 }
 
+const SCALE_TO_ZERO =
+  'must specify at least one Object or External metric to support scaling to zero replicas';
+
 const METRIC_TYPES = ['Object', 'Pods', 'Resource', 'ContainerResource', 'External'];
 const METRIC_FIELD: Record<string, string> = {
   Object: 'object',
@@ -131,10 +135,14 @@ function validateTarget(target: unknown, path: string): StatusCause[] {
   return out;
 }
 
-/** `validateMetrics` (the parts a user meets: types, their source, resource names, targets). */
-function validateMetrics(metrics: unknown): StatusCause[] {
+/**
+ * `validateMetrics` (the parts a user meets: types, their source, resource names, targets), and
+ * its rule that scaling to zero needs an Object or External metric.
+ */
+function validateMetrics(metrics: unknown, minReplicas: unknown): StatusCause[] {
   const out: StatusCause[] = [];
-  objs(metrics).forEach((m, i) => {
+  const list = objs(metrics);
+  list.forEach((m, i) => {
     const path = `spec.metrics[${i}]`;
     const type = str(m.type);
     const present = Object.entries(METRIC_FIELD).filter(([, f]) => isSet(m[f]));
@@ -169,6 +177,8 @@ function validateMetrics(metrics: unknown): StatusCause[] {
       out.push(required(`${path}.${field}.metric.name`, 'must specify a metric name'));
     out.push(...validateTarget(source.target, `${path}.${field}.target`));
   });
+  if (numOr(minReplicas) === 0 && !list.some((m) => m.type === 'Object' || m.type === 'External'))
+    out.push(forbidden('spec.metrics', SCALE_TO_ZERO));
   return out;
 }
 
@@ -293,10 +303,11 @@ const horizontalpodautoscalers: KindBehaviour = {
   defaults: defaultHpaV2,
   validate(obj) {
     const spec = isObj(obj.spec) ? obj.spec : {};
+    // validateHorizontalPodAutoscalerSpec's order: replicas, target, metrics, behavior.
     return [
-      ...validateTargetRef(spec.scaleTargetRef, 'spec.scaleTargetRef'),
       ...validateReplicas(spec),
-      ...validateMetrics(spec.metrics),
+      ...validateTargetRef(spec.scaleTargetRef, 'spec.scaleTargetRef'),
+      ...validateMetrics(spec.metrics, spec.minReplicas),
       ...validateBehavior(spec.behavior),
     ];
   },
@@ -450,10 +461,13 @@ export const hpaV1Behaviour: KindBehaviour = {
   },
   validate(obj) {
     const spec = isObj(obj.spec) ? obj.spec : {};
-    const out = [...validateTargetRef(spec.scaleTargetRef, 'spec.scaleTargetRef'), ...validateReplicas(spec)];
+    const out = [...validateReplicas(spec), ...validateTargetRef(spec.scaleTargetRef, 'spec.scaleTargetRef')];
+    // Validated as kube validates it, converted: the CPU target is metrics[0], never a metric
+    // that can scale to zero.
     const cpu = numOr(spec.targetCPUUtilizationPercentage);
     if (cpu !== undefined && cpu < 1)
-      out.push(invalid('spec.targetCPUUtilizationPercentage', cpu, 'must be greater than 0'));
+      out.push(invalid('spec.metrics[0].resource.target.averageUtilization', cpu, 'must be greater than 0'));
+    if (numOr(spec.minReplicas) === 0) out.push(forbidden('spec.metrics', SCALE_TO_ZERO));
     return out;
   },
   columns: hpaColumns,

@@ -3,6 +3,7 @@
  * defaults, validation, printer columns, field selectors.
  */
 import type { StatusCause } from 'kubeloop/api';
+import { goJsonSyntaxError, goJsonTypeName } from '../../util/go-json.js';
 import { ageColumn, col, type KindBehaviour, nameColumn } from '../shared/behaviour.js';
 import { coreKind } from '../shared/define.js';
 import { docs } from '../shared/descriptions.js';
@@ -44,13 +45,15 @@ const secrets: KindBehaviour = {
         const key = obj.type === 'kubernetes.io/dockercfg' ? '.dockercfg' : '.dockerconfigjson';
         if (!has(key)) out.push(required(`data[${key}]`));
         else {
-          try {
-            const parsed: unknown = JSON.parse(Buffer.from(data[key]!, 'base64').toString('utf8'));
-            if (!isObj(parsed))
-              throw new Error('json: cannot unmarshal into Go value of type map[string]interface {}');
-          } catch (err) {
-            out.push(invalid(`data[${key}]`, '<secret contents redacted>', (err as Error).message));
+          // json.Unmarshal into a map[string]interface{}: Go's syntax error, else its type error (null is an empty map).
+          const bytes = Buffer.from(data[key]!, 'base64');
+          let message = goJsonSyntaxError(bytes);
+          if (message === undefined) {
+            const parsed: unknown = JSON.parse(bytes.toString('utf8'));
+            if (parsed !== null && !isObj(parsed))
+              message = `json: cannot unmarshal ${goJsonTypeName(parsed)} into Go value of type map[string]interface {}`;
           }
+          if (message !== undefined) out.push(invalid(`data[${key}]`, '<secret contents redacted>', message));
         }
         break;
       }

@@ -258,6 +258,55 @@ def as_kube_apiserver_answers():
     eventually(lambda: gone(v1.read_namespaced_config_map, "py-lim", NS), "the ConfigMap to go")
 
 
+def workload_answers():
+    """More of kube-apiserver's answers (anchor 1.24, unchanged in 1.32): workload templates,
+    autoscalers that could not wake from zero, docker config Secrets."""
+    pod = client.V1PodTemplateSpec(
+        metadata=client.V1ObjectMeta(labels={"app": "x"}),
+        spec=client.V1PodSpec(containers=[client.V1Container(name="c", image="nginx")], active_deadline_seconds=5),
+    )
+    deployment = client.V1Deployment(
+        metadata=client.V1ObjectMeta(name="py-d"),
+        spec=client.V1DeploymentSpec(selector=client.V1LabelSelector(match_labels={"app": "x"}), template=pod),
+    )
+    body = status_of(
+        failure(client.AppsV1Api().create_namespaced_deployment, NS, deployment, dry_run="All"),
+        422,
+        "Invalid",
+        'Deployment.apps "py-d" is invalid: spec.template.spec.activeDeadlineSeconds: Forbidden: '
+        "activeDeadlineSeconds in ReplicaSet is not Supported",
+    )
+    eq(body["details"]["causes"][0]["reason"], "FieldValueForbidden", "the cause's reason")
+    hpa = client.V1HorizontalPodAutoscaler(
+        metadata=client.V1ObjectMeta(name="py-h"),
+        spec=client.V1HorizontalPodAutoscalerSpec(
+            scale_target_ref=client.V1CrossVersionObjectReference(api_version="apps/v1", kind="Deployment", name="d"),
+            min_replicas=0,
+            max_replicas=5,
+        ),
+    )
+    status_of(
+        failure(client.AutoscalingV1Api().create_namespaced_horizontal_pod_autoscaler, NS, hpa, dry_run="All"),
+        422,
+        "Invalid",
+        'HorizontalPodAutoscaler.autoscaling "py-h" is invalid: [spec.minReplicas: Invalid value: 0: must be greater '
+        "than or equal to 1, spec.metrics: Forbidden: must specify at least one Object or External metric to support "
+        "scaling to zero replicas]",
+    )
+    secret = client.V1Secret(
+        metadata=client.V1ObjectMeta(name="py-s"),
+        type="kubernetes.io/dockerconfigjson",
+        string_data={".dockerconfigjson": "{bad"},
+    )
+    status_of(
+        failure(client.CoreV1Api().create_namespaced_secret, NS, secret, dry_run="All"),
+        422,
+        "Invalid",
+        'Secret "py-s" is invalid: data[.dockerconfigjson]: Invalid value: "<secret contents redacted>": '
+        "invalid character 'b' looking for beginning of object key string",
+    )
+
+
 if __name__ == "__main__":
     run(
         {
@@ -267,5 +316,6 @@ if __name__ == "__main__":
             "http_errors": http_errors,
             "forbidden_in_terminating_namespace": forbidden_in_terminating_namespace,
             "as_kube_apiserver_answers": as_kube_apiserver_answers,
+            "workload_answers": workload_answers,
         }
     )

@@ -1,0 +1,285 @@
+/**
+ * More answers recorded from a real kube-apiserver (the anchor's 1.24, each checked unchanged in
+ * 1.32's sources) where the local plane answered otherwise: workload templates, autoscalers,
+ * docker config Secrets, where webhooks may be called (admission and CRD conversion), and CEL
+ * rules cut short.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ControlPlane, startTestEnv } from '../src/index.js';
+import { httpClient } from './http.js';
+import { failure } from './status-check.js';
+
+let cp: ControlPlane;
+let http: ReturnType<typeof httpClient>;
+
+beforeAll(async () => {
+  cp = await startTestEnv();
+  http = httpClient(cp);
+});
+afterAll(() => cp?.stop());
+
+const DRY = '?dryRun=All';
+const template = (spec: object = {}) => ({
+  metadata: { labels: { app: 'x' } },
+  spec: { containers: [{ name: 'c', image: 'nginx' }], ...spec },
+});
+
+describe('workloads', () => {
+  it('forbids activeDeadlineSeconds in a Deployment or ReplicaSet template', async () => {
+    const deployment = {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'd' },
+      spec: { selector: { matchLabels: { app: 'x' } }, template: template({ activeDeadlineSeconds: 5 }) },
+    };
+    const status = failure(
+      await http.post(`/apis/apps/v1/namespaces/default/deployments${DRY}`, deployment),
+      422,
+      'Invalid',
+      'Deployment.apps "d" is invalid: spec.template.spec.activeDeadlineSeconds: Forbidden: activeDeadlineSeconds in ReplicaSet is not Supported',
+    );
+    expect(status.details.causes).toEqual([
+      {
+        reason: 'FieldValueForbidden',
+        message: 'Forbidden: activeDeadlineSeconds in ReplicaSet is not Supported',
+        field: 'spec.template.spec.activeDeadlineSeconds',
+      },
+    ]);
+    failure(
+      await http.post(`/apis/apps/v1/namespaces/default/replicasets${DRY}`, {
+        ...deployment,
+        kind: 'ReplicaSet',
+      }),
+      422,
+      'Invalid',
+      'ReplicaSet.apps "d" is invalid: spec.template.spec.activeDeadlineSeconds: Forbidden: activeDeadlineSeconds in ReplicaSet is not Supported',
+    );
+  });
+
+  it('refuses an autoscaler that may scale to zero on a metric that cannot wake it', async () => {
+    const hpa = (spec: object) => ({
+      apiVersion: 'autoscaling/v2',
+      kind: 'HorizontalPodAutoscaler',
+      metadata: { name: 'h' },
+      spec: {
+        scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'd' },
+        maxReplicas: 5,
+        ...spec,
+      },
+    });
+    const path = `/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers${DRY}`;
+    // No metrics: the default is CPU utilization, a Resource metric.
+    const status = failure(
+      await http.post(path, hpa({ minReplicas: 0 })),
+      422,
+      'Invalid',
+      'HorizontalPodAutoscaler.autoscaling "h" is invalid: [spec.minReplicas: Invalid value: 0: must be greater than or equal to 1, spec.metrics: Forbidden: must specify at least one Object or External metric to support scaling to zero replicas]',
+    );
+    expect(status.details.causes.map((c: { field: string }) => c.field)).toEqual([
+      'spec.minReplicas',
+      'spec.metrics',
+    ]);
+    // With an External metric only the feature gate (off) refuses it.
+    const external = {
+      type: 'External',
+      external: { metric: { name: 'queue' }, target: { type: 'Value', value: '10' } },
+    };
+    failure(
+      await http.post(path, hpa({ minReplicas: 0, metrics: [external] })),
+      422,
+      'Invalid',
+      'HorizontalPodAutoscaler.autoscaling "h" is invalid: spec.minReplicas: Invalid value: 0: must be greater than or equal to 1',
+    );
+    failure(
+      await http.post(`/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers${DRY}`, {
+        apiVersion: 'autoscaling/v1',
+        kind: 'HorizontalPodAutoscaler',
+        metadata: { name: 'h' },
+        spec: { scaleTargetRef: { kind: 'Deployment', name: 'd' }, minReplicas: 0, maxReplicas: 5 },
+      }),
+      422,
+      'Invalid',
+      'HorizontalPodAutoscaler.autoscaling "h" is invalid: [spec.minReplicas: Invalid value: 0: must be greater than or equal to 1, spec.metrics: Forbidden: must specify at least one Object or External metric to support scaling to zero replicas]',
+    );
+    // A v1 object is validated converted: its CPU target is metrics[0].
+    failure(
+      await http.post(`/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers${DRY}`, {
+        apiVersion: 'autoscaling/v1',
+        kind: 'HorizontalPodAutoscaler',
+        metadata: { name: 'h' },
+        spec: {
+          scaleTargetRef: { kind: 'Deployment', name: 'd' },
+          minReplicas: 0,
+          maxReplicas: 5,
+          targetCPUUtilizationPercentage: 0,
+        },
+      }),
+      422,
+      'Invalid',
+      'HorizontalPodAutoscaler.autoscaling "h" is invalid: [spec.minReplicas: Invalid value: 0: must be greater than or equal to 1, spec.metrics[0].resource.target.averageUtilization: Invalid value: 0: must be greater than 0, spec.metrics: Forbidden: must specify at least one Object or External metric to support scaling to zero replicas]',
+    );
+  });
+});
+
+describe('docker config Secrets', () => {
+  const secret = (type: string, key: string, text: string) => ({
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 's' },
+    type,
+    data: { [key]: Buffer.from(text).toString('base64') },
+  });
+  const path = `/api/v1/namespaces/default/secrets${DRY}`;
+
+  it("reports content that is not a JSON object in Go's words", async () => {
+    const cases: [string, string, string, string][] = [
+      [
+        'kubernetes.io/dockercfg',
+        '.dockercfg',
+        'notjson',
+        "invalid character 'o' in literal null (expecting 'u')",
+      ],
+      [
+        'kubernetes.io/dockerconfigjson',
+        '.dockerconfigjson',
+        '{bad',
+        "invalid character 'b' looking for beginning of object key string",
+      ],
+      [
+        'kubernetes.io/dockercfg',
+        '.dockercfg',
+        '[1]',
+        'json: cannot unmarshal array into Go value of type map[string]interface {}',
+      ],
+      ['kubernetes.io/dockercfg', '.dockercfg', '', 'unexpected end of JSON input'],
+    ];
+    for (const [type, key, text, words] of cases)
+      failure(
+        await http.post(path, secret(type, key, text)),
+        422,
+        'Invalid',
+        `Secret "s" is invalid: data[${key}]: Invalid value: "<secret contents redacted>": ${words}`,
+      );
+  });
+
+  it('takes null as an empty map, as json.Unmarshal does', async () => {
+    const r = await http.post(path, secret('kubernetes.io/dockercfg', '.dockercfg', 'null'));
+    expect(r.status, r.text).toBe(201);
+  });
+});
+
+describe('where a webhook may be called', () => {
+  const FORM = '; desired format: https://host[/path]';
+  const configuration = (clientConfig: object) => ({
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'MutatingWebhookConfiguration',
+    metadata: { name: 'm' },
+    webhooks: [{ name: 'a.b.c', clientConfig, sideEffects: 'None', admissionReviewVersions: ['v1'] }],
+  });
+  const MWC = `/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations${DRY}`;
+  const crd = (clientConfig: object) => ({
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: 'widgets.answers.io' },
+    spec: {
+      group: 'answers.io',
+      scope: 'Namespaced',
+      names: { plural: 'widgets', kind: 'Widget' },
+      conversion: { strategy: 'Webhook', webhook: { conversionReviewVersions: ['v1'], clientConfig } },
+      versions: [
+        { name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object' } } },
+      ],
+    },
+  });
+  const CRD = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions${DRY}`;
+
+  it('checks a URL as ValidateWebhookURL does, for admission and conversion alike', async () => {
+    const url = 'webhooks[0].clientConfig.url';
+    failure(
+      await http.post(MWC, configuration({ url: 'https://' })),
+      422,
+      'Invalid',
+      `MutatingWebhookConfiguration.admissionregistration.k8s.io "m" is invalid: ${url}: Invalid value: "": host must be provided${FORM}`,
+    );
+    failure(
+      await http.post(MWC, configuration({ url: 'foo/bar' })),
+      422,
+      'Invalid',
+      `MutatingWebhookConfiguration.admissionregistration.k8s.io "m" is invalid: [${url}: Invalid value: "": 'https' is the only allowed URL scheme${FORM}, ${url}: Invalid value: "": host must be provided${FORM}]`,
+    );
+    const conv = 'spec.conversion.webhookClientConfig.url';
+    failure(
+      await http.post(CRD, crd({ url: 'http://x/convert' })),
+      422,
+      'Invalid',
+      `CustomResourceDefinition.apiextensions.k8s.io "widgets.answers.io" is invalid: ${conv}: Invalid value: "http": 'https' is the only allowed URL scheme${FORM}`,
+    );
+    failure(
+      await http.post(CRD, crd({ url: 'https://u@h/x?q' })),
+      422,
+      'Invalid',
+      `CustomResourceDefinition.apiextensions.k8s.io "widgets.answers.io" is invalid: [${conv}: Invalid value: "u": user information is not permitted in the URL, ${conv}: Invalid value: "q": query parameters are not permitted in the URL]`,
+    );
+  });
+
+  it("checks a Service's path segment by segment, as ValidateWebhookService does", async () => {
+    const svc = 'webhooks[0].clientConfig.service.path';
+    failure(
+      await http.post(MWC, configuration({ service: { name: 's', namespace: 'n', path: '/a//b' } })),
+      422,
+      'Invalid',
+      `MutatingWebhookConfiguration.admissionregistration.k8s.io "m" is invalid: ${svc}: Invalid value: "/a//b": segment[1] may not be empty`,
+    );
+    const conv = 'spec.conversion.webhookClientConfig.service.path';
+    const status = failure(
+      await http.post(CRD, crd({ service: { name: 's', namespace: 'n', path: '/A//b' } })),
+      422,
+      'Invalid',
+    );
+    expect(
+      status.details.causes.map((c: { field: string; message: string }) => [c.field, c.message]),
+    ).toEqual([
+      [
+        conv,
+        `Invalid value: "/A//b": segment[0]: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`,
+      ],
+      [conv, 'Invalid value: "/A//b": segment[1] may not be empty'],
+    ]);
+  });
+});
+
+describe('CEL rules', () => {
+  it('names the end of input <EOF> and what may follow an operator', async () => {
+    const status = failure(
+      await http.post(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions${DRY}`, {
+        apiVersion: 'apiextensions.k8s.io/v1',
+        kind: 'CustomResourceDefinition',
+        metadata: { name: 'rules.answers.io' },
+        spec: {
+          group: 'answers.io',
+          scope: 'Namespaced',
+          names: { plural: 'rules', kind: 'Rule' },
+          versions: [
+            {
+              name: 'v1',
+              served: true,
+              storage: true,
+              schema: {
+                openAPIV3Schema: {
+                  type: 'object',
+                  'x-kubernetes-validations': [{ rule: 'self.a ==' }],
+                  properties: { a: { type: 'string' } },
+                },
+              },
+            },
+          ],
+        },
+      }),
+      422,
+      'Invalid',
+    );
+    expect(status.message).toContain(
+      "compilation failed: ERROR: <input>:1:10: Syntax error: mismatched input '<EOF>' expecting {'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}\n | self.a ==\n | .........^",
+    );
+  });
+});

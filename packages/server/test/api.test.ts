@@ -552,11 +552,46 @@ describe('lists', () => {
       'FieldValueForbidden',
       'FieldValueNotSupported',
     ]);
-    expectStatus(await http.get(`${CM}?resourceVersion=abc`), 400, 'BadRequest');
+    // A resourceVersion that is not an unsigned integer: kube-apiserver's storage error, a 500
+    // without a reason; asked for exactly, the etcd store's 400.
+    const notNumber = await http.get(`${CM}?resourceVersion=abc`);
+    expect(notNumber.status).toBe(500);
+    expect(notNumber.json.reason).toBeUndefined();
+    expect(notNumber.json.message).toBe(
+      'resourceVersion: Invalid value: "abc": strconv.ParseUint: parsing "abc": invalid syntax',
+    );
+    expect(
+      expectStatus(await http.get(`${CM}?resourceVersion=-1&resourceVersionMatch=Exact`), 400, 'BadRequest')
+        .message,
+    ).toBe(
+      'invalid resource version: resourceVersion: Invalid value: "-1": strconv.ParseUint: parsing "-1": invalid syntax',
+    );
+    expect((await http.get(`${CM}?resourceVersion=99999999999999999999999`)).json.message).toBe(
+      'resourceVersion: Invalid value: "99999999999999999999999": strconv.ParseUint: parsing "99999999999999999999999": value out of range',
+    );
     const future = await http.get(`${CM}?resourceVersion=${cp.store.revision + 1000}`);
     const tooLarge = expectStatus(future, 504, 'Timeout');
     expect(tooLarge.message).toMatch(/^Timeout: Too large resource version: \d+, current: \d+$/);
     expect(tooLarge.details.retryAfterSeconds).toBe(1);
+    // A GET at a resourceVersion is served at least that fresh: from the future, too large too.
+    await create(CM, configMap('rv-get'));
+    const getFuture = await http.get(`${CM}/rv-get?resourceVersion=${cp.store.revision + 1000}`);
+    expect(expectStatus(getFuture, 504, 'Timeout').message).toMatch(
+      /^Timeout: Too large resource version: \d+, current: \d+$/,
+    );
+    const getBad = await http.get(`${CM}/rv-get?resourceVersion=x1`);
+    expect([getBad.status, getBad.json.message]).toEqual([
+      500,
+      'resourceVersion: Invalid value: "x1": strconv.ParseUint: parsing "x1": invalid syntax',
+    ]);
+    expect((await http.get(`${CM}/rv-get?resourceVersion=${cp.store.revision}`)).status).toBe(200);
+    // An object's own resourceVersion that is not one: the etcd store's 500 with ParseUint's words.
+    const put = await http.put(`${CM}/rv-get`, configMap('rv-get', { metadata: { resourceVersion: 'abc' } }));
+    expect([put.status, put.json.message]).toEqual([500, 'strconv.ParseUint: parsing "abc": invalid syntax']);
+    // A list's timeoutSeconds is read as an int64.
+    expect(expectStatus(await http.get(`${CM}?timeoutSeconds=soon`), 400, 'BadRequest').message).toBe(
+      'strconv.ParseInt: parsing "soon": invalid syntax',
+    );
   });
 
   it('serves resourceVersion=0 lists whole, as a watch cache does, whatever the limit', async () => {

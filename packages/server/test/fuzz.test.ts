@@ -15,7 +15,7 @@ import { apiVersionOf, storageOf } from '../src/registry/types.js';
 import { FUZZ_NAMESPACES, type FuzzRequest, generateRequest, KINDS, WIDGET_CRD } from './fuzz-gen.js';
 import { httpClient } from './http.js';
 import { eventually, type KubectlEnv, startKubectlEnv } from './kubectl.js';
-import { statusProblems, storedObjectProblems } from './status-check.js';
+import { kubeApiserverOwn5xx, statusProblems, storedObjectProblems } from './status-check.js';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20_260_101);
 const REQUESTS = Number(process.env.FUZZ_REQUESTS ?? 10_000);
@@ -141,27 +141,11 @@ function problemsOf(req: FuzzRequest, a: Answer): string[] {
   const pageNotFound =
     a.status === 404 && type === 'text/plain; charset=utf-8' && a.text === '404 page not found\n';
   const status = json as Record<string, unknown> | undefined;
-  if (a.status === 500) {
-    // kube-apiserver's own 500s (plain Go errors, without a reason): a create that carries a
-    // resourceVersion, an apply configuration outside the schema, and the strategic merge patch
-    // library's failures (`does not contain declared merge key`, `expected a []interface {}, but
-    // received a string`…). A crash of the local server would carry the reason InternalError and
-    // be logged.
-    const upstream =
-      status?.reason === undefined &&
-      ((req.method === 'POST' &&
-        status?.message === 'resourceVersion should not be set on objects to be created') ||
-        (req.method === 'PATCH' &&
-          req.headers['Content-Type'] === 'application/strategic-merge-patch+json') ||
-        // An apply configuration that does not fit the schema (kubernetes/kubernetes#122480).
-        (req.method === 'PATCH' &&
-          req.headers['Content-Type'] === 'application/apply-patch+yaml' &&
-          String(status?.message).startsWith('failed to create typed patch object')));
-    if (!upstream) problems.push(`HTTP 500: ${a.text.slice(0, 500)}`);
-  } else if (a.status === 504) {
-    // A list at a resourceVersion from the future, as kube-apiserver answers it.
-    if (!(status?.reason === 'Timeout' && String(status.message).includes('Too large resource version')))
-      problems.push(`HTTP 504: ${a.text.slice(0, 300)}`);
+  if (a.status >= 500) {
+    // kube-apiserver's own 500s (plain Go errors, without a reason) and 504s. A crash of the
+    // local server would carry the reason InternalError and be logged.
+    if (!kubeApiserverOwn5xx(req, a.status, status))
+      problems.push(`HTTP ${a.status}: ${a.text.slice(0, 500)}`);
   } else if (!allowed.includes(a.status))
     problems.push(`unexpected HTTP ${a.status}: ${a.text.slice(0, 300)}`);
   // The OpenAPI handlers are kube-openapi's, which answer failures in plain text.

@@ -28,7 +28,7 @@ import {
 } from './hostile-gen.js';
 import { httpClient } from './http.js';
 import { eventually } from './kubectl.js';
-import { statusProblems } from './status-check.js';
+import { kubeApiserverOwn5xx, statusProblems } from './status-check.js';
 
 const SEED = Number(process.env.HOSTILE_SEED ?? 20_261_125);
 const REQUESTS = Number(process.env.HOSTILE_REQUESTS ?? 9_000);
@@ -289,17 +289,7 @@ function problemsOf(req: HostileRequest, a: Answer): string[] {
       return [`a failure does not parse: ${a.text.slice(0, 200)}`];
     }
     problems.push(...statusProblems(a.status, json));
-    // kube-apiserver's own 500s without a reason (see fuzz.test.ts): a strategic merge patch the
-    // library cannot apply, an apply configuration outside the schema, and an object past etcd's
-    // 1.5 MiB request limit (etcd's error passed on).
-    const upstream500 =
-      a.status === 500 &&
-      json?.reason === undefined &&
-      ((req.method === 'PATCH' &&
-        (req.headers['Content-Type'] === 'application/strategic-merge-patch+json' ||
-          (req.headers['Content-Type'] === 'application/apply-patch+yaml' &&
-            String(json?.message).startsWith('failed to create typed patch object')))) ||
-        String(json?.message).endsWith('etcdserver: request is too large'));
+    const upstream500 = kubeApiserverOwn5xx(req, a.status, json);
     if (!upstream500 && (typeof json?.reason !== 'string' || json.reason === ''))
       problems.push('a failure without a reason');
     if (a.status >= 500 && !upstream500) problems.push(`HTTP ${a.status}: ${a.text.slice(0, 400)}`);

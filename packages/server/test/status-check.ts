@@ -18,6 +18,34 @@ export function failure(
   return r.json;
 }
 
+/**
+ * Whether a 5xx answer is one kube-apiserver itself gives (so the local plane must too), not a
+ * crash: its plain-error 500s without a reason (a create that carries a resourceVersion, a
+ * resourceVersion strconv.ParseUint refuses, the strategic merge patch library's failures, an
+ * apply configuration outside the schema, an object past etcd's request limit) and the 504 of a
+ * resourceVersion from the future.
+ */
+export function kubeApiserverOwn5xx(
+  req: { method: string; headers: Record<string, string> },
+  code: number,
+  status: { reason?: unknown; message?: unknown } | undefined,
+): boolean {
+  const message = String(status?.message);
+  if (code === 504) return status?.reason === 'Timeout' && message.includes('Too large resource version');
+  if (code !== 500 || status?.reason !== undefined) return false;
+  const type = req.headers['Content-Type'];
+  return (
+    (req.method === 'POST' && message === 'resourceVersion should not be set on objects to be created') ||
+    /(^|: )strconv\.ParseUint: parsing /.test(message) ||
+    (req.method === 'PATCH' && type === 'application/strategic-merge-patch+json') ||
+    // An apply configuration that does not fit the schema (kubernetes/kubernetes#122480).
+    (req.method === 'PATCH' &&
+      type === 'application/apply-patch+yaml' &&
+      message.startsWith('failed to create typed patch object')) ||
+    message.endsWith('etcdserver: request is too large')
+  );
+}
+
 /** The problems of a failure body: empty when it is a well-formed `Status` for `httpStatus`. */
 export function statusProblems(httpStatus: number, body: unknown): string[] {
   const problems: string[] = [];

@@ -34,6 +34,9 @@ export function listParams(query: URLSearchParams): ListParams {
     const n = parseInt64(limit);
     if (n > 0) p.limit = n;
   }
+  // A list's timeout bounds the request; read (and refused when not a number) as kube reads it.
+  const timeout = query.get('timeoutSeconds');
+  if (timeout !== null && timeout !== '') parseInt64(timeout);
   const cont = query.get('continue');
   if (cont) p.continue = cont;
   const rv = query.get('resourceVersion');

@@ -19,7 +19,13 @@ import {
 } from './generic/errors.js';
 import { manageThenMutate } from './generic/field-manager-admission.js';
 import type { RestHooks } from './generic/hooks.js';
-import { type ListOutcome, type ListParams, listObjects, parseResourceVersion } from './generic/list.js';
+import {
+  checkGetResourceVersion,
+  type ListOutcome,
+  type ListParams,
+  listObjects,
+  parseObjectResourceVersion,
+} from './generic/list.js';
 import {
   checkNameOnUrl,
   checkNamespace,
@@ -59,7 +65,13 @@ export class RestStorage {
     return objectKey(group, resource, t.namespaced ? namespace : undefined, name);
   }
 
-  get(t: ResourceType, namespace: string | undefined, name: string): StoredObject {
+  /**
+   * One object. With a `resourceVersion` (GET's parameter) it is served at least that fresh, as
+   * kube's watch cache serves it: one the store has not reached is too large, one that is not a
+   * number kube's 500.
+   */
+  get(t: ResourceType, namespace: string | undefined, name: string, resourceVersion?: string): StoredObject {
+    checkGetResourceVersion(this.store, resourceVersion);
     const found = this.store.get(this.key(t, namespace, name));
     if (!found) throw ApiError.notFound(gr(t), name);
     return found;
@@ -208,7 +220,7 @@ export class RestStorage {
         },
       ]);
     }
-    const expected = rv === undefined ? undefined : parseResourceVersion(rv);
+    const expected = rv === undefined ? undefined : parseObjectResourceVersion(rv);
     return this.guaranteedUpdate(t, namespace, name, subresource, ctx, expected, () => clone(input));
   }
 
@@ -263,7 +275,7 @@ export class RestStorage {
     checkNameOnUrl(m, name);
     const rv =
       typeof m.resourceVersion === 'string' && m.resourceVersion
-        ? parseResourceVersion(m.resourceVersion)
+        ? parseObjectResourceVersion(m.resourceVersion)
         : undefined;
     // The Scale's managed fields are the parent's replicas owners: moved here, not recomputed.
     // A write through /scale is admitted as the scale: the warnings are admission's (webhooks,
@@ -508,7 +520,7 @@ export class RestStorage {
       if (
         typeof inputRv === 'string' &&
         inputRv !== '' &&
-        parseResourceVersion(inputRv) !== current.revision
+        parseObjectResourceVersion(inputRv) !== current.revision
       ) {
         throw ApiError.staleObject(gr(t), name);
       }

@@ -3,7 +3,15 @@
  * paging): resourceVersion and resourceVersionMatch rules, continue tokens and their expiry.
  */
 import { posix } from 'node:path';
-import { ApiError, type FieldSelector, type LabelSelector, type StatusCause } from 'kubeloop/api';
+import {
+  ApiError,
+  causeText,
+  type FieldSelector,
+  fieldErrors,
+  goQuote,
+  type LabelSelector,
+  type StatusCause,
+} from 'kubeloop/api';
 import { collectionPrefix, StorageError, type Store } from '../../storage/store.js';
 import type { StoredObject } from '../../storage/types.js';
 import { goJsonSyntaxError, goJsonTypeName } from '../../util/go-json.js';
@@ -92,7 +100,7 @@ export function listObjects(
     atRevision = token.rv < 0 ? undefined : token.rv;
     after = prefix + token.start;
   } else if (p.resourceVersion && p.resourceVersion !== '0') {
-    const rv = parseResourceVersion(p.resourceVersion);
+    const rv = parseResourceVersion(p.resourceVersion, p.resourceVersionMatch === 'Exact');
     if (p.resourceVersionMatch === 'Exact') {
       if (rv < store.oldestRevision) {
         throw ApiError.expired('The resourceVersion for the provided list is too old.');
@@ -132,13 +140,41 @@ export function listObjects(
   return out;
 }
 
-/** A `resourceVersion` parameter as a revision; a 400 when it is not a non-negative integer. */
-export function parseResourceVersion(rv: string): number {
-  const n = Number(rv);
-  if (!/^\d+$/.test(rv) || !Number.isSafeInteger(n)) {
-    throw ApiError.badRequest(`resourceVersion: Invalid value: "${rv}": must be a non-negative integer`);
-  }
-  return n;
+const UINT64_MAX = 2n ** 64n - 1n;
+
+/** Go's `strconv.ParseUint(s, 10, 64)`: the value, or its error's words. */
+function parseUint(s: string): number | string {
+  if (!/^[0-9]+$/.test(s)) return `strconv.ParseUint: parsing ${goQuote(s)}: invalid syntax`;
+  if (BigInt(s) > UINT64_MAX) return `strconv.ParseUint: parsing ${goQuote(s)}: value out of range`;
+  return Number(s);
+}
+
+/**
+ * A `resourceVersion` parameter as a revision (`APIObjectVersioner.ParseResourceVersion`: "" and
+ * "0" are 0). One that is not an unsigned integer is an invalid-field storage error, which kube
+ * passes on as a 500; a list that asks for it exactly answers 400 (`exact` true).
+ */
+export function parseResourceVersion(rv: string, exact = false): number {
+  if (rv === '' || rv === '0') return 0;
+  const n = parseUint(rv);
+  if (typeof n === 'number') return n;
+  const message = causeText(fieldErrors.invalid('resourceVersion', rv, n));
+  if (exact) throw ApiError.badRequest(`invalid resource version: ${message}`);
+  throw new ApiError({ code: 500, message });
+}
+
+/** An object's `metadata.resourceVersion` as a revision; kube's 500 with ParseUint's words when it is not one. */
+export function parseObjectResourceVersion(rv: string): number {
+  const n = parseUint(rv);
+  if (typeof n === 'number') return n;
+  throw new ApiError({ code: 500, message: n });
+}
+
+/** GET's `resourceVersion`: served at least that fresh, so one ahead of the store is too large. */
+export function checkGetResourceVersion(store: Store, rv: string | undefined): void {
+  if (rv === undefined || rv === '' || rv === '0') return;
+  const n = parseResourceVersion(rv);
+  if (n > store.revision) throw tooLarge(n, store.revision);
 }
 
 function tooLarge(rv: number, current: number): ApiError {

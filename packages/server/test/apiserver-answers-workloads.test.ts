@@ -1,8 +1,9 @@
 /**
  * More answers recorded from a real kube-apiserver (the anchor's 1.24, each checked unchanged in
  * 1.32's sources) where the local plane answered otherwise: workload templates, autoscalers,
- * docker config Secrets, where webhooks may be called (admission and CRD conversion), and CEL
- * rules cut short.
+ * docker config Secrets, where webhooks may be called (admission and CRD conversion), CEL rules
+ * cut short, network policies and ingresses, host paths, quotas, namespaces' finalizers and
+ * events.k8s.io Events.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ControlPlane, startTestEnv } from '../src/index.js';
@@ -280,6 +281,177 @@ describe('CEL rules', () => {
     );
     expect(status.message).toContain(
       "compilation failed: ERROR: <input>:1:10: Syntax error: mismatched input '<EOF>' expecting {'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}\n | self.a ==\n | .........^",
+    );
+  });
+});
+
+describe('networking', () => {
+  const NP = `/apis/networking.k8s.io/v1/namespaces/default/networkpolicies${DRY}`;
+  const policy = (spec: object) => ({
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'NetworkPolicy',
+    metadata: { name: 'n' },
+    spec: { podSelector: {}, ...spec },
+  });
+
+  it('refuses an ipBlock that is not a CIDR, and exceptions outside it', async () => {
+    const from = 'spec.ingress[0].from[0].ipBlock';
+    failure(
+      await http.post(NP, policy({ ingress: [{ from: [{ ipBlock: { cidr: '10.0.0.0/33' } }] }] })),
+      422,
+      'Invalid',
+      `NetworkPolicy.networking.k8s.io "n" is invalid: ${from}.cidr: Invalid value: "10.0.0.0/33": must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)`,
+    );
+    const except = ['10.1.0.0/24', '10.0.0.0/8', 'bad', '10.0.1.0/24', '010.0.2.0/24'];
+    const status = failure(
+      await http.post(NP, policy({ ingress: [{ from: [{ ipBlock: { cidr: '10.0.0.0/16', except } }] }] })),
+      422,
+      'Invalid',
+    );
+    expect(
+      status.details.causes.map((c: { field: string; message: string }) => `${c.field}: ${c.message}`),
+    ).toEqual([
+      `${from}.except[0]: Invalid value: "10.1.0.0/24": must be a strict subset of \`cidr\``,
+      `${from}.except[1]: Invalid value: "10.0.0.0/8": must be a strict subset of \`cidr\``,
+      `${from}.except[2]: Invalid value: "bad": must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)`,
+    ]);
+    const v6 = await http.post(
+      NP,
+      policy({ egress: [{ to: [{ ipBlock: { cidr: '2001:db8::/64', except: ['2001:db8::/80'] } }] }] }),
+    );
+    expect(v6.status, v6.text).toBe(201);
+  });
+
+  it("names the policy type refused by its index, in kube's order of the supported ones", async () => {
+    failure(
+      await http.post(NP, policy({ policyTypes: ['Ingress', 'Sideways'] })),
+      422,
+      'Invalid',
+      'NetworkPolicy.networking.k8s.io "n" is invalid: spec.policyTypes[1]: Unsupported value: "Sideways": supported values: "Ingress", "Egress"',
+    );
+  });
+
+  it('checks a host with a * as a wildcard DNS subdomain', async () => {
+    const wildcard =
+      "a wildcard DNS-1123 subdomain must start with '*.', followed by a valid DNS subdomain, which must consist of lower case alphanumeric characters, '-' or '.' and end with an alphanumeric character (e.g. '*.example.com', regex used for validation is '\\*\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+    const status = failure(
+      await http.post(`/apis/networking.k8s.io/v1/namespaces/default/ingresses${DRY}`, {
+        apiVersion: 'networking.k8s.io/v1',
+        kind: 'Ingress',
+        metadata: { name: 'i' },
+        spec: {
+          rules: [{ host: '*.*.a.com' }, { host: '*.b.com' }],
+          tls: [{ hosts: ['*.a.com', 'a*.com'] }],
+          defaultBackend: { service: { name: 's', port: { number: 80 } } },
+        },
+      }),
+      422,
+      'Invalid',
+    );
+    expect(
+      status.details.causes.map((c: { field: string; message: string }) => `${c.field}: ${c.message}`),
+    ).toEqual([
+      `spec.rules[0].host: Invalid value: "*.*.a.com": ${wildcard}`,
+      `spec.tls[0].hosts[1]: Invalid value: "a*.com": ${wildcard}`,
+    ]);
+  });
+});
+
+describe('storage, quota, namespaces and events', () => {
+  it("refuses a host path that steps up with '..', or of an unknown type", async () => {
+    failure(
+      await http.post(`/api/v1/persistentvolumes${DRY}`, {
+        apiVersion: 'v1',
+        kind: 'PersistentVolume',
+        metadata: { name: 'pv' },
+        spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], hostPath: { path: 'x/../y' } },
+      }),
+      422,
+      'Invalid',
+      `PersistentVolume "pv" is invalid: spec.hostPath.path: Invalid value: "x/../y": must not contain '..'`,
+    );
+    failure(
+      await http.post(`/api/v1/namespaces/default/pods${DRY}`, {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'p' },
+        spec: {
+          containers: [{ name: 'c', image: 'x' }],
+          volumes: [{ name: 'v', hostPath: { path: '/a/b..c', type: 'Bogus' } }],
+        },
+      }),
+      422,
+      'Invalid',
+      'Pod "p" is invalid: spec.volumes[0].hostPath.type: Unsupported value: "Bogus": supported values: "", "BlockDevice", "CharDevice", "Directory", "DirectoryOrCreate", "File", "FileOrCreate", "Socket"',
+    );
+  });
+
+  it("checks a quota's resource names as resource names first, then as quota resources", async () => {
+    const quota = (hard: object) => ({
+      apiVersion: 'v1',
+      kind: 'ResourceQuota',
+      metadata: { name: 'q' },
+      spec: { hard },
+    });
+    const path = `/api/v1/namespaces/default/resourcequotas${DRY}`;
+    failure(
+      await http.post(path, quota({ bogus: '1' })),
+      422,
+      'Invalid',
+      'ResourceQuota "q" is invalid: [spec.hard[bogus]: Invalid value: "bogus": must be a standard resource type or fully qualified, spec.hard[bogus]: Invalid value: "bogus": must be a standard resource for quota]',
+    );
+    const status = failure(await http.post(path, quota({ 'bad name!': '1' })), 422, 'Invalid');
+    expect(
+      status.details.causes.map((c: { message: string }) => c.message.replace(/:.*?: /, ': ')),
+    ).toHaveLength(2);
+    expect(status.details.causes[1].message).toBe(
+      'Invalid value: "bad name!": must be a standard resource for quota',
+    );
+  });
+
+  it("names a namespace's finalizers as the list, and each entry only through /finalize", async () => {
+    failure(
+      await http.post(`/api/v1/namespaces${DRY}`, {
+        apiVersion: 'v1',
+        kind: 'Namespace',
+        metadata: { name: 'nsf' },
+        spec: { finalizers: ['example.com/ok', 'bad/finalizer/x'] },
+      }),
+      422,
+      'Invalid',
+    ).details.causes.forEach((c: { field: string }) => expect(c.field).toBe('spec.finalizers'));
+    const status = failure(
+      await http.put(`/api/v1/namespaces/default/finalize${DRY}`, {
+        apiVersion: 'v1',
+        kind: 'Namespace',
+        metadata: { name: 'default' },
+        spec: { finalizers: ['kubernetes', 'bad one'] },
+      }),
+      422,
+      'Invalid',
+    );
+    expect(status.details.causes.map((c: { field: string }) => c.field)).toEqual([
+      'spec.finalizers[1]',
+      'spec.finalizers[1]',
+    ]);
+  });
+
+  it('words an invalid events.k8s.io Event as the core Event it is stored as', async () => {
+    failure(
+      await http.post(`/apis/events.k8s.io/v1/namespaces/default/events${DRY}`, {
+        apiVersion: 'events.k8s.io/v1',
+        kind: 'Event',
+        metadata: { name: 'e' },
+        regarding: { kind: 'Pod', name: 'p', namespace: 'default' },
+        reason: 'R',
+        action: 'A',
+        type: 'Normal',
+        reportingController: 'a/b',
+        reportingInstance: 'i',
+      }),
+      422,
+      'Invalid',
+      'Event "e" is invalid: eventTime: Required value',
     );
   });
 });

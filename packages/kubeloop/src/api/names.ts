@@ -76,6 +76,24 @@ export function isDNS1123Subdomain(value: string): string[] {
   return errs;
 }
 
+const wildcardDNS1123SubdomainFmt = `\\*\\.${dns1123SubdomainFmt}`;
+const wildcardDNS1123SubdomainRe = new RegExp(`^${wildcardDNS1123SubdomainFmt}$`);
+
+/** A wildcard RFC 1123 subdomain (`*.example.com`, Ingress hosts): `[]` when valid, else the reasons. */
+export function isWildcardDNS1123Subdomain(value: string): string[] {
+  const errs: string[] = [];
+  if (utf8Length(value) > DNS1123_SUBDOMAIN_MAX_LENGTH) errs.push(maxLenError(DNS1123_SUBDOMAIN_MAX_LENGTH));
+  if (!wildcardDNS1123SubdomainRe.test(value))
+    errs.push(
+      regexError(
+        "a wildcard DNS-1123 subdomain must start with '*.', followed by a valid DNS subdomain, which must consist of lower case alphanumeric characters, '-' or '.' and end with an alphanumeric character",
+        wildcardDNS1123SubdomainFmt,
+        '*.example.com',
+      ),
+    );
+  return errs;
+}
+
 /** RFC 1123 label (namespace names, …): `[]` when valid, else the reasons. */
 export function isDNS1123Label(value: string): string[] {
   const errs: string[] = [];

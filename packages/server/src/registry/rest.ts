@@ -476,7 +476,7 @@ export class RestStorage {
   ): void {
     t.behaviour.defaults?.(obj);
     t.behaviour.prepare?.(obj, old, strategy);
-    const causes = [...metaCauses, ...(t.behaviour.validate?.(obj, old) ?? [])];
+    const causes = [...metaCauses, ...(t.behaviour.validate?.(obj, old, strategy) ?? [])];
     if (causes.length > 0) {
       const name =
         (meta(obj).name as string | undefined) ?? (meta(obj).generateName as string | undefined) ?? '';

@@ -29,10 +29,10 @@ describe('namespaces', () => {
     [
       'cleanup',
       [
-        'spec.finalizers[1]: Invalid value: "cleanup": name is neither a standard finalizer name nor is it fully qualified',
+        'spec.finalizers: Invalid value: "cleanup": name is neither a standard finalizer name nor is it fully qualified',
       ],
     ],
-  ])('validates finalizer %s', (finalizer, want) => {
+  ])('validates finalizer %s (ValidateNamespace names the list)', (finalizer, want) => {
     const { causes } = write('/namespaces', {
       metadata: { name: 'x' },
       spec: { finalizers: ['kubernetes', finalizer] },

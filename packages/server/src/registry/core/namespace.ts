@@ -56,10 +56,11 @@ const namespaces: KindBehaviour = {
     if (finalizers === undefined) delete spec.finalizers;
     else spec.finalizers = structuredClone(finalizers);
   },
-  validate(obj) {
+  validate(obj, _old, strategy) {
     const out: StatusCause[] = [];
     strs(dig(obj, 'spec', 'finalizers')).forEach((f, i) => {
-      const field = `spec.finalizers[${i}]`;
+      // ValidateNamespace names the list; ValidateNamespaceFinalizeUpdate each entry.
+      const field = strategy === 'finalize' ? `spec.finalizers[${i}]` : 'spec.finalizers';
       for (const m of isQualifiedName(f)) out.push(invalid(field, f, m));
       if (!f.includes('/') && !STANDARD_FINALIZERS.includes(f)) {
         out.push(invalid(field, f, 'name is neither a standard finalizer name nor is it fully qualified'));

@@ -25,6 +25,7 @@ import {
 } from '../shared/util.js';
 import type { ResourceType } from '../types.js';
 import { accessModesString } from './persistentvolumeclaim.js';
+import { validateHostPath } from './podspec.js';
 import { quantityText } from './shared.js';
 
 const CORE = 'io.k8s.api.core.v1';
@@ -87,7 +88,7 @@ function validatePersistentVolume(obj: Obj): StatusCause[] {
   if (sources.length === 0) out.push(required('spec', 'must specify a volume type'));
   for (const extra of sources.slice(1))
     out.push(forbidden(`spec.${extra}`, 'may not specify more than 1 volume type'));
-  if (isObj(spec.hostPath) && !str(spec.hostPath.path)) out.push(required('spec.hostPath.path'));
+  if (isObj(spec.hostPath)) out.push(...validateHostPath(spec.hostPath, 'spec.hostPath'));
   if (isObj(spec.local) && !str(spec.local.path)) out.push(required('spec.local.path'));
   if (isObj(spec.nfs)) {
     if (!str(spec.nfs.server)) out.push(required('spec.nfs.server'));

@@ -318,13 +318,35 @@ function validateVolumes(volumes: unknown, path: string): { causes: StatusCause[
     if (isObj(v.persistentVolumeClaim) && !str(v.persistentVolumeClaim.claimName)) {
       causes.push(required(`${vp}.persistentVolumeClaim.claimName`));
     }
-    if (isObj(v.hostPath) && !str(v.hostPath.path)) causes.push(required(`${vp}.hostPath.path`));
+    if (isObj(v.hostPath)) causes.push(...validateHostPath(v.hostPath, `${vp}.hostPath`));
     if (!name) causes.push(required(`${vp}.name`));
     else for (const m of isDNS1123Label(name)) causes.push(invalid(`${vp}.name`, name, m));
     if (names.has(name)) causes.push(duplicate(`${vp}.name`, name));
     names.add(name);
   });
   return { causes, names };
+}
+
+const HOST_PATH_TYPES = [
+  '',
+  'BlockDevice',
+  'CharDevice',
+  'Directory',
+  'DirectoryOrCreate',
+  'File',
+  'FileOrCreate',
+  'Socket',
+];
+
+/** `validateHostPathVolumeSource` (pod volumes and PersistentVolumes): a path without `..` steps, a known type. */
+export function validateHostPath(hostPath: Obj, path: string): StatusCause[] {
+  const p = str(hostPath.path);
+  if (!p) return [required(`${path}.path`)];
+  const out: StatusCause[] = [];
+  if (p.split('/').includes('..')) out.push(invalid(`${path}.path`, p, "must not contain '..'"));
+  if (typeof hostPath.type === 'string' && !HOST_PATH_TYPES.includes(hostPath.type))
+    out.push(notSupported(`${path}.type`, hostPath.type, HOST_PATH_TYPES));
+  return out;
 }
 
 function validateTolerations(tolerations: unknown, path: string): StatusCause[] {

@@ -65,9 +65,12 @@ function validateQuotaList(list: unknown, path: string): StatusCause[] {
   if (!isObj(list)) return out;
   for (const [name, value] of Object.entries(list)) {
     const field = `${path}[${name}]`;
+    // validateResourceName, then the quota's own rule whatever it found.
     const nameErrs = isQualifiedName(name);
     for (const msg of nameErrs) out.push(invalid(field, name, msg));
-    if (nameErrs.length === 0 && !name.includes('/') && !isStandardQuotaName(name))
+    if (nameErrs.length === 0 && !name.includes('/') && !isStandardQuotaName(name) && name !== 'storage')
+      out.push(invalid(field, name, 'must be a standard resource type or fully qualified'));
+    if (!name.includes('/') && !isStandardQuotaName(name))
       out.push(invalid(field, name, 'must be a standard resource for quota'));
     const q = parseQuantity(value);
     if (q && q.num < 0n) out.push(invalid(field, quantityText(value), 'must be greater than or equal to 0'));

@@ -23,7 +23,11 @@ export interface WriteContext {
 }
 
 export const gr = (t: ResourceType) => ({ group: t.group, resource: t.resource });
-export const gk = (t: ResourceType) => ({ group: t.group, kind: t.kind });
+/**
+ * The kind an Invalid error names: the internal type's, which for a kind stored as another is the
+ * stored one's group (events.k8s.io Events are core Events: `Event "x" is invalid`).
+ */
+export const gk = (t: ResourceType) => ({ group: t.storedAs?.group ?? t.group, kind: t.kind });
 
 /** A storage error as the ApiError kube-apiserver answers with (`storeerr.InterpretXError`). */
 export function storageError(err: unknown, t: ResourceType, name: string): unknown {

@@ -2,7 +2,7 @@
  * The registry entry of `Ingress` (networking.k8s.io/v1 `ingresses`): its resource type and
  * validation, printer columns.
  */
-import type { StatusCause } from 'kubeloop/api';
+import { isWildcardDNS1123Subdomain, type StatusCause } from 'kubeloop/api';
 import { ageColumn, col, fieldDoc, type KindBehaviour, nameColumn } from '../shared/behaviour.js';
 import { networkingKind } from '../shared/define.js';
 import { specStatusStrategy } from '../shared/status-strategy.js';
@@ -81,16 +81,16 @@ function validatePath(p: Obj, path: string): StatusCause[] {
   out.push(...validateBackend(p.backend, `${path}.backend`));
   return out;
 }
-/** A rule's or TLS entry's host: a DNS subdomain, optionally with a leading `*.`, never an IP. */
-function validateHost(host: string, path: string): StatusCause[] {
+/**
+ * A rule's host (`ip` set: never an IP address) or a TLS entry's: a DNS subdomain, or with a `*`
+ * a wildcard one.
+ */
+function validateHost(host: string, path: string, ip: boolean): StatusCause[] {
   const out: StatusCause[] = [];
-  if (/^[0-9.]+$/.test(host) || host.includes(':'))
+  if (ip && (/^[0-9.]+$/.test(host) || host.includes(':')))
     out.push(invalid(path, host, 'must be a DNS name, not an IP address'));
-  if (host.startsWith('*.')) {
-    for (const msg of isDNS1123Subdomain(host.slice(2))) out.push(invalid(path, host, msg));
-  } else {
-    for (const msg of isDNS1123Subdomain(host)) out.push(invalid(path, host, msg));
-  }
+  const check = host.includes('*') ? isWildcardDNS1123Subdomain : isDNS1123Subdomain;
+  for (const msg of check(host)) out.push(invalid(path, host, msg));
   return out;
 }
 /** `ValidateIngressSpec`. */
@@ -113,7 +113,7 @@ function validateIngress(obj: Obj): StatusCause[] {
   rules.forEach((rule, i) => {
     const path = `spec.rules[${i}]`;
     const host = str(rule.host);
-    if (host) out.push(...validateHost(host, `${path}.host`));
+    if (host) out.push(...validateHost(host, `${path}.host`, true));
     if (isObj(rule.http)) {
       const paths = objs(rule.http.paths);
       if (paths.length === 0) out.push(required(`${path}.http.paths`));
@@ -124,7 +124,7 @@ function validateIngress(obj: Obj): StatusCause[] {
   });
   objs(spec.tls).forEach((tls, i) => {
     strs(tls.hosts).forEach((h, j) => {
-      out.push(...validateHost(h, `spec.tls[${i}].hosts[${j}]`));
+      out.push(...validateHost(h, `spec.tls[${i}].hosts[${j}]`, false));
     });
   });
   const className = spec.ingressClassName;

@@ -3,6 +3,7 @@
  * defaults, validation, printer columns.
  */
 import type { StatusCause } from 'kubeloop/api';
+import { cidrContains, parseCidrSloppy } from '../../util/cidr.js';
 import { ageColumn, col, fieldDoc, type KindBehaviour, nameColumn } from '../shared/behaviour.js';
 import { networkingKind } from '../shared/define.js';
 import {
@@ -29,7 +30,7 @@ import { ageOf, NET, nameOf } from './shared.js';
 // ---------------------------------------------------------------------------------------------
 // NetworkPolicies
 const PROTOCOLS = ['SCTP', 'TCP', 'UDP'];
-const POLICY_TYPES = ['Egress', 'Ingress'];
+const POLICY_TYPES = ['Ingress', 'Egress'];
 /** `SetDefaults_NetworkPolicy` and `SetDefaults_NetworkPolicyPort`. */
 function defaultNetworkPolicy(obj: Obj): void {
   const spec = ensureObj(obj, 'spec');
@@ -41,6 +42,25 @@ function defaultNetworkPolicy(obj: Obj): void {
     spec.policyTypes = objs(spec.egress).length > 0 ? ['Ingress', 'Egress'] : ['Ingress'];
   }
 }
+const INVALID_CIDR = 'must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)';
+
+/** `ValidateIPBlock`: a CIDR, and exceptions that are CIDRs strictly inside it. */
+function validateIPBlock(block: Obj, path: string): StatusCause[] {
+  const cidr = str(block.cidr);
+  if (!cidr) return [required(`${path}.cidr`)];
+  const net = parseCidrSloppy(cidr);
+  if (!net) return [invalid(`${path}.cidr`, cidr, INVALID_CIDR)];
+  const out: StatusCause[] = [];
+  strs(block.except).forEach((e, i) => {
+    const ep = `${path}.except[${i}]`;
+    const except = parseCidrSloppy(e);
+    if (!except) out.push(invalid(ep, e, INVALID_CIDR));
+    else if (!cidrContains(net, except) || net.bits >= except.bits)
+      out.push(invalid(ep, e, 'must be a strict subset of `cidr`'));
+  });
+  return out;
+}
+
 function validateNetworkPolicy(obj: Obj): StatusCause[] {
   const spec = isObj(obj.spec) ? obj.spec : {};
   const out = validateLabelSelector(spec.podSelector ?? {}, 'spec.podSelector');
@@ -83,14 +103,12 @@ function validateNetworkPolicy(obj: Obj): StatusCause[] {
             field: path,
             message: 'Forbidden: may not specify both ipBlock and another peer',
           });
-        if (isObj(peer.ipBlock) && !str(peer.ipBlock.cidr)) out.push(required(`${path}.ipBlock.cidr`));
+        if (isObj(peer.ipBlock)) out.push(...validateIPBlock(peer.ipBlock, `${path}.ipBlock`));
       });
     });
   }
   const types = strs(spec.policyTypes);
-  for (const t of types)
-    if (!POLICY_TYPES.includes(t)) out.push(notSupported('spec.policyTypes', t, POLICY_TYPES));
-  if (types.length > 2)
+  if (types.length > 2) {
     out.push(
       invalid(
         'spec.policyTypes',
@@ -98,6 +116,11 @@ function validateNetworkPolicy(obj: Obj): StatusCause[] {
         'may not specify more than two policyTypes',
       ),
     );
+    return out;
+  }
+  types.forEach((t, i) => {
+    if (!POLICY_TYPES.includes(t)) out.push(notSupported(`spec.policyTypes[${i}]`, t, POLICY_TYPES));
+  });
   return out;
 }
 const networkpolicies: KindBehaviour = {

@@ -54,7 +54,11 @@ export interface KindBehaviour {
     user: { username: string; groups: string[]; uid?: string },
   ): void;
   /** Kind-specific validation (`pkg/apis/<group>/validation`); `old` is set on update. */
-  validate?(obj: Record<string, unknown>, old?: Record<string, unknown>): StatusCause[];
+  validate?(
+    obj: Record<string, unknown>,
+    old?: Record<string, unknown>,
+    strategy?: UpdateStrategy,
+  ): StatusCause[];
   /**
    * Loads what `defaults`/`prepare`/`validate` need that the server does not load at start (the
    * CEL compiler, the CRD schema checks): the registry awaits it before every write of the kind;

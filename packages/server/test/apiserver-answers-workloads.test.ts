@@ -2,8 +2,8 @@
  * More answers recorded from a real kube-apiserver (the anchor's 1.24, each checked unchanged in
  * 1.32's sources) where the local plane answered otherwise: workload templates, autoscalers,
  * docker config Secrets, where webhooks may be called (admission and CRD conversion), CEL rules
- * cut short, network policies and ingresses, host paths, quotas, namespaces' finalizers and
- * events.k8s.io Events.
+ * cut short, network policies and ingresses, host paths, quotas, namespaces' finalizers,
+ * events.k8s.io Events, and patches that are not objects or change the object's kind.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ControlPlane, startTestEnv } from '../src/index.js';
@@ -453,5 +453,73 @@ describe('storage, quota, namespaces and events', () => {
       'Invalid',
       'Event "e" is invalid: eventTime: Required value',
     );
+  });
+});
+
+describe('patches', () => {
+  const CM = '/api/v1/namespaces/default/configmaps';
+  const JSONP = 'application/json-patch+json';
+  const MERGE = 'application/merge-patch+json';
+  const SMP = 'application/strategic-merge-patch+json';
+  const send = (body: string, type: string, query = '') =>
+    http.send('PATCH', `${CM}/patched${DRY}${query}`, { raw: body, headers: { 'Content-Type': type } });
+
+  beforeAll(async () => {
+    await http.post(CM, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'patched' } });
+  });
+
+  it('refuses a patch that is not a list or a map as the patch handler decodes it', async () => {
+    const cases: [string, string, string][] = [
+      [
+        JSONP,
+        '{}',
+        'error decoding patch: json: cannot unmarshal object into Go value of type []handlers.jsonPatchOp',
+      ],
+      [
+        JSONP,
+        '"s"',
+        'error decoding patch: json: cannot unmarshal string into Go value of type []handlers.jsonPatchOp',
+      ],
+      [
+        MERGE,
+        '5',
+        'error decoding patch: json: cannot unmarshal number into Go value of type map[string]interface {}',
+      ],
+      [MERGE, 'null', 'Invalid JSON Patch'],
+      [SMP, '[]', 'json: cannot unmarshal array into Go value of type map[string]interface {}'],
+      [SMP, 'true', 'json: cannot unmarshal bool into Go value of type map[string]interface {}'],
+    ];
+    for (const [type, body, message] of cases) failure(await send(body, type), 400, 'BadRequest', message);
+    failure(
+      await send('{}', JSONP, '&fieldValidation=Ignore'),
+      400,
+      'BadRequest',
+      'json: cannot unmarshal object into Go value of type jsonpatch.Patch',
+    );
+    // A null JSON or strategic merge patch changes nothing.
+    for (const type of [JSONP, SMP]) expect((await send('null', type)).status).toBe(200);
+  });
+
+  it("decodes a JSON or merge patch's result by its own apiVersion and kind", async () => {
+    const invalid = (reason: string) =>
+      expect.stringMatching(
+        new RegExp(`^ "" is invalid: patch: Invalid value: "\\{.*\\}": ${reason.replace(/[.()]/g, '\\$&')}$`),
+      );
+    const secret = failure(await send('{"kind":"Secret"}', MERGE), 422, 'Invalid');
+    expect(secret.message).toEqual(invalid('converting (v1.Secret) to (core.ConfigMap): unknown conversion'));
+    expect(secret.details.causes.map((c: { field: string }) => c.field)).toEqual(['patch']);
+    const pod = failure(
+      await send('[{"op":"replace","path":"/apiVersion","value":"apps/v1"}]', JSONP),
+      422,
+      'Invalid',
+    );
+    expect(pod.message).toEqual(
+      invalid(
+        'no kind "ConfigMap" is registered for version "apps/v1" in scheme "pkg/runtime/scheme.go:100"',
+      ),
+    );
+    // A strategic merge patch, and a kind removed, leave the kind as it is.
+    expect((await send('{"kind":"Secret"}', SMP)).status).toBe(200);
+    expect((await send('{"kind":null}', MERGE)).status).toBe(200);
   });
 });

@@ -309,7 +309,10 @@ describe('core/v1 PersistentVolume, ResourceQuota, LimitRange, ComponentStatus',
         spec: { hard: { widgets: '1' } },
       }),
     ).toBe(
-      'The ResourceQuota "bad" is invalid: spec.hard[widgets]: Invalid value: "widgets": must be a standard resource for quota',
+      // kubectl's words against kube-apiserver 1.24 (unchanged in 1.32's validation).
+      'The ResourceQuota "bad" is invalid: \n' +
+        '* spec.hard[widgets]: Invalid value: "widgets": must be a standard resource type or fully qualified\n' +
+        '* spec.hard[widgets]: Invalid value: "widgets": must be a standard resource for quota',
     );
   });
 

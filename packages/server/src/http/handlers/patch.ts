@@ -1,5 +1,7 @@
 /** PATCH of an object, its status or its scale (`patch`): JSON patch, merge patch, strategic merge patch; apply in `apply.ts`. */
-import { ApiError } from 'kubeloop/api';
+import { ApiError, fieldErrors } from 'kubeloop/api';
+import { apiVersionOf, type ResourceType } from '../../registry/types.js';
+import { goJsonTypeName } from '../../util/go-json.js';
 import { lazyModule } from '../../util/lazy-module.js';
 import { isObject, type Obj } from '../../util/object.js';
 import { decodeBody, mediaType, readBody } from '../body.js';
@@ -17,6 +19,58 @@ const PATCH_TYPES = new Set([
   'application/strategic-merge-patch+json',
   'application/apply-patch+yaml',
 ]);
+
+/**
+ * The decoded patch as the patch handler takes it, or its 400 in kube's words: decoded first as
+ * a list of operations or a map (strictly unless fieldValidation=Ignore), so a `null` JSON or
+ * strategic merge patch changes nothing, while a `null` merge patch is not one.
+ */
+function patchBody(type: string, body: unknown, query: URLSearchParams): unknown {
+  const of = goJsonTypeName(body);
+  if (type === 'application/json-patch+json') {
+    if (body === null) return [];
+    if (Array.isArray(body)) return body;
+    throw ApiError.badRequest(
+      query.get('fieldValidation') === 'Ignore'
+        ? `json: cannot unmarshal ${of} into Go value of type jsonpatch.Patch`
+        : `error decoding patch: json: cannot unmarshal ${of} into Go value of type []handlers.jsonPatchOp`,
+    );
+  }
+  if (type === 'application/merge-patch+json') {
+    if (body === null) throw ApiError.badRequest('Invalid JSON Patch');
+    if (isObject(body)) return body;
+    throw ApiError.badRequest(
+      `error decoding patch: json: cannot unmarshal ${of} into Go value of type map[string]interface {}`,
+    );
+  }
+  if (body === null) return {};
+  if (isObject(body)) return body;
+  throw ApiError.badRequest(`json: cannot unmarshal ${of} into Go value of type map[string]interface {}`);
+}
+
+/** The Go package of a group's internal types (`core` for the legacy group). */
+const internalPackage = (group: string): string => (group === '' ? 'core' : group.split('.')[0]!);
+
+/**
+ * A JSON or merge patch's result is decoded by its own apiVersion and kind, as the patch handler
+ * decodes it: another version of the same kind converts, anything else is kube's 422 on `patch`
+ * (`converting (v1.StatefulSet) to (apps.Deployment): unknown conversion`, or `no kind "X" is
+ * registered for version "g/v"`).
+ */
+function checkPatchedKind(s: HandlerScope, t: ResourceType, next: Obj): void {
+  const own = apiVersionOf(t);
+  const kind = typeof next.kind === 'string' && next.kind !== '' ? next.kind : t.kind;
+  const apiVersion = typeof next.apiVersion === 'string' && next.apiVersion !== '' ? next.apiVersion : own;
+  if (kind === t.kind && apiVersion === own) return;
+  const [group, version] = apiVersion.includes('/') ? apiVersion.split('/', 2) : ['', apiVersion];
+  if (group === t.group && kind === t.kind && /^v\d+((alpha|beta)\d+)?$/.test(version!)) return;
+  const reason = s.registry.byKind(group!, version!, kind)
+    ? `converting (${version}.${kind}) to (${internalPackage(t.group)}.${t.kind}): unknown conversion`
+    : `no kind "${kind}" is registered for version "${apiVersion}" in scheme "pkg/runtime/scheme.go:100"`;
+  throw ApiError.invalid({ group: '', kind: '' }, '', [
+    fieldErrors.invalid('patch', JSON.stringify(next), reason),
+  ]);
+}
 
 export async function patch(s: HandlerScope, r: ResourceRequest): Promise<void> {
   const { req, query, t, namespace: ns, name, dryRun } = r;
@@ -49,14 +103,7 @@ export async function patch(s: HandlerScope, r: ResourceRequest): Promise<void> 
   }
   const raw = await readBody(req);
   const fieldManager = writeManager(req, query, 'PatchOptions', false);
-  const body = decodeBody(raw, 'application/json');
-  if (type === 'application/json-patch+json' ? !Array.isArray(body) : !isObject(body)) {
-    throw ApiError.badRequest(
-      type === 'application/json-patch+json'
-        ? 'json: cannot unmarshal object into Go value of type jsonpatch.Patch'
-        : 'error decoding patch: json: cannot unmarshal array into Go value of type map[string]interface {}',
-    );
-  }
+  const body = patchBody(type, decodeBody(raw, 'application/json'), query);
   const applyPatch = (current: Obj): Obj => {
     const next =
       type === 'application/json-patch+json'
@@ -65,6 +112,8 @@ export async function patch(s: HandlerScope, r: ResourceRequest): Promise<void> 
           ? applyMergePatch(current, body)
           : applyStrategicMergePatch(current, body, meta);
     if (!isObject(next)) throw ApiError.badRequest('the patch did not produce an object');
+    if (!t.custom && type !== 'application/strategic-merge-patch+json' && r.subresource !== 'scale')
+      checkPatchedKind(s, t, next);
     return next;
   };
   const warnings: string[] = [];

@@ -134,7 +134,7 @@ export class ServiceAccountTokens {
       });
     if (seconds > MAX_EXPIRATION_SECONDS)
       causes.push({
-        reason: 'FieldValueTooLong',
+        reason: 'FieldValueInvalid',
         field: 'spec.expirationSeconds',
         message: `Invalid value: ${seconds}: may not specify a duration larger than 2^32 seconds`,
       });

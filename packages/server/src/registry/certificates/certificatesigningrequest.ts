@@ -55,7 +55,7 @@ const goBytes = (b: Buffer): GoValue =>
 /** `validateSignerName`: `<domain>/<path>`, the domain a DNS subdomain. */
 function validateSignerName(name: string): StatusCause[] {
   const path = 'spec.signerName';
-  if (!name) return [required(path)];
+  if (!name) return [required(path, 'signerName must be provided')];
   const slash = name.indexOf('/');
   if (slash < 0)
     return [
@@ -75,7 +75,14 @@ function validateCsr(obj: Obj): StatusCause[] {
   const request = str(spec.request);
   const bytes = Buffer.from(request, 'base64');
   if (!/-----BEGIN CERTIFICATE REQUEST-----/.test(bytes.toString('latin1')))
-    out.push(invalid('spec.request', goBytes(bytes), 'PEM block type must be CERTIFICATE REQUEST'));
+    out.push(
+      invalid(
+        'spec.request',
+        // An absent request is a nil slice.
+        typeof spec.request === 'string' ? goBytes(bytes) : new GoValue('[]byte(nil)'),
+        'PEM block type must be CERTIFICATE REQUEST',
+      ),
+    );
   out.push(...validateSignerName(str(spec.signerName)));
   const usages = strs(spec.usages);
   if (usages.length === 0) out.push(required('spec.usages'));

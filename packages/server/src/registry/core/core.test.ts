@@ -906,7 +906,7 @@ describe('nodes', () => {
         write('/nodes', { metadata: { name: 'n' }, spec: { taints: [{ key: 'k', effect: 'Bad' }] } }).causes,
       ),
     ).toEqual([
-      'spec.taints[0].effect: Unsupported value: "Bad": supported values: "NoSchedule", "PreferNoSchedule", "NoExecute"',
+      'metadata.taints[0].effect: Unsupported value: "Bad": supported values: "NoSchedule", "PreferNoSchedule", "NoExecute"',
     ]);
   });
 });

@@ -3,12 +3,17 @@
  * defaults, validation, printer columns, field selectors, storage hooks.
  */
 import type { StatusCause } from 'kubeloop/api';
+import { goQuote, isValidLabelValue } from 'kubeloop/api';
+import { parseCidrSloppy } from '../../util/cidr.js';
 import { ageColumn, col, type KindBehaviour, nameColumn } from '../shared/behaviour.js';
 import { coreKind } from '../shared/define.js';
 import { docs } from '../shared/descriptions.js';
 import { specStatusStrategy } from '../shared/status-strategy.js';
 import {
   dig,
+  duplicate,
+  GoValue,
+  goStrings,
   invalid,
   isObj,
   isQualifiedName,
@@ -19,6 +24,7 @@ import {
   required,
   str,
   strMap,
+  strs,
 } from '../shared/util.js';
 import type { ResourceType } from '../types.js';
 import { age, nameOf } from './shared.js';
@@ -29,21 +35,65 @@ const TAINT_EFFECTS = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'];
 function nodeAddress(obj: Obj, type: string): string {
   return str(objs(dig(obj, 'status', 'addresses')).find((a) => a.type === type)?.address) || '<none>';
 }
+/** `validateNodeTaints`: label keys and values, a known effect, unique by key and effect. */
+function validateNodeTaints(taints: Obj[]): StatusCause[] {
+  const out: StatusCause[] = [];
+  const seen = new Set<string>();
+  taints.forEach((t, i) => {
+    const tp = `metadata.taints[${i}]`;
+    const key = str(t.key);
+    for (const m of isQualifiedName(key)) out.push(invalid(`${tp}.key`, key, m));
+    const value = str(t.value);
+    const valueErrs = isValidLabelValue(value);
+    if (valueErrs.length > 0) out.push(invalid(`${tp}.value`, value, valueErrs.join(';')));
+    const effect = str(t.effect);
+    if (!effect) out.push(required(`${tp}.effect`));
+    else if (!TAINT_EFFECTS.includes(effect)) out.push(notSupported(`${tp}.effect`, effect, TAINT_EFFECTS));
+    const id = JSON.stringify([effect, key]);
+    if (seen.has(id)) {
+      const taint = `core.Taint{Key:${goQuote(key)}, Value:${goQuote(value)}, Effect:${goQuote(effect)}, TimeAdded:<nil>}`;
+      out.push({
+        reason: 'FieldValueDuplicate',
+        field: tp,
+        message: `Duplicate value: ${taint}: taints must be unique by key and effect pair`,
+      });
+      return;
+    }
+    seen.add(id);
+  });
+  return out;
+}
+
 const nodes: KindBehaviour = {
   defaults(obj) {
     const status = objAt(obj, 'status');
     if (status && isObj(status.capacity) && status.allocatable === undefined)
       status.allocatable = { ...status.capacity };
+    // The v1 → internal conversion: podCIDRs from the single podCIDR a client may set alone.
+    const spec = objAt(obj, 'spec');
+    if (spec && str(spec.podCIDR) && strs(spec.podCIDRs).length === 0) spec.podCIDRs = [str(spec.podCIDR)];
   },
   validate(obj) {
-    const out: StatusCause[] = [];
-    objs(dig(obj, 'spec', 'taints')).forEach((t, i) => {
-      const tp = `spec.taints[${i}]`;
-      for (const m of isQualifiedName(str(t.key))) out.push(invalid(`${tp}.key`, str(t.key), m));
-      const effect = str(t.effect);
-      if (!effect) out.push(required(`${tp}.effect`));
-      else if (!TAINT_EFFECTS.includes(effect)) out.push(notSupported(`${tp}.effect`, effect, TAINT_EFFECTS));
+    // ValidateNode names the taints under metadata, as kube does.
+    const out = validateNodeTaints(objs(dig(obj, 'spec', 'taints')));
+    const cidrs = strs(dig(obj, 'spec', 'podCIDRs'));
+    const shown = () => new GoValue(goStrings(cidrs));
+    cidrs.forEach((c, i) => {
+      if (!parseCidrSloppy(c)) out.push(invalid(`spec.podCIDRs[${i}]`, shown(), 'must be valid CIDR'));
     });
+    if (cidrs.length > 1) {
+      const families = cidrs.map((c) => parseCidrSloppy(c)?.v6);
+      const dualStack =
+        cidrs.length === 2 &&
+        families[0] !== undefined &&
+        families[1] !== undefined &&
+        families[0] !== families[1];
+      if (!dualStack)
+        out.push(invalid('spec.podCIDRs', shown(), 'may specify no more than one CIDR for each IP family'));
+      cidrs.forEach((c, i) => {
+        if (cidrs.indexOf(c) < i) out.push(duplicate(`spec.podCIDRs[${i}]`, c));
+      });
+    }
     return out;
   },
   columns: [

@@ -37,6 +37,7 @@ import {
   validateLabels,
 } from '../shared/util.js';
 import type { ResourceType } from '../types.js';
+import { dropTypeDependentFields, externallyAccessible, validateServiceRules } from './service-rules.js';
 import { age, nameOf, PROTOCOLS } from './shared.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -133,11 +134,7 @@ const services: KindBehaviour = {
         p.targetPort = p.port;
     }
     const type = str(spec.type);
-    const externallyAccessible =
-      type === 'LoadBalancer' ||
-      type === 'NodePort' ||
-      (type === 'ClusterIP' && strs(spec.externalIPs).length > 0);
-    if (externallyAccessible) def(spec, 'externalTrafficPolicy', 'Cluster');
+    if (externallyAccessible(spec)) def(spec, 'externalTrafficPolicy', 'Cluster');
     if (type === 'NodePort' || type === 'LoadBalancer' || type === 'ClusterIP')
       def(spec, 'internalTrafficPolicy', 'Cluster');
     if (type === 'LoadBalancer' && typeof spec.allocateLoadBalancerNodePorts !== 'boolean') {
@@ -152,6 +149,13 @@ const services: KindBehaviour = {
     // LoadBalancerStatus is a struct, so Go always serializes `status.loadBalancer`.
     const status = ensureObj(obj, 'status');
     if (!isObj(status.loadBalancer)) status.loadBalancer = {};
+  },
+  prepare(obj, old, strategy) {
+    if (!old || strategy) return;
+    const spec = ensureObj(obj, 'spec');
+    dropTypeDependentFields(spec, isObj(old.spec) ? old.spec : {});
+    // A load balancer's status goes with its type.
+    if (str(spec.type) !== 'LoadBalancer') ensureObj(obj, 'status').loadBalancer = {};
   },
   validate(obj, old) {
     const spec = isObj(obj.spec) ? obj.spec : {};
@@ -205,8 +209,9 @@ const services: KindBehaviour = {
       const v = str(spec[f]);
       if (v && !(allowed as readonly string[]).includes(v)) out.push(notSupported(`spec.${f}`, v, allowed));
     }
+    out.push(...validateServiceRules(obj));
     const policy = str(spec.ipFamilyPolicy);
-    const policies = ['SingleStack', 'PreferDualStack', 'RequireDualStack'];
+    const policies = ['PreferDualStack', 'RequireDualStack', 'SingleStack'];
     if (policy && !policies.includes(policy)) out.push(notSupported('spec.ipFamilyPolicy', policy, policies));
     strs(spec.ipFamilies).forEach((f, i) => {
       if (f !== 'IPv4' && f !== 'IPv6') out.push(notSupported(`spec.ipFamilies[${i}]`, f, ['IPv4', 'IPv6']));

@@ -1,0 +1,225 @@
+/**
+ * Answers recorded from a real kube-apiserver (the anchor's 1.24, each checked against 1.32's
+ * sources) for Services, TokenRequests, Nodes and CertificateSigningRequests, where the local
+ * plane stored what kube refuses or answered in other words.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ControlPlane, startTestEnv } from '../src/index.js';
+import { httpClient } from './http.js';
+import { failure } from './status-check.js';
+
+let cp: ControlPlane;
+let http: ReturnType<typeof httpClient>;
+
+beforeAll(async () => {
+  cp = await startTestEnv();
+  http = httpClient(cp);
+});
+afterAll(() => cp?.stop());
+
+const DRY = '?dryRun=All';
+const SVC = '/api/v1/namespaces/default/services';
+const service = (name: string, spec: object) => ({
+  apiVersion: 'v1',
+  kind: 'Service',
+  metadata: { name },
+  spec: { ports: [{ port: 80 }], ...spec },
+});
+/** `field: message` of each cause. */
+const causes = (status: { details: { causes: { field: string; message: string }[] } }) =>
+  status.details.causes.map((c) => `${c.field}: ${c.message}`);
+
+describe('Services', () => {
+  it('refuses external IPs that are not addresses or are special ones', async () => {
+    const status = failure(
+      await http.post(
+        `${SVC}${DRY}`,
+        service('ips', { externalIPs: ['not-an-ip', '127.0.0.1', '0.0.0.0', '8.8.8.8'] }),
+      ),
+      422,
+      'Invalid',
+    );
+    expect(causes(status)).toEqual([
+      'spec.externalIPs[0]: Invalid value: "not-an-ip": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)',
+      'spec.externalIPs[1]: Invalid value: "127.0.0.1": may not be in the loopback range (127.0.0.0/8, ::1/128)',
+      'spec.externalIPs[2]: Invalid value: "0.0.0.0": may not be unspecified (0.0.0.0)',
+    ]);
+  });
+
+  it('refuses source ranges that are not CIDRs, and an affinity timeout out of range', async () => {
+    failure(
+      await http.post(
+        `${SVC}${DRY}`,
+        service('lb', { type: 'LoadBalancer', loadBalancerSourceRanges: ['1.2.3.4/40', '10.0.0.0/8'] }),
+      ),
+      422,
+      'Invalid',
+      'Service "lb" is invalid: spec.LoadBalancerSourceRanges: Invalid value: "[1.2.3.4/40 10.0.0.0/8]": must be a list of IP ranges. For example, 10.240.0.0/24,10.250.0.0/24 ',
+    );
+    failure(
+      await http.post(`${SVC}${DRY}`, service('ci', { loadBalancerSourceRanges: ['10.0.0.0/8'] })),
+      422,
+      'Invalid',
+      'Service "ci" is invalid: spec.LoadBalancerSourceRanges: Forbidden: may only be used when `type` is \'LoadBalancer\'',
+    );
+    failure(
+      await http.post(
+        `${SVC}${DRY}`,
+        service('aff', {
+          sessionAffinity: 'ClientIP',
+          sessionAffinityConfig: { clientIP: { timeoutSeconds: 0 } },
+        }),
+      ),
+      422,
+      'Invalid',
+      'Service "aff" is invalid: spec.sessionAffinityConfig.clientIP.timeoutSeconds: Invalid value: 0: must be greater than 0 and less than 86400',
+    );
+  });
+
+  it('takes an external traffic policy only on a service reachable from outside', async () => {
+    failure(
+      await http.post(`${SVC}${DRY}`, service('etp', { externalTrafficPolicy: 'Local' })),
+      422,
+      'Invalid',
+      'Service "etp" is invalid: spec.externalTrafficPolicy: Invalid value: "Local": may only be set for externally-accessible services',
+    );
+    const withIPs = await http.post(
+      `${SVC}${DRY}`,
+      service('etp', { externalTrafficPolicy: 'Local', externalIPs: ['8.8.8.8'] }),
+    );
+    expect(withIPs.status, withIPs.text).toBe(201);
+    failure(
+      await http.post(`${SVC}${DRY}`, service('fam', { ipFamilyPolicy: 'Sometimes' })),
+      422,
+      'Invalid',
+      'Service "fam" is invalid: spec.ipFamilyPolicy: Unsupported value: "Sometimes": supported values: "PreferDualStack", "RequireDualStack", "SingleStack"',
+    );
+  });
+
+  it('clears what a new type has no use for, and frees the cluster IP', async () => {
+    const created = await http.post(SVC, service('to-external', { type: 'NodePort', selector: { a: 'b' } }));
+    expect(created.status, created.text).toBe(201);
+    const ip = created.json.spec.clusterIP as string;
+    const patched = await http.patch(
+      `${SVC}/to-external`,
+      { spec: { type: 'ExternalName', externalName: 'db.example.com' } },
+      'application/merge-patch+json',
+    );
+    expect(patched.status, patched.text).toBe(200);
+    const spec = patched.json.spec;
+    for (const gone of ['clusterIP', 'clusterIPs', 'ipFamilies', 'ipFamilyPolicy', 'externalTrafficPolicy'])
+      expect(spec[gone], gone).toBeUndefined();
+    expect(spec.ports[0].nodePort).toBeUndefined();
+    // The address is free again.
+    const reuse = await http.post(SVC, service('reuse', { clusterIP: ip }));
+    expect(reuse.status, reuse.text).toBe(201);
+    // A cluster IP the same request names is its own to keep: kube refuses it on ExternalName.
+    const kept = await http.patch(
+      `${SVC}/reuse`,
+      {
+        spec: {
+          type: 'ExternalName',
+          externalName: 'x.example.com',
+          clusterIP: '10.96.0.250',
+          clusterIPs: ['10.96.0.250'],
+        },
+      },
+      'application/merge-patch+json',
+    );
+    expect(failure(kept, 422, 'Invalid').message).toContain(
+      'spec.clusterIPs: Forbidden: may not be set for ExternalName services',
+    );
+  });
+});
+
+describe('TokenRequests', () => {
+  const TR = '/api/v1/namespaces/default/serviceaccounts/default/token';
+
+  it('decodes the body as a TokenRequest, as the scheme decodes it', async () => {
+    const cases: [object, string][] = [
+      [
+        { apiVersion: 'v1', kind: 'ConfigMap' },
+        'ConfigMap in version "v1" cannot be handled as a TokenRequest: converting (v1.ConfigMap) to (authentication.TokenRequest): unknown conversion',
+      ],
+      [
+        { apiVersion: 'policy/v1', kind: 'Eviction' },
+        'Eviction in version "v1" cannot be handled as a TokenRequest: converting (v1.Eviction) to (authentication.TokenRequest): unknown conversion',
+      ],
+      [
+        { apiVersion: 'v1', kind: 'TokenRequest' },
+        'TokenRequest in version "v1" cannot be handled as a TokenRequest: no kind "TokenRequest" is registered for version "v1" in scheme "pkg/runtime/scheme.go:100"',
+      ],
+    ];
+    for (const [body, message] of cases) failure(await http.post(TR, body), 400, 'BadRequest', message);
+  });
+
+  it('words a duration past 2^32 seconds as an invalid value', async () => {
+    const status = failure(
+      await http.post(TR, {
+        apiVersion: 'authentication.k8s.io/v1',
+        kind: 'TokenRequest',
+        spec: { expirationSeconds: 2 ** 33 },
+      }),
+      422,
+      'Invalid',
+    );
+    expect(status.details.causes[0].reason).toBe('FieldValueInvalid');
+  });
+});
+
+describe('Nodes and CertificateSigningRequests', () => {
+  const node = (spec: object) => ({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'n' }, spec });
+
+  it("validates a node's taints under metadata, unique by key and effect", async () => {
+    const status = failure(
+      await http.post(
+        `/api/v1/nodes${DRY}`,
+        node({
+          taints: [
+            { key: 'a', value: 'x y', effect: 'NoSchedule' },
+            { key: 'b', effect: 'Sometimes' },
+            { key: 'a', value: 'z', effect: 'NoSchedule' },
+          ],
+        }),
+      ),
+      422,
+      'Invalid',
+    );
+    expect(causes(status)).toEqual([
+      `metadata.taints[0].value: Invalid value: "x y": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')`,
+      'metadata.taints[1].effect: Unsupported value: "Sometimes": supported values: "NoSchedule", "PreferNoSchedule", "NoExecute"',
+      'metadata.taints[2]: Duplicate value: core.Taint{Key:"a", Value:"z", Effect:"NoSchedule", TimeAdded:<nil>}: taints must be unique by key and effect pair',
+    ]);
+  });
+
+  it('keeps podCIDR as podCIDRs and refuses CIDRs kube refuses', async () => {
+    const ok = await http.post(`/api/v1/nodes${DRY}`, node({ podCIDR: '10.0.0.0/24' }));
+    expect(ok.json.spec.podCIDRs).toEqual(['10.0.0.0/24']);
+    failure(
+      await http.post(`/api/v1/nodes${DRY}`, node({ podCIDR: '10.0.0.0/99' })),
+      422,
+      'Invalid',
+      'Node "n" is invalid: spec.podCIDRs[0]: Invalid value: []string{"10.0.0.0/99"}: must be valid CIDR',
+    );
+    failure(
+      await http.post(`/api/v1/nodes${DRY}`, node({ podCIDRs: ['10.0.0.0/24', '10.1.0.0/24'] })),
+      422,
+      'Invalid',
+      'Node "n" is invalid: spec.podCIDRs: Invalid value: []string{"10.0.0.0/24", "10.1.0.0/24"}: may specify no more than one CIDR for each IP family',
+    );
+  });
+
+  it("words a CSR's missing request and signer as kube does", async () => {
+    failure(
+      await http.post(`/apis/certificates.k8s.io/v1/certificatesigningrequests${DRY}`, {
+        apiVersion: 'certificates.k8s.io/v1',
+        kind: 'CertificateSigningRequest',
+        metadata: { name: 'c' },
+        spec: { usages: ['client auth'] },
+      }),
+      422,
+      'Invalid',
+      'CertificateSigningRequest.certificates.k8s.io "c" is invalid: [spec.request: Invalid value: []byte(nil): PEM block type must be CERTIFICATE REQUEST, spec.signerName: Required value: signerName must be provided]',
+    );
+  });
+});

@@ -523,3 +523,63 @@ describe('patches', () => {
     expect((await send('{"kind":null}', MERGE)).status).toBe(200);
   });
 });
+
+describe('metadata', () => {
+  const CM = '/api/v1/namespaces/default/configmaps';
+
+  it('refuses an update that adds a deletion timestamp or grace period', async () => {
+    await http.post(CM, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'meta-immutable' } });
+    const patch = (metadata: object) =>
+      http.patch(`${CM}/meta-immutable${DRY}`, { metadata }, 'application/merge-patch+json');
+    failure(
+      await patch({ deletionTimestamp: '2030-01-01T00:00:00Z' }),
+      422,
+      'Invalid',
+      'ConfigMap "meta-immutable" is invalid: metadata.deletionTimestamp: Invalid value: 2030-01-01 00:00:00 +0000 UTC: field is immutable',
+    );
+    failure(
+      await patch({ deletionGracePeriodSeconds: 5 }),
+      422,
+      'Invalid',
+      'ConfigMap "meta-immutable" is invalid: metadata.deletionGracePeriodSeconds: Invalid value: 5: field is immutable',
+    );
+  });
+
+  it('keeps a deletion timestamp an update leaves out, so finalizers can still be removed', async () => {
+    await http.post(CM, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'meta-finalized', finalizers: ['example.com/hold'] },
+    });
+    await http.delete(`${CM}/meta-finalized`);
+    const held = await http.get(`${CM}/meta-finalized`);
+    const { deletionTimestamp } = held.json.metadata;
+    expect(deletionTimestamp).toBeTruthy();
+    // A client's copy without the timestamp: it is kept, not refused.
+    const labelled = await http.put(`${CM}/meta-finalized`, {
+      ...held.json,
+      metadata: { ...held.json.metadata, deletionTimestamp: undefined, labels: { a: 'b' } },
+    });
+    expect(labelled.status, labelled.text).toBe(200);
+    expect(labelled.json.metadata.deletionTimestamp).toBe(deletionTimestamp);
+    const released = await http.patch(
+      `${CM}/meta-finalized`,
+      { metadata: { finalizers: null } },
+      'application/merge-patch+json',
+    );
+    expect(released.status, released.text).toBe(200);
+    expect((await http.get(`${CM}/meta-finalized`)).status).toBe(404);
+  });
+
+  it('checks a generateName of a lone dash as it is', async () => {
+    const status = failure(
+      await http.post(CM, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { generateName: '-' } }),
+      422,
+      'Invalid',
+    );
+    expect(status.details.causes.map((c: { field: string }) => c.field)).toEqual([
+      'metadata.generateName',
+      'metadata.name',
+    ]);
+  });
+});

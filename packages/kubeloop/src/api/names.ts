@@ -181,7 +181,8 @@ export function isValidPathSegmentPrefix(name: string): string[] {
 export type NameValidation = 'subdomain' | 'label' | 'label1035' | 'path-segment';
 
 // A generateName gets random characters appended, so a trailing '-' is fine there.
-const maskTrailingDash = (name: string): string => (name.endsWith('-') ? `${name.slice(0, -2)}a` : name);
+const maskTrailingDash = (name: string): string =>
+  name.length > 1 && name.endsWith('-') ? `${name.slice(0, -2)}a` : name;
 
 /**
  * Validates a name (or, with `prefix`, a `generateName`) by the rule of the kind, as

@@ -3,7 +3,7 @@
  * names, the request namespace, the fields only the server sets, and the update rules of
  * `ValidateObjectMetaUpdate` and the strategies' PrepareForUpdate.
  */
-import { ApiError, fieldError, type StatusCause } from 'kubeloop/api';
+import { ApiError, fieldError, rawFieldValue, type StatusCause } from 'kubeloop/api';
 import { clone, isObject, meta, type Obj } from '../../util/object.js';
 import { apiVersionOf, type ResourceType, type UpdateStrategy } from '../types.js';
 
@@ -29,12 +29,18 @@ export function specOf(t: ResourceType, obj: Obj): Obj {
   return t.subresources.status ? rest : { ...rest, status };
 }
 
-/** ValidateObjectMetaUpdate: fields that cannot change, and finalizers during deletion. */
+/** A `metav1.Time` as Go's `time.Time.String()` prints it (`2030-01-01 00:00:00 +0000 UTC`). */
+function goTime(v: unknown): unknown {
+  const ms = typeof v === 'string' ? Date.parse(v) : Number.NaN;
+  if (Number.isNaN(ms)) return v;
+  const iso = new Date(ms).toISOString();
+  const frac = iso.slice(20, 23).replace(/0+$/, '');
+  return rawFieldValue(`${iso.slice(0, 10)} ${iso.slice(11, 19)}${frac ? `.${frac}` : ''} +0000 UTC`);
+}
+
+/** ValidateObjectMetaUpdate: finalizers during deletion, and fields that cannot change. */
 export function metaUpdateCauses(nm: Obj, om: Obj): StatusCause[] {
   const causes: StatusCause[] = [];
-  if (nm.uid !== om.uid) {
-    causes.push(fieldError('FieldValueInvalid', 'metadata.uid', nm.uid, 'field is immutable'));
-  }
   if (om.deletionTimestamp) {
     const before = new Set(strings(om.finalizers));
     const added = strings(nm.finalizers).filter((f) => !before.has(f));
@@ -49,6 +55,14 @@ export function metaUpdateCauses(nm: Obj, om: Obj): StatusCause[] {
       );
     }
   }
+  const immutable = (field: string, value: unknown) =>
+    causes.push(fieldError('FieldValueInvalid', `metadata.${field}`, value, 'field is immutable'));
+  if (nm.uid !== om.uid) immutable('uid', nm.uid);
+  // PrepareForUpdate keeps the stored ones; a request can only add them, which is refused.
+  if (nm.deletionTimestamp !== om.deletionTimestamp)
+    immutable('deletionTimestamp', goTime(nm.deletionTimestamp));
+  if (nm.deletionGracePeriodSeconds !== om.deletionGracePeriodSeconds)
+    immutable('deletionGracePeriodSeconds', nm.deletionGracePeriodSeconds);
   return causes;
 }
 
@@ -188,11 +202,11 @@ export function prepareUpdate(
   // Fields only the server sets.
   nm.creationTimestamp = om.creationTimestamp;
   if (nm.uid === undefined || nm.uid === '') nm.uid = om.uid;
+  // BeforeUpdate: an update never removes or changes a deletion timestamp or grace period; one
+  // it adds is left for validation to refuse.
   if (om.deletionTimestamp !== undefined) nm.deletionTimestamp = om.deletionTimestamp;
-  else delete nm.deletionTimestamp;
-  if (om.deletionGracePeriodSeconds !== undefined)
+  if (om.deletionGracePeriodSeconds !== undefined && nm.deletionGracePeriodSeconds === undefined)
     nm.deletionGracePeriodSeconds = om.deletionGracePeriodSeconds;
-  else delete nm.deletionGracePeriodSeconds;
   if (om.generation !== undefined) nm.generation = om.generation;
   else delete nm.generation;
   if (om.generateName !== undefined && nm.generateName === undefined) nm.generateName = om.generateName;

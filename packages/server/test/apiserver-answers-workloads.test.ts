@@ -436,6 +436,39 @@ describe('storage, quota, namespaces and events', () => {
     ]);
   });
 
+  it('takes any path-segment name for a core/v1 Event, and a DNS subdomain through events.k8s.io', async () => {
+    const core = (name: string) => ({
+      apiVersion: 'v1',
+      kind: 'Event',
+      metadata: { name },
+      involvedObject: { kind: 'Pod', name: 'p', namespace: 'default' },
+      reason: 'R',
+      message: 'm',
+      type: 'Normal',
+    });
+    const created = await http.post(`/api/v1/namespaces/default/events${DRY}`, core('Pod P.17a Started'));
+    expect(created.status, created.text).toBe(201);
+    failure(
+      await http.post(`/api/v1/namespaces/default/events${DRY}`, core('a/b')),
+      422,
+      'Invalid',
+      `Event "a/b" is invalid: metadata.name: Invalid value: "a/b": may not contain '/'`,
+    );
+    const v1 = await http.post(`/apis/events.k8s.io/v1/namespaces/default/events${DRY}`, {
+      apiVersion: 'events.k8s.io/v1',
+      kind: 'Event',
+      metadata: { name: 'E 41' },
+      eventTime: '2026-01-01T00:00:00.000000Z',
+      regarding: { kind: 'Pod', name: 'p', namespace: 'default' },
+      reason: 'R',
+      action: 'A',
+      type: 'Normal',
+      reportingController: 'a/b',
+      reportingInstance: 'i',
+    });
+    expect(failure(v1, 422, 'Invalid').details.causes[0].field).toBe('metadata.name');
+  });
+
   it('words an invalid events.k8s.io Event as the core Event it is stored as', async () => {
     failure(
       await http.post(`/apis/events.k8s.io/v1/namespaces/default/events${DRY}`, {

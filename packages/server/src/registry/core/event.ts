@@ -167,5 +167,7 @@ export const eventKind: ResourceType = coreKind({
   behaviour: events,
   resource: 'events',
   kind: 'Event',
+  // legacyValidateEvent leaves the name alone for core/v1: only the generic path-segment rule holds.
+  nameValidation: 'path-segment',
   shortNames: ['ev'],
 });

@@ -223,3 +223,70 @@ describe('Nodes and CertificateSigningRequests', () => {
     );
   });
 });
+
+describe('Pods', () => {
+  const PODS = '/api/v1/namespaces/default/pods';
+
+  beforeAll(async () => {
+    const created = await http.post(PODS, {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'answers' },
+      spec: { containers: [{ name: 'c', image: 'nginx' }], schedulingGates: [{ name: 'example.com/wait' }] },
+    });
+    expect(created.status, created.text).toBe(201);
+  });
+
+  it('checks the IPs and the nominated node a status writer sends', async () => {
+    const status = (s: object) =>
+      http.patch(`${PODS}/answers/status${DRY}`, { status: s }, 'application/merge-patch+json');
+    failure(
+      await status({ podIP: 'x', podIPs: [{ ip: 'x' }] }),
+      422,
+      'Invalid',
+      'Pod "answers" is invalid: status.podIPs[0]: Invalid value: "x": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)',
+    );
+    failure(
+      await status({ podIPs: [{ ip: '10.0.0.1' }, { ip: '10.0.0.2' }] }),
+      422,
+      'Invalid',
+      'Pod "answers" is invalid: status.podIPs: Invalid value: []core.PodIP{core.PodIP{IP:"10.0.0.1"}, core.PodIP{IP:"10.0.0.2"}}: may specify no more than one IP for each IP family',
+    );
+    expect(failure(await status({ nominatedNodeName: 'N!' }), 422, 'Invalid').details.causes[0].field).toBe(
+      'status.nominatedNodeName',
+    );
+    expect((await status({ podIPs: [{ ip: '10.0.0.1' }, { ip: 'fd00::1' }] })).status).toBe(200);
+  });
+
+  it('lets scheduling gates be removed, not added', async () => {
+    const gates = (schedulingGates: object[]) =>
+      http.patch(`${PODS}/answers${DRY}`, { spec: { schedulingGates } }, 'application/merge-patch+json');
+    failure(
+      await gates([{ name: 'example.com/wait' }, { name: 'example.com/more' }]),
+      422,
+      'Invalid',
+      'Pod "answers" is invalid: spec.schedulingGates[1].name: Forbidden: only deletion is allowed, but found new scheduling gate \'example.com/more\'',
+    );
+    expect((await gates([])).status).toBe(200);
+  });
+
+  it('answers a binding kube cannot validate with its plain 500, as BindingREST does', async () => {
+    const bind = (target: object) =>
+      http.post(`${PODS}/answers/binding${DRY}`, {
+        apiVersion: 'v1',
+        kind: 'Binding',
+        metadata: { name: 'answers' },
+        target,
+      });
+    const empty = await bind({});
+    expect([empty.status, empty.json.reason, empty.json.message]).toEqual([
+      500,
+      undefined,
+      'target.name: Required value',
+    ]);
+    const both = await bind({ kind: 'Pod' });
+    expect(both.json.message).toBe(
+      '[target.kind: Unsupported value: "Pod": supported values: "Node", "<empty>", target.name: Required value]',
+    );
+  });
+});

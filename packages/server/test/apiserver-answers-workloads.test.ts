@@ -410,7 +410,7 @@ describe('storage, quota, namespaces and events', () => {
   });
 
   it("names a namespace's finalizers as the list, and each entry only through /finalize", async () => {
-    failure(
+    const created = failure(
       await http.post(`/api/v1/namespaces${DRY}`, {
         apiVersion: 'v1',
         kind: 'Namespace',
@@ -419,7 +419,8 @@ describe('storage, quota, namespaces and events', () => {
       }),
       422,
       'Invalid',
-    ).details.causes.forEach((c: { field: string }) => expect(c.field).toBe('spec.finalizers'));
+    );
+    expect(created.details.causes.map((c: { field: string }) => c.field)).toEqual(['spec.finalizers']);
     const status = failure(
       await http.put(`/api/v1/namespaces/default/finalize${DRY}`, {
         apiVersion: 'v1',

@@ -3,6 +3,7 @@
  * defaults, validation, printer columns, field selectors, storage hooks.
  */
 import { ApiError, type StatusCause } from 'kubeloop/api';
+import { parseIPSloppy } from '../../util/cidr.js';
 import { isObject, meta, timestamp } from '../../util/object.js';
 import {
   ageColumn,
@@ -17,9 +18,12 @@ import { docs } from '../shared/descriptions.js';
 import { podStatusStrategy } from '../shared/status-strategy.js';
 import {
   dig,
+  duplicate,
+  GoValue,
   humanDuration,
   int,
   invalid,
+  isDNS1123Subdomain,
   isObj,
   type Obj,
   objAt,
@@ -137,17 +141,16 @@ const binding: PostSubresource = {
   check(body: Obj, name: string): void {
     const bm = isObject(body.metadata) ? body.metadata : {};
     if (bm.name !== name) throw ApiError.badRequest('name in URL does not match name in Binding object');
+    // ValidatePodBinding's errors go back as a plain aggregate: kube's 500 without a reason.
     const target = isObject(body.target) ? body.target : {};
-    const causes: StatusCause[] = [];
+    const errors: string[] = [];
     if (target.kind !== undefined && target.kind !== '' && target.kind !== 'Node')
-      causes.push({
-        reason: 'FieldValueNotSupported',
-        field: 'target.kind',
-        message: `Unsupported value: ${JSON.stringify(target.kind)}: supported values: "", "Node"`,
-      });
-    if (typeof target.name !== 'string' || target.name === '')
-      causes.push({ reason: 'FieldValueRequired', field: 'target.name', message: 'Required value' });
-    if (causes.length > 0) throw ApiError.invalid({ group: '', kind: 'Binding' }, name, causes);
+      errors.push(
+        `target.kind: Unsupported value: ${JSON.stringify(target.kind)}: supported values: "Node", "<empty>"`,
+      );
+    if (typeof target.name !== 'string' || target.name === '') errors.push('target.name: Required value');
+    if (errors.length > 0)
+      throw new ApiError({ code: 500, message: errors.length === 1 ? errors[0]! : `[${errors.join(', ')}]` });
   },
   apply(pod: Obj, body: Obj, name: string): Obj {
     const bm = isObject(body.metadata) ? body.metadata : {};
@@ -217,9 +220,59 @@ const podStorage: StorageHooks = {
   postSubresources: { binding },
 };
 
+const BAD_IP = 'must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)';
+
+/**
+ * `ValidatePodStatusUpdate`'s checks of what a status writer sends: a new nominated node name,
+ * and the pod's and host's IPs (one per family at most, no duplicates; a lone `podIP`/`hostIP`
+ * counts as the first of its list, as the v1 conversion makes it).
+ */
+function validatePodStatusUpdate(pod: Obj, old: Obj): StatusCause[] {
+  const out: StatusCause[] = [];
+  const status = isObj(pod.status) ? pod.status : {};
+  const nominated = str(status.nominatedNodeName);
+  if (nominated && nominated !== str(dig(old, 'status', 'nominatedNodeName')))
+    for (const m of isDNS1123Subdomain(nominated))
+      out.push(invalid('status.nominatedNodeName', nominated, m));
+  for (const [list, single] of [
+    ['podIPs', 'podIP'],
+    ['hostIPs', 'hostIP'],
+  ] as const) {
+    const ips = objs(status[list]).map((p) => str(p.ip));
+    if (ips.length === 0 && str(status[single])) ips.push(str(status[single]));
+    const parsed = ips.map((ip) => parseIPSloppy(ip));
+    parsed.forEach((p, i) => {
+      if (!p) out.push(invalid(`status.${list}[${i}]`, ips[i], BAD_IP));
+    });
+    if (ips.length > 1) {
+      if (ips.length > 2 || !parsed[0] || !parsed[1] || parsed[0].v6 === parsed[1].v6)
+        out.push(
+          invalid(
+            `status.${list}`,
+            new GoValue(
+              `[]core.${list === 'podIPs' ? 'PodIP' : 'HostIP'}{${ips.map((ip) => `core.${list === 'podIPs' ? 'PodIP' : 'HostIP'}{IP:${JSON.stringify(ip)}}`).join(', ')}}`,
+            ),
+            'may specify no more than one IP for each IP family',
+          ),
+        );
+      ips.forEach((ip, i) => {
+        if (ips.indexOf(ip) < i)
+          out.push(
+            duplicate(
+              `status.${list}[${i}]`,
+              new GoValue(`core.${list === 'podIPs' ? 'PodIP' : 'HostIP'}{IP:${JSON.stringify(ip)}}`),
+            ),
+          );
+      });
+    }
+  }
+  return out;
+}
+
 const pods: KindBehaviour = {
   defaults: defaultPod,
-  validate(obj, old) {
+  validate(obj, old, strategy) {
+    if (old && strategy === 'status') return validatePodStatusUpdate(obj, old);
     if (old) return validatePodUpdate(obj, old);
     const out = validatePodSpec(obj.spec, 'spec');
     // Templates tolerate padded images (some tools fill them in later); pods do not.

@@ -533,8 +533,20 @@ export function validatePodUpdate(pod: Obj, old: Obj): StatusCause[] {
       break;
     }
   }
+  // Scheduling gates may only be removed (validateOnlyDeletedSchedulingGates).
+  const oldGates = new Set(objs(oldSpec.schedulingGates).map((g) => str(g.name)));
+  objs(spec.schedulingGates).forEach((g, i) => {
+    if (!oldGates.has(str(g.name)))
+      out.push(
+        forbidden(
+          `spec.schedulingGates[${i}].name`,
+          `only deletion is allowed, but found new scheduling gate '${str(g.name)}'`,
+        ),
+      );
+  });
   // Everything else must be unchanged: compare with the mutable fields taken from the old pod.
   const munged = structuredClone(spec);
+  munged.schedulingGates = oldSpec.schedulingGates;
   for (const list of ['containers', 'initContainers'] as const) {
     objs(munged[list]).forEach((c, i) => {
       c.image = objs(oldSpec[list])[i]?.image;

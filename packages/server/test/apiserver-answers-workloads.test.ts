@@ -358,6 +358,30 @@ describe('networking', () => {
 });
 
 describe('storage, quota, namespaces and events', () => {
+  it("keeps a PersistentVolume's source as it was created", async () => {
+    const pv = await http.post('/api/v1/persistentvolumes', {
+      apiVersion: 'v1',
+      kind: 'PersistentVolume',
+      metadata: { name: 'pv-source' },
+      spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], hostPath: { path: '/x' } },
+    });
+    expect(pv.status, pv.text).toBe(201);
+    const changed = await http.patch(
+      `/api/v1/persistentvolumes/pv-source${DRY}`,
+      { spec: { hostPath: { path: '/y' } } },
+      'application/merge-patch+json',
+    );
+    expect(failure(changed, 422, 'Invalid').message).toMatch(
+      /^PersistentVolume "pv-source" is invalid: spec.persistentvolumesource: Forbidden: spec.persistentvolumesource is immutable after creation\n/,
+    );
+    const grown = await http.patch(
+      `/api/v1/persistentvolumes/pv-source${DRY}`,
+      { spec: { capacity: { storage: '3Gi' } } },
+      'application/merge-patch+json',
+    );
+    expect(grown.status, grown.text).toBe(200);
+  });
+
   it("refuses a host path that steps up with '..', or of an unknown type", async () => {
     failure(
       await http.post(`/api/v1/persistentvolumes${DRY}`, {

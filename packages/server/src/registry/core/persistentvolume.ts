@@ -19,6 +19,7 @@ import {
   type Obj,
   parseQuantity,
   required,
+  semanticEqual,
   since,
   str,
   strs,
@@ -118,7 +119,25 @@ const persistentvolumes: KindBehaviour = {
     if (!old) status.lastPhaseTransitionTime = timestamp();
     else if (dig(old, 'status', 'phase') !== status.phase) status.lastPhaseTransitionTime = timestamp();
   },
-  validate: validatePersistentVolume,
+  validate(obj, old, strategy) {
+    const out = validatePersistentVolume(obj);
+    if (!old || strategy) return out;
+    // ValidatePersistentVolumeUpdate: the volume source cannot change once created.
+    const source = (pv: Obj) => Object.fromEntries(PV_SOURCES.map((k) => [k, dig(pv, 'spec', k)]));
+    const [was, now] = [source(old), source(obj)];
+    if (!semanticEqual(was, now)) {
+      const diff = PV_SOURCES.filter((k) => !semanticEqual(was[k], now[k])).map(
+        (k) => `  ${k}: ${JSON.stringify(was[k] ?? null)} -> ${JSON.stringify(now[k] ?? null)}`,
+      );
+      out.push(
+        forbidden(
+          'spec.persistentvolumesource',
+          `spec.persistentvolumesource is immutable after creation\n${diff.join('\n')}`,
+        ),
+      );
+    }
+    return out;
+  },
   columns: [
     nameColumn(),
     col('Capacity', 'string', fieldDoc(`${CORE}.PersistentVolumeSpec`, 'capacity')),

@@ -290,3 +290,55 @@ describe('Pods', () => {
     );
   });
 });
+
+describe('content negotiation', () => {
+  const CM = '/api/v1/namespaces/default/configmaps';
+  const get = (path: string, accept: string) => http.get(path, { headers: { Accept: accept } });
+  const META = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1';
+  const META_LIST = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
+
+  beforeAll(async () => {
+    await http.post(CM, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'negotiated', labels: { n: 'y' } },
+    });
+  });
+
+  it('refuses a metadata view of the other shape than the answer, naming its Go type', async () => {
+    failure(
+      await get(`${CM}?labelSelector=n%3Dy`, `${META}, application/json`),
+      406,
+      'NotAcceptable',
+      'you requested PartialObjectMetadata, but the requested object is a list (*core.ConfigMapList)',
+    );
+    failure(
+      await get(`${CM}/negotiated`, META_LIST),
+      406,
+      'NotAcceptable',
+      'you requested PartialObjectMetadataList, but the requested object is not a list (*core.ConfigMap)',
+    );
+    expect((await get(`${CM}/negotiated`, META)).json.kind).toBe('PartialObjectMetadata');
+    expect((await get(`${CM}?labelSelector=n%3Dy`, META_LIST)).json.kind).toBe('PartialObjectMetadataList');
+  });
+
+  it("answers an Accept the routes do not produce with go-restful's 406", async () => {
+    for (const accept of ['text/html', 'application/*'])
+      failure(await get(`${CM}/negotiated`, accept), 406, 'NotAcceptable', '406: Not Acceptable');
+    expect((await get(`${CM}/negotiated`, 'text/plain, application/json')).status).toBe(200);
+  });
+
+  it('serves Tables and metadata in YAML, keys sorted as the apiserver writes them', async () => {
+    const r = await get(
+      `${CM}?labelSelector=n%3Dy`,
+      'application/yaml;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1',
+    );
+    expect(r.status).toBe(200);
+    expect(r.headers['content-type']).toBe('application/yaml');
+    expect(r.text).toMatch(
+      /^apiVersion: meta\.k8s\.io\/v1\nitems:\n- apiVersion: meta\.k8s\.io\/v1\n {2}kind: PartialObjectMetadata\n/,
+    );
+    const table = await get(`${CM}/negotiated`, 'application/yaml;as=Table;g=meta.k8s.io;v=v1');
+    expect(table.text).toMatch(/^apiVersion: meta\.k8s\.io\/v1\ncolumnDefinitions:\n/);
+  });
+});

@@ -27,6 +27,8 @@ function parseAccept(accept: string | undefined): MediaRange[] {
 }
 
 const PROTOBUF = 'application/vnd.kubernetes.protobuf';
+/** What the built-in kinds' go-restful routes produce, parameters aside (and what matches anything). */
+const ROUTE_PRODUCES = new Set(['*/*', 'application/json', 'application/yaml', PROTOBUF]);
 const JSONISH = new Set(['application/json', 'application/*', '*/*', 'application/yaml']);
 
 /**
@@ -51,30 +53,18 @@ export function negotiate(
     const g = range.params.get('g');
     const v = range.params.get('v');
     if (!as) return { representation: { as: 'object' }, yaml };
-    if (as === 'Table' && g === 'meta.k8s.io' && (v === 'v1' || v === 'v1beta1') && offers.table && !yaml) {
+    if (as === 'Table' && g === 'meta.k8s.io' && (v === 'v1' || v === 'v1beta1') && offers.table) {
       return { representation: { as: 'Table' }, yaml };
     }
+    // The metadata-only views are chosen as asked; whether the answer is a list is checked by
+    // the caller, as the handlers' transform does (a 406 naming the Go type when it does not fit).
     if (
-      as === 'PartialObjectMetadata' &&
+      (as === 'PartialObjectMetadata' || as === 'PartialObjectMetadataList') &&
       g === 'meta.k8s.io' &&
       (v === 'v1' || v === 'v1beta1') &&
-      offers.metadata &&
-      !yaml
+      offers.metadata
     ) {
-      return {
-        representation: { as: offers.list ? 'PartialObjectMetadataList' : 'PartialObjectMetadata' },
-        yaml,
-      };
-    }
-    if (
-      as === 'PartialObjectMetadataList' &&
-      g === 'meta.k8s.io' &&
-      (v === 'v1' || v === 'v1beta1') &&
-      offers.metadata &&
-      offers.list &&
-      !yaml
-    ) {
-      return { representation: { as: 'PartialObjectMetadataList' }, yaml };
+      return { representation: { as }, yaml };
     }
     if (
       as === 'APIGroupDiscoveryList' &&
@@ -101,6 +91,11 @@ export function negotiateResource(
   protobuf = false,
   custom = false,
 ): Negotiated {
+  // go-restful's route check before any of the apiserver's own: a built-in kind's routes produce
+  // JSON, YAML and protobuf, and an Accept naming none of them (nor */*) is its bare 406. The CRD
+  // handler has no such routes.
+  if (!custom && accept && !parseAccept(accept).some((r) => ROUTE_PRODUCES.has(r.type)))
+    throw new ApiError({ code: 406, reason: 'NotAcceptable', message: '406: Not Acceptable', details: {} });
   const neg = negotiate(accept, { table: true, metadata: true, list, protobuf });
   if (!neg) {
     // Custom resources have no protobuf serializer.

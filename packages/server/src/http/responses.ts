@@ -11,6 +11,7 @@ import { apiVersionOf, type ResourceType } from '../registry/types.js';
 import type { StoredObject } from '../storage/types.js';
 import { isObject, type Obj } from '../util/object.js';
 import { toYaml } from '../util/yaml.js';
+
 import { JSON_HEADERS } from './api-response.js';
 import { type RequestContext, serializerOf } from './context.js';
 import { PageNotFound } from './errors.js';
@@ -18,6 +19,9 @@ import { type Negotiated, negotiate } from './negotiation.js';
 import { includeObject } from './params.js';
 import { partialObjectMetadata, table } from './table.js';
 import { warningHeaders } from './warnings.js';
+
+/** YAML as the apiserver writes it (sigs.k8s.io/yaml over JSON): keys sorted, sequences not indented, no anchors (an object shared twice is written twice). */
+const GO_YAML = { sortMapEntries: true, indentSeq: false, aliasDuplicateObjects: false } as const;
 
 /** Where the HTTP layer logs what a client does not see. */
 export type Log = (level: 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
@@ -137,7 +141,7 @@ export class Responder {
       return;
     if (serializer.yaml) {
       ctx.res.writeHead(code, { 'Content-Type': 'application/yaml', 'Cache-Control': 'no-cache, private' });
-      ctx.res.end(toYaml(body));
+      ctx.res.end(toYaml(body, GO_YAML));
       return;
     }
     this.send(ctx.res, code, JSON.stringify(body));
@@ -199,7 +203,7 @@ export class Responder {
         'Content-Type': 'application/yaml',
         'Cache-Control': 'no-cache, private',
       });
-      res.end(toYaml(apiErr.status));
+      res.end(toYaml(apiErr.status, GO_YAML));
       return;
     }
     this.send(res, apiErr.code, JSON.stringify(apiErr.status));

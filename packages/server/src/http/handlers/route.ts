@@ -143,7 +143,9 @@ export function serveResource(
     query,
     info,
     user: ctx.user,
-    serializer: ctx.serializer,
+    // A Table or metadata view asked for in YAML is answered in YAML (its bodies go through the
+    // serializer, which alone would not take `as=` parameters it does not offer).
+    serializer: media.representation.as === 'object' ? ctx.serializer : { protobuf: false, yaml: media.yaml },
     t,
     namespace,
     name: info.name,
@@ -162,9 +164,22 @@ export function serveResource(
 /** What each verb offers: lists their list forms, watch events no protobuf, virtual lists neither. */
 function negotiate(accept: string | undefined, t: ResourceType, verb: string): Negotiated {
   if (verb === 'watch') return negotiateResource(accept, false);
-  if (verb === 'list')
-    return t.virtual
-      ? negotiateResource(accept, true)
-      : negotiateResource(accept, true, protobufKind(t), !!t.custom);
-  return negotiateResource(accept, false, protobufKind(t), !!t.custom);
+  const list = verb === 'list';
+  const media = t.virtual
+    ? negotiateResource(accept, list)
+    : negotiateResource(accept, list, protobufKind(t), !!t.custom);
+  // The handlers' transform: a metadata view of the other shape than the answer is a 406.
+  const as = media.representation.as;
+  const goType = t.custom
+    ? '*unstructured.Unstructured'
+    : `*${t.group === '' ? 'core' : t.group.split('.')[0]}.${t.kind}`;
+  if (list && as === 'PartialObjectMetadata')
+    throw ApiError.notAcceptable(
+      `you requested PartialObjectMetadata, but the requested object is a list (${goType}List)`,
+    );
+  if (!list && as === 'PartialObjectMetadataList')
+    throw ApiError.notAcceptable(
+      `you requested PartialObjectMetadataList, but the requested object is not a list (${goType})`,
+    );
+  return media;
 }

@@ -223,6 +223,52 @@ describe('where a webhook may be called', () => {
     );
   });
 
+  it("reports a Service's missing namespace as its name and back, as kube's swapped call does", async () => {
+    failure(
+      await http.post(MWC, configuration({ service: { name: 's' } })),
+      422,
+      'Invalid',
+      'MutatingWebhookConfiguration.admissionregistration.k8s.io "m" is invalid: webhooks[0].clientConfig.service.name: Required value: service name is required',
+    );
+    failure(
+      await http.post(CRD, crd({ service: { namespace: 'n' } })),
+      422,
+      'Invalid',
+      'CustomResourceDefinition.apiextensions.k8s.io "widgets.answers.io" is invalid: spec.conversion.webhookClientConfig.service.namespace: Required value: service namespace is required',
+    );
+  });
+
+  it('refuses wildcards in rules beside what they already cover', async () => {
+    const rules = (resources: string[], operations = ['CREATE']) =>
+      configuration({ url: 'https://h/x' }).webhooks.map((w) => ({
+        ...w,
+        rules: [{ operations, apiGroups: [''], apiVersions: ['v1'], resources }],
+      }));
+    const post = (resources: string[], operations?: string[]) =>
+      http.post(MWC, { ...configuration({}), webhooks: rules(resources, operations) });
+    const path = 'webhooks[0].rules[0]';
+    failure(
+      await post(['*/*', 'pods']),
+      422,
+      'Invalid',
+      `MutatingWebhookConfiguration.admissionregistration.k8s.io "m" is invalid: ${path}.resources: Invalid value: []string{"*/*", "pods"}: if '*/*' is present, must not specify other resources`,
+    );
+    failure(
+      await post(['pods/*', 'pods/status']),
+      422,
+      'Invalid',
+      `MutatingWebhookConfiguration.admissionregistration.k8s.io "m" is invalid: ${path}.resources[1]: Invalid value: "pods/status": if 'pods/*' is present, must not specify pods/status`,
+    );
+    failure(
+      await post(['pods'], ['*', 'CREATE']),
+      422,
+      'Invalid',
+      `MutatingWebhookConfiguration.admissionregistration.k8s.io "m" is invalid: ${path}.operations: Invalid value: []admissionregistration.OperationType{"*", "CREATE"}: if '*' is present, must not specify other operations`,
+    );
+    // The last plain resource decides, as in kube: a wildcard after it is taken.
+    expect((await post(['pods', '*'])).status).toBe(201);
+  });
+
   it("checks a Service's path segment by segment, as ValidateWebhookService does", async () => {
     const svc = 'webhooks[0].clientConfig.service.path';
     failure(

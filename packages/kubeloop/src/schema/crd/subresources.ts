@@ -151,10 +151,12 @@ export function validateConversion(conv: InternalSpec['conversion'], path: strin
       errs.push(...validateWebhookURL(`${path}.webhookClientConfig.url`, cc.url));
     else if (cc.service)
       errs.push(
+        // As kube calls it: name and namespace in each other's place (the callee takes the
+        // namespace first), so each missing one is reported as the other.
         ...validateWebhookService(
           `${path}.webhookClientConfig.service`,
-          cc.service.namespace ?? '',
           cc.service.name ?? '',
+          cc.service.namespace ?? '',
           cc.service.path,
           cc.service.port ?? 443,
         ),

@@ -7,6 +7,7 @@ import {
   def,
   dig,
   duplicate,
+  GoValue,
   invalid,
   isDNS1035Label,
   isDNS1123Subdomain,
@@ -51,13 +52,53 @@ function fullyQualified(field: string, name: string): StatusCause[] {
   return [];
 }
 
+/** `validateResources`: resources and `resource/subresource` pairs, wildcards not beside what they cover. */
+function validateResources(resources: string[], p: string): StatusCause[] {
+  const out: StatusCause[] = [];
+  if (resources.length === 0) out.push(required(p));
+  const wildSub = new Set<string>();
+  const wildRes = new Set<string>();
+  let plain = false;
+  resources.forEach((r, i) => {
+    if (!r) {
+      out.push(required(`${p}[${i}]`));
+      return;
+    }
+    const slash = r.indexOf('/');
+    if (slash < 0) {
+      plain = r !== '*';
+      return;
+    }
+    const [res, sub] = [r.slice(0, slash), r.slice(slash + 1)];
+    if (wildSub.has(res))
+      out.push(invalid(`${p}[${i}]`, r, `if '${res}/*' is present, must not specify ${r}`));
+    if (wildRes.has(sub))
+      out.push(invalid(`${p}[${i}]`, r, `if '*/${sub}' is present, must not specify ${r}`));
+    if (sub === '*') wildSub.add(res);
+    if (res === '*') wildRes.add(sub);
+  });
+  if (resources.length > 1 && resources.includes('*/*'))
+    out.push(invalid(p, resources, "if '*/*' is present, must not specify other resources"));
+  if (resources.includes('*') && plain)
+    out.push(
+      invalid(p, resources, "if '*' is present, must not specify other resources without subresources"),
+    );
+  return out;
+}
+
 /** `validateRuleWithOperations`. */
 export function validateRule(rule: Obj, p: string): StatusCause[] {
   const out: StatusCause[] = [];
   const ops = strs(rule.operations);
   if (ops.length === 0) out.push(required(`${p}.operations`));
   if (ops.length > 1 && ops.includes('*')) {
-    out.push(invalid(`${p}.operations`, ops, "if '*' is present, must not specify other operations"));
+    out.push(
+      invalid(
+        `${p}.operations`,
+        new GoValue(`[]admissionregistration.OperationType{${ops.map((o) => JSON.stringify(o)).join(', ')}}`),
+        "if '*' is present, must not specify other operations",
+      ),
+    );
   }
   ops.forEach((op, i) => {
     if (!OPERATIONS.includes(op)) out.push(notSupported(`${p}.operations[${i}]`, op, OPERATIONS));
@@ -75,11 +116,7 @@ export function validateRule(rule: Obj, p: string): StatusCause[] {
   versions.forEach((v, i) => {
     if (!v) out.push(required(`${p}.apiVersions[${i}]`));
   });
-  const resources = strs(rule.resources);
-  if (resources.length === 0) out.push(required(`${p}.resources`));
-  resources.forEach((r, i) => {
-    if (!r) out.push(required(`${p}.resources[${i}]`));
-  });
+  out.push(...validateResources(strs(rule.resources), `${p}.resources`));
   const scope = str(rule.scope);
   if (rule.scope !== undefined && !SCOPES.includes(scope))
     out.push(notSupported(`${p}.scope`, scope, SCOPES));
@@ -94,10 +131,12 @@ function validateClientConfig(cc: unknown, p: string): StatusCause[] {
   if (hasURL === (service !== undefined)) return [required(p, 'exactly one of url or service is required')];
   if (hasURL) return validateWebhookURL(`${p}.url`, str(c.url));
   const path = typeof service!.path === 'string' ? service!.path : undefined;
+  // kube passes the Service's name and namespace in each other's place (the callee takes the
+  // namespace first): a missing namespace is reported as "service name is required", and back.
   return validateWebhookService(
     `${p}.service`,
-    str(service!.namespace),
     str(service!.name),
+    str(service!.namespace),
     path,
     numOr(service!.port) ?? 443,
   );

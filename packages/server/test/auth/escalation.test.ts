@@ -136,7 +136,8 @@ describe('RoleBindings', () => {
       binding('bob-none', { kind: 'Role', name: 'nope' }, 'bob'),
     );
     expect(missing.stderr.trim()).toBe(
-      'Error from server (Forbidden): error when creating "STDIN": rolebindings.rbac.authorization.k8s.io "bob-none" is forbidden: roles.rbac.authorization.k8s.io "nope" not found',
+      // GetRoleReferenceRules' NotFound goes back as it is (checked against kube-apiserver).
+      'Error from server (NotFound): error when creating "STDIN": roles.rbac.authorization.k8s.io "nope" not found',
     );
   });
 

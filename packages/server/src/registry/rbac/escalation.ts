@@ -121,7 +121,16 @@ export function bindingEscalationCheck(
       env.namespace,
       true,
     );
-    if ('error' in resolved) throw ApiError.forbidden({ group: GROUP, resource }, name, resolved.error);
+    // GetRoleReferenceRules' error goes back as it is: the missing role's NotFound, or (a kind
+    // validation would refuse later) a plain error.
+    if ('error' in resolved) {
+      if (kind === 'Role' || kind === 'ClusterRole')
+        throw ApiError.notFound(
+          { group: GROUP, resource: kind === 'Role' ? 'roles' : 'clusterroles' },
+          str(ref.name),
+        );
+      throw new ApiError({ code: 500, message: resolved.error });
+    }
     const why = confirmNoEscalation(env, resolved.rules);
     if (why) throw ApiError.forbidden({ group: GROUP, resource }, name, why);
   };

@@ -342,3 +342,69 @@ describe('content negotiation', () => {
     expect(table.text).toMatch(/^apiVersion: meta\.k8s\.io\/v1\ncolumnDefinitions:\n/);
   });
 });
+
+describe('deletes', () => {
+  const CM = '/api/v1/namespaces/default/configmaps';
+  const remove = (name: string, body: string, query = '') =>
+    http.send('DELETE', `${CM}/${name}${query}`, {
+      raw: body,
+      headers: { 'Content-Type': 'application/json' },
+    });
+
+  beforeAll(async () => {
+    for (const name of ['del-a', 'del-b'])
+      await http.post(CM, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name } });
+  });
+
+  it('decodes a DeleteOptions body as the delete handler does: its failures are plain 500s', async () => {
+    const cases: [string, string][] = [
+      [
+        '{bad',
+        "couldn't get version/kind; json parse error: invalid character 'b' looking for beginning of object key string",
+      ],
+      [
+        '{"kind":"ConfigMap","apiVersion":"v1"}',
+        'no kind "ConfigMap" is registered for version "v1" in scheme "pkg/runtime/scheme.go:100"',
+      ],
+      [
+        '{"gracePeriodSeconds":"soon"}',
+        'json: cannot unmarshal string into Go struct field DeleteOptions.gracePeriodSeconds of type int64',
+      ],
+    ];
+    for (const [body, message] of cases) {
+      const r = await remove('del-a', body, '?dryRun=All');
+      expect([r.status, r.json.reason, r.json.message]).toEqual([500, undefined, message]);
+    }
+    failure(
+      await remove('del-a', '{"orphanDependents":true,"propagationPolicy":"Background"}', '?dryRun=All'),
+      422,
+      'Invalid',
+      'DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Invalid value: "Background": orphanDependents and deletionPropagation cannot be both set',
+    );
+    expect((await http.get(`${CM}/del-a`)).status).toBe(200);
+  });
+
+  it("reads the query's options only without a body: a body's delete is not a dry run", async () => {
+    const r = await remove('del-b', '{"kind":"DeleteOptions","apiVersion":"v1"}', '?dryRun=All');
+    expect(r.status, r.text).toBe(200);
+    expect((await http.get(`${CM}/del-b`)).status).toBe(404);
+  });
+
+  it('has no route to create in, or delete, a namespaced collection across all namespaces', async () => {
+    failure(
+      await http.send('DELETE', '/api/v1/configmaps?dryRun=All'),
+      405,
+      'MethodNotAllowed',
+      'the server does not allow this method on the requested resource',
+    );
+    failure(
+      await http.post('/api/v1/configmaps', {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'x', namespace: 'default' },
+      }),
+      405,
+      'MethodNotAllowed',
+    );
+  });
+});

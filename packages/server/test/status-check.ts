@@ -21,7 +21,7 @@ export function failure(
 /**
  * Whether a 5xx answer is one kube-apiserver itself gives (so the local plane must too), not a
  * crash: its plain-error 500s without a reason (a create that carries a resourceVersion, a
- * resourceVersion strconv.ParseUint refuses, a pod binding without a target, the strategic merge patch library's failures, an
+ * resourceVersion strconv.ParseUint refuses, a DeleteOptions body that does not decode, a pod binding without a target, the strategic merge patch library's failures, an
  * apply configuration outside the schema, an object past etcd's request limit) and the 504 of a
  * resourceVersion from the future.
  */
@@ -37,6 +37,11 @@ export function kubeApiserverOwn5xx(
   return (
     (req.method === 'POST' && message === 'resourceVersion should not be set on objects to be created') ||
     /(^|: )strconv\.ParseUint: parsing /.test(message) ||
+    // The delete handler passes its body's decoding errors on as they are.
+    (req.method === 'DELETE' &&
+      /^(couldn't get version\/kind; json parse error: |json: cannot unmarshal .* into Go struct field DeleteOptions\.|no kind ".*" is registered for version )/.test(
+        message,
+      )) ||
     // BindingREST passes ValidatePodBinding's errors on as a plain aggregate.
     (req.method === 'POST' && /^\[?target\.(name|kind): /.test(message)) ||
     (req.method === 'PATCH' && type === 'application/strategic-merge-patch+json') ||

@@ -68,10 +68,11 @@ async function alive(): Promise<void> {
 describe('deep nesting', () => {
   for (const n of [1_000, 10_000, 100_000]) {
     it.each(cases(n).map((c) => [`${c[0]} ${c[2]}`, ...c] as const))(
-      `${n} levels: %s answers a 400/422 Status`,
+      `${n} levels: %s answers a 400/422 Status (DELETE: the handler's plain 500, as kube's)`,
       async (_what, method, path, type, raw) => {
         const r = await http.send(method, path, { raw, headers: { 'Content-Type': type } });
-        expect([400, 422], r.text.slice(0, 300)).toContain(r.status);
+        // The delete handler passes its body's decoding error on as it is: a 500 without a reason.
+        expect(method === 'DELETE' ? [500] : [400, 422], r.text.slice(0, 300)).toContain(r.status);
         expect(statusProblems(r.status, r.json), r.text.slice(0, 300)).toEqual([]);
         expect(r.json.message).toMatch(/exceeded max depth|nested deeper/);
         await alive();

@@ -19,7 +19,7 @@ import {
 const BODY_TYPES = new Set(['application/json', 'application/yaml', '']);
 
 /** The struct kube's serializer first reads a body into, named in its type errors. */
-const FIND_KIND =
+export const FIND_KIND =
   'struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }';
 
 /**

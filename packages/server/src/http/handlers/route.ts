@@ -115,10 +115,14 @@ export function serveResource(
   // without an object match no route, which go-restful answers with a 405.
   const needsName = NAMED_VERBS.includes(verb) || sub !== '';
   const forbidsName = (verb === 'create' && !sub) || verb === 'deletecollection' || verb === 'list';
+  // Across all namespaces a namespaced kind's collection is only listed and watched: kube has
+  // no route to create in it or delete it whole (go-restful's 405).
+  const allNamespaces = t.namespaced && !info.namespace && (verb === 'create' || verb === 'deletecollection');
   if (
     !(allowed as readonly string[]).includes(verb) ||
     (needsName && !info.name) ||
-    (forbidsName && info.name)
+    (forbidsName && info.name) ||
+    allNamespaces
   ) {
     req.resume();
     throw methodNotAllowed();

@@ -675,6 +675,18 @@ describe('metadata', () => {
     expect((await http.get(`${CM}/meta-finalized`)).status).toBe(404);
   });
 
+  it('writes managed fields as structured-merge-diff does: "." before the children', async () => {
+    const created = await http.post(CM, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'meta-fields', labels: { x: 'y' } },
+      data: { a: 'b' },
+    });
+    expect(JSON.stringify(created.json.metadata.managedFields[0].fieldsV1)).toBe(
+      '{"f:data":{".":{},"f:a":{}},"f:metadata":{"f:labels":{".":{},"f:x":{}}}}',
+    );
+  });
+
   it('checks a generateName of a lone dash as it is', async () => {
     const status = failure(
       await http.post(CM, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { generateName: '-' } }),

@@ -440,12 +440,12 @@ describe('updateManagedFields on a custom resource create', () => {
           time: '2024-05-01T10:00:00Z',
           fieldsType: 'FieldsV1',
           fieldsV1: {
-            'f:metadata': { 'f:labels': { 'f:a': {}, '.': {} } },
+            'f:metadata': { 'f:labels': { '.': {}, 'f:a': {} } },
             'f:spec': {
-              'f:env': { 'f:A': {}, '.': {} },
-              'f:image': {},
-              'f:tags': { 'v:"x"': {}, '.': {} },
               '.': {},
+              'f:env': { '.': {}, 'f:A': {} },
+              'f:image': {},
+              'f:tags': { '.': {}, 'v:"x"': {} },
             },
           },
         },
@@ -481,8 +481,8 @@ describe('updateManagedFields on a built-in create', () => {
           time: '2024-05-01T10:00:00Z',
           fieldsType: 'FieldsV1',
           fieldsV1: {
-            'f:data': { 'f:key': {}, '.': {} },
-            'f:metadata': { 'f:labels': { 'f:app': {}, '.': {} } },
+            'f:data': { '.': {}, 'f:key': {} },
+            'f:metadata': { 'f:labels': { '.': {}, 'f:app': {} } },
           },
         },
       ]),

@@ -179,7 +179,7 @@ function listChildren(
 }
 
 /**
- * The JSON member of a child: `{}` for a leaf, its children plus `"."` otherwise; `undefined`
+ * The JSON member of a child: `{}` for a leaf, `"."` then its children otherwise; `undefined`
  * when nothing of it is owned. `step` is the child's path element, or the name of a map field
  * (its element is only built when the ignored or stripped fields need it).
  */
@@ -207,5 +207,5 @@ function child(
   }
   const children = nodeChildren(value, atom, ig, st);
   if (children === undefined) return member ? `${key}:{}` : undefined;
-  return member ? `${key}:{${children},".":{}}` : `${key}:{${children}}`;
+  return member ? `${key}:{".":{},${children}}` : `${key}:{${children}}`;
 }

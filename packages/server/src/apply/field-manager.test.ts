@@ -44,8 +44,8 @@ describe('managed fields of updates', () => {
         time: T1,
         fieldsType: 'FieldsV1',
         fieldsV1: {
-          'f:data': { 'f:a': {}, '.': {} },
-          'f:metadata': { 'f:labels': { 'f:app': {}, '.': {} } },
+          'f:data': { '.': {}, 'f:a': {} },
+          'f:metadata': { 'f:labels': { '.': {}, 'f:app': {} } },
         },
       },
     ]);
@@ -82,7 +82,7 @@ describe('managed fields of updates', () => {
     v2.data.b = '2';
     updateManagedFields(configMaps, v1, v2, { manager: '', now: T2 });
     expect(entries(v2).map((e) => [e.manager, e.time, Object.keys(e.fieldsV1['f:data'])])).toEqual([
-      ['one', T1, ['f:a', '.']],
+      ['one', T1, ['.', 'f:a']],
       ['unknown', T2, ['f:b']],
     ]);
   });

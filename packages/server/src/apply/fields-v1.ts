@@ -14,8 +14,8 @@ import { FieldSet } from './set.js';
 import { isObj, type Obj, put } from './value.js';
 
 /**
- * Serializes a set as kube-apiserver writes it: keys in path-element order, the `"."` member
- * marker last.
+ * Serializes a set as kube-apiserver writes it (structured-merge-diff's `emitContentsV1`): the
+ * `"."` member marker first, then the keys in path-element order.
  *
  * @example
  * ```ts
@@ -57,6 +57,7 @@ const MEMBER: Obj = Object.freeze({});
 
 function emit(s: FieldSet, includeSelf: boolean): Obj {
   const out: Obj = {};
+  if (includeSelf && (s.members.length > 0 || s.children.length > 0)) out['.'] = MEMBER;
   let mi = 0;
   let ci = 0;
   const m = s.members;
@@ -74,7 +75,6 @@ function emit(s: FieldSet, includeSelf: boolean): Obj {
       put(out, serializePathElement(child.pe), emit(child.set, true));
     }
   }
-  if (includeSelf && Object.keys(out).length > 0) out['.'] = MEMBER;
   return out;
 }
 

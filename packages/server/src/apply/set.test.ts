@@ -151,9 +151,9 @@ describe('FieldsV1', () => {
     expect(JSON.stringify(toFieldsV1(fromFieldsV1(JSON.parse(text))))).toBe(text);
   });
 
-  it('marks a member with children with "." after its children', () => {
+  it('marks a member with children with "." before its children, as structured-merge-diff writes it', () => {
     const s = set(path('metadata', 'labels'), path('metadata', 'labels', 'app'), path('data'));
-    expect(JSON.stringify(toFieldsV1(s))).toBe('{"f:data":{},"f:metadata":{"f:labels":{"f:app":{},".":{}}}}');
+    expect(JSON.stringify(toFieldsV1(s))).toBe('{"f:data":{},"f:metadata":{"f:labels":{".":{},"f:app":{}}}}');
     expect(
       fromFieldsV1({ 'f:metadata': { 'f:labels': { '.': {}, 'f:app': {} } }, 'f:data': {} }).equals(s),
     ).toBe(true);

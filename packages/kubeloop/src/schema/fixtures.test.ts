@@ -113,7 +113,7 @@ describe('seed CRDs', () => {
       spec: { ...(good.spec as object), template: { kind: 'Pod', metadata: { name: 'a/b' } } },
     };
     expect(c.validate(bad).map(causeText)).toEqual([
-      'spec.template.apiVersion: Required value',
+      'spec.template.apiVersion: Required value: must not be empty',
       'spec.template.metadata.name: Invalid value: "a/b": may not contain \'/\'',
       // A Required error blocks CEL, as in the apiserver.
       '<nil>: Invalid value: "null": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation',

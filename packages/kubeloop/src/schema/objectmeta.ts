@@ -9,8 +9,8 @@ import { goBadValue, isObj } from './util.js';
 
 function validateEmbeddedResource(path: string, x: Record<string, unknown>, errs: StatusCause[]): void {
   const at = (c: string) => (path ? `${path}.${c}` : c);
-  if (!Object.hasOwn(x, 'apiVersion')) errs.push(fieldErrors.required(at('apiVersion')));
-  if (!Object.hasOwn(x, 'kind')) errs.push(fieldErrors.required(at('kind')));
+  if (!Object.hasOwn(x, 'apiVersion')) errs.push(fieldErrors.required(at('apiVersion'), 'must not be empty'));
+  if (!Object.hasOwn(x, 'kind')) errs.push(fieldErrors.required(at('kind'), 'must not be empty'));
   for (const [k, v] of Object.entries(x)) {
     if (k === 'apiVersion') {
       if (typeof v !== 'string')
@@ -103,7 +103,7 @@ function walk(path: string, x: unknown, s: Structural | undefined, errs: StatusC
  * @example
  * ```ts
  * validateEmbeddedObjectMeta(structural, { spec: { template: { kind: 'Pod' } } });
- * // [{ field: 'spec.template.apiVersion', message: 'Required value', … }]
+ * // [{ field: 'spec.template.apiVersion', message: 'Required value: must not be empty', … }]
  * ```
  */
 export function validateEmbeddedObjectMeta(

@@ -273,7 +273,7 @@ describe('OpenAPI v3 keywords, one row each', () => {
       'x-kubernetes-embedded-resource',
       { name: 'abc', template: { kind: 'Pod', metadata: { name: 'a/b' } } },
       [
-        ['spec.template.apiVersion', 'FieldValueRequired', 'Required value'],
+        ['spec.template.apiVersion', 'FieldValueRequired', 'Required value: must not be empty'],
         // An embedded name is only a path segment (ValidatePathSegmentName).
         ['spec.template.metadata.name', 'FieldValueInvalid', `Invalid value: "a/b": may not contain '/'`],
         NOT_CHECKED,

@@ -408,3 +408,80 @@ describe('deletes', () => {
     );
   });
 });
+
+describe('endpoints', () => {
+  const ES = `/apis/discovery.k8s.io/v1/namespaces/default/endpointslices${DRY}`;
+  const slice = (o: object) => ({
+    apiVersion: 'discovery.k8s.io/v1',
+    kind: 'EndpointSlice',
+    metadata: { name: 'e' },
+    addressType: 'IPv4',
+    endpoints: [],
+    ...o,
+  });
+
+  it("checks an EndpointSlice's addresses by its type, its ports, names and protocols", async () => {
+    const status = failure(
+      await http.post(
+        ES,
+        slice({
+          endpoints: [{ addresses: ['x', '169.254.1.1', 'fd00::1'], nodeName: 'N!', hostname: 'A_B' }],
+          ports: [
+            { name: 'a', port: 1 },
+            { name: 'a', port: 2, protocol: 'ICMP' },
+          ],
+        }),
+      ),
+      422,
+      'Invalid',
+    );
+    expect(causes(status)).toEqual([
+      'endpoints[0].addresses[0]: Invalid value: "x": must be a valid IPv4 address',
+      'endpoints[0].addresses[0]: Invalid value: "x": must be a valid IP address',
+      'endpoints[0].addresses[1]: Invalid value: "169.254.1.1": may not be in the link-local range (169.254.0.0/16, fe80::/10)',
+      'endpoints[0].addresses[2]: Invalid value: "fd00::1": must be a valid IPv4 address',
+      `endpoints[0].nodeName: Invalid value: "N!": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`,
+      `endpoints[0].hostname: Invalid value: "A_B": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`,
+      'ports[1].name: Duplicate value: "a"',
+      'ports[1].protocol: Unsupported value: "ICMP": supported values: "SCTP", "TCP", "UDP"',
+    ]);
+    // Up to 20,000 ports, whatever the field's description says; defaults as Go writes them.
+    const many = await http.post(
+      ES,
+      slice({
+        endpoints: [{ addresses: ['10.0.0.1'] }],
+        ports: Array.from({ length: 101 }, (_, i) => ({ name: `p${i}`, port: 1000 + i })),
+      }),
+    );
+    expect(many.status, many.text).toBe(201);
+    expect(many.json.endpoints[0].conditions).toEqual({});
+    expect(many.json.ports[0]).toEqual({ name: 'p0', port: 1000, protocol: 'TCP' });
+  });
+
+  it('refuses an Endpoints address that is special (loopback aside), reporting an unparsable one twice as kube does', async () => {
+    const ep = (ip: string) => ({
+      apiVersion: 'v1',
+      kind: 'Endpoints',
+      metadata: { name: 'e' },
+      subsets: [{ addresses: [{ ip }], ports: [{ port: 80 }] }],
+    });
+    failure(
+      await http.post(`/api/v1/namespaces/default/endpoints${DRY}`, ep('0.0.0.0')),
+      422,
+      'Invalid',
+      'Endpoints "e" is invalid: subsets[0].addresses[0].ip: Invalid value: "0.0.0.0": may not be unspecified (0.0.0.0)',
+    );
+    // Loopback addresses are how the local plane's Services reach processes on this machine: the
+    // one place it takes, on purpose, what a cluster refuses.
+    expect((await http.post(`/api/v1/namespaces/default/endpoints${DRY}`, ep('127.0.0.1'))).status).toBe(201);
+    const bad = failure(
+      await http.post(`/api/v1/namespaces/default/endpoints${DRY}`, ep('x')),
+      422,
+      'Invalid',
+    );
+    expect(causes(bad)).toEqual([
+      'subsets[0].addresses[0].ip: Invalid value: "x": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)',
+      'subsets[0].addresses[0].ip: Invalid value: "x": must be a valid IP address',
+    ]);
+  });
+});

@@ -388,6 +388,8 @@ describe('endpoints', () => {
     });
     expect(fieldsOf(causes)).toEqual([
       'subsets[0].addresses[0].ip: Invalid value: "not-an-ip": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)',
+      // ValidateNonSpecialIP after the rest of the address, as kube reports it.
+      'subsets[0].addresses[0].ip: Invalid value: "not-an-ip": must be a valid IP address',
       'subsets[0].ports[0].name: Required value',
       'subsets[0].ports[1].port: Invalid value: 70000: must be between 1 and 65535, inclusive',
       'subsets[1]: Required value: must specify `addresses` or `notReadyAddresses`',

@@ -6,6 +6,7 @@ import type { StatusCause } from 'kubeloop/api';
 import { ageColumn, col, type KindBehaviour, nameColumn } from '../shared/behaviour.js';
 import { coreKind } from '../shared/define.js';
 import { docs } from '../shared/descriptions.js';
+import { validateIP, validateNonSpecialIP } from '../shared/ip-validation.js';
 import {
   def,
   int,
@@ -62,9 +63,6 @@ function formatEndpoints(obj: Obj): string {
   const ret = list.join(',');
   return more ? `${ret} + ${count - max} more...` : ret;
 }
-const isIP = (s: string): boolean =>
-  /^(25[0-5]|2[0-4]\d|1?\d?\d)(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/.test(s) ||
-  (s.includes(':') && /^[0-9a-fA-F:.]+$/.test(s) && s.split('::').length <= 2);
 const endpoints: KindBehaviour = {
   defaults(obj) {
     for (const ss of objs(obj.subsets)) for (const p of objs(ss.ports)) def(p, 'protocol', 'TCP');
@@ -79,15 +77,14 @@ const endpoints: KindBehaviour = {
       for (const list of ['addresses', 'notReadyAddresses'] as const) {
         objs(ss[list]).forEach((a, j) => {
           const ap = `${sp}.${list}[${j}]`;
+          // validateEndpointAddress: IsValidIP, hostname, node name, then ValidateNonSpecialIP.
           const ip = str(a.ip);
-          if (!isIP(ip))
-            out.push(
-              invalid(`${ap}.ip`, ip, 'must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)'),
-            );
+          out.push(...validateIP(ip, `${ap}.ip`));
           const host = str(a.hostname);
           if (host) for (const m of isDNS1123Label(host)) out.push(invalid(`${ap}.hostname`, host, m));
           const node = str(a.nodeName);
           if (node) for (const m of isDNS1123Subdomain(node)) out.push(invalid(`${ap}.nodeName`, node, m));
+          out.push(...validateNonSpecialIP(ip, `${ap}.ip`, true));
         });
       }
       const ports = objs(ss.ports);

@@ -5,31 +5,11 @@
  * and what a change of type clears.
  */
 import type { StatusCause } from 'kubeloop/api';
-import { type Cidr, parseCidrSloppy, parseIPSloppy } from '../../util/cidr.js';
+import { parseCidrSloppy } from '../../util/cidr.js';
+import { validateIP, validateNonSpecialIP } from '../shared/ip-validation.js';
 import { dig, forbidden, invalid, isObj, numOr, type Obj, objs, str, strs } from '../shared/util.js';
 
 const MAX_AFFINITY_SECONDS = 86400;
-
-/** `ValidateNonSpecialIP`: an external IP may not be unspecified, loopback, link-local or link-local multicast. */
-function nonSpecialIP(raw: string, path: string): StatusCause[] {
-  const ip = parseIPSloppy(raw);
-  if (!ip) return [invalid(path, raw, 'must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)')];
-  const inside = (cidr: string) => {
-    const net = parseCidrSloppy(cidr) as Cidr;
-    return (
-      net.v6 === ip.v6 &&
-      net.ip >> BigInt((ip.v6 ? 128 : 32) - net.bits) === ip.ip >> BigInt((ip.v6 ? 128 : 32) - net.bits)
-    );
-  };
-  if (ip.ip === 0n) return [invalid(path, raw, 'may not be unspecified (0.0.0.0)')];
-  if (inside('127.0.0.0/8') || inside('::1/128'))
-    return [invalid(path, raw, 'may not be in the loopback range (127.0.0.0/8, ::1/128)')];
-  if (inside('169.254.0.0/16') || inside('fe80::/10'))
-    return [invalid(path, raw, 'may not be in the link-local range (169.254.0.0/16, fe80::/10)')];
-  if (inside('224.0.0.0/24') || inside('ff02::/16'))
-    return [invalid(path, raw, 'may not be in the link-local multicast range (224.0.0.0/24, ff02::/10)')];
-  return [];
-}
 
 /** The annotation older clients set instead of `spec.loadBalancerSourceRanges`. */
 const SOURCE_RANGES_ANNOTATION = 'service.beta.kubernetes.io/load-balancer-source-ranges';
@@ -60,7 +40,9 @@ export function validateServiceRules(obj: Obj): StatusCause[] {
       );
   }
   strs(spec.externalIPs).forEach((ip, i) => {
-    out.push(...nonSpecialIP(ip, `spec.externalIPs[${i}]`));
+    const path = `spec.externalIPs[${i}]`;
+    const bad = validateIP(ip, path);
+    out.push(...(bad.length > 0 ? bad : validateNonSpecialIP(ip, path)));
   });
   const ranges = strs(spec.loadBalancerSourceRanges);
   const annotation = dig(obj, 'metadata', 'annotations', SOURCE_RANGES_ANNOTATION);

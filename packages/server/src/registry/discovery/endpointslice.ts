@@ -2,12 +2,28 @@
 import type { StatusCause } from 'kubeloop/api';
 import { ageColumn, col, type KindBehaviour, nameColumn } from '../shared/behaviour.js';
 import { defineKind } from '../shared/define.js';
-import { dig, immutable, invalid, notSupported, objs, required, since, str, strs } from '../shared/util.js';
+import { validateIPOfFamily, validateNonSpecialIP } from '../shared/ip-validation.js';
+import {
+  dig,
+  duplicate,
+  immutable,
+  invalid,
+  isDNS1123Label,
+  isDNS1123Subdomain,
+  isQualifiedName,
+  notSupported,
+  type Obj,
+  objs,
+  required,
+  since,
+  str,
+  strs,
+} from '../shared/util.js';
 import type { ResourceType } from '../types.js';
 
-const ADDRESS_TYPES = ['IPv4', 'IPv6', 'FQDN'];
+const ADDRESS_TYPES = ['FQDN', 'IPv4', 'IPv6'];
 const MAX_ENDPOINTS = 1000;
-const MAX_PORTS = 100;
+const MAX_PORTS = 20000;
 const MAX_ADDRESSES = 100;
 
 /** `listWithMoreString` of printers.go: at most three items, then `+ N more...`. */
@@ -17,7 +33,71 @@ function listWithMore(items: string[], max = 3): string {
   return shown === '' ? '<unset>' : shown;
 }
 
+const PROTOCOLS = ['SCTP', 'TCP', 'UDP'];
+
+const tooMany = (field: string, n: number, max: number): StatusCause => ({
+  reason: 'FieldValueTooMany',
+  message: `Too many: ${n}: must have at most ${max} items`,
+  field,
+});
+
+/** `validateEndpoints`: addresses of the slice's type, node names, hostnames, zones. */
+function validateEndpoints(endpoints: Obj[], addressType: string): StatusCause[] {
+  if (endpoints.length > MAX_ENDPOINTS) return [tooMany('endpoints', endpoints.length, MAX_ENDPOINTS)];
+  const out: StatusCause[] = [];
+  endpoints.forEach((ep, i) => {
+    const p = `endpoints[${i}]`;
+    const addresses = strs(ep.addresses);
+    if (addresses.length === 0) out.push(required(`${p}.addresses`, 'must contain at least 1 address'));
+    else if (addresses.length > MAX_ADDRESSES)
+      out.push(tooMany(`${p}.addresses`, addresses.length, MAX_ADDRESSES));
+    addresses.forEach((a, j) => {
+      const ap = `${p}.addresses[${j}]`;
+      if (addressType === 'IPv4' || addressType === 'IPv6') {
+        out.push(...validateIPOfFamily(a, ap, addressType === 'IPv6'), ...validateNonSpecialIP(a, ap, true));
+      } else if (addressType === 'FQDN') {
+        for (const m of isDNS1123Subdomain(a)) out.push(invalid(ap, a, m));
+      }
+    });
+    if (typeof ep.nodeName === 'string')
+      for (const m of isDNS1123Subdomain(ep.nodeName)) out.push(invalid(`${p}.nodeName`, ep.nodeName, m));
+    if (typeof ep.hostname === 'string')
+      for (const m of isDNS1123Label(ep.hostname)) out.push(invalid(`${p}.hostname`, ep.hostname, m));
+  });
+  return out;
+}
+
+/** `validatePorts`: unique DNS-label names, a known protocol, a qualified appProtocol. */
+function validatePorts(ports: Obj[]): StatusCause[] {
+  if (ports.length > MAX_PORTS) return [tooMany('ports', ports.length, MAX_PORTS)];
+  const out: StatusCause[] = [];
+  const names = new Set<string>();
+  ports.forEach((port, i) => {
+    const p = `ports[${i}]`;
+    const name = str(port.name);
+    if (name) for (const m of isDNS1123Label(name)) out.push(invalid(`${p}.name`, name, m));
+    if (names.has(name)) out.push(duplicate(`${p}.name`, name));
+    else names.add(name);
+    const protocol = str(port.protocol);
+    if (!protocol) out.push(required(`${p}.protocol`));
+    else if (!PROTOCOLS.includes(protocol)) out.push(notSupported(`${p}.protocol`, protocol, PROTOCOLS));
+    if (typeof port.appProtocol === 'string')
+      for (const m of isQualifiedName(port.appProtocol))
+        out.push(invalid(`${p}.appProtocol`, port.appProtocol, m));
+  });
+  return out;
+}
+
 const endpointslices: KindBehaviour = {
+  defaults(obj) {
+    // EndpointConditions is a struct: Go always writes it.
+    for (const ep of objs(obj.endpoints))
+      if (ep.conditions === undefined || ep.conditions === null) ep.conditions = {};
+    for (const p of objs(obj.ports)) {
+      if (p.protocol === undefined || p.protocol === null) p.protocol = 'TCP';
+      if (p.name === undefined || p.name === null) p.name = '';
+    }
+  },
   validate(obj, old) {
     const out: StatusCause[] = [];
     const addressType = obj.addressType;
@@ -25,29 +105,7 @@ const endpointslices: KindBehaviour = {
       out.push(required('addressType'));
     else if (!ADDRESS_TYPES.includes(str(addressType)))
       out.push(notSupported('addressType', addressType, ADDRESS_TYPES));
-    const endpoints = objs(obj.endpoints);
-    if (endpoints.length > MAX_ENDPOINTS)
-      out.push({
-        reason: 'FieldValueTooMany',
-        message: `endpoints: Too many: ${endpoints.length}: must have at most ${MAX_ENDPOINTS} items`,
-        field: 'endpoints',
-      });
-    endpoints.forEach((ep, i) => {
-      const addresses = strs(ep.addresses);
-      if (addresses.length === 0)
-        out.push(required(`endpoints[${i}].addresses`, 'must contain at least 1 address'));
-      else if (addresses.length > MAX_ADDRESSES)
-        out.push(
-          invalid(`endpoints[${i}].addresses`, addresses, `must contain at most ${MAX_ADDRESSES} addresses`),
-        );
-    });
-    const ports = objs(obj.ports);
-    if (ports.length > MAX_PORTS)
-      out.push({
-        reason: 'FieldValueTooMany',
-        message: `ports: Too many: ${ports.length}: must have at most ${MAX_PORTS} items`,
-        field: 'ports',
-      });
+    out.push(...validateEndpoints(objs(obj.endpoints), str(addressType)), ...validatePorts(objs(obj.ports)));
     if (old) out.push(...immutable('addressType', obj.addressType, old.addressType));
     return out;
   },

@@ -171,6 +171,9 @@ export interface CustomResourceInfo {
 }
 
 /** `apiVersion` of a resource type: `v1` or `group/version`. */
+/** The Go package of a group's internal types, as kube's messages name them (`core` for the legacy group). */
+export const internalPackage = (group: string): string => (group === '' ? 'core' : group.split('.')[0]!);
+
 export function apiVersionOf(t: { group: string; version: string }): string {
   return t.group ? `${t.group}/${t.version}` : t.version;
 }

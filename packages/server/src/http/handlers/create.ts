@@ -2,6 +2,7 @@
 import { ApiError } from 'kubeloop/api';
 import { evictPod } from '../../registry/core/pod-eviction.js';
 import { admissionOptions } from '../../registry/generic/admission-options.js';
+import { internalPackage } from '../../registry/types.js';
 import type { Obj } from '../../util/object.js';
 import { notFound } from '../errors.js';
 import { checkFields, keepManagedFieldsReset } from './field-validation.js';
@@ -80,7 +81,7 @@ function checkBodyKind(s: HandlerScope, obj: Obj, group: string, version: string
   const known =
     s.registry.byKind(g!, v!, kind) !== undefined || SUBRESOURCE_KINDS.has(`${apiVersion} ${kind}`);
   const why = known
-    ? `converting (${v}.${kind}) to (${group.split('.')[0]}.${want}): unknown conversion`
+    ? `converting (${v}.${kind}) to (${internalPackage(group)}.${want}): unknown conversion`
     : `no kind "${kind}" is registered for version "${apiVersion}" in scheme "pkg/runtime/scheme.go:100"`;
   throw ApiError.badRequest(`${kind} in version "${v}" cannot be handled as a ${want}: ${why}`);
 }

@@ -1,6 +1,6 @@
 /** PATCH of an object, its status or its scale (`patch`): JSON patch, merge patch, strategic merge patch; apply in `apply.ts`. */
 import { ApiError, fieldErrors } from 'kubeloop/api';
-import { apiVersionOf, type ResourceType } from '../../registry/types.js';
+import { apiVersionOf, internalPackage, type ResourceType } from '../../registry/types.js';
 import { goJsonTypeName } from '../../util/go-json.js';
 import { lazyModule } from '../../util/lazy-module.js';
 import { isObject, type Obj } from '../../util/object.js';
@@ -47,9 +47,6 @@ function patchBody(type: string, body: unknown, query: URLSearchParams): unknown
   if (isObject(body)) return body;
   throw ApiError.badRequest(`json: cannot unmarshal ${of} into Go value of type map[string]interface {}`);
 }
-
-/** The Go package of a group's internal types (`core` for the legacy group). */
-const internalPackage = (group: string): string => (group === '' ? 'core' : group.split('.')[0]!);
 
 /**
  * A JSON or merge patch's result is decoded by its own apiVersion and kind, as the patch handler

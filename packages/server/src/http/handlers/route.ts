@@ -6,7 +6,7 @@
 import type { Duplex } from 'node:stream';
 import { ApiError } from 'kubeloop/api';
 import type { UserInfo } from '../../auth/authentication/user.js';
-import type { ResourceType } from '../../registry/types.js';
+import { internalPackage, type ResourceType } from '../../registry/types.js';
 import type { RequestContext } from '../context.js';
 import { methodNotAllowed, notFound, PageNotFound } from '../errors.js';
 import { type Negotiated, negotiateResource } from '../negotiation.js';
@@ -174,9 +174,7 @@ function negotiate(accept: string | undefined, t: ResourceType, verb: string): N
     : negotiateResource(accept, list, protobufKind(t), !!t.custom);
   // The handlers' transform: a metadata view of the other shape than the answer is a 406.
   const as = media.representation.as;
-  const goType = t.custom
-    ? '*unstructured.Unstructured'
-    : `*${t.group === '' ? 'core' : t.group.split('.')[0]}.${t.kind}`;
+  const goType = t.custom ? '*unstructured.Unstructured' : `*${internalPackage(t.group)}.${t.kind}`;
   if (list && as === 'PartialObjectMetadata')
     throw ApiError.notAcceptable(
       `you requested PartialObjectMetadata, but the requested object is a list (${goType}List)`,

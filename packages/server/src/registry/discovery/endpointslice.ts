@@ -1,5 +1,5 @@
 /** discovery.k8s.io/v1 EndpointSlices. */
-import type { StatusCause } from 'kubeloop/api';
+import { fieldErrors, type StatusCause } from 'kubeloop/api';
 import { ageColumn, col, type KindBehaviour, nameColumn } from '../shared/behaviour.js';
 import { defineKind } from '../shared/define.js';
 import { validateIPOfFamily, validateNonSpecialIP } from '../shared/ip-validation.js';
@@ -35,22 +35,17 @@ function listWithMore(items: string[], max = 3): string {
 
 const PROTOCOLS = ['SCTP', 'TCP', 'UDP'];
 
-const tooMany = (field: string, n: number, max: number): StatusCause => ({
-  reason: 'FieldValueTooMany',
-  message: `Too many: ${n}: must have at most ${max} items`,
-  field,
-});
-
 /** `validateEndpoints`: addresses of the slice's type, node names, hostnames, zones. */
 function validateEndpoints(endpoints: Obj[], addressType: string): StatusCause[] {
-  if (endpoints.length > MAX_ENDPOINTS) return [tooMany('endpoints', endpoints.length, MAX_ENDPOINTS)];
+  if (endpoints.length > MAX_ENDPOINTS)
+    return [fieldErrors.tooMany('endpoints', endpoints.length, MAX_ENDPOINTS)];
   const out: StatusCause[] = [];
   endpoints.forEach((ep, i) => {
     const p = `endpoints[${i}]`;
     const addresses = strs(ep.addresses);
     if (addresses.length === 0) out.push(required(`${p}.addresses`, 'must contain at least 1 address'));
     else if (addresses.length > MAX_ADDRESSES)
-      out.push(tooMany(`${p}.addresses`, addresses.length, MAX_ADDRESSES));
+      out.push(fieldErrors.tooMany(`${p}.addresses`, addresses.length, MAX_ADDRESSES));
     addresses.forEach((a, j) => {
       const ap = `${p}.addresses[${j}]`;
       if (addressType === 'IPv4' || addressType === 'IPv6') {
@@ -69,7 +64,7 @@ function validateEndpoints(endpoints: Obj[], addressType: string): StatusCause[]
 
 /** `validatePorts`: unique DNS-label names, a known protocol, a qualified appProtocol. */
 function validatePorts(ports: Obj[]): StatusCause[] {
-  if (ports.length > MAX_PORTS) return [tooMany('ports', ports.length, MAX_PORTS)];
+  if (ports.length > MAX_PORTS) return [fieldErrors.tooMany('ports', ports.length, MAX_PORTS)];
   const out: StatusCause[] = [];
   const names = new Set<string>();
   ports.forEach((port, i) => {

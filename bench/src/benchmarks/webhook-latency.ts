@@ -18,7 +18,14 @@
  * The two webhooks are served by the SDK's `WebhookServer` (a `defaulter` adding the label, a
  * `validator` allowing): the webhook process an operator author runs, whose CPU per call shares
  * the machine's cores with the server's. `--hook=plain` serves them with a minimal node:https
- * handler instead (a hand-written patch, no SDK), the least a webhook process can do on node:https.
+ * handler instead (a hand-written patch, no SDK), the least a webhook process can do on node:https;
+ * `--hook=go` with Go's net/http (`bench/go/admission-hook`, built with the Go toolchain), the
+ * cheapest webhook process this machine runs.
+ *
+ * The summary also prints the CPU bound of the closed loop (Little's law): with N clients always
+ * waiting, throughput is at most cores / (CPU per create of server, webhook process and bench), so
+ * p50 ≈ N / throughput cannot be under N × that CPU / cores, and the added p50 not under that bound
+ * less the measured p50 without webhooks.
  *
  * With `--base-root=DIR` (another checkout, built) a third server, that checkout's, runs in the
  * same rounds, its webhooks served by that checkout's `WebhookServer` (the plain handler is
@@ -36,11 +43,11 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { type AdmissionHook, startPlainAdmissionHook } from '../lib/admission-hook.js';
+import { type AdmissionHook, startGoAdmissionHook, startPlainAdmissionHook } from '../lib/admission-hook.js';
 import { HttpClient } from '../lib/http.js';
 import { objectName } from '../lib/objects.js';
 import { cpuMs } from '../lib/proc.js';
@@ -62,7 +69,7 @@ const { values } = parseArgs({
     pids: { type: 'string' },
   },
 });
-if (values.hook !== 'kubeloop' && values.hook !== 'plain') throw new Error('--hook is kubeloop or plain');
+if (!['kubeloop', 'plain', 'go'].includes(values.hook!)) throw new Error('--hook is kubeloop, plain or go');
 const CREATES = Number(values.creates);
 const CLIENTS = Number(values.clients);
 const ROUNDS = Number(values.rounds);
@@ -98,7 +105,7 @@ async function serveKubeloopHook(certDir: string): Promise<void> {
  * for the base mode: its server and its SDK side by side with this checkout's), or the plain one.
  */
 async function startWebhookServer(dir: string, checkoutRoot = root, name = 'hook'): Promise<AdmissionHook> {
-  if (values.hook !== 'plain') {
+  if (values.hook === 'kubeloop') {
     const prof = process.env.WEBHOOK_BENCH_PROF;
     const profArgs = prof
       ? ['--cpu-prof', `--cpu-prof-dir=${prof}`, `--cpu-prof-name=${name}.cpuprofile`]
@@ -119,7 +126,7 @@ async function startWebhookServer(dir: string, checkoutRoot = root, name = 'hook
     });
   }
   mkdirSync(dir, { recursive: true });
-  return startPlainAdmissionHook(dir);
+  return values.hook === 'go' ? startGoAdmissionHook(dir) : startPlainAdmissionHook(dir);
 }
 
 /** `base`: with the webhooks, on the `--base-root` checkout's server. */
@@ -212,6 +219,7 @@ async function runPaced(
   let next = 0;
   const cpu0 = cpuMs(target.server.pid);
   const hook0 = cpuMs(hookPid);
+  const bench0 = process.cpuUsage();
   const t0 = performance.now();
   const client = async () => {
     while (next < total) {
@@ -230,8 +238,11 @@ async function runPaced(
     perSecond: total / seconds,
     cpu: (cpuMs(target.server.pid) - cpu0) / total,
     hookCpu: (cpuMs(hookPid) - hook0) / total,
+    benchCpu: cpuUsageMs(process.cpuUsage(bench0)) / total,
   };
 }
+
+const cpuUsageMs = (u: NodeJS.CpuUsage) => (u.user + u.system) / 1000;
 
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -250,12 +261,12 @@ const dir = mkdtempSync(join(tmpdir(), 'kubeloop-webhook-bench-'));
 const hook = await startWebhookServer(join(dir, 'hook'));
 // With the SDK's webhook server, the base mode calls the base checkout's.
 const baseHook =
-  BASE_ROOT && values.hook !== 'plain'
+  BASE_ROOT && values.hook === 'kubeloop'
     ? await startWebhookServer(join(dir, 'base-hook'), BASE_ROOT, 'base-hook')
     : hook;
 const hookOf = (mode: Mode) => (mode === 'base' ? baseHook : hook);
 try {
-  type Run = { p50: number; p99: number; perSecond: number; cpu: number; hookCpu: number };
+  type Run = { p50: number; p99: number; perSecond: number; cpu: number; hookCpu: number; benchCpu: number };
   const modes: Mode[] = BASE_ROOT ? ['webhooks', 'base', 'none'] : ['webhooks', 'none'];
   const runs: Record<Mode, Run[]> = { webhooks: [], none: [], base: [] };
   /** Per rate, per mode: the paced rounds (p50, p99 and CPU per create). */
@@ -267,7 +278,7 @@ try {
   const servers: Partial<Record<Mode, Awaited<ReturnType<typeof setUp>>>> = {};
   for (const mode of modes) servers[mode] = await setUp(mode, dir, hookOf(mode), ext);
   const line = (r: Run) =>
-    `p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms, server ${r.cpu.toFixed(3)} ms CPU/create, webhook process ${r.hookCpu.toFixed(3)} ms CPU/create`;
+    `p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms, server ${r.cpu.toFixed(3)} ms CPU/create, webhook process ${r.hookCpu.toFixed(3)} ms CPU/create, bench ${r.benchCpu.toFixed(3)} ms CPU/create`;
   try {
     let first = 0;
     for (let r = 0; r < ROUNDS; r++) {
@@ -288,6 +299,7 @@ try {
           perSecond: res.perSecond,
           cpu: res.serverCpuMsPerCreate,
           hookCpu,
+          benchCpu: res.clientCpuMsPerCreate,
         };
         runs[mode].push(run);
         console.log(
@@ -323,6 +335,17 @@ try {
         `creates/s ${m(runs, mode, 'perSecond').toFixed(0)} vs ${m(runs, 'none', 'perSecond').toFixed(0)}; ` +
         `added p50 (median of the rounds' differences) ${verdict(added(runs, mode))}; ${cpus(runs, mode)}`,
     );
+    // Little's law on the closed loop: the floor any server reaches with this webhook process.
+    const cores = availableParallelism();
+    const cpuOf = (mode: Mode) => m(runs, mode, 'cpu') + m(runs, mode, 'hookCpu') + m(runs, mode, 'benchCpu');
+    const bound = (CLIENTS * cpuOf(mode)) / cores;
+    const hookFloor = (CLIENTS * (cpuOf('none') + m(runs, mode, 'hookCpu'))) / cores - m(runs, 'none', 'p50');
+    console.log(
+      `  CPU bound at ${CLIENTS} closed-loop clients on ${cores} cores: ${cpuOf(mode).toFixed(3)} vs ${cpuOf('none').toFixed(3)} ms CPU per create (server + webhook process + bench), ` +
+        `so p50 ≥ ${bound.toFixed(2)} ms and added p50 ≥ ${(bound - m(runs, 'none', 'p50')).toFixed(2)} ms; ` +
+        `with a server adding no CPU at all, this webhook process alone would add ≥ ${hookFloor.toFixed(2)} ms; ` +
+        `the target needs server + webhook process to add ≤ ${((1.5 * cores) / CLIENTS).toFixed(3)} ms CPU per create`,
+    );
     for (const [rate, set] of paced) {
       console.log(
         `  paced at ${rate} creates/s from ${CLIENTS} clients${who}: p50 ${m(set, mode, 'p50').toFixed(2)} vs ${m(set, 'none', 'p50').toFixed(2)} ms, ` +
@@ -344,7 +367,7 @@ try {
     );
   }
   console.log(
-    `rerun: node bench/dist/benchmarks/webhook-latency.js --creates=${CREATES} --clients=${CLIENTS} --rounds=${ROUNDS} --rate=${RATES.join(',') || 0}${values.hook === 'plain' ? ' --hook=plain' : ''}${BASE_ROOT ? ` --base-root=${BASE_ROOT}` : ''}${values.kubeconfig ? ` --kubeconfig=${values.kubeconfig} --pids=<kube-apiserver>,<etcd>` : ''}`,
+    `rerun: node bench/dist/benchmarks/webhook-latency.js --creates=${CREATES} --clients=${CLIENTS} --rounds=${ROUNDS} --rate=${RATES.join(',') || 0}${values.hook === 'kubeloop' ? '' : ` --hook=${values.hook}`}${BASE_ROOT ? ` --base-root=${BASE_ROOT}` : ''}${values.kubeconfig ? ` --kubeconfig=${values.kubeconfig} --pids=<kube-apiserver>,<etcd>` : ''}`,
   );
 } finally {
   hook.child.kill();

@@ -1,0 +1,3 @@
+module kubeloop.dev/bench/admission-hook
+
+go 1.19

@@ -23,9 +23,9 @@
  * cheapest webhook process this machine runs.
  *
  * The summary also prints the CPU bound of the closed loop (Little's law): with N clients always
- * waiting, throughput is at most cores / (CPU per create of server, webhook process and bench), so
- * p50 ≈ N / throughput cannot be under N × that CPU / cores, and the added p50 not under that bound
- * less the measured p50 without webhooks.
+ * waiting, the mean latency is N / throughput, and throughput is at most cores / (CPU per create of
+ * server, webhook process and bench), so the mean cannot be under N × that CPU / cores — nor what
+ * webhooks add under that bound less the mean without them.
  *
  * With `--base-root=DIR` (another checkout, built) a third server, that checkout's, runs in the
  * same rounds, its webhooks served by that checkout's `WebhookServer` (the plain handler is
@@ -266,7 +266,16 @@ const baseHook =
     : hook;
 const hookOf = (mode: Mode) => (mode === 'base' ? baseHook : hook);
 try {
-  type Run = { p50: number; p99: number; perSecond: number; cpu: number; hookCpu: number; benchCpu: number };
+  /** `serverPartsCpu`: the CPU per create of the server's other processes (`--pids`' etcd). */
+  type Run = {
+    p50: number;
+    p99: number;
+    perSecond: number;
+    cpu: number;
+    hookCpu: number;
+    benchCpu: number;
+    serverPartsCpu?: number;
+  };
   const modes: Mode[] = BASE_ROOT ? ['webhooks', 'base', 'none'] : ['webhooks', 'none'];
   const runs: Record<Mode, Run[]> = { webhooks: [], none: [], base: [] };
   /** Per rate, per mode: the paced rounds (p50, p99 and CPU per create). */
@@ -300,6 +309,7 @@ try {
           cpu: res.serverCpuMsPerCreate,
           hookCpu,
           benchCpu: res.clientCpuMsPerCreate,
+          serverPartsCpu: others.reduce((a, b) => a + b, 0),
         };
         runs[mode].push(run);
         console.log(
@@ -317,7 +327,7 @@ try {
   } finally {
     for (const mode of modes) await servers[mode]!.stop();
   }
-  const m = (set: Record<Mode, Run[]>, mode: Mode, k: keyof Run) => median(set[mode].map((x) => x[k]));
+  const m = (set: Record<Mode, Run[]>, mode: Mode, k: keyof Run) => median(set[mode].map((x) => x[k] ?? 0));
   // The added latency is the median of the rounds' own differences: both modes of a round ran
   // back to back under the same load, which the medians of each mode alone do not pair.
   const added = (set: Record<Mode, Run[]>, mode: Mode) =>
@@ -337,14 +347,20 @@ try {
     );
     // Little's law on the closed loop: the floor any server reaches with this webhook process.
     const cores = availableParallelism();
-    const cpuOf = (mode: Mode) => m(runs, mode, 'cpu') + m(runs, mode, 'hookCpu') + m(runs, mode, 'benchCpu');
-    const bound = (CLIENTS * cpuOf(mode)) / cores;
-    const hookFloor = (CLIENTS * (cpuOf('none') + m(runs, mode, 'hookCpu'))) / cores - m(runs, 'none', 'p50');
+    const cpuOf = (mode: Mode) =>
+      m(runs, mode, 'cpu') +
+      m(runs, mode, 'serverPartsCpu') +
+      m(runs, mode, 'hookCpu') +
+      m(runs, mode, 'benchCpu');
+    // Mean latency is clients / throughput, and throughput at most cores / CPU per create.
+    const mean = (mode: Mode) => (1000 * CLIENTS) / m(runs, mode, 'perSecond');
+    const bound = (cpu: number) => (CLIENTS * cpu) / cores;
+    const hookAlone = bound(cpuOf('none') + m(runs, mode, 'hookCpu')) - mean('none');
     console.log(
-      `  CPU bound at ${CLIENTS} closed-loop clients on ${cores} cores: ${cpuOf(mode).toFixed(3)} vs ${cpuOf('none').toFixed(3)} ms CPU per create (server + webhook process + bench), ` +
-        `so p50 ≥ ${bound.toFixed(2)} ms and added p50 ≥ ${(bound - m(runs, 'none', 'p50')).toFixed(2)} ms; ` +
-        `with a server adding no CPU at all, this webhook process alone would add ≥ ${hookFloor.toFixed(2)} ms; ` +
-        `the target needs server + webhook process to add ≤ ${((1.5 * cores) / CLIENTS).toFixed(3)} ms CPU per create`,
+      `  CPU bound at ${CLIENTS} closed-loop clients on ${cores} cores: ${cpuOf(mode).toFixed(3)} vs ${cpuOf('none').toFixed(3)} ms CPU per create (server${pids.length > 1 ? ' and its other processes' : ''} + webhook process + bench); ` +
+        `mean latency (clients / throughput) ${mean(mode).toFixed(2)} vs ${mean('none').toFixed(2)} ms, its bound (clients × CPU / cores) ${bound(cpuOf(mode)).toFixed(2)} vs ${bound(cpuOf('none')).toFixed(2)} ms; ` +
+        `with a server adding no CPU at all, this webhook process alone would add ≥ ${hookAlone.toFixed(2)} ms to the mean; ` +
+        `an added ${1.5} ms needs server + webhook process to add ≤ ${((1.5 * cores) / CLIENTS).toFixed(3)} ms CPU per create`,
     );
     for (const [rate, set] of paced) {
       console.log(
@@ -355,7 +371,7 @@ try {
   }
   if (BASE_ROOT) {
     const ratio = (set: Record<Mode, Run[]>, k: keyof Run) =>
-      median(set.webhooks.map((w, i) => w[k] / set.base[i]![k])).toFixed(2);
+      median(set.webhooks.map((w, i) => (w[k] ?? 0) / (set.base[i]![k] ?? 1))).toFixed(2);
     console.log(
       `this checkout / base, with webhooks (median of the rounds' ratios): server CPU per create ×${ratio(runs, 'cpu')}, webhook process ×${ratio(runs, 'hookCpu')}, p50 ×${ratio(runs, 'p50')}` +
         [...paced]

@@ -304,6 +304,62 @@ describe('int-or-string', () => {
   ]);
 });
 
+// kube-openapi's schemaPropsValidator, measured against kube-apiserver: the path quoted (%q),
+// anyOf, oneOf, allOf, not in that order, allOf's own message after its branches' errors.
+describe('anyOf, oneOf, allOf, not', () => {
+  const ab = { a: { type: 'string' }, b: { type: 'string' } } as const;
+  const req = (k: string): JSONSchemaProps => ({ required: [k] });
+  const NONE = '<nil>: Invalid value: ""';
+  table([
+    [
+      "anyOf, none valid: its message, then the first branch's errors",
+      { type: 'object', properties: ab, anyOf: [req('a'), req('b')] },
+      {},
+      [`${NONE}: "spec.x" must validate at least one schema (anyOf)`, 'spec.x.a: Required value'],
+    ],
+    [
+      'oneOf, none valid',
+      { type: 'object', properties: ab, oneOf: [req('a'), req('b')] },
+      {},
+      [
+        `${NONE}: "spec.x" must validate one and only one schema (oneOf). Found none valid`,
+        'spec.x.a: Required value',
+      ],
+    ],
+    [
+      'oneOf, two valid',
+      { type: 'object', properties: ab, oneOf: [req('a'), req('b')] },
+      { a: '1', b: '2' },
+      [`${NONE}: "spec.x" must validate one and only one schema (oneOf). Found 2 valid alternatives`],
+    ],
+    [
+      'allOf, one failing',
+      { type: 'integer', allOf: [{ minimum: 3 }, { maximum: 5 }] },
+      7,
+      [
+        'spec.x: Invalid value: 7: spec.x in body should be less than or equal to 5',
+        `${NONE}: "spec.x" must validate all the schemas (allOf)`,
+      ],
+    ],
+    [
+      'allOf, none valid',
+      { type: 'object', properties: ab, allOf: [req('a'), req('b')] },
+      {},
+      [
+        'spec.x.a: Required value',
+        'spec.x.b: Required value',
+        `${NONE}: "spec.x" must validate all the schemas (allOf). None validated`,
+      ],
+    ],
+    [
+      'not',
+      { type: 'object', properties: ab, not: req('a') },
+      { a: '1' },
+      [`${NONE}: "spec.x" must not validate the schema (not)`],
+    ],
+  ]);
+});
+
 describe('preserve-unknown-fields', () => {
   table([
     ['anything', { type: 'object', 'x-kubernetes-preserve-unknown-fields': true }, { a: [1, { b: 2 }] }, []],

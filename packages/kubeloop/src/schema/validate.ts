@@ -179,12 +179,15 @@ function compileNode(s: JSONSchemaProps): ValueValidator {
             }
             if (!ok) {
               sink.causes.push(
-                fieldErrors.invalid(rootField(sink), '', `${path} must validate at least one schema (anyOf)`),
+                fieldErrors.invalid(
+                  rootField(sink),
+                  '',
+                  `${goQuote(path)} must validate at least one schema (anyOf)`,
+                ),
               );
               sink.causes.push(...(best ?? []));
             }
           }
-          for (const fn of allOf) sink.causes.push(...sub(fn));
           if (oneOf.length > 0) {
             let valid = 0;
             let best: StatusCause[] | undefined;
@@ -199,15 +202,33 @@ function compileNode(s: JSONSchemaProps): ValueValidator {
                 fieldErrors.invalid(
                   rootField(sink),
                   '',
-                  `${path} must validate one and only one schema (oneOf). ${extra}`,
+                  `${goQuote(path)} must validate one and only one schema (oneOf). ${extra}`,
                 ),
               );
               if (valid === 0) sink.causes.push(...(best ?? []));
             }
           }
+          if (allOf.length > 0) {
+            let validated = 0;
+            for (const fn of allOf) {
+              const r = sub(fn);
+              if (r.length === 0) validated++;
+              sink.causes.push(...r);
+            }
+            if (validated !== allOf.length) {
+              const none = validated === 0 ? '. None validated' : '';
+              sink.causes.push(
+                fieldErrors.invalid(
+                  rootField(sink),
+                  '',
+                  `${goQuote(path)} must validate all the schemas (allOf)${none}`,
+                ),
+              );
+            }
+          }
           if (not && sub(not).length === 0)
             sink.causes.push(
-              fieldErrors.invalid(rootField(sink), '', `${path} must not validate the schema (not)`),
+              fieldErrors.invalid(rootField(sink), '', `${goQuote(path)} must not validate the schema (not)`),
             );
         }
       : undefined;

@@ -259,7 +259,7 @@ describe('OpenAPI v3 keywords, one row each', () => {
         [
           '<nil>',
           'FieldValueInvalid',
-          'Invalid value: "": spec.port must validate at least one schema (anyOf)',
+          'Invalid value: "": "spec.port" must validate at least one schema (anyOf)',
         ],
         [
           'spec.port',

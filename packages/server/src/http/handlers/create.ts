@@ -1,10 +1,8 @@
-/** POST to a collection (`create`), or to a subresource with a create of its own (`pods/binding`, `serviceaccounts/token`). */
-import { ApiError } from 'kubeloop/api';
 import { evictPod } from '../../registry/core/pod-eviction.js';
 import { admissionOptions } from '../../registry/generic/admission-options.js';
-import { internalPackage } from '../../registry/types.js';
 import type { Obj } from '../../util/object.js';
 import { notFound } from '../errors.js';
+import { checkBodyKind } from './body-kind.js';
 import { checkFields, keepManagedFieldsReset } from './field-validation.js';
 import { readObject, readRequestBody } from './request-body.js';
 import type { HandlerScope, ResourceRequest } from './scope.js';
@@ -38,7 +36,7 @@ async function createSubresource(s: HandlerScope, r: ResourceRequest): Promise<v
   const { req, t } = r;
   if (r.subresource === 'token') {
     const { obj } = await readRequestBody(req);
-    checkBodyKind(s, obj, 'authentication.k8s.io', 'v1', 'TokenRequest');
+    checkBodyKind(s, obj, { group: 'authentication.k8s.io', version: 'v1', kind: 'TokenRequest' });
     const serviceAccount = s.rest.get(t, r.namespace, r.name).object as Obj;
     s.out.json(r, 201, await s.issueServiceAccountToken!(serviceAccount, obj));
     return;
@@ -63,27 +61,6 @@ async function createSubresource(s: HandlerScope, r: ResourceRequest): Promise<v
     fieldManager: writeManager(req, r.query, 'CreateOptions'),
   });
   s.out.json(r, 201, SUCCESS_CREATED);
-}
-
-/** Kinds the scheme knows that no resource of the registry serves: the subresources' own. */
-const SUBRESOURCE_KINDS = new Set(['policy/v1 Eviction', 'autoscaling/v1 Scale', 'v1 Binding']);
-
-/**
- * A subresource body decoded into the kind it must be (`group/version kind`), as the scheme
- * decodes it: another known kind does not convert, an unknown one is not registered (400).
- */
-function checkBodyKind(s: HandlerScope, obj: Obj, group: string, version: string, want: string): void {
-  const own = `${group}/${version}`;
-  const kind = typeof obj.kind === 'string' && obj.kind !== '' ? obj.kind : want;
-  const apiVersion = typeof obj.apiVersion === 'string' && obj.apiVersion !== '' ? obj.apiVersion : own;
-  if (kind === want && apiVersion === own) return;
-  const [g, v] = apiVersion.includes('/') ? apiVersion.split('/', 2) : ['', apiVersion];
-  const known =
-    s.registry.byKind(g!, v!, kind) !== undefined || SUBRESOURCE_KINDS.has(`${apiVersion} ${kind}`);
-  const why = known
-    ? `converting (${v}.${kind}) to (${internalPackage(group)}.${want}): unknown conversion`
-    : `no kind "${kind}" is registered for version "${apiVersion}" in scheme "pkg/runtime/scheme.go:100"`;
-  throw ApiError.badRequest(`${kind} in version "${v}" cannot be handled as a ${want}: ${why}`);
 }
 
 /** The answer of a subresource that rewrites its parent: a Success `Status`. */

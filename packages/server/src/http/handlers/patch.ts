@@ -1,11 +1,11 @@
 /** PATCH of an object, its status or its scale (`patch`): JSON patch, merge patch, strategic merge patch; apply in `apply.ts`. */
-import { ApiError, fieldErrors } from 'kubeloop/api';
-import { apiVersionOf, internalPackage, type ResourceType } from '../../registry/types.js';
+import { ApiError } from 'kubeloop/api';
 import { goJsonTypeName } from '../../util/go-json.js';
 import { lazyModule } from '../../util/lazy-module.js';
 import { isObject, type Obj } from '../../util/object.js';
 import { decodeBody, mediaType, readBody } from '../body.js';
 import { apply } from './apply.js';
+import { checkPatchedKind } from './body-kind.js';
 import { checkFields, goSprint, keepManagedFieldsReset } from './field-validation.js';
 import type { HandlerScope, ResourceRequest } from './scope.js';
 import { updateStrategy, writeManager } from './write-options.js';
@@ -48,27 +48,6 @@ function patchBody(type: string, body: unknown, query: URLSearchParams): unknown
   throw ApiError.badRequest(`json: cannot unmarshal ${of} into Go value of type map[string]interface {}`);
 }
 
-/**
- * A JSON or merge patch's result is decoded by its own apiVersion and kind, as the patch handler
- * decodes it: another version of the same kind converts, anything else is kube's 422 on `patch`
- * (`converting (v1.StatefulSet) to (apps.Deployment): unknown conversion`, or `no kind "X" is
- * registered for version "g/v"`).
- */
-function checkPatchedKind(s: HandlerScope, t: ResourceType, next: Obj): void {
-  const own = apiVersionOf(t);
-  const kind = typeof next.kind === 'string' && next.kind !== '' ? next.kind : t.kind;
-  const apiVersion = typeof next.apiVersion === 'string' && next.apiVersion !== '' ? next.apiVersion : own;
-  if (kind === t.kind && apiVersion === own) return;
-  const [group, version] = apiVersion.includes('/') ? apiVersion.split('/', 2) : ['', apiVersion];
-  if (group === t.group && kind === t.kind && /^v\d+((alpha|beta)\d+)?$/.test(version!)) return;
-  const reason = s.registry.byKind(group!, version!, kind)
-    ? `converting (${version}.${kind}) to (${internalPackage(t.group)}.${t.kind}): unknown conversion`
-    : `no kind "${kind}" is registered for version "${apiVersion}" in scheme "pkg/runtime/scheme.go:100"`;
-  throw ApiError.invalid({ group: '', kind: '' }, '', [
-    fieldErrors.invalid('patch', JSON.stringify(next), reason),
-  ]);
-}
-
 export async function patch(s: HandlerScope, r: ResourceRequest): Promise<void> {
   const { req, query, t, namespace: ns, name, dryRun } = r;
   const type = mediaType(req.headers['content-type']);
@@ -109,8 +88,9 @@ export async function patch(s: HandlerScope, r: ResourceRequest): Promise<void> 
           ? applyMergePatch(current, body)
           : applyStrategicMergePatch(current, body, meta);
     if (!isObject(next)) throw ApiError.badRequest('the patch did not produce an object');
-    if (!t.custom && type !== 'application/strategic-merge-patch+json' && r.subresource !== 'scale')
-      checkPatchedKind(s, t, next);
+    const scale = r.subresource === 'scale';
+    if ((!t.custom || scale) && type !== 'application/strategic-merge-patch+json')
+      checkPatchedKind(s, t, next, scale);
     return next;
   };
   const warnings: string[] = [];

@@ -1,4 +1,5 @@
 /** PUT of an object (`update`), of its status, or of its scale. */
+import { checkScaleBody } from './body-kind.js';
 import { checkFields, keepManagedFieldsReset } from './field-validation.js';
 import { readObject, readRequestBody } from './request-body.js';
 import type { HandlerScope, ResourceRequest } from './scope.js';
@@ -8,6 +9,7 @@ export async function update(s: HandlerScope, r: ResourceRequest): Promise<void>
   const { req, query, t, dryRun } = r;
   if (r.subresource === 'scale') {
     const { obj } = await readRequestBody(req);
+    checkScaleBody(s, t, obj);
     const fieldManager = writeManager(req, query, 'UpdateOptions');
     const warnings: string[] = [];
     const scale = await s.rest.updateScale(t, r.namespace, r.name, obj, {

@@ -135,6 +135,26 @@ describe('validateCustomResourceDefinition', () => {
       ],
     ],
     [
+      // Measured against kube-apiserver: a negative priority is stored, only the rest is checked.
+      'printer column with a negative priority',
+      (c) => {
+        (c.spec.versions[0] as { additionalPrinterColumns: unknown }).additionalPrinterColumns = [
+          { name: 'X', type: 'string', jsonPath: '.spec.x', priority: -1 },
+        ];
+      },
+      [],
+    ],
+    [
+      // kube's words, with the extension's name as kube misspells it.
+      'preserveUnknownFields set to true',
+      (c) => {
+        (c.spec as { preserveUnknownFields?: boolean }).preserveUnknownFields = true;
+      },
+      [
+        'spec.preserveUnknownFields: Invalid value: true: cannot set to true, set x-preserve-unknown-fields to true in spec.versions[*].schema instead',
+      ],
+    ],
+    [
       'scale paths',
       (c) => {
         (c.spec.versions[0] as { subresources: unknown }).subresources = {

@@ -119,7 +119,8 @@ export function validateCustomResourceDefinition(
       fieldErrors.invalid(
         'spec.preserveUnknownFields',
         true,
-        'cannot set to true, set x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead',
+        // kube's words, its misspelt extension name included.
+        'cannot set to true, set x-preserve-unknown-fields to true in spec.versions[*].schema instead',
       ),
     );
   return errs;

@@ -83,10 +83,7 @@ export function validateColumn(col: CustomResourceColumnDefinition, path: string
     );
   if (!col.jsonPath) errs.push(fieldErrors.required(child(path, 'JSONPath')));
   else errs.push(...validateSimpleJSONPath(col.jsonPath, child(path, 'JSONPath')));
-  if (col.priority !== undefined && col.priority < 0)
-    errs.push(
-      fieldErrors.invalid(child(path, 'priority'), col.priority, 'must be greater than or equal to 0'),
-    );
+  // kube leaves the priority unchecked: a negative one is stored as given.
   return errs;
 }
 

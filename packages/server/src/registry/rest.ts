@@ -18,6 +18,7 @@ import {
   type WriteContext,
 } from './generic/errors.js';
 import { manageThenMutate } from './generic/field-manager-admission.js';
+import { gcFinalizers, sameSet, setFinalizers } from './generic/gc-finalizers.js';
 import type { RestHooks } from './generic/hooks.js';
 import {
   checkGetResourceVersion,
@@ -332,15 +333,11 @@ export class RestStorage {
     await this.hooks.admit?.('DELETE', t, seen, seen, admission);
 
     const finalizers = strings(cm.finalizers);
-    const extra =
-      opts.propagationPolicy === 'Foreground'
-        ? 'foregroundDeletion'
-        : opts.propagationPolicy === 'Orphan'
-          ? 'orphan'
-          : undefined;
-    const wanted = [...finalizers];
-    for (const f of [...(t.deletionFinalizers ?? []), ...(extra ? [extra] : [])])
-      if (!wanted.includes(f)) wanted.push(f);
+    const gc = gcFinalizers(t.behaviour.storage?.garbageCollectionPolicy, finalizers, opts);
+    // The kind's own finalizers (a CRD's cleanup) join when the deletion starts.
+    const wanted = cm.deletionTimestamp
+      ? gc
+      : [...gc, ...(t.deletionFinalizers ?? []).filter((f) => !gc.includes(f))];
     const grace = this.gracePeriod(t, current.object as Obj, opts);
     if (grace > 0) {
       let next: Obj | undefined;
@@ -355,7 +352,7 @@ export class RestStorage {
         const nm = meta(next);
         nm.deletionTimestamp = timestamp(new Date(start + grace * 1000));
         nm.deletionGracePeriodSeconds = grace;
-        if (wanted.length > 0) nm.finalizers = wanted;
+        setFinalizers(nm, wanted);
       }
       if (!next) return { stored: current, deleted: false };
       if (ctx.dryRun) return { stored: dryRunResult(key, next), deleted: false };
@@ -367,13 +364,27 @@ export class RestStorage {
     }
     const graceful = this.waitsForFinalization(t, current.object as Obj);
 
-    if (wanted.length > 0 || graceful) {
-      if (cm.deletionTimestamp) return { stored: current, deleted: false };
+    if (cm.deletionTimestamp) {
+      // A deletion under way without a grace period (BeforeDelete lets it through): the
+      // finalizers follow this request's propagation policy, and with none left the object goes now.
+      if (graceful || (wanted.length > 0 && sameSet(wanted, finalizers)))
+        return { stored: current, deleted: false };
+      if (wanted.length > 0) {
+        const next = clone(current.object) as Obj;
+        setFinalizers(meta(next), wanted);
+        if (ctx.dryRun) return { stored: dryRunResult(key, next), deleted: false };
+        try {
+          return { stored: await this.store.update(key, next, current.revision), deleted: false };
+        } catch (err) {
+          throw storageError(err, t, name);
+        }
+      }
+    } else if (wanted.length > 0 || graceful) {
       const next = clone(current.object) as Obj;
       const nm = meta(next);
       nm.deletionTimestamp = timestamp();
       nm.deletionGracePeriodSeconds = 0;
-      if (wanted.length > 0) nm.finalizers = wanted;
+      setFinalizers(nm, wanted);
       if (typeof nm.generation === 'number' && nm.generation > 0) nm.generation += 1;
       t.behaviour.storage?.onDeletionStart?.(next);
       if (ctx.dryRun) return { stored: dryRunResult(key, next), deleted: false };
@@ -399,24 +410,17 @@ export class RestStorage {
     ctx: WriteContext,
   ): Promise<StoredObject[]> {
     const { items } = this.list(t, namespace, { ...p, limit: undefined, continue: undefined });
-    const out: StoredObject[] = [];
     for (const item of items) {
       const m = item.object.metadata as Obj;
       try {
-        const { stored } = await this.delete(
-          t,
-          m.namespace as string | undefined,
-          m.name as string,
-          opts,
-          ctx,
-        );
-        out.push(stored);
+        await this.delete(t, m.namespace as string | undefined, m.name as string, opts, ctx);
       } catch (err) {
         // Another client deleting the same object concurrently is not a failure of the collection delete.
         if (!(err instanceof ApiError && (err.code === 404 || err.code === 409))) throw err;
       }
     }
-    return out;
+    // kube answers the list it deleted from, as listed: not the objects its deletes left.
+    return items;
   }
 
   /**

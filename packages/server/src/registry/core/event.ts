@@ -137,6 +137,8 @@ export function legacyValidateEvent(e: CoreEventView, reportingField: string): S
   return out;
 }
 const events: KindBehaviour = {
+  // Events have no dependents: a delete never waits for the garbage collector (eventStrategy).
+  storage: { garbageCollectionPolicy: 'Unsupported' },
   defaults(obj) {
     // Go serializes these structs and non-omitempty strings even when empty.
     if (!isObj(obj.involvedObject)) obj.involvedObject = {};

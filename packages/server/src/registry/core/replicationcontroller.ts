@@ -90,6 +90,8 @@ function validateReplicationController(obj: Obj): StatusCause[] {
   return out;
 }
 const replicationcontrollers: KindBehaviour = {
+  // v1 ReplicationControllers orphan their pods unless told otherwise (rcStrategy, for back compatibility).
+  storage: { garbageCollectionPolicy: 'OrphanDependents' },
   defaults: defaultReplicationController,
   validate: validateReplicationController,
   columns: [

@@ -59,6 +59,8 @@ const IMMUTABLE: [internal: string, v1: string][] = [
 ];
 
 const events: KindBehaviour = {
+  // Stored as core Events, with their strategy's policy: no dependents to collect.
+  storage: { garbageCollectionPolicy: 'Unsupported' },
   defaults(obj) {
     // Go serializes these structs and zero timestamps even when empty.
     if (!isObj(obj.regarding)) obj.regarding = {};

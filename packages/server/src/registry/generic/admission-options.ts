@@ -39,6 +39,8 @@ export function admissionOptions(
 /** Parsed DeleteOptions (body or query). */
 export interface DeleteParams {
   propagationPolicy?: 'Orphan' | 'Background' | 'Foreground';
+  /** The deprecated `orphanDependents` (true is also given as propagationPolicy `Orphan`). */
+  orphanDependents?: boolean;
   gracePeriodSeconds?: number;
   preconditions?: { uid?: string; resourceVersion?: string };
 }

@@ -109,6 +109,12 @@ export interface StorageHooks {
    * removed (a Namespace's `spec.finalizers`, which its controller empties).
    */
   waitsForFinalization?(obj: Obj): boolean;
+  /**
+   * Delete: the kind's `DefaultGarbageCollectionPolicy` when the request names none (default
+   * `DeleteDependents`): a v1 ReplicationController orphans its pods, an Event has no dependents
+   * (`Unsupported`: no `orphan` or `foregroundDeletion` finalizer, whatever the request asks).
+   */
+  garbageCollectionPolicy?: 'OrphanDependents' | 'Unsupported';
   /** Delete: what else changes when a deletion starts (a Namespace turns `Terminating`). */
   onDeletionStart?(obj: Obj): void;
   /**

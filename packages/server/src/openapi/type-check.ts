@@ -15,6 +15,8 @@
  * // 'json: cannot unmarshal array into Go struct field ConfigMap.data of type map[string]string'
  * ```
  */
+
+import { goParseTimeError, RFC3339, RFC3339_MICRO } from '../util/go-time.js';
 import { type BuiltinSpec, builtinSpec, type Obj } from './builtin.js';
 import { refName } from './schema-view.js';
 
@@ -23,7 +25,6 @@ const MICRO_TIME = 'io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime';
 const QUANTITY = 'io.k8s.apimachinery.pkg.api.resource.Quantity';
 const INT_OR_STRING = 'io.k8s.apimachinery.pkg.util.intstr.IntOrString';
 
-const RFC3339 = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/;
 const QUANTITY_FORMAT = /^([+-]?(?:\d+\.?\d*|\.\d+))(.*)$/;
 const QUANTITY_SUFFIX = /^(|Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][+-]?\d+)$/;
 const QUANTITY_ERROR =
@@ -119,14 +120,13 @@ class Decoder {
   private named(v: unknown, definition: string, ctx: Context): void {
     switch (definition) {
       case TIME:
-      case MICRO_TIME:
+      case MICRO_TIME: {
         if (typeof v !== 'string') throw new HardError(unmarshalTypeError(jsonKind(v), 'string', ctx));
-        if (!RFC3339.test(v)) {
-          throw new HardError(
-            `parsing time ${JSON.stringify(v)} as "2006-01-02T15:04:05Z07:00": cannot parse ${JSON.stringify(v)} as "2006"`,
-          );
-        }
+        // metav1.Time and MicroTime decode with time.Parse: RFC 3339, MicroTime with six digits.
+        const error = goParseTimeError(definition === TIME ? RFC3339 : RFC3339_MICRO, v);
+        if (error !== undefined) throw new HardError(error);
         return;
+      }
       case QUANTITY: {
         if (typeof v === 'number' && Number.isFinite(v)) return;
         const text = typeof v === 'string' ? v.trim() : JSON.stringify(v);

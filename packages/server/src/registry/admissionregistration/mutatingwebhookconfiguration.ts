@@ -13,6 +13,8 @@ export const mutatingWebhookConfigurationKind: ResourceType = defineKind({
   version: 'v1',
   defPackage: 'io.k8s.api.admissionregistration.v1',
   resource: 'mutatingwebhookconfigurations',
+  // Its strategy refuses an update without a resourceVersion (AllowUnconditionalUpdate false).
+  allowUnconditionalUpdate: false,
   kind: 'MutatingWebhookConfiguration',
   namespaced: false,
   categories: ['api-extensions'],

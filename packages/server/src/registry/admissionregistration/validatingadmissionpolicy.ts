@@ -181,6 +181,8 @@ export const validatingAdmissionPolicyKind: ResourceType = defineKind({
   version: 'v1',
   defPackage: 'io.k8s.api.admissionregistration.v1',
   resource: 'validatingadmissionpolicies',
+  // Its strategy refuses an update without a resourceVersion (AllowUnconditionalUpdate false).
+  allowUnconditionalUpdate: false,
   kind: 'ValidatingAdmissionPolicy',
   namespaced: false,
   categories: ['api-extensions'],

@@ -66,6 +66,8 @@ export const validatingAdmissionPolicyBindingKind: ResourceType = defineKind({
   version: 'v1',
   defPackage: 'io.k8s.api.admissionregistration.v1',
   resource: 'validatingadmissionpolicybindings',
+  // Its strategy refuses an update without a resourceVersion (AllowUnconditionalUpdate false).
+  allowUnconditionalUpdate: false,
   kind: 'ValidatingAdmissionPolicyBinding',
   namespaced: false,
   categories: ['api-extensions'],

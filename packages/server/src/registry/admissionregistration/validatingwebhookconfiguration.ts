@@ -13,6 +13,8 @@ export const validatingWebhookConfigurationKind: ResourceType = defineKind({
   version: 'v1',
   defPackage: 'io.k8s.api.admissionregistration.v1',
   resource: 'validatingwebhookconfigurations',
+  // Its strategy refuses an update without a resourceVersion (AllowUnconditionalUpdate false).
+  allowUnconditionalUpdate: false,
   kind: 'ValidatingWebhookConfiguration',
   namespaced: false,
   categories: ['api-extensions'],

@@ -59,6 +59,8 @@ export const customResourceDefinitionKind: ResourceType = defineKind({
   version: 'v1',
   defPackage: 'io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1',
   resource: 'customresourcedefinitions',
+  // Its strategy refuses an update without a resourceVersion (AllowUnconditionalUpdate false).
+  allowUnconditionalUpdate: false,
   kind: 'CustomResourceDefinition',
   namespaced: false,
   shortNames: ['crd', 'crds'],

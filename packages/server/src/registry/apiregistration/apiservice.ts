@@ -124,6 +124,8 @@ export const apiServiceKind: ResourceType = defineKind({
   version: 'v1',
   defPackage: 'io.k8s.kube-aggregator.pkg.apis.apiregistration.v1',
   resource: 'apiservices',
+  // Its strategy refuses an update without a resourceVersion (AllowUnconditionalUpdate false).
+  allowUnconditionalUpdate: false,
   kind: 'APIService',
   namespaced: false,
   // The core group's is `v1.`, which only a path segment allows.

@@ -34,5 +34,7 @@ export const leaseKind: ResourceType = defineKind({
   version: 'v1',
   defPackage: 'io.k8s.api.coordination.v1',
   resource: 'leases',
+  // Its strategy refuses an update without a resourceVersion (AllowUnconditionalUpdate false).
+  allowUnconditionalUpdate: false,
   kind: 'Lease',
 });

@@ -18,7 +18,7 @@ import {
   type WriteContext,
 } from './generic/errors.js';
 import { manageThenMutate } from './generic/field-manager-admission.js';
-import { gcFinalizers, sameSet, setFinalizers } from './generic/gc-finalizers.js';
+import { deletionStep } from './generic/gc-finalizers.js';
 import type { RestHooks } from './generic/hooks.js';
 import {
   checkGetResourceVersion,
@@ -332,64 +332,18 @@ export class RestStorage {
     await this.hooks.mutate?.('DELETE', t, seen, seen, admission);
     await this.hooks.admit?.('DELETE', t, seen, seen, admission);
 
-    const finalizers = strings(cm.finalizers);
-    const gc = gcFinalizers(t.behaviour.storage?.garbageCollectionPolicy, finalizers, opts);
-    // The kind's own finalizers (a CRD's cleanup) join when the deletion starts.
-    const wanted = cm.deletionTimestamp
-      ? gc
-      : [...gc, ...(t.deletionFinalizers ?? []).filter((f) => !gc.includes(f))];
-    const grace = this.gracePeriod(t, current.object as Obj, opts);
-    if (grace > 0) {
-      let next: Obj | undefined;
-      const existing =
-        typeof cm.deletionGracePeriodSeconds === 'number' ? cm.deletionGracePeriodSeconds : undefined;
-      if (!cm.deletionTimestamp || (existing !== undefined && grace < existing)) {
-        // A second delete may only shorten the grace period (Kubernetes' BeforeDelete).
-        const start = cm.deletionTimestamp
-          ? Date.parse(String(cm.deletionTimestamp)) - (existing ?? 0) * 1000
-          : Date.now();
-        next = clone(current.object) as Obj;
-        const nm = meta(next);
-        nm.deletionTimestamp = timestamp(new Date(start + grace * 1000));
-        nm.deletionGracePeriodSeconds = grace;
-        setFinalizers(nm, wanted);
-      }
-      if (!next) return { stored: current, deleted: false };
-      if (ctx.dryRun) return { stored: dryRunResult(key, next), deleted: false };
+    const step = deletionStep(
+      t,
+      current.object as Obj,
+      opts,
+      this.gracePeriod(t, current.object as Obj, opts),
+      this.waitsForFinalization(t, current.object as Obj),
+    );
+    if (step === 'keep') return { stored: current, deleted: false };
+    if (step !== 'remove') {
+      if (ctx.dryRun) return { stored: dryRunResult(key, step), deleted: false };
       try {
-        return { stored: await this.store.update(key, next, current.revision), deleted: false };
-      } catch (err) {
-        throw storageError(err, t, name);
-      }
-    }
-    const graceful = this.waitsForFinalization(t, current.object as Obj);
-
-    if (cm.deletionTimestamp) {
-      // A deletion under way without a grace period (BeforeDelete lets it through): the
-      // finalizers follow this request's propagation policy, and with none left the object goes now.
-      if (graceful || (wanted.length > 0 && sameSet(wanted, finalizers)))
-        return { stored: current, deleted: false };
-      if (wanted.length > 0) {
-        const next = clone(current.object) as Obj;
-        setFinalizers(meta(next), wanted);
-        if (ctx.dryRun) return { stored: dryRunResult(key, next), deleted: false };
-        try {
-          return { stored: await this.store.update(key, next, current.revision), deleted: false };
-        } catch (err) {
-          throw storageError(err, t, name);
-        }
-      }
-    } else if (wanted.length > 0 || graceful) {
-      const next = clone(current.object) as Obj;
-      const nm = meta(next);
-      nm.deletionTimestamp = timestamp();
-      nm.deletionGracePeriodSeconds = 0;
-      setFinalizers(nm, wanted);
-      if (typeof nm.generation === 'number' && nm.generation > 0) nm.generation += 1;
-      t.behaviour.storage?.onDeletionStart?.(next);
-      if (ctx.dryRun) return { stored: dryRunResult(key, next), deleted: false };
-      try {
-        return { stored: await this.store.update(key, next, current.revision), deleted: false };
+        return { stored: await this.store.update(key, step, current.revision), deleted: false };
       } catch (err) {
         throw storageError(err, t, name);
       }

@@ -67,7 +67,7 @@ export const STRIP = FieldSet.of(
 );
 
 /** The subresource a write goes through. */
-export type Subresource = 'status' | 'scale' | 'finalize' | undefined;
+export type Subresource = 'status' | 'scale' | 'finalize' | 'ephemeralcontainers' | undefined;
 
 /** Who writes and through which subresource. */
 export interface ManageOptions {

@@ -21,6 +21,67 @@ const CONNECT_SUBRESOURCES: Record<string, Array<{ subresource: string; kind: st
 const connectOf = (t: ResourceType) =>
   t.custom ? [] : (CONNECT_SUBRESOURCES[`${t.group}/${t.resource}`] ?? []);
 
+/** A subresource as discovery lists it: its kind's group and version when not the resource's. */
+interface DiscoveredSubresource {
+  subresource: string;
+  group?: string;
+  version?: string;
+  kind: string;
+  verbs: readonly string[];
+}
+
+/** A resource's subresources, sorted by name as kube-apiserver installs (and lists) their paths. */
+function subresourcesOf(t: ResourceType): DiscoveredSubresource[] {
+  const own = (subresource: string, verbs: readonly string[]) => ({ subresource, kind: t.kind, verbs });
+  const s = t.subresources;
+  const out: DiscoveredSubresource[] = [
+    // Connect subresources answer in no group's kind (their options are the request's).
+    ...connectOf(t).map((c) => ({
+      subresource: c.subresource,
+      group: '',
+      version: '',
+      kind: c.kind,
+      verbs: c.verbs,
+    })),
+    ...Object.keys(t.behaviour.storage?.postSubresources ?? {}).map((name) => ({
+      subresource: name,
+      group: t.group,
+      version: t.version,
+      kind: 'Binding',
+      verbs: ['create'],
+    })),
+  ];
+  if (s.scale)
+    out.push({
+      subresource: 'scale',
+      group: 'autoscaling',
+      version: 'v1',
+      kind: 'Scale',
+      verbs: SUBRESOURCE_VERBS,
+    });
+  if (s.token)
+    out.push({
+      subresource: 'token',
+      group: 'authentication.k8s.io',
+      version: 'v1',
+      kind: 'TokenRequest',
+      verbs: ['create'],
+    });
+  if (s.eviction)
+    out.push({
+      subresource: 'eviction',
+      group: 'policy',
+      version: 'v1',
+      kind: 'Eviction',
+      verbs: ['create'],
+    });
+  if (s.approval) out.push(own('approval', SUBRESOURCE_VERBS));
+  if (s.ephemeralContainers) out.push(own('ephemeralcontainers', SUBRESOURCE_VERBS));
+  if (s.finalize) out.push(own('finalize', ['update']));
+  if (s.status) out.push(own('status', SUBRESOURCE_VERBS));
+  return out.sort((a, b) => (a.subresource < b.subresource ? -1 : a.subresource > b.subresource ? 1 : 0));
+}
+
 /**
  * Discovery documents (`/api`, `/apis`, `/api/v1`, `/apis/<g>`, `/apis/<g>/<v>`, and the
  * aggregated `apidiscovery.k8s.io/v2` form kubectl asks for first), rebuilt when the registry changes.
@@ -110,73 +171,15 @@ export class Discovery {
         ...(t.categories.length > 0 && { categories: [...t.categories] }),
         storageVersionHash: storageVersionHash(t),
       });
-      for (const c of connectOf(t)) {
+      for (const sub of subresourcesOf(t)) {
         resources.push({
-          name: `${t.resource}/${c.subresource}`,
+          name: `${t.resource}/${sub.subresource}`,
           singularName: '',
           namespaced: t.namespaced,
-          kind: c.kind,
-          verbs: c.verbs,
-        });
-      }
-      if (t.subresources.scale) {
-        resources.push({
-          name: `${t.resource}/scale`,
-          singularName: '',
-          namespaced: t.namespaced,
-          group: 'autoscaling',
-          version: 'v1',
-          kind: 'Scale',
-          verbs: SUBRESOURCE_VERBS,
-        });
-      }
-      if (t.subresources.token) {
-        resources.push({
-          name: `${t.resource}/token`,
-          singularName: '',
-          namespaced: t.namespaced,
-          group: 'authentication.k8s.io',
-          version: 'v1',
-          kind: 'TokenRequest',
-          verbs: ['create'],
-        });
-      }
-      if (t.subresources.eviction) {
-        resources.push({
-          name: `${t.resource}/eviction`,
-          singularName: '',
-          namespaced: t.namespaced,
-          group: 'policy',
-          version: 'v1',
-          kind: 'Eviction',
-          verbs: ['create'],
-        });
-      }
-      if (t.subresources.approval) {
-        resources.push({
-          name: `${t.resource}/approval`,
-          singularName: '',
-          namespaced: t.namespaced,
-          kind: t.kind,
-          verbs: SUBRESOURCE_VERBS,
-        });
-      }
-      if (t.subresources.finalize) {
-        resources.push({
-          name: `${t.resource}/finalize`,
-          singularName: '',
-          namespaced: t.namespaced,
-          kind: t.kind,
-          verbs: ['update'],
-        });
-      }
-      if (t.subresources.status) {
-        resources.push({
-          name: `${t.resource}/status`,
-          singularName: '',
-          namespaced: t.namespaced,
-          kind: t.kind,
-          verbs: SUBRESOURCE_VERBS,
+          // The legacy list names a kind's group and version only when they are another group's.
+          ...(sub.group !== undefined && sub.group !== t.group && { group: sub.group, version: sub.version }),
+          kind: sub.kind,
+          verbs: sub.verbs,
         });
       }
     }
@@ -208,67 +211,15 @@ export class Discovery {
             verbs: [...t.verbs],
             ...(t.shortNames.length > 0 && { shortNames: [...t.shortNames] }),
             ...(t.categories.length > 0 && { categories: [...t.categories] }),
-            subresources: [
-              ...connectOf(t).map((c) => ({
-                subresource: c.subresource,
-                responseKind: { group: '', version: '', kind: c.kind },
-                verbs: c.verbs,
-              })),
-              ...(t.subresources.scale
-                ? [
-                    {
-                      subresource: 'scale',
-                      responseKind: { group: 'autoscaling', version: 'v1', kind: 'Scale' },
-                      verbs: SUBRESOURCE_VERBS,
-                    },
-                  ]
-                : []),
-              ...(t.subresources.token
-                ? [
-                    {
-                      subresource: 'token',
-                      responseKind: { group: 'authentication.k8s.io', version: 'v1', kind: 'TokenRequest' },
-                      verbs: ['create'],
-                    },
-                  ]
-                : []),
-              ...(t.subresources.eviction
-                ? [
-                    {
-                      subresource: 'eviction',
-                      responseKind: { group: 'policy', version: 'v1', kind: 'Eviction' },
-                      verbs: ['create'],
-                    },
-                  ]
-                : []),
-              ...(t.subresources.approval
-                ? [
-                    {
-                      subresource: 'approval',
-                      responseKind: { group: t.group, version: t.version, kind: t.kind },
-                      verbs: SUBRESOURCE_VERBS,
-                    },
-                  ]
-                : []),
-              ...(t.subresources.finalize
-                ? [
-                    {
-                      subresource: 'finalize',
-                      responseKind: { group: t.group, version: t.version, kind: t.kind },
-                      verbs: ['update'],
-                    },
-                  ]
-                : []),
-              ...(t.subresources.status
-                ? [
-                    {
-                      subresource: 'status',
-                      responseKind: { group: t.group, version: t.version, kind: t.kind },
-                      verbs: SUBRESOURCE_VERBS,
-                    },
-                  ]
-                : []),
-            ],
+            subresources: subresourcesOf(t).map((sub) => ({
+              subresource: sub.subresource,
+              responseKind: {
+                group: sub.group ?? t.group,
+                version: sub.version ?? t.version,
+                kind: sub.kind,
+              },
+              verbs: sub.verbs,
+            })),
           })),
         })),
       })),

@@ -55,6 +55,8 @@ export interface ResourceType {
     finalize?: boolean;
     /** `pods/eviction`: a POST of a policy/v1 Eviction deletes the pod as its budget allows. */
     eviction?: boolean;
+    /** `pods/ephemeralcontainers`: reads the Pod, writes only its `spec.ephemeralContainers`. */
+    ephemeralContainers?: boolean;
   };
   /**
    * What a write to `/status` takes from the stored object besides what every write keeps (the

@@ -292,6 +292,20 @@ export class Kubelet {
         state: { running: { startedAt: startTime } },
       }));
     }
+    // Ephemeral containers (kubectl debug) run beside a running pod's containers, never ready.
+    const startedAt = new Map(
+      (pod.status?.ephemeralContainerStatuses ?? []).map((c) => [c.name, c.state?.running?.startedAt]),
+    );
+    const ephemeralContainerStatuses =
+      phase === 'Running'
+        ? (pod.spec?.ephemeralContainers ?? []).map((c) => ({
+            ...base(c),
+            ready: false,
+            started: true,
+            restartCount: 0,
+            state: { running: { startedAt: startedAt.get(c.name) ?? t } },
+          }))
+        : [];
     if (!ready && !notReady) {
       const names = containers.map((c) => c.name).join(' ');
       notReady = { reason: 'ContainersNotReady', message: `containers with unready status: [${names}]` };
@@ -318,6 +332,7 @@ export class Kubelet {
         podIPs: [{ ip: podIP }],
         startTime,
         containerStatuses,
+        ...(ephemeralContainerStatuses.length > 0 && { ephemeralContainerStatuses }),
       },
       after,
     };
@@ -340,6 +355,10 @@ export class Kubelet {
           c.name,
           c.ready,
           c.restartCount,
+          Object.keys((c.state as Obj | undefined) ?? {}),
+        ]),
+        ephemeral: ((s?.ephemeralContainerStatuses as Obj[] | undefined) ?? []).map((c) => [
+          c.name,
           Object.keys((c.state as Obj | undefined) ?? {}),
         ]),
       });

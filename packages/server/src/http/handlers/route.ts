@@ -82,6 +82,7 @@ export function serveResource(
     !(sub === 'scale' && t.subresources.scale) &&
     !(sub === 'approval' && t.subresources.approval) &&
     !(sub === 'finalize' && t.subresources.finalize) &&
+    !(sub === 'ephemeralcontainers' && t.subresources.ephemeralContainers) &&
     !(sub === 'token' && t.subresources.token && s.issueServiceAccountToken) &&
     !(sub === 'eviction' && t.subresources.eviction) &&
     !t.behaviour.storage?.postSubresources?.[sub]

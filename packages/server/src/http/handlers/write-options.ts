@@ -42,5 +42,5 @@ export function writeManager(
  */
 export function updateStrategy(sub: string): UpdateStrategy {
   if (sub === 'status' || sub === 'approval') return 'status';
-  return sub === 'finalize' ? 'finalize' : undefined;
+  return sub === 'finalize' || sub === 'ephemeralcontainers' ? sub : undefined;
 }

@@ -32,6 +32,7 @@ import {
   str,
 } from '../shared/util.js';
 import type { ResourceType } from '../types.js';
+import { validateEphemeralContainersUpdate, validateNoEphemeralOnCreate } from './pod-ephemeral.js';
 import { validatePodSpec, validatePodUpdate } from './podspec.js';
 import { defaultPod } from './podspec-defaults.js';
 import { age, nameOf } from './shared.js';
@@ -273,8 +274,10 @@ const pods: KindBehaviour = {
   defaults: defaultPod,
   validate(obj, old, strategy) {
     if (old && strategy === 'status') return validatePodStatusUpdate(obj, old);
+    if (old && strategy === 'ephemeralcontainers')
+      return [...validatePodSpec(obj.spec, 'spec'), ...validateEphemeralContainersUpdate(obj, old)];
     if (old) return validatePodUpdate(obj, old);
-    const out = validatePodSpec(obj.spec, 'spec');
+    const out = [...validatePodSpec(obj.spec, 'spec'), ...validateNoEphemeralOnCreate(obj)];
     // Templates tolerate padded images (some tools fill them in later); pods do not.
     for (const list of ['initContainers', 'containers']) {
       objs(dig(obj, 'spec', list)).forEach((c, i) => {
@@ -351,6 +354,6 @@ export const podKind: ResourceType = coreKind({
   kind: 'Pod',
   shortNames: ['po'],
   categories: ['all'],
-  subresources: { status: true, eviction: true },
+  subresources: { status: true, eviction: true, ephemeralContainers: true },
   returnDeletedObject: true,
 });

@@ -31,6 +31,7 @@ import {
   str,
   validateLabels,
 } from '../shared/util.js';
+import { validateEphemeralContainers, validateNoEphemeralInTemplate } from './pod-ephemeral.js';
 import { strMapLoose, VOLUME_SOURCES } from './podspec-defaults.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -395,6 +396,7 @@ export function validatePodSpec(spec: unknown, path: string): StatusCause[] {
     if (name && seen.has(name)) out.push(duplicate(`${cp}.name`, name));
     else seen.add(name);
   });
+  out.push(...validateEphemeralContainers(spec, path, volumes, validateContainer));
   const restart = str(spec.restartPolicy);
   if (!restart) out.push(required(`${path}.restartPolicy`));
   else if (!RESTART_POLICIES.includes(restart))
@@ -474,6 +476,7 @@ export function validatePodTemplate(template: unknown, path: string): StatusCaus
   return [
     ...validateLabels(dig(template, 'metadata', 'labels'), `${path}.labels`),
     ...validatePodSpec(template.spec, `${path}.spec`),
+    ...validateNoEphemeralInTemplate(template, path),
   ];
 }
 

@@ -186,6 +186,17 @@ export function prepareUpdate(
     // managed fields the field manager computed for this write (the status strategies keep them).
     const mf = isObject(input.metadata) ? input.metadata.managedFields : undefined;
     if (mf !== undefined) meta(next).managedFields = mf;
+  } else if (subresource === 'ephemeralcontainers') {
+    // dropNonEphemeralContainerUpdates: the stored pod, with the request's ephemeral containers
+    // (and the managed fields the field manager computed for this write).
+    next = JSON.parse(oldJson) as Obj;
+    if (!isObject(next.spec)) next.spec = {};
+    const spec = next.spec as Obj;
+    const ephemeral = isObject(input.spec) ? input.spec.ephemeralContainers : undefined;
+    if (ephemeral === undefined) delete spec.ephemeralContainers;
+    else spec.ephemeralContainers = ephemeral;
+    const mf = isObject(input.metadata) ? input.metadata.managedFields : undefined;
+    if (mf !== undefined) meta(next).managedFields = mf;
   } else {
     next = input;
     if (t.subresources.status) {

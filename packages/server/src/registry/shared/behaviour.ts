@@ -15,7 +15,7 @@ import { docs } from './descriptions.js';
  * and a CertificateSigningRequest's `/approval`), or a Namespace's `/finalize` (the main
  * resource's, except that only it may change `spec.finalizers`).
  */
-export type UpdateStrategy = 'status' | 'finalize' | undefined;
+export type UpdateStrategy = 'status' | 'finalize' | 'ephemeralcontainers' | undefined;
 
 /** `metav1.TableColumnDefinition`: one column of a server-side `Table`. */
 export interface TableColumnDefinition {

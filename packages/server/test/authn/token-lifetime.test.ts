@@ -92,6 +92,15 @@ describe('token lifetime', () => {
     expect(stale.json.message).toBe(
       'Operation cannot be fulfilled on Pod "p": the UID in the bound object reference (not-it) does not match the UID in record. The object might have been deleted and then recreated',
     );
+    // A reference without a name is refused as the pod registry's key function refuses it.
+    const unnamed = await http.post('/api/v1/namespaces/default/serviceaccounts/default/token', {
+      spec: { boundObjectRef: { apiVersion: 'v1', kind: 'Pod' } },
+    });
+    expect([unnamed.status, unnamed.json.reason, unnamed.json.message]).toEqual([
+      400,
+      'BadRequest',
+      'Name parameter required.',
+    ]);
   });
 
   it('tokens survive a restart on the same data directory; the key and its kid stay', async () => {

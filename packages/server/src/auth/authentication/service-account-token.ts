@@ -197,6 +197,8 @@ export class ServiceAccountTokens {
     const kind = str(ref.kind);
     const refName = str(ref.name);
     const lookup = (resource: 'pods' | 'secrets' | 'nodes', ns: string | undefined): Obj => {
+      // The registry's key function refuses an empty name before any lookup.
+      if (!refName) throw ApiError.badRequest('Name parameter required.');
       const found = this.get(resource, ns, refName);
       if (!found) throw ApiError.notFound({ group: '', resource }, refName);
       const uid = str(metaOf(found).uid);

@@ -10,7 +10,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { httpClient } from './http.js';
-import { type KubectlEnv, startKubectlEnv } from './kubectl.js';
+import { eventually, type KubectlEnv, startKubectlEnv } from './kubectl.js';
 import { failure } from './status-check.js';
 
 let env: KubectlEnv;
@@ -89,10 +89,15 @@ describe('an update without a resourceVersion', () => {
     ]);
     const after = await http.get(`${path}/${name}`);
     expect(after.json.metadata.labels).toBeUndefined();
-    // With the resourceVersion it read, the same update passes.
-    const ok = await http.put(`${path}/${name}`, {
-      ...blind,
-      metadata: { ...blind.metadata, resourceVersion: after.json.metadata.resourceVersion },
+    // With the resourceVersion it read, the same update passes (read again when a controller,
+    // such as the policy's type checker, wrote the status meanwhile).
+    const ok = await eventually(async () => {
+      const current = await http.get(`${path}/${name}`);
+      const r = await http.put(`${path}/${name}`, {
+        ...blind,
+        metadata: { ...blind.metadata, resourceVersion: current.json.metadata.resourceVersion },
+      });
+      return r.status === 409 ? undefined : r;
     });
     expect(ok.status, ok.text).toBe(200);
   });

@@ -268,12 +268,15 @@ describe('discovery', () => {
     const pods = aggregated.json.items[0].versions[0].resources.find(
       (r: { resource: string }) => r.resource === 'pods',
     );
+    // Sorted by name, as kube-apiserver installs the paths it lists.
     expect(pods.subresources.map((s: { subresource: string }) => s.subresource)).toEqual([
       'attach',
+      'binding',
+      'ephemeralcontainers',
+      'eviction',
       'exec',
       'log',
       'portforward',
-      'eviction',
       'status',
     ]);
   });

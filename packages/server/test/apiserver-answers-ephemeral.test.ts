@@ -180,4 +180,38 @@ describe('pods/ephemeralcontainers', () => {
     );
     expect(direct.message).toContain('pod updates may not change fields other than');
   });
+
+  it('kubectl debug -i runs the debug container’s command on a simulated node, its output also in its log', async () => {
+    const once = await env.run(
+      [
+        'debug',
+        'target',
+        '-i',
+        '--image=busybox',
+        '--profile=general',
+        '-c',
+        'echoer',
+        '--',
+        'echo',
+        'hello',
+      ],
+      {
+        input: '',
+      },
+    );
+    expect(once.code, once.stderr).toBe(0);
+    expect(once.stdout).toBe('hello\n');
+    // No command: the image's shell, reading what the user types.
+    const shell = await env.run(
+      ['debug', 'target', '-i', '--image=busybox', '--profile=general', '-c', 'shell'],
+      {
+        input: 'echo "in $HOSTNAME"\nexit\n',
+      },
+    );
+    expect(shell.code, shell.stderr).toBe(0);
+    expect(shell.stdout).toBe('in target\n');
+    expect(await env.ok(['logs', 'target', '-c', 'echoer'])).toBe(
+      'kubeloop: started container "echoer" (image "busybox", command ["echo","hello"])\nhello\n',
+    );
+  });
 });

@@ -179,7 +179,10 @@ export class Kubelet {
 
     const { status, after } = this.desiredStatus(pod, node);
     // The simulated containers start, crash and exit as the status says (their logs follow).
-    this.options.runtime?.observe(pod, status.containerStatuses as ObservedContainerStatus[]);
+    this.options.runtime?.observe(pod, [
+      ...(status.containerStatuses as ObservedContainerStatus[]),
+      ...((status.ephemeralContainerStatuses ?? []) as ObservedContainerStatus[]),
+    ]);
     if (!this.differs(pod.status as Obj | undefined, status)) return after;
     await pods.patchStatus(name, { status } as PodObj);
     return after;

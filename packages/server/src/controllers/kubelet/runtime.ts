@@ -40,6 +40,8 @@ export class ContainerInstance {
   readonly startedAt = new Date();
   finished = false;
   readyLogged = false;
+  /** An ephemeral container's command ran (with the first attach: kubectl debug's session). */
+  commandRan = false;
   /** Where `attach -i` input goes: the standard input of a process-backed container's run (`stdin: true`). */
   input: ((chunk: Buffer) => void) | undefined;
   /** The attached client closed its input: with `stdinOnce`, the process's standard input ends too. */
@@ -120,6 +122,12 @@ export interface ExecRequest {
   terminal?: Terminal;
 }
 
+/** A pod's regular and ephemeral containers (kubectl debug's run beside the others). */
+const containerSpecs = (pod: Obj): Obj[] => [
+  ...(pod.spec?.containers ?? []),
+  ...(pod.spec?.ephemeralContainers ?? []),
+];
+
 const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
 /**
@@ -169,7 +177,7 @@ export class SimulatedRuntime {
    */
   observe(pod: Obj, statuses: readonly ObservedContainerStatus[]): void {
     const mode = pod.metadata?.annotations?.[SIMULATE_ANNOTATION] as string | undefined;
-    const specs = new Map<string, Obj>((pod.spec?.containers ?? []).map((c: Obj) => [c.name, c]));
+    const specs = new Map<string, Obj>(containerSpecs(pod).map((c: Obj) => [c.name, c]));
     for (const s of statuses) {
       const spec = specs.get(s.name) ?? {};
       const state = s.state ?? {};
@@ -238,9 +246,7 @@ export class SimulatedRuntime {
   async exec(pod: Obj, containerName: string, req: ExecRequest): Promise<ExecOutcome> {
     const real = this.backing?.exec(pod, containerName, req);
     if (real) return real;
-    const spec = (pod.spec?.containers ?? []).find((c: Obj) => c.name === containerName) ?? {
-      name: containerName,
-    };
+    const spec = containerSpecs(pod).find((c: Obj) => c.name === containerName) ?? { name: containerName };
     const c = this.container(pod, containerName);
     const fs = new ContainerFs(c.layer, this.mounts(pod, spec));
     for (const m of spec.volumeMounts ?? []) {

@@ -5,7 +5,7 @@
  * container; an attach streams the container's output from now on.
  */
 import { ApiError } from 'kubeloop/api';
-import type { SimulatedRuntime } from '../../controllers/kubelet/runtime.js';
+import type { ContainerInstance, SimulatedRuntime } from '../../controllers/kubelet/runtime.js';
 import type { ConnectHandler, ConnectRequest } from '../handlers/connect.js';
 import type { StreamingDeps } from './deps.js';
 import { boolParam, containerStatus, getPod, type PodObject, validateContainer } from './pod-target.js';
@@ -162,6 +162,13 @@ function attach(
     session.finish({ exitCode: 0 });
     return;
   }
+  const ephemeral = (pod.spec?.ephemeralContainers ?? []).find(
+    (c: { name?: string }) => c.name === container,
+  );
+  if (ephemeral && !instance.commandRan) {
+    runEphemeral(runtime, pod, container, ephemeral, instance, session);
+    return;
+  }
   const stop = instance.follow((line) => {
     if (line) session.write(line.stream === 'stdout' ? Channel.stdout : Channel.stderr, line.text);
     else session.finish({ exitCode: 0 });
@@ -173,4 +180,47 @@ function attach(
     for await (const chunk of session.stdin.chunks()) instance.input?.(chunk);
     instance.closeInput?.();
   })();
+}
+
+/**
+ * kubectl debug's session: a simulated ephemeral container runs its command (its image's shell
+ * when it has none) as the first attach starts, over the session's streams, its output also in
+ * the container's log; the container ends with it.
+ */
+function runEphemeral(
+  runtime: SimulatedRuntime,
+  pod: PodObject,
+  container: string,
+  spec: { command?: string[]; args?: string[] },
+  instance: ContainerInstance,
+  session: RemoteCommandSession,
+): void {
+  instance.commandRan = true;
+  const given = [...(spec.command ?? []), ...(spec.args ?? [])];
+  const command = given.length > 0 ? given : ['sh'];
+  void runtime
+    .exec(pod, container, {
+      command,
+      signal: session.signal,
+      tty: session.options.tty,
+      terminal: { size: () => session.terminalSize, onResize: (l) => session.onResize(l) },
+      io: {
+        stdin: session.stdin,
+        stdout: (d) => {
+          session.write(Channel.stdout, Buffer.from(d));
+          instance.write('stdout', Buffer.from(d).toString('utf8'));
+        },
+        stderr: (d) => {
+          session.write(Channel.stderr, Buffer.from(d));
+          instance.write('stderr', Buffer.from(d).toString('utf8'));
+        },
+      },
+    })
+    .then(
+      // An attach ends with the container's streams; the kubelet reports no exit code for it.
+      () => session.finish({ exitCode: 0 }, command),
+      (err: unknown) =>
+        session.finish(ApiError.internal(`error executing command in container: ${String(err)}`), command),
+    )
+    .finally(() => instance.end());
 }

@@ -167,6 +167,99 @@ describe('jobs', () => {
       {},
       ['spec.completions: Required value: when completion mode is Indexed'],
     ],
+    // The 1.32 policies (podFailurePolicy GA, backoffLimitPerIndex and successPolicy beta, on by default).
+    [
+      'pod failure policy rules',
+      {
+        podFailurePolicy: {
+          rules: [
+            { action: 'Explode', onExitCodes: { operator: 'In', values: [3, 0, 1, 1] } },
+            {
+              action: 'Ignore',
+              onExitCodes: { operator: 'In', values: [1] },
+              onPodConditions: [{ type: 'DisruptionTarget', status: 'True' }],
+            },
+            { action: 'FailIndex' },
+            { action: 'Count', onExitCodes: { operator: 'Maybe', containerName: 'nope', values: [] } },
+          ],
+        },
+      },
+      {},
+      [
+        'spec.podFailurePolicy.rules[0].action: Unsupported value: "Explode": supported values: "Count", "FailIndex", "FailJob", "Ignore"',
+        'spec.podFailurePolicy.rules[0].onExitCodes.values[1]: Invalid value: 0: must not be 0 for the In operator',
+        'spec.podFailurePolicy.rules[0].onExitCodes.values[3]: Duplicate value: 1',
+        'spec.podFailurePolicy.rules[0].onExitCodes.values: Invalid value: []int32{3, 0, 1, 1}: must be ordered',
+        'spec.podFailurePolicy.rules[1]: Invalid value: specifying both OnExitCodes and OnPodConditions is not supported',
+        'spec.podFailurePolicy.rules[2].action: Invalid value: "FailIndex": requires the backoffLimitPerIndex to be set',
+        'spec.podFailurePolicy.rules[2]: Invalid value: specifying one of OnExitCodes and OnPodConditions is required',
+        'spec.podFailurePolicy.rules[3].onExitCodes.operator: Unsupported value: "Maybe": supported values: "In", "NotIn"',
+        'spec.podFailurePolicy.rules[3].onExitCodes.containerName: Invalid value: "nope": must be one of the container or initContainer names in the pod template',
+        'spec.podFailurePolicy.rules[3].onExitCodes.values: Invalid value: []int32{}: at least one value is required',
+      ],
+    ],
+    [
+      'per-index backoff on a NonIndexed Job',
+      { backoffLimitPerIndex: 1, maxFailedIndexes: 2 },
+      {},
+      [
+        'spec.backoffLimitPerIndex: Invalid value: 1: requires indexed completion mode',
+        'spec.maxFailedIndexes: Invalid value: 2: requires indexed completion mode',
+      ],
+    ],
+    [
+      'maxFailedIndexes without backoffLimitPerIndex, above completions',
+      { completionMode: 'Indexed', completions: 2, maxFailedIndexes: 3 },
+      {},
+      [
+        'spec.backoffLimitPerIndex: Required value: when maxFailedIndexes is specified',
+        'spec.maxFailedIndexes: Invalid value: 3: must be less than or equal to completions',
+      ],
+    ],
+    [
+      'success policy of a NonIndexed Job',
+      { successPolicy: { rules: [{ succeededCount: 1 }] } },
+      {},
+      [
+        'spec.successPolicy: Invalid value: batch.SuccessPolicy{Rules:[]batch.SuccessPolicyRule{batch.SuccessPolicyRule{SucceededIndexes:(*string)(nil), SucceededCount:(*int32)(1)}}}: requires indexed completion mode',
+      ],
+    ],
+    [
+      'success policy rules',
+      {
+        completionMode: 'Indexed',
+        completions: 5,
+        successPolicy: {
+          rules: [
+            {},
+            { succeededIndexes: '1,3-2' },
+            { succeededIndexes: '0-1', succeededCount: 3 },
+            { succeededCount: 9 },
+          ],
+        },
+      },
+      {},
+      [
+        'spec.successPolicy.rules[0]: Required value: at least one of succeededCount or succeededIndexes must be specified',
+        'spec.successPolicy.rules[1].succeededIndexes: Invalid value: "1,3-2": error parsing succeededIndexes: non-increasing order, previous: 3, current: 2',
+        'spec.successPolicy.rules[2].succeededCount: Invalid value: 3: must be less than or equal to 2 (the number of indexes in the specified succeededIndexes field)',
+        'spec.successPolicy.rules[3].succeededCount: Invalid value: 9: must be less than or equal to 5 (the number of specified completions)',
+      ],
+    ],
+    [
+      'managedBy not a domain-prefixed path',
+      { managedBy: 'kueue' },
+      {},
+      ['spec.managedBy: Invalid value: "kueue": must be a domain-prefixed path (such as "acme.io/foo")'],
+    ],
+    [
+      'pod replacement policy',
+      { podReplacementPolicy: 'Sometimes' },
+      {},
+      [
+        'spec.podReplacementPolicy: Unsupported value: "Sometimes": supported values: "Failed", "TerminatingOrFailed"',
+      ],
+    ],
     [
       'hand-written selector without manualSelector',
       { selector: { matchLabels: { app: 'pi' } } },

@@ -25,6 +25,7 @@ import {
   immutable,
   int,
   invalid,
+  isDNS1123Label,
   isObj,
   labelSelectorAsSelector,
   nonNegative,
@@ -42,6 +43,12 @@ import {
   validateLabelSelector,
 } from '../shared/util.js';
 import type { ResourceType } from '../types.js';
+import {
+  validateIndexedLimits,
+  validateManagedBy,
+  validatePodFailurePolicy,
+  validateSuccessPolicy,
+} from './job-policies.js';
 
 const CONTROLLER_UID = 'batch.kubernetes.io/controller-uid';
 const LEGACY_CONTROLLER_UID = 'controller-uid';
@@ -150,6 +157,7 @@ function validateGeneratedSelector(obj: Obj): StatusCause[] {
 }
 
 function validateSpec(spec: Obj): StatusCause[] {
+  // validateJobSpec, in its order.
   const out: StatusCause[] = [];
   for (const f of [
     'parallelism',
@@ -157,9 +165,18 @@ function validateSpec(spec: Obj): StatusCause[] {
     'activeDeadlineSeconds',
     'backoffLimit',
     'ttlSecondsAfterFinished',
+    'backoffLimitPerIndex',
+    'maxFailedIndexes',
   ]) {
     out.push(...nonNegative(`spec.${f}`, spec[f]));
+    if (
+      f === 'maxFailedIndexes' &&
+      numOr(spec.maxFailedIndexes) !== undefined &&
+      numOr(spec.backoffLimitPerIndex) === undefined
+    )
+      out.push(required('spec.backoffLimitPerIndex', 'when maxFailedIndexes is specified'));
   }
+  out.push(...validateManagedBy(spec.managedBy));
   const mode = str(spec.completionMode);
   if (mode && mode !== 'NonIndexed' && mode !== 'Indexed') {
     out.push(notSupported('spec.completionMode', mode, ['NonIndexed', 'Indexed']));
@@ -167,27 +184,16 @@ function validateSpec(spec: Obj): StatusCause[] {
   if (mode === 'Indexed' && numOr(spec.completions) === undefined) {
     out.push(required('spec.completions', 'when completion mode is Indexed'));
   }
+  out.push(...validateIndexedLimits(spec));
+  out.push(...validatePodFailurePolicy(spec));
+  out.push(...validateSuccessPolicy(spec));
   const prp = str(spec.podReplacementPolicy);
   if (prp) {
     if (isObj(spec.podFailurePolicy)) {
       if (prp !== 'Failed') out.push(notSupported('spec.podReplacementPolicy', prp, ['Failed']));
     } else if (prp !== 'TerminatingOrFailed' && prp !== 'Failed') {
-      out.push(notSupported('spec.podReplacementPolicy', prp, ['TerminatingOrFailed', 'Failed']));
+      out.push(notSupported('spec.podReplacementPolicy', prp, ['Failed', 'TerminatingOrFailed']));
     }
-  }
-  const selector = spec.selector;
-  if (selector === undefined || selector === null) out.push(required('spec.selector'));
-  else out.push(...validateLabelSelector(selector, 'spec.selector'));
-  const parsed = labelSelectorAsSelector(selector);
-  const templateLabels = dig(spec, 'template', 'metadata', 'labels');
-  if (parsed && !selectorMatches(parsed, strMap(templateLabels))) {
-    out.push(
-      invalid(
-        'spec.template.metadata.labels',
-        new GoValue(goStringMap(templateLabels)),
-        '`selector` does not match template `labels`',
-      ),
-    );
   }
   out.push(...validatePodTemplate(spec.template, 'spec.template'));
   // SetDefaults_PodSpec turns an unset restartPolicy into Always, so Always reads as "not set".
@@ -202,6 +208,21 @@ function validateSpec(spec: Obj): StatusCause[] {
         'spec.template.spec.restartPolicy',
         restart,
         'only "Never" is supported when podFailurePolicy is specified',
+      ),
+    );
+  }
+  // ValidateJobSpec: the selector, after the rest of the spec.
+  const selector = spec.selector;
+  if (selector === undefined || selector === null) out.push(required('spec.selector'));
+  else out.push(...validateLabelSelector(selector, 'spec.selector'));
+  const parsed = labelSelectorAsSelector(selector);
+  const templateLabels = dig(spec, 'template', 'metadata', 'labels');
+  if (parsed && !selectorMatches(parsed, strMap(templateLabels))) {
+    out.push(
+      invalid(
+        'spec.template.metadata.labels',
+        new GoValue(goStringMap(templateLabels)),
+        '`selector` does not match template `labels`',
       ),
     );
   }
@@ -286,6 +307,16 @@ const jobs: KindBehaviour = {
     const spec = isObj(obj.spec) ? obj.spec : {};
     const out = validateGeneratedSelector(obj);
     out.push(...validateSpec(spec));
+    // ValidateJob: an Indexed Job's last pod hostname (`<name>-<completions-1>`) must be a DNS label.
+    const completions = numOr(spec.completions);
+    if (str(spec.completionMode) === 'Indexed' && completions !== undefined && completions > 0) {
+      const name = str(dig(obj, 'metadata', 'name'));
+      const hostname = `${name}-${completions - 1}`;
+      if (isDNS1123Label(hostname).length > 0)
+        out.push(
+          invalid('metadata.name', name, `will not able to create pod with invalid DNS label: ${hostname}`),
+        );
+    }
     if (old) out.push(...validateUpdate(obj, old));
     return out;
   },

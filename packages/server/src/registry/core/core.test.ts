@@ -489,6 +489,87 @@ describe('pods', () => {
     expect((write('/pods', pod({ containers })).obj.status as Obj).qosClass).toBe(qos);
   });
 
+  // 1.32's rules for sidecars (restartable init containers), lifecycle hooks, DNS and the OS;
+  // the local plane took all of these.
+  const INIT = 'may not be set for init containers without restartPolicy=Always';
+  it.each([
+    [
+      'probes and hooks of a plain init container',
+      {
+        initContainers: [
+          {
+            name: 'i',
+            image: 'x',
+            livenessProbe: { exec: { command: ['a'] } },
+            lifecycle: { preStop: { exec: { command: ['a'] } } },
+          },
+        ],
+      },
+      [
+        `spec.initContainers[0].lifecycle: Forbidden: ${INIT}`,
+        `spec.initContainers[0].livenessProbe: Forbidden: ${INIT}`,
+      ],
+    ],
+    [
+      'an init container restarting other than Always, a regular one with a restart policy',
+      {
+        initContainers: [{ name: 'i', image: 'x', restartPolicy: 'Never' }],
+        containers: [{ name: 'c', image: 'x', restartPolicy: 'Always' }],
+      },
+      [
+        'spec.containers[0].restartPolicy: Forbidden: may not be set for non-init containers',
+        'spec.initContainers[0].restartPolicy: Unsupported value: "Never": supported values: "Always"',
+      ],
+    ],
+    [
+      'a sidecar with a probe',
+      {
+        initContainers: [
+          { name: 'i', image: 'x', restartPolicy: 'Always', readinessProbe: { exec: { command: ['a'] } } },
+        ],
+      },
+      [],
+    ],
+    [
+      'lifecycle hooks',
+      {
+        containers: [
+          {
+            name: 'c',
+            image: 'x',
+            lifecycle: { postStart: {}, preStop: { sleep: { seconds: 40 } } },
+          },
+        ],
+      },
+      [
+        'spec.containers[0].lifecycle.postStart: Required value: must specify a handler type',
+        'spec.containers[0].lifecycle.preStop.sleep: Invalid value: 40: must be greater than 0 and less than terminationGracePeriodSeconds (30). Enable AllowPodLifecycleSleepActionZeroValue feature gate for zero sleep.',
+      ],
+    ],
+    [
+      'DNS config',
+      { dnsConfig: { nameservers: ['1.1.1.1', '2.2.2.2', '3.3.3.3', 'x'], options: [{}] } },
+      [
+        'spec.dnsConfig.nameservers: Invalid value: []string{"1.1.1.1", "2.2.2.2", "3.3.3.3", "x"}: must not have more than 3 nameservers',
+        'spec.dnsConfig.nameservers[3]: Invalid value: "x": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)',
+        'spec.dnsConfig.options[0]: Required value: must not be empty',
+      ],
+    ],
+    [
+      'dnsPolicy None without a config',
+      { dnsPolicy: 'None' },
+      ['spec.dnsConfig: Required value: must provide `dnsConfig` when `dnsPolicy` is None'],
+    ],
+    [
+      'an OS other than linux or windows',
+      { os: { name: 'mac' } },
+      ['spec.os: Unsupported value: "mac": supported values: "linux", "windows"'],
+    ],
+  ])('validates %s', (_name, spec, want) => {
+    const { causes } = write('/pods', pod({ containers: [{ name: 'c', image: 'x' }], ...spec }));
+    expect(fieldsOf(causes)).toEqual(want);
+  });
+
   it('defaults requests to limits, probes, host ports and keeps explicit tolerations', () => {
     const { obj } = write(
       '/pods',

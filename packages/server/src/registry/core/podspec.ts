@@ -7,11 +7,12 @@
 import { isIP } from 'node:net';
 import { isQualifiedName, type StatusCause } from 'kubeloop/api';
 import {
-  arr,
   compareQuantity,
   dig,
   duplicate,
   forbidden,
+  GoValue,
+  goStrings,
   invalid,
   isDNS1123Label,
   isDNS1123Subdomain,
@@ -29,10 +30,12 @@ import {
   required,
   semanticEqual,
   str,
+  strs,
   validateLabels,
 } from '../shared/util.js';
 import { validateEphemeralContainers, validateNoEphemeralInTemplate } from './pod-ephemeral.js';
 import { strMapLoose, VOLUME_SOURCES } from './podspec-defaults.js';
+import { validateContainerHooks, validateInitRestartPolicy } from './podspec-handlers.js';
 
 // ---------------------------------------------------------------------------------------------
 // Validation.
@@ -83,71 +86,6 @@ function validateResources(resources: unknown, path: string): StatusCause[] {
       );
     }
   }
-  return out;
-}
-
-/** `validatePortNumOrName`: a probe's or handler's port, a number in range or an IANA service name. */
-function validatePortNumOrName(port: unknown, path: string): StatusCause[] {
-  if (typeof port === 'number') return isValidPortNum(port).map((m) => invalid(path, port, m));
-  if (typeof port === 'string') return isValidPortName(port).map((m) => invalid(path, port, m));
-  return [];
-}
-
-/** `validateHandler`: exactly one of exec, httpGet, tcpSocket and grpc (the first wins, the others are refused). */
-function validateHandler(handler: Obj, path: string): StatusCause[] {
-  const out: StatusCause[] = [];
-  let handlers = 0;
-  for (const kind of ['exec', 'httpGet', 'tcpSocket', 'grpc'] as const) {
-    const h = handler[kind];
-    if (h === undefined || h === null) continue;
-    if (handlers > 0) {
-      out.push(forbidden(`${path}.${kind}`, 'may not specify more than 1 handler type'));
-      continue;
-    }
-    handlers++;
-    const hp = `${path}.${kind}`;
-    if (kind === 'exec' && arr(dig(h, 'command')).length === 0) out.push(required(`${hp}.command`));
-    if (kind === 'httpGet') {
-      if (!str(dig(h, 'path'))) out.push(required(`${hp}.path`));
-      out.push(...validatePortNumOrName(dig(h, 'port'), `${hp}.port`));
-      const scheme = str(dig(h, 'scheme'));
-      if (scheme && scheme !== 'HTTP' && scheme !== 'HTTPS')
-        out.push(notSupported(`${hp}.scheme`, scheme, ['HTTP', 'HTTPS']));
-    }
-    if (kind === 'tcpSocket') out.push(...validatePortNumOrName(dig(h, 'port'), `${hp}.port`));
-    if (kind === 'grpc') {
-      const port = numOr(dig(h, 'port')) ?? 0;
-      for (const m of isValidPortNum(port)) out.push(invalid(`${hp}.port`, port, m));
-    }
-  }
-  if (handlers === 0) out.push(required(path, 'must specify a handler type'));
-  return out;
-}
-
-/** `validateProbe`: its handler and non-negative timings; a liveness or startup probe succeeds once. */
-function validateProbe(
-  probe: unknown,
-  path: string,
-  kind: 'liveness' | 'readiness' | 'startup',
-): StatusCause[] {
-  if (!isObj(probe)) return [];
-  const out = validateHandler(probe, path);
-  for (const f of [
-    'initialDelaySeconds',
-    'timeoutSeconds',
-    'periodSeconds',
-    'successThreshold',
-    'failureThreshold',
-  ]) {
-    const v = numOr(probe[f]);
-    if (v !== undefined && v < 0) out.push(invalid(`${path}.${f}`, v, 'must be greater than or equal to 0'));
-  }
-  const grace = numOr(probe.terminationGracePeriodSeconds);
-  if (grace !== undefined && grace <= 0)
-    out.push(invalid(`${path}.terminationGracePeriodSeconds`, grace, 'must be greater than 0'));
-  const success = numOr(probe.successThreshold);
-  if (kind !== 'readiness' && success !== undefined && success !== 1)
-    out.push(invalid(`${path}.successThreshold`, success, 'must be 1'));
   return out;
 }
 
@@ -297,9 +235,6 @@ function validateContainer(c: Obj, path: string, volumes: Set<string>): StatusCa
   else if (!PULL_POLICIES.includes(policy))
     out.push(notSupported(`${path}.imagePullPolicy`, policy, PULL_POLICIES));
   out.push(...validateResources(c.resources, `${path}.resources`));
-  out.push(...validateProbe(c.livenessProbe, `${path}.livenessProbe`, 'liveness'));
-  out.push(...validateProbe(c.readinessProbe, `${path}.readinessProbe`, 'readiness'));
-  out.push(...validateProbe(c.startupProbe, `${path}.startupProbe`, 'startup'));
   out.push(...validateIds(c.securityContext, `${path}.securityContext`, ['runAsUser', 'runAsGroup']));
   return out;
 }
@@ -382,19 +317,24 @@ export function validatePodSpec(spec: unknown, path: string): StatusCause[] {
   const containers = objs(spec.containers);
   if (containers.length === 0) out.push(required(`${path}.containers`));
   const seen = new Set<string>();
+  // The pod's termination grace period bounds a lifecycle hook's sleep (defaulted to 30).
+  const grace = numOr(spec.terminationGracePeriodSeconds);
   containers.forEach((c, i) => {
     const cp = `${path}.containers[${i}]`;
     out.push(...validateContainer(c, cp, volumes));
     const name = str(c.name);
     if (seen.has(name)) out.push(duplicate(`${cp}.name`, name));
     else seen.add(name);
+    out.push(...validateContainerHooks(c, cp, grace, 'container'));
   });
   objs(spec.initContainers).forEach((c, i) => {
     const cp = `${path}.initContainers[${i}]`;
     out.push(...validateContainer(c, cp, volumes));
+    out.push(...validateInitRestartPolicy(c, cp));
     const name = str(c.name);
     if (name && seen.has(name)) out.push(duplicate(`${cp}.name`, name));
     else seen.add(name);
+    out.push(...validateContainerHooks(c, cp, grace, 'init'));
   });
   out.push(...validateEphemeralContainers(spec, path, volumes, validateContainer));
   const restart = str(spec.restartPolicy);
@@ -436,6 +376,7 @@ function validatePodLevel(spec: Obj, path: string): StatusCause[] {
       ),
     );
   }
+  out.push(...validatePodDNSConfig(spec, path));
   objs(spec.readinessGates).forEach((g, i) => {
     const type = str(g.conditionType);
     for (const m of isQualifiedName(type))
@@ -466,6 +407,69 @@ function validatePodLevel(spec: Obj, path: string): StatusCause[] {
     // ValidateSpreadConstraintNotRepeat: the first of two alike is the one reported.
     if (constraints.slice(i + 1).some((later) => pairOf(later) === pairOf(c)))
       out.push(duplicate(`${cp}.{topologyKey, whenUnsatisfiable}`, `{${key}, ${when}}`));
+  });
+  // validateOS: a pod's OS is linux or windows.
+  if (isObj(spec.os)) {
+    const os = str(spec.os.name);
+    if (!os) out.push(required(`${path}.os.name`, 'cannot be empty'));
+    else if (os !== 'linux' && os !== 'windows')
+      out.push(notSupported(`${path}.os`, os, ['linux', 'windows']));
+  }
+  return out;
+}
+
+/** `validatePodDNSConfig`: what dnsPolicy None needs, and the resolver's limits (3 nameservers, 32 searches). */
+function validatePodDNSConfig(spec: Obj, path: string): StatusCause[] {
+  const p = `${path}.dnsConfig`;
+  const config = spec.dnsConfig;
+  if (str(spec.dnsPolicy) === 'None') {
+    if (!isObj(config)) return [required(p, 'must provide `dnsConfig` when `dnsPolicy` is None')];
+    if (strs(config.nameservers).length === 0)
+      return [
+        required(`${p}.nameservers`, 'must provide at least one DNS nameserver when `dnsPolicy` is None'),
+      ];
+  }
+  if (!isObj(config)) return [];
+  const out: StatusCause[] = [];
+  const nameservers = strs(config.nameservers);
+  if (nameservers.length > 3)
+    out.push(
+      invalid(
+        `${p}.nameservers`,
+        new GoValue(goStrings(nameservers)),
+        'must not have more than 3 nameservers',
+      ),
+    );
+  nameservers.forEach((ns, i) => {
+    if (isIP(ns) === 0)
+      out.push(
+        invalid(
+          `${p}.nameservers[${i}]`,
+          ns,
+          'must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)',
+        ),
+      );
+  });
+  const searches = strs(config.searches);
+  if (searches.length > 32)
+    out.push(
+      invalid(`${p}.searches`, new GoValue(goStrings(searches)), 'must not have more than 32 search paths'),
+    );
+  if (searches.join(' ').length > 2048)
+    out.push(
+      invalid(
+        `${p}.searches`,
+        new GoValue(goStrings(searches)),
+        'must not have more than 2048 characters (including spaces) in the search list',
+      ),
+    );
+  searches.forEach((search, i) => {
+    if (i === 0 && search === '.') return;
+    const name = search.endsWith('.') ? search.slice(0, -1) : search;
+    for (const m of isDNS1123Subdomain(name)) out.push(invalid(`${p}.searches[${i}]`, name, m));
+  });
+  objs(config.options).forEach((o, i) => {
+    if (!str(o.name)) out.push(required(`${p}.options[${i}]`, 'must not be empty'));
   });
   return out;
 }

@@ -257,6 +257,12 @@ describe('services', () => {
       { type: 'NodePort', clusterIP: 'None', ports: [{ port: 80 }] },
       ['spec.clusterIPs[0]: Invalid value: "None": may not be set to \'None\' for NodePort services'],
     ],
+    // 1.32 (ServiceTrafficDistribution beta, on): PreferClose is the one value.
+    [
+      { ports: [{ port: 80 }], trafficDistribution: 'Anywhere' },
+      ['spec.trafficDistribution: Unsupported value: "Anywhere": supported values: "PreferClose"'],
+    ],
+    [{ ports: [{ port: 80 }], trafficDistribution: 'PreferClose' }, []],
   ])('validates %j', (spec, want) => {
     expect(fieldsOf(write('/services', svc(spec)).causes)).toEqual(want);
   });

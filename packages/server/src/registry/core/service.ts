@@ -216,6 +216,11 @@ const services: KindBehaviour = {
     strs(spec.ipFamilies).forEach((f, i) => {
       if (f !== 'IPv4' && f !== 'IPv6') out.push(notSupported(`spec.ipFamilies[${i}]`, f, ['IPv4', 'IPv6']));
     });
+    // validateServiceTrafficDistribution (beta and on in 1.32): PreferClose is the one value.
+    if (spec.trafficDistribution !== undefined && spec.trafficDistribution !== null) {
+      const td = str(spec.trafficDistribution);
+      if (td !== 'PreferClose') out.push(notSupported('spec.trafficDistribution', td, ['PreferClose']));
+    }
     if (old) {
       const oldSpec = isObj(old.spec) ? old.spec : {};
       if (type !== 'ExternalName' && str(oldSpec.type) !== 'ExternalName') {

@@ -571,9 +571,60 @@ describe('pods', () => {
       { os: { name: 'mac' } },
       ['spec.os: Unsupported value: "mac": supported values: "linux", "windows"'],
     ],
+    [
+      'pod security context',
+      {
+        securityContext: {
+          supplementalGroups: [-1],
+          sysctls: [{ name: 'bad name!', value: '1' }],
+          fsGroupChangePolicy: 'Sometimes',
+          seccompProfile: { type: 'Localhost' },
+          appArmorProfile: { type: 'Localhost' },
+        },
+      },
+      [
+        'spec.securityContext.supplementalGroups[0]: Invalid value: -1: must be between 0 and 2147483647, inclusive',
+        'spec.securityContext.sysctls[0].name: Invalid value: "bad name!": must have at most 253 characters and match regex ([a-z0-9]([-_a-z0-9]*[a-z0-9])?[\\./])*[a-z0-9]([-_a-z0-9]*[a-z0-9])?',
+        'spec.securityContext.fsGroupChangePolicy: Unsupported value: "Sometimes": supported values: "Always", "OnRootMismatch"',
+        'spec.securityContext.seccompProfile.localhostProfile: Required value: must be set when seccomp type is Localhost',
+        'spec.securityContext.appArmorProfile.localhostProfile: Required value: must be set when AppArmor type is Localhost',
+      ],
+    ],
+    [
+      'container security context',
+      {
+        containers: [
+          {
+            name: 'c',
+            image: 'x',
+            securityContext: { seccompProfile: { type: 'Strict' }, appArmorProfile: {} },
+          },
+        ],
+      },
+      [
+        'spec.containers[0].securityContext.seccompProfile.type: Unsupported value: "Strict": supported values: "Localhost", "RuntimeDefault", "Unconfined"',
+        'spec.containers[0].securityContext.appArmorProfile.type: Required value: type is required when appArmorProfile is set',
+      ],
+    ],
   ])('validates %s', (_name, spec, want) => {
     const { causes } = write('/pods', pod({ containers: [{ name: 'c', image: 'x' }], ...spec }));
     expect(fieldsOf(causes)).toEqual(want);
+  });
+
+  it('refuses allowPrivilegeEscalation false for a privileged container', () => {
+    const { causes } = write(
+      '/pods',
+      pod({
+        containers: [
+          { name: 'c', image: 'x', securityContext: { privileged: true, allowPrivilegeEscalation: false } },
+        ],
+      }),
+    );
+    expect(fieldsOf(causes)).toEqual([
+      expect.stringMatching(
+        /^spec\.containers\[0\]\.securityContext: Invalid value: core\.SecurityContext\{.*Privileged:\(\*bool\)\(true\).*\}: cannot set `allowPrivilegeEscalation` to false and `privileged` to true$/,
+      ),
+    ]);
   });
 
   it('defaults requests to limits, probes, host ports and keeps explicit tolerations', () => {

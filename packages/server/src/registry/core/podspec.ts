@@ -36,6 +36,7 @@ import {
 import { validateEphemeralContainers, validateNoEphemeralInTemplate } from './pod-ephemeral.js';
 import { strMapLoose, VOLUME_SOURCES } from './podspec-defaults.js';
 import { validateContainerHooks, validateInitRestartPolicy } from './podspec-handlers.js';
+import { validateContainerSecurityContext, validatePodSecurityContext } from './podspec-security.js';
 
 // ---------------------------------------------------------------------------------------------
 // Validation.
@@ -164,18 +165,6 @@ function validateEnvValueFrom(e: Obj, path: string): StatusCause[] {
   return out;
 }
 
-/** `IsValidUserID`/`IsValidGroupID` of the user and group fields of a security context. */
-function validateIds(ctx: unknown, path: string, fields: readonly string[]): StatusCause[] {
-  if (!isObj(ctx)) return [];
-  const out: StatusCause[] = [];
-  for (const f of fields) {
-    const v = numOr(ctx[f]);
-    if (v !== undefined && (v < 0 || v > 2147483647))
-      out.push(invalid(`${path}.${f}`, v, 'must be between 0 and 2147483647, inclusive'));
-  }
-  return out;
-}
-
 function validatePorts(ports: unknown, path: string): StatusCause[] {
   const out: StatusCause[] = [];
   const names = new Set<string>();
@@ -235,7 +224,7 @@ function validateContainer(c: Obj, path: string, volumes: Set<string>): StatusCa
   else if (!PULL_POLICIES.includes(policy))
     out.push(notSupported(`${path}.imagePullPolicy`, policy, PULL_POLICIES));
   out.push(...validateResources(c.resources, `${path}.resources`));
-  out.push(...validateIds(c.securityContext, `${path}.securityContext`, ['runAsUser', 'runAsGroup']));
+  out.push(...validateContainerSecurityContext(c, path));
   return out;
 }
 
@@ -358,11 +347,7 @@ export function validatePodSpec(spec: unknown, path: string): StatusCause[] {
 
 /** The pod-level fields users get wrong: ids, host names, affinity terms, gates, aliases, spread. */
 function validatePodLevel(spec: Obj, path: string): StatusCause[] {
-  const out = validateIds(spec.securityContext, `${path}.securityContext`, [
-    'runAsUser',
-    'runAsGroup',
-    'fsGroup',
-  ]);
+  const out = validatePodSecurityContext(spec, path);
   for (const f of ['hostname', 'subdomain']) {
     const v = str(spec[f]);
     if (v) for (const m of isDNS1123Label(v)) out.push(invalid(`${path}.${f}`, v, m));

@@ -572,6 +572,85 @@ describe('pods', () => {
       ['spec.os: Unsupported value: "mac": supported values: "linux", "windows"'],
     ],
     [
+      'volume sources',
+      {
+        volumes: [
+          {
+            name: 'a',
+            configMap: {
+              name: 'x',
+              defaultMode: 1000,
+              items: [
+                { key: 'k', path: '/abs' },
+                { key: 'k', path: 'a/../b' },
+              ],
+            },
+          },
+          { name: 'b', projected: { sources: [{ secret: { name: 's' }, configMap: { name: 'c' } }] } },
+          {
+            name: 'c',
+            downwardAPI: { items: [{ path: 'x', fieldRef: { apiVersion: 'v1', fieldPath: 'spec.bogus' } }] },
+          },
+          { name: 'd', emptyDir: { sizeLimit: '-1Gi' } },
+        ],
+      },
+      [
+        'spec.volumes[0].configMap.defaultMode: Invalid value: 1000: must be a number between 0 and 0777 (octal), both inclusive',
+        'spec.volumes[0].configMap.items[0].path: Invalid value: "/abs": must be a relative path',
+        'spec.volumes[0].configMap.items[1].path: Invalid value: "a/../b": must not contain \'..\'',
+        'spec.volumes[1].projected.sources[0]: Forbidden: may not specify more than 1 volume type',
+        'spec.volumes[2].downwardAPI.fieldRef.fieldPath: Invalid value: "spec.bogus": error converting fieldPath: field label not supported: spec.bogus',
+        'spec.volumes[3].emptyDir.sizeLimit: Forbidden: SizeLimit field must be a valid resource quantity',
+      ],
+    ],
+    [
+      'environment sources',
+      {
+        containers: [
+          {
+            name: 'c',
+            image: 'x',
+            env: [
+              { name: 'A', valueFrom: { configMapKeyRef: { name: 'x', key: 'bad key!' } } },
+              { name: 'B', valueFrom: { resourceFieldRef: { resource: 'limits.gpu' } } },
+            ],
+            envFrom: [{ prefix: 'A_' }],
+          },
+        ],
+      },
+      [
+        "spec.containers[0].env[0].valueFrom.configMapKeyRef.key: Invalid value: \"bad key!\": a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')",
+        'spec.containers[0].env[1].valueFrom.resourceFieldRef.resource: Unsupported value: "limits.gpu": supported values: "limits.cpu", "limits.ephemeral-storage", "limits.memory", "requests.cpu", "requests.ephemeral-storage", "requests.memory"',
+        'spec.containers[0].envFrom: Invalid value: "": must specify one of: `configMapRef` or `secretRef`',
+      ],
+    ],
+    [
+      'mounts, devices, host ports and the node name',
+      {
+        nodeName: 'Bad_Node',
+        volumes: [{ name: 'v', persistentVolumeClaim: { claimName: 'x' } }],
+        containers: [
+          {
+            name: 'c',
+            image: 'x',
+            ports: [{ containerPort: 80, hostPort: 8080 }],
+            volumeDevices: [{ name: 'v', devicePath: '/d' }],
+            volumeMounts: [{ name: 'v', mountPath: '/d', mountPropagation: 'Everywhere' }],
+          },
+          { name: 'd', image: 'x', ports: [{ containerPort: 81, hostPort: 8080 }] },
+        ],
+      },
+      [
+        'spec.containers[0].volumeMounts[0].name: Invalid value: "v": must not already exist in volumeDevices',
+        'spec.containers[0].volumeMounts[0].mountPath: Invalid value: "/d": must not already exist as a path in volumeDevices',
+        'spec.containers[0].volumeMounts.mountPropagation: Unsupported value: "Everywhere": supported values: "Bidirectional", "HostToContainer", "None"',
+        'spec.containers[0].volumeDevices[0].name: Invalid value: "v": must not already exist in volumeMounts',
+        'spec.containers[0].volumeDevices[0].devicePath: Invalid value: "/d": must not already exist as a path in volumeMounts',
+        'spec.containers[1].ports[0].hostPort: Duplicate value: "TCP//8080"',
+        "spec.nodeName: Invalid value: \"Bad_Node\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+      ],
+    ],
+    [
       'pod security context',
       {
         securityContext: {
@@ -728,10 +807,16 @@ describe('pods', () => {
       ['spec.containers[0].volumeMounts[0].name: Not found: "data"'],
     ],
     [
-      { containers: [{ name: 'a', image: 'x', env: [{ name: '1BAD' }, { value: 'v' }] }] },
+      {
+        containers: [
+          { name: 'a', image: 'x', env: [{ name: '1.ok-in-1.32' }, { value: 'v' }, { name: 'A=B' }] },
+        ],
+      },
+      // RelaxedEnvironmentVariableValidation (beta, on in 1.32): any printable ASCII but '='.
       [
-        "spec.containers[0].env[0].name: Invalid value: \"1BAD\": a valid environment variable name must consist of alphabetic characters, digits, '_', '-', or '.', and must not start with a digit (e.g. 'my.env-name',  or 'MY_ENV.NAME',  or 'MyEnvName1', regex used for validation is '[-._a-zA-Z][-._a-zA-Z0-9]*')",
         'spec.containers[0].env[1].name: Required value',
+        'spec.containers[0].env[1].name: Invalid value: "": environment variable name must be non-empty',
+        'spec.containers[0].env[2].name: Invalid value: "A=B": a valid environment variable name must consist only of printable ASCII characters other than \'=\'',
       ],
     ],
     [

@@ -41,13 +41,12 @@ function isZero(v: unknown): boolean {
 
 /**
  * `validateEphemeralContainers`: `validateContainer` is the pod spec's own check of a container
- * (given, so that this module needs nothing else of it), `volumes` the pod's volume names.
+ * (given, so that this module needs nothing else of it).
  */
 export function validateEphemeralContainers(
   spec: Obj,
   path: string,
-  volumes: Set<string>,
-  validateContainer: (c: Obj, path: string, volumes: Set<string>) => StatusCause[],
+  validateContainer: (c: Obj, path: string) => StatusCause[],
 ): StatusCause[] {
   const ephemeral = objs(spec.ephemeralContainers);
   if (ephemeral.length === 0) return [];
@@ -58,7 +57,7 @@ export function validateEphemeralContainers(
   const out: StatusCause[] = [];
   ephemeral.forEach((ec, i) => {
     const p = `${path}.ephemeralContainers[${i}]`;
-    out.push(...validateContainer(ec, p, volumes));
+    out.push(...validateContainer(ec, p));
     const image = str(ec.image);
     if (image.trim() !== image)
       out.push(invalid(`${p}.image`, image, 'must not have leading or trailing whitespace'));

@@ -16,12 +16,10 @@ import {
   invalid,
   isDNS1123Label,
   isDNS1123Subdomain,
-  isEnvVarName,
   isObj,
   isValidLabelValue,
   isValidPortName,
   isValidPortNum,
-  notFound,
   notSupported,
   numOr,
   type Obj,
@@ -37,6 +35,16 @@ import { validateEphemeralContainers, validateNoEphemeralInTemplate } from './po
 import { strMapLoose, VOLUME_SOURCES } from './podspec-defaults.js';
 import { validateContainerHooks, validateInitRestartPolicy } from './podspec-handlers.js';
 import { validateContainerSecurityContext, validatePodSecurityContext } from './podspec-security.js';
+import {
+  hostPortConflicts,
+  relaxedEnvVarName,
+  validateEnvFrom,
+  validateKeySelector,
+  validateMountsAndDevices,
+  validateObjectFieldSelector,
+  validateResourceFieldRef,
+  validateVolumeSourceDetails,
+} from './podspec-sources.js';
 
 // ---------------------------------------------------------------------------------------------
 // Validation.
@@ -90,55 +98,6 @@ function validateResources(resources: unknown, path: string): StatusCause[] {
   return out;
 }
 
-/** What `ConvertDownwardAPIFieldLabel` converts, and of those what an env var may read. */
-const DOWNWARD_FIELDS = new Set([
-  'metadata.annotations',
-  'metadata.labels',
-  'metadata.name',
-  'metadata.namespace',
-  'metadata.uid',
-  'spec.nodeName',
-  'spec.restartPolicy',
-  'spec.serviceAccountName',
-  'spec.schedulerName',
-  'status.phase',
-  'status.hostIP',
-  'status.hostIPs',
-  'status.podIP',
-  'status.podIPs',
-]);
-const ENV_FIELDS = [
-  'metadata.name',
-  'metadata.namespace',
-  'metadata.uid',
-  'spec.nodeName',
-  'spec.serviceAccountName',
-  'status.hostIP',
-  'status.hostIPs',
-  'status.podIP',
-  'status.podIPs',
-];
-
-/** `validateObjectFieldSelector` of an env var's `fieldRef`. */
-function validateEnvFieldRef(ref: Obj, path: string): StatusCause[] {
-  if (!str(ref.apiVersion)) return [required(`${path}.apiVersion`)];
-  const fieldPath = str(ref.fieldPath);
-  if (!fieldPath) return [required(`${path}.fieldPath`)];
-  const subscripted = /^(metadata\.(?:annotations|labels))\['(.*)'\]$/.exec(fieldPath);
-  let why: string | undefined;
-  if (str(ref.apiVersion) !== 'v1') why = `unsupported pod version: ${str(ref.apiVersion)}`;
-  else if (!subscripted && /\[/.test(fieldPath)) why = `field label does not support subscript: ${fieldPath}`;
-  else if (!subscripted && !DOWNWARD_FIELDS.has(fieldPath) && fieldPath !== 'spec.host')
-    why = `field label not supported: ${fieldPath}`;
-  if (why) return [invalid(`${path}.fieldPath`, fieldPath, `error converting fieldPath: ${why}`)];
-  if (subscripted) {
-    const key = subscripted[1] === 'metadata.annotations' ? subscripted[2]!.toLowerCase() : subscripted[2]!;
-    return isQualifiedName(key).map((m) => invalid(path, key, m));
-  }
-  const converted = fieldPath === 'spec.host' ? 'spec.nodeName' : fieldPath;
-  return ENV_FIELDS.includes(converted) ? [] : [notSupported(`${path}.fieldPath`, converted, ENV_FIELDS)];
-}
-
 /** `validateEnvVarValueFrom`: one source, none with a `value`. */
 function validateEnvValueFrom(e: Obj, path: string): StatusCause[] {
   const from = e.valueFrom;
@@ -148,9 +107,11 @@ function validateEnvValueFrom(e: Obj, path: string): StatusCause[] {
   for (const k of ['fieldRef', 'resourceFieldRef', 'configMapKeyRef', 'secretKeyRef']) {
     if (!isObj(from[k])) continue;
     sources++;
-    if (k === 'fieldRef') out.push(...validateEnvFieldRef(from[k] as Obj, `${path}.fieldRef`));
-    if ((k === 'configMapKeyRef' || k === 'secretKeyRef') && !str(dig(from[k], 'key')))
-      out.push(required(`${path}.${k}.key`));
+    const ref = from[k] as Obj;
+    if (k === 'fieldRef') out.push(...validateObjectFieldSelector(ref, `${path}.fieldRef`));
+    else if (k === 'resourceFieldRef')
+      out.push(...validateResourceFieldRef(ref, `${path}.resourceFieldRef`, false));
+    else out.push(...validateKeySelector(ref, `${path}.${k}`));
   }
   if (sources === 0)
     out.push(
@@ -189,7 +150,13 @@ function validatePorts(ports: unknown, path: string): StatusCause[] {
   return out;
 }
 
-function validateContainer(c: Obj, path: string, volumes: Set<string>): StatusCause[] {
+/** A pod's volume names, and those of claims (which alone may back a block device). */
+interface PodVolumes {
+  names: Set<string>;
+  claims: Set<string>;
+}
+
+function validateContainer(c: Obj, path: string, volumes: PodVolumes): StatusCause[] {
   const out: StatusCause[] = [];
   const name = str(c.name);
   if (!name) out.push(required(`${path}.name`));
@@ -205,20 +172,12 @@ function validateContainer(c: Obj, path: string, volumes: Set<string>): StatusCa
   objs(c.env).forEach((e, i) => {
     const n = str(e.name);
     if (!n) out.push(required(`${path}.env[${i}].name`));
-    else for (const m of isEnvVarName(n)) out.push(invalid(`${path}.env[${i}].name`, n, m));
+    // RelaxedEnvironmentVariableValidation (beta, on in 1.32): printable ASCII but '='.
+    out.push(...relaxedEnvVarName(n, `${path}.env[${i}].name`));
     out.push(...validateEnvValueFrom(e, `${path}.env[${i}].valueFrom`));
   });
-  const mountPaths = new Set<string>();
-  objs(c.volumeMounts).forEach((m, i) => {
-    const mp = `${path}.volumeMounts[${i}]`;
-    const n = str(m.name);
-    if (!n) out.push(required(`${mp}.name`));
-    if (!volumes.has(n)) out.push(notFound(`${mp}.name`, n));
-    const at = str(m.mountPath);
-    if (!at) out.push(required(`${mp}.mountPath`));
-    if (mountPaths.has(at)) out.push(invalid(`${mp}.mountPath`, at, 'must be unique'));
-    mountPaths.add(at);
-  });
+  out.push(...validateEnvFrom(c.envFrom, `${path}.envFrom`));
+  out.push(...validateMountsAndDevices(c, path, volumes.names, volumes.claims));
   const policy = str(c.imagePullPolicy);
   if (!policy) out.push(required(`${path}.imagePullPolicy`));
   else if (!PULL_POLICIES.includes(policy))
@@ -238,8 +197,7 @@ function validateVolumes(volumes: unknown, path: string): { causes: StatusCause[
     if (sources.length === 0) causes.push(required(vp, 'must specify a volume type'));
     for (const extra of sources.slice(1))
       causes.push(forbidden(`${vp}.${extra}`, 'may not specify more than 1 volume type'));
-    if (isObj(v.secret) && !str(v.secret.secretName)) causes.push(required(`${vp}.secret.secretName`));
-    if (isObj(v.configMap) && !str(v.configMap.name)) causes.push(required(`${vp}.configMap.name`));
+    causes.push(...validateVolumeSourceDetails(v, vp));
     if (isObj(v.persistentVolumeClaim) && !str(v.persistentVolumeClaim.claimName)) {
       causes.push(required(`${vp}.persistentVolumeClaim.claimName`));
     }
@@ -301,8 +259,14 @@ function validateTolerations(tolerations: unknown, path: string): StatusCause[] 
 export function validatePodSpec(spec: unknown, path: string): StatusCause[] {
   if (!isObj(spec)) return [required(path)];
   const out: StatusCause[] = [];
-  const { causes, names: volumes } = validateVolumes(spec.volumes, `${path}.volumes`);
+  const { causes, names } = validateVolumes(spec.volumes, `${path}.volumes`);
   out.push(...causes);
+  const claims = new Set(
+    objs(spec.volumes)
+      .filter((v) => isObj(v.persistentVolumeClaim) || isObj(v.ephemeral))
+      .map((v) => str(v.name)),
+  );
+  const volumes: PodVolumes = { names, claims };
   const containers = objs(spec.containers);
   if (containers.length === 0) out.push(required(`${path}.containers`));
   const seen = new Set<string>();
@@ -316,6 +280,8 @@ export function validatePodSpec(spec: unknown, path: string): StatusCause[] {
     else seen.add(name);
     out.push(...validateContainerHooks(c, cp, grace, 'container'));
   });
+  // A host port once across the regular containers (init containers run one at a time).
+  out.push(...hostPortConflicts(containers, `${path}.containers`));
   objs(spec.initContainers).forEach((c, i) => {
     const cp = `${path}.initContainers[${i}]`;
     out.push(...validateContainer(c, cp, volumes));
@@ -325,7 +291,7 @@ export function validatePodSpec(spec: unknown, path: string): StatusCause[] {
     else seen.add(name);
     out.push(...validateContainerHooks(c, cp, grace, 'init'));
   });
-  out.push(...validateEphemeralContainers(spec, path, volumes, validateContainer));
+  out.push(...validateEphemeralContainers(spec, path, (c, p) => validateContainer(c, p, volumes)));
   const restart = str(spec.restartPolicy);
   if (!restart) out.push(required(`${path}.restartPolicy`));
   else if (!RESTART_POLICIES.includes(restart))
@@ -335,6 +301,8 @@ export function validatePodSpec(spec: unknown, path: string): StatusCause[] {
   else if (!DNS_POLICIES.includes(dns)) out.push(notSupported(`${path}.dnsPolicy`, dns, DNS_POLICIES));
   const sa = str(spec.serviceAccountName);
   if (sa) for (const m of isDNS1123Subdomain(sa)) out.push(invalid(`${path}.serviceAccountName`, sa, m));
+  const node = str(spec.nodeName);
+  if (node) for (const m of isDNS1123Subdomain(node)) out.push(invalid(`${path}.nodeName`, node, m));
   out.push(...validateTolerations(spec.tolerations, `${path}.tolerations`));
   const ads = numOr(spec.activeDeadlineSeconds);
   if (ads !== undefined && (ads < 1 || ads > 2147483647)) {
@@ -377,6 +345,10 @@ function validatePodLevel(spec: Obj, path: string): StatusCause[] {
           'must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)',
         ),
       );
+    strs(a.hostnames).forEach((h, j) => {
+      for (const m of isDNS1123Subdomain(h))
+        out.push(invalid(`${path}.hostAliases[${i}].hostnames[${j}]`, h, m));
+    });
   });
   const constraints = objs(spec.topologySpreadConstraints);
   const pairOf = (c: Obj) => `${str(c.topologyKey)}\u0000${str(c.whenUnsatisfiable)}`;

@@ -291,20 +291,6 @@ export function isConfigMapKey(v: string): string[] {
   return errs;
 }
 
-/** `IsEnvVarName` (strict form; relaxed env var names are an alpha feature in 1.32). */
-export function isEnvVarName(v: string): string[] {
-  if (/^[-._a-zA-Z][-._a-zA-Z0-9]*$/.test(v)) return [];
-  return [
-    regexError(
-      "a valid environment variable name must consist of alphabetic characters, digits, '_', '-', or '.', and must not start with a digit",
-      '[-._a-zA-Z][-._a-zA-Z0-9]*',
-      'my.env-name',
-      'MY_ENV.NAME',
-      'MyEnvName1',
-    ),
-  ];
-}
-
 export const NON_NEGATIVE = 'must be greater than or equal to 0';
 
 /** `ValidateNonnegativeField`. */

@@ -1378,3 +1378,47 @@ describe('persistentvolumeclaims', () => {
     ]);
   });
 });
+
+// Compared with kube-apiserver: type and resource names, a claim's storage bound, and the
+// quantities kube prints (Go's %#v of resource.Quantity, the other side's for two of the checks).
+describe('limitranges', () => {
+  const lr = (limits: Obj[]) => ({ metadata: { name: 'lr', namespace: 'default' }, spec: { limits } });
+  const q = (value: number, s: string) =>
+    `resource.Quantity{i:resource.int64Amount{value:${value}, scale:0}, d:resource.infDecAmount{Dec:(*inf.Dec)(nil)}, s:"${s}", Format:"DecimalSI"}`;
+  it.each([
+    [
+      'a type neither standard nor fully qualified, then a fully qualified one',
+      [
+        { type: 'Widget', max: { cpu: '1' } },
+        { type: 'example.com/widget', max: { cpu: '1' } },
+      ],
+      ['spec.limits[0].type: Invalid value: "Widget": must be a standard limit type or fully qualified'],
+    ],
+    [
+      'a claim without a storage bound',
+      [{ type: 'PersistentVolumeClaim', max: { memory: '1Gi' } }],
+      [
+        'spec.limits[0].limits: Required value: either minimum or maximum storage value is required, but neither was provided',
+      ],
+    ],
+    [
+      'a container resource that is not one',
+      [{ type: 'Container', max: { pods: '1' } }],
+      [
+        'spec.limits[0].max[pods]: Invalid value: "pods": must be a standard resource for containers',
+        'spec.limits[0].default[pods]: Invalid value: "pods": must be a standard resource for containers',
+        'spec.limits[0].defaultRequest[pods]: Invalid value: "pods": must be a standard resource for containers',
+      ],
+    ],
+    [
+      'a default above max',
+      [{ type: 'Container', max: { cpu: '1' }, default: { cpu: '2' } }],
+      [
+        `spec.limits[0].defaultRequest[cpu]: Invalid value: ${q(2, '2')}: default request value 2 is greater than max value 1`,
+        `spec.limits[0].default[cpu]: Invalid value: ${q(1, '1')}: default value 2 is greater than max value 1`,
+      ],
+    ],
+  ])('validates %s', (_name, limits, want) => {
+    expect(fieldsOf(write('/limitranges', lr(limits)).causes)).toEqual(want);
+  });
+});

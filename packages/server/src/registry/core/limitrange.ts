@@ -2,7 +2,7 @@
  * The registry entry of `LimitRange` (core/v1 `limitranges`): its resource type and
  * defaults, validation.
  */
-import type { StatusCause } from 'kubeloop/api';
+import { isQualifiedName, type StatusCause } from 'kubeloop/api';
 import type { KindBehaviour } from '../shared/behaviour.js';
 import { createdAtBehaviour } from '../shared/default.js';
 import { coreKind } from '../shared/define.js';
@@ -11,16 +11,23 @@ import {
   dig,
   duplicate,
   forbidden,
+  GoValue,
   invalid,
   isObj,
-  notSupported,
   type Obj,
   objs,
   parseQuantity,
+  required,
   str,
 } from '../shared/util.js';
 import type { ResourceType } from '../types.js';
-import { quantityText } from './shared.js';
+import { goQuantity, quantityText } from './shared.js';
+
+/** A quantity as kube prints it in a field error (Go's `%#v`), or its text where kube would print a pointer. */
+const goValueOf = (text: string): unknown => {
+  const go = goQuantity(text);
+  return go === undefined ? text : new GoValue(go);
+};
 
 // ---------------------------------------------------------------------------------------------
 // LimitRanges (no printer in printers.go: Name and Created At).
@@ -38,6 +45,46 @@ function defaultLimitRange(obj: Obj): void {
     if (Object.keys(request).length > 0) item.defaultRequest = request;
   }
 }
+const STANDARD_CONTAINER_RESOURCES = new Set(['cpu', 'memory', 'ephemeral-storage']);
+const STANDARD_RESOURCES = new Set([
+  ...STANDARD_CONTAINER_RESOURCES,
+  'requests.cpu',
+  'requests.memory',
+  'requests.ephemeral-storage',
+  'limits.cpu',
+  'limits.memory',
+  'limits.ephemeral-storage',
+  'pods',
+  'services',
+  'replicationcontrollers',
+  'resourcequotas',
+  'secrets',
+  'persistentvolumeclaims',
+  'storage',
+  'requests.storage',
+  'services.nodeports',
+  'services.loadbalancers',
+]);
+
+/** `validateLimitRangeResourceName`: a container's (or pod's) resource, else any standard or qualified one. */
+function resourceName(type: string, name: string, field: string): StatusCause[] {
+  const out = isQualifiedName(name).map((m) => invalid(field, name, m));
+  const hugePages = name.startsWith('hugepages-');
+  if (out.length === 0 && !name.includes('/') && !STANDARD_RESOURCES.has(name) && !hugePages)
+    out.push(invalid(field, name, 'must be a standard resource type or fully qualified'));
+  if (out.length > 0 && type !== 'Container' && type !== 'Pod') return out;
+  if (type === 'Container' || type === 'Pod') {
+    if (!name.includes('/')) {
+      if (!STANDARD_CONTAINER_RESOURCES.has(name) && !hugePages)
+        out.push(invalid(field, name, 'must be a standard resource for containers'));
+    } else if (!name.includes('kubernetes.io/')) {
+      const extended = !name.startsWith('requests.') && isQualifiedName(`requests.${name}`).length === 0;
+      if (!extended) out.push(invalid(field, name, "doesn't follow extended resource name standard"));
+    }
+  }
+  return out;
+}
+
 /** `ValidateLimitRange`: one item per type, and min ≤ default request ≤ default ≤ max per resource. */
 function validateLimitRange(obj: Obj): StatusCause[] {
   const out: StatusCause[] = [];
@@ -45,14 +92,39 @@ function validateLimitRange(obj: Obj): StatusCause[] {
   objs(dig(obj, 'spec', 'limits')).forEach((item, i) => {
     const path = `spec.limits[${i}]`;
     const type = str(item.type);
+    // validateLimitRangeTypeName: a qualified name, standard unless fully qualified.
+    const typeErrs = isQualifiedName(type);
+    for (const m of typeErrs) out.push(invalid(`${path}.type`, type, m));
+    if (typeErrs.length === 0 && !type.includes('/') && !LIMIT_TYPES.includes(type))
+      out.push(invalid(`${path}.type`, type, 'must be a standard limit type or fully qualified'));
     if (seen.has(type)) out.push(duplicate(`${path}.type`, type));
     seen.add(type);
-    if (!LIMIT_TYPES.includes(type) && !type.includes('/'))
-      out.push(notSupported(`${path}.type`, type, LIMIT_TYPES));
+    const names = (f: string) => {
+      if (isObj(item[f]))
+        for (const k of Object.keys(item[f] as Obj)) out.push(...resourceName(type, k, `${path}.${f}[${k}]`));
+    };
+    names('max');
+    names('min');
+    if (type !== 'Pod') {
+      names('default');
+      names('defaultRequest');
+    }
+    if (
+      type === 'PersistentVolumeClaim' &&
+      dig(item, 'min', 'storage') === undefined &&
+      dig(item, 'max', 'storage') === undefined
+    )
+      out.push(
+        required(
+          `${path}.limits`,
+          'either minimum or maximum storage value is required, but neither was provided',
+        ),
+      );
+    names('maxLimitRequestRatio');
     const get = (field: string, k: string) => {
       const m = item[field];
       return isObj(m) && m[k] !== undefined
-        ? { text: quantityText(m[k]), q: parseQuantity(m[k]) }
+        ? { text: quantityText(m[k]), q: parseQuantity(m[k]), go: goValueOf(quantityText(m[k])) }
         : undefined;
     };
     const keys = new Set<string>();
@@ -76,7 +148,7 @@ function validateLimitRange(obj: Obj): StatusCause[] {
         out.push(
           invalid(
             `${path}.min[${k}]`,
-            min!.text,
+            min!.go,
             `min value ${min!.text} is greater than max value ${max!.text}`,
           ),
         );
@@ -84,7 +156,7 @@ function validateLimitRange(obj: Obj): StatusCause[] {
         out.push(
           invalid(
             `${path}.defaultRequest[${k}]`,
-            req!.text,
+            req!.go,
             `min value ${min!.text} is greater than default request value ${req!.text}`,
           ),
         );
@@ -92,7 +164,7 @@ function validateLimitRange(obj: Obj): StatusCause[] {
         out.push(
           invalid(
             `${path}.defaultRequest[${k}]`,
-            req!.text,
+            req!.go,
             `default request value ${req!.text} is greater than max value ${max!.text}`,
           ),
         );
@@ -100,7 +172,7 @@ function validateLimitRange(obj: Obj): StatusCause[] {
         out.push(
           invalid(
             `${path}.defaultRequest[${k}]`,
-            req!.text,
+            req!.go,
             `default request value ${req!.text} is greater than default limit value ${dflt!.text}`,
           ),
         );
@@ -108,7 +180,8 @@ function validateLimitRange(obj: Obj): StatusCause[] {
         out.push(
           invalid(
             `${path}.default[${k}]`,
-            dflt!.text,
+            // kube gives the other side's quantity as the value of these two.
+            min!.go,
             `min value ${min!.text} is greater than default value ${dflt!.text}`,
           ),
         );
@@ -116,14 +189,14 @@ function validateLimitRange(obj: Obj): StatusCause[] {
         out.push(
           invalid(
             `${path}.default[${k}]`,
-            dflt!.text,
+            max!.go,
             `default value ${dflt!.text} is greater than max value ${max!.text}`,
           ),
         );
       const ratio = get('maxLimitRequestRatio', k);
       if (ratio?.q && ratio.q.num < ratio.q.den)
         out.push(
-          invalid(`${path}.maxLimitRequestRatio[${k}]`, ratio.text, `ratio ${ratio.text} is less than 1`),
+          invalid(`${path}.maxLimitRequestRatio[${k}]`, ratio.go, `ratio ${ratio.text} is less than 1`),
         );
     }
   });

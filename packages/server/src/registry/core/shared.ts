@@ -41,3 +41,51 @@ export function immutableUpdate(obj: Obj, old: Obj | undefined, fields: string[]
   return out;
 }
 export const quantityText = (v: unknown): string => (typeof v === 'number' ? String(v) : str(v));
+
+const SI_EXPONENTS: Record<string, number> = {
+  n: -9,
+  u: -6,
+  m: -3,
+  '': 0,
+  k: 3,
+  M: 6,
+  G: 9,
+  T: 12,
+  P: 15,
+  E: 18,
+};
+const BINARY_EXPONENTS: Record<string, number> = { Ki: 10, Mi: 20, Gi: 30, Ti: 40, Pi: 50, Ei: 60 };
+
+/**
+ * Go's `%#v` of a `resource.Quantity` as `ParseQuantity` builds it from `text` (how kube words a
+ * quantity given as a field error's value): its int64 amount, and the string cached when the text
+ * was already canonical. Undefined where kube would hold an inf.Dec (printed as a pointer).
+ */
+export function goQuantity(text: string): string | undefined {
+  const m = /^([+-]?)(\d*)(?:\.(\d*))?(?:(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]?)|[eE]([+-]?\d+))$/.exec(text.trim());
+  if (!m || (m[2] === '' && (m[3] ?? '') === '')) return undefined;
+  const [, sign, num, denom = '', suffix = '', exp] = m;
+  const binary = suffix.endsWith('i');
+  const format = exp !== undefined ? 'DecimalExponent' : binary ? 'BinarySI' : 'DecimalSI';
+  const exponent =
+    exp !== undefined ? Number(exp) : binary ? BINARY_EXPONENTS[suffix]! : SI_EXPONENTS[suffix]!;
+  let value: bigint;
+  let scale: number;
+  let canonical: boolean;
+  if (binary) {
+    if (denom !== '') return undefined;
+    value = BigInt(num || '0') << BigInt(exponent);
+    scale = 0;
+    canonical = exponent % 10 === 0 && (BigInt(num || '0') & 7n) !== 0n;
+  } else {
+    const shifted = `${num}${denom}`;
+    scale = exponent - denom.length;
+    if (scale < -9) return undefined;
+    value = BigInt(shifted || '0');
+    canonical = scale % 3 === 0 && !shifted.endsWith('000') && shifted[0] !== '0';
+  }
+  if (value >= 2n ** 63n) return undefined;
+  if (sign === '-') value = -value;
+  const s = canonical ? text.trim() : '';
+  return `resource.Quantity{i:resource.int64Amount{value:${value}, scale:${scale}}, d:resource.infDecAmount{Dec:(*inf.Dec)(nil)}, s:${JSON.stringify(s)}, Format:${JSON.stringify(format)}}`;
+}

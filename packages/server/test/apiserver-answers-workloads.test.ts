@@ -120,6 +120,64 @@ describe('workloads', () => {
       'HorizontalPodAutoscaler.autoscaling "h" is invalid: [spec.minReplicas: Invalid value: 0: must be greater than or equal to 1, spec.metrics[0].resource.target.averageUtilization: Invalid value: 0: must be greater than 0, spec.metrics: Forbidden: must specify at least one Object or External metric to support scaling to zero replicas]',
     );
   });
+  it("checks that each metric's target says what it aims at, and its described object", async () => {
+    const metrics = [
+      { type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization' } } },
+      {
+        type: 'Resource',
+        resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 5, averageValue: '1' } },
+      },
+      {
+        type: 'ContainerResource',
+        containerResource: { name: 'cpu', container: 'c', target: { type: 'Utilization' } },
+      },
+      { type: 'Pods', pods: { metric: { name: 'm' }, target: { type: 'Value', value: '1' } } },
+      { type: 'Object', object: { metric: { name: 'm' }, describedObject: {}, target: { type: 'Value' } } },
+      {
+        type: 'Object',
+        object: {
+          metric: { name: 'm' },
+          describedObject: { kind: '..', name: 'a/b' },
+          target: { type: 'Value', value: '1' },
+        },
+      },
+      { type: 'External', external: { metric: { name: 'm' }, target: { type: 'Value' } } },
+      {
+        type: 'External',
+        external: { metric: { name: 'm' }, target: { type: 'Value', value: '1', averageValue: '2' } },
+      },
+    ];
+    const status = failure(
+      await http.post(`/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers${DRY}`, {
+        apiVersion: 'autoscaling/v2',
+        kind: 'HorizontalPodAutoscaler',
+        metadata: { name: 'h' },
+        spec: {
+          scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'd' },
+          maxReplicas: 3,
+          metrics,
+        },
+      }),
+      422,
+      'Invalid',
+    );
+    // As the anchor's 1.24 words them (ContainerResource is GA and on in 1.32, off in 1.24).
+    expect(
+      status.details.causes.map((c: { field: string; message: string }) => `${c.field}: ${c.message}`),
+    ).toEqual([
+      'spec.metrics[0].resource.target.averageUtilization: Required value: must set either a target raw value or a target utilization',
+      'spec.metrics[1].resource.target.averageValue: Forbidden: may not set both a target raw value and a target utilization',
+      'spec.metrics[2].containerResource.target.averageUtilization: Required value: must set either a target raw value or a target utilization',
+      'spec.metrics[3].pods.target.averageValue: Required value: must specify a positive target averageValue',
+      'spec.metrics[4].object.describedObject.kind: Required value',
+      'spec.metrics[4].object.describedObject.name: Required value',
+      'spec.metrics[4].object.target.averageValue: Required value: must set either a target value or averageValue',
+      'spec.metrics[5].object.describedObject.kind: Invalid value: "..": may not be \'..\'',
+      'spec.metrics[5].object.describedObject.name: Invalid value: "a/b": may not contain \'/\'',
+      'spec.metrics[6].external.target.averageValue: Required value: must set either a target value for metric or a per-pod target',
+      'spec.metrics[7].external.target.value: Forbidden: may not set both a target value for metric and a per-pod target',
+    ]);
+  });
 });
 
 describe('docker config Secrets', () => {

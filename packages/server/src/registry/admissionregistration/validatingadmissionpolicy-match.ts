@@ -10,6 +10,7 @@ import {
   isDNS1035Label,
   isDNS1123Subdomain,
   isObj,
+  isValidPathSegmentName,
   notSupported,
   objs,
   required,
@@ -19,20 +20,12 @@ import {
 } from '../shared/util.js';
 import { validateRule } from './shared.js';
 
-/** `path.ValidatePathSegmentName`. */
-function pathSegmentName(name: string): string[] {
-  if (name === '.' || name === '..') return [`may not be '${name}'`];
-  const out: string[] = [];
-  for (const c of ['/', '%']) if (name.includes(c)) out.push(`may not contain '${c}'`);
-  return out;
-}
-
 function namedRules(rules: unknown, p: string): StatusCause[] {
   const out: StatusCause[] = [];
   objs(rules).forEach((rule, i) => {
     const seen = new Set<string>();
     strs(rule.resourceNames).forEach((n, j) => {
-      for (const m of pathSegmentName(n)) out.push(invalid(`${p}[${i}].resourceNames[${j}]`, n, m));
+      for (const m of isValidPathSegmentName(n)) out.push(invalid(`${p}[${i}].resourceNames[${j}]`, n, m));
       if (seen.has(n)) out.push(duplicate(`${p}[${i}].resourceNames[${j}]`, n));
       seen.add(n);
     });
@@ -98,7 +91,7 @@ export function validateParamRef(ref: unknown, p: string): StatusCause[] {
   const name = str(ref.name);
   const hasSelector = ref.selector !== undefined && ref.selector !== null;
   if (name) {
-    for (const m of pathSegmentName(name)) out.push(invalid(`${p}.name`, name, m));
+    for (const m of isValidPathSegmentName(name)) out.push(invalid(`${p}.name`, name, m));
     if (hasSelector) out.push(forbidden(`${p}.name`, 'name and selector are mutually exclusive'));
   }
   if (hasSelector) {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { b, columnNames, created, fieldsOf, now, write } from '../shared/behaviour-test-support.js';
+import { dig } from '../shared/util.js';
 
 type Obj = Record<string, unknown>;
 
@@ -297,6 +298,25 @@ describe('statefulsets', () => {
       ],
     });
     expect(obj.status).toEqual({ replicas: 0, availableReplicas: 0 });
+  });
+
+  it('drops a new maxUnavailable (MaxUnavailableStatefulSet is off in 1.32) but keeps one in use', () => {
+    const withMax = (maxUnavailable: unknown) =>
+      sts({ updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition: 1, maxUnavailable } } });
+    const fresh = withMax(0);
+    b('apps/statefulsets').prepare?.(fresh);
+    expect(dig(fresh, 'spec', 'updateStrategy', 'rollingUpdate')).toEqual({ partition: 1 });
+    expect(write('apps/statefulsets', fresh).causes).toEqual([]);
+    const updated = withMax(2);
+    b('apps/statefulsets').prepare?.(updated, fresh);
+    expect(dig(updated, 'spec', 'updateStrategy', 'rollingUpdate')).toEqual({ partition: 1 });
+    const old = write('apps/statefulsets', withMax(1)).obj;
+    const kept = withMax(0);
+    b('apps/statefulsets').prepare?.(kept, old);
+    expect(dig(kept, 'spec', 'updateStrategy', 'rollingUpdate')).toEqual({ partition: 1, maxUnavailable: 0 });
+    expect(fieldsOf(write('apps/statefulsets', kept, old).causes)).toEqual([
+      'spec.updateStrategy.rollingUpdate.maxUnavailable: Invalid value: intstr.IntOrString{Type:0, IntVal:0, StrVal:""}: cannot be 0',
+    ]);
   });
 
   it('keeps OnDelete without rollingUpdate', () => {

@@ -28,6 +28,7 @@ import {
   nonNegative,
   notSupported,
   numOr,
+  type Obj,
   objs,
   required,
   semanticEqual,
@@ -51,7 +52,17 @@ import {
 
 // ---------------------------------------------------------------------------------------------
 // StatefulSets
+/** The rolling update's `maxUnavailable`, if set (`maxUnavailableInUse`). */
+const maxUnavailableOf = (obj: Obj | undefined): unknown =>
+  dig(obj, 'spec', 'updateStrategy', 'rollingUpdate', 'maxUnavailable') ?? undefined;
+
 const statefulsets: KindBehaviour = {
+  prepare(obj, old) {
+    // `dropStatefulSetDisabledFields`: MaxUnavailableStatefulSet is alpha and off in 1.32 (beta in
+    // 1.35), so a new maxUnavailable is dropped, not validated, unless the old object had one.
+    if (maxUnavailableOf(obj) === undefined || (old && maxUnavailableOf(old) !== undefined)) return;
+    delete (dig(obj, 'spec', 'updateStrategy', 'rollingUpdate') as Obj).maxUnavailable;
+  },
   defaults(obj) {
     const spec = ensureObj(obj, 'spec');
     def(spec, 'podManagementPolicy', 'OrderedReady');

@@ -13,6 +13,7 @@ import {
   invalid,
   isObj,
   isSet,
+  isValidPathSegmentName,
   notSupported,
   numOr,
   type Obj,
@@ -86,8 +87,11 @@ export function defaultHpaV2(obj: Obj): void {
 function validateTargetRef(ref: unknown, path: string): StatusCause[] {
   const r = isObj(ref) ? ref : {};
   const out: StatusCause[] = [];
-  if (!str(r.kind)) out.push(required(`${path}.kind`));
-  if (!str(r.name)) out.push(required(`${path}.name`));
+  for (const f of ['kind', 'name']) {
+    const v = str(r[f]);
+    if (!v) out.push(required(`${path}.${f}`));
+    else for (const m of isValidPathSegmentName(v)) out.push(invalid(`${path}.${f}`, v, m));
+  }
   return out;
 }
 
@@ -135,6 +139,44 @@ function validateTarget(target: unknown, path: string): StatusCause[] {
   return out;
 }
 
+/** What each source's target must hold (`validateResourceSource`, `validatePodsSource`, …). */
+function targetCompleteness(type: string, target: unknown, path: string): StatusCause[] {
+  const t = isObj(target) ? target : {};
+  const [util, avg, value] = [isSet(t.averageUtilization), isSet(t.averageValue), isSet(t.value)];
+  switch (type) {
+    case 'Resource':
+    case 'ContainerResource':
+      if (!util && !avg)
+        return [
+          required(
+            `${path}.averageUtilization`,
+            'must set either a target raw value or a target utilization',
+          ),
+        ];
+      if (util && avg)
+        return [
+          forbidden(`${path}.averageValue`, 'may not set both a target raw value and a target utilization'),
+        ];
+      return [];
+    case 'Pods':
+      return avg ? [] : [required(`${path}.averageValue`, 'must specify a positive target averageValue')];
+    case 'Object':
+      return value || avg
+        ? []
+        : [required(`${path}.averageValue`, 'must set either a target value or averageValue')];
+    default: // External
+      if (!value && !avg)
+        return [
+          required(`${path}.averageValue`, 'must set either a target value for metric or a per-pod target'),
+        ];
+      if (value && avg)
+        return [
+          forbidden(`${path}.value`, 'may not set both a target value for metric and a per-pod target'),
+        ];
+      return [];
+  }
+}
+
 /**
  * `validateMetrics` (the parts a user meets: types, their source, resource names, targets), and
  * its rule that scaling to zero needs an Object or External metric.
@@ -173,9 +215,12 @@ function validateMetrics(metrics: unknown, minReplicas: unknown): StatusCause[] 
       out.push(required(`${path}.${field}.name`, 'must specify a resource name'));
     if (type === 'ContainerResource' && !str(source.container))
       out.push(required(`${path}.${field}.container`, 'must specify a container'));
+    if (type === 'Object')
+      out.push(...validateTargetRef(source.describedObject, `${path}.object.describedObject`));
     if ((type === 'Pods' || type === 'Object' || type === 'External') && !str(dig(source, 'metric', 'name')))
       out.push(required(`${path}.${field}.metric.name`, 'must specify a metric name'));
     out.push(...validateTarget(source.target, `${path}.${field}.target`));
+    out.push(...targetCompleteness(type, source.target, `${path}.${field}.target`));
   });
   if (numOr(minReplicas) === 0 && !list.some((m) => m.type === 'Object' || m.type === 'External'))
     out.push(forbidden('spec.metrics', SCALE_TO_ZERO));

@@ -10,6 +10,7 @@ import {
   invalid,
   isDNS1123Subdomain,
   isObj,
+  isValidPathSegmentName,
   notSupported,
   type Obj,
   objs,
@@ -21,14 +22,6 @@ import {
 import { bindingEscalationCheck } from './escalation.js';
 
 const GROUP = 'rbac.authorization.k8s.io';
-
-/** `ValidateRBACName` (path segment names). */
-function pathSegmentErrors(name: string): string[] {
-  if (name === '.' || name === '..') return [`may not be '${name}'`];
-  const out: string[] = [];
-  for (const bad of ['/', '%']) if (name.includes(bad)) out.push(`may not contain '${bad}'`);
-  return out;
-}
 
 /** `ValidatePolicyRule`. */
 export function validateRules(obj: Obj, namespaced: boolean): StatusCause[] {
@@ -90,7 +83,7 @@ function validateBinding(obj: Obj, old: Obj | undefined, namespaced: boolean): S
   if (!kinds.includes(str(roleRef.kind))) out.push(notSupported('roleRef.kind', str(roleRef.kind), kinds));
   const refName = str(roleRef.name);
   if (!refName) out.push(required('roleRef.name'));
-  else for (const m of pathSegmentErrors(refName)) out.push(invalid('roleRef.name', refName, m));
+  else for (const m of isValidPathSegmentName(refName)) out.push(invalid('roleRef.name', refName, m));
   objs(obj.subjects).forEach((s, i) => {
     const p = `subjects[${i}]`;
     const name = str(s.name);

@@ -249,6 +249,7 @@ export {
   isDNS1123Subdomain,
   isQualifiedName,
   isValidLabelValue,
+  isValidPathSegmentName,
 } from 'kubeloop/api';
 
 import type { Obj } from '../../util/object.js';

@@ -12,6 +12,7 @@ import {
   duplicate,
   forbidden,
   GoValue,
+  goQuote,
   goStrings,
   invalid,
   isDNS1123Label,
@@ -61,7 +62,7 @@ function overcommitAllowed(resource: string): boolean {
   return native && !resource.startsWith('hugepages-');
 }
 
-function validateResources(resources: unknown, path: string): StatusCause[] {
+export function validateResources(resources: unknown, path: string): StatusCause[] {
   const out: StatusCause[] = [];
   const limits = strMapLoose(dig(resources, 'limits'));
   const requests = strMapLoose(dig(resources, 'requests'));
@@ -232,7 +233,19 @@ export function validateHostPath(hostPath: Obj, path: string): StatusCause[] {
   return out;
 }
 
-function validateTolerations(tolerations: unknown, path: string): StatusCause[] {
+/**
+ * A toleration as Go's `%#v` prints a `core.Toleration` (a set `tolerationSeconds` is a pointer
+ * there, printed as an address; here as its value).
+ */
+export function goToleration(t: Obj): string {
+  const seconds = numOr(t.tolerationSeconds);
+  const fields = ['key', 'operator', 'value', 'effect'].map(
+    (f) => `${f[0]!.toUpperCase()}${f.slice(1)}:${goQuote(str(t[f]))}`,
+  );
+  return `core.Toleration{${fields.join(', ')}, TolerationSeconds:(*int64)(${seconds ?? 'nil'})}`;
+}
+
+export function validateTolerations(tolerations: unknown, path: string): StatusCause[] {
   const out: StatusCause[] = [];
   objs(tolerations).forEach((t, i) => {
     const tp = `${path}[${i}]`;
@@ -242,7 +255,13 @@ function validateTolerations(tolerations: unknown, path: string): StatusCause[] 
       if (msgs.length > 0) out.push(invalid(`${tp}.operator`, str(t.value), msgs.join(';')));
     } else if (op === 'Exists') {
       if (str(t.value))
-        out.push(invalid(`${tp}.operator`, t, "value must be empty when `operator` is 'Exists'"));
+        out.push(
+          invalid(
+            `${tp}.operator`,
+            new GoValue(goToleration(t)),
+            "value must be empty when `operator` is 'Exists'",
+          ),
+        );
     } else out.push(notSupported(`${tp}.operator`, op, ['Equal', 'Exists']));
     const effect = str(t.effect);
     if (effect && !TAINT_EFFECTS.includes(effect))

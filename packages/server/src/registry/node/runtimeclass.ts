@@ -1,16 +1,49 @@
 /** node.k8s.io/v1 RuntimeClasses: validation and printer. */
 import type { StatusCause } from 'kubeloop/api';
+import { goToleration, validateResources, validateTolerations } from '../core/podspec.js';
 import { ageColumn, col, fieldDoc, type KindBehaviour, nameColumn } from '../shared/behaviour.js';
 import { defineKind } from '../shared/define.js';
-import { dig, FIELD_IMMUTABLE, invalid, isDNS1123Label, since, str } from '../shared/util.js';
+import {
+  dig,
+  duplicate,
+  FIELD_IMMUTABLE,
+  GoValue,
+  invalid,
+  isDNS1123Label,
+  isObj,
+  isSet,
+  type Obj,
+  objs,
+  since,
+  str,
+  validateLabels,
+} from '../shared/util.js';
 import type { ResourceType } from '../types.js';
 
+/** `validateScheduling`: node selector labels, tolerations (kube's path says `tolerations` twice), each once. */
+function validateScheduling(scheduling: Obj): StatusCause[] {
+  const out: StatusCause[] = [];
+  if (isSet(scheduling.nodeSelector))
+    out.push(...validateLabels(scheduling.nodeSelector, 'scheduling.nodeSelector'));
+  out.push(...validateTolerations(scheduling.tolerations, 'scheduling.tolerations.tolerations'));
+  const seen = new Set<string>();
+  objs(scheduling.tolerations).forEach((t, i) => {
+    const key = JSON.stringify([t.key, t.operator, t.value, t.effect].map(str));
+    if (seen.has(key)) out.push(duplicate(`scheduling.tolerations[${i}]`, new GoValue(goToleration(t))));
+    seen.add(key);
+  });
+  return out;
+}
+
 const runtimeclasses: KindBehaviour = {
-  /** `ValidateRuntimeClass`: the handler is a DNS label, and immutable. */
+  /** `ValidateRuntimeClass`: the handler a DNS label (and immutable), the overhead, the scheduling. */
   validate(obj, old) {
     const out: StatusCause[] = [];
     const handler = str(obj.handler);
     for (const msg of isDNS1123Label(handler)) out.push(invalid('handler', handler, msg));
+    // The pod's fixed overhead is checked as a container's limits.
+    if (isObj(obj.overhead)) out.push(...validateResources({ limits: obj.overhead.podFixed }, 'overhead'));
+    if (isObj(obj.scheduling)) out.push(...validateScheduling(obj.scheduling));
     if (old && old.handler !== obj.handler) out.push(invalid('handler', handler, FIELD_IMMUTABLE));
     return out;
   },

@@ -23,7 +23,8 @@ const SYSTEM_CLASSES: Record<string, number> = {
   'system-node-critical': 2_000_001_000,
   'system-cluster-critical': 2_000_000_000,
 };
-const PREEMPTION_POLICIES = ['Never', 'PreemptLowerPriority'];
+// kube lists these in this order, not sorted.
+const PREEMPTION_POLICIES = ['PreemptLowerPriority', 'Never'];
 
 /** `IsKnownSystemPriorityClass`: undefined when known, else its error. */
 function systemClassError(name: string, value: number, globalDefault: boolean): string | undefined {

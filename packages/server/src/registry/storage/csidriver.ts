@@ -7,12 +7,17 @@ import { ageColumn, col, fieldDoc, type KindBehaviour, nameColumn } from '../sha
 import { storageKind } from '../shared/define.js';
 import {
   def,
+  duplicate,
   ensureObj,
   FIELD_IMMUTABLE,
+  GoValue,
+  goQuote,
   invalid,
   isObj,
   notSupported,
+  numOr,
   objs,
+  semanticEqual,
   str,
   strs,
 } from '../shared/util.js';
@@ -22,7 +27,35 @@ import { ageOf, nameOf, STORAGE } from './shared.js';
 // ---------------------------------------------------------------------------------------------
 // CSIDrivers
 const FS_GROUP_POLICIES = ['File', 'None', 'ReadWriteOnceWithFSType'];
-const LIFECYCLE_MODES = ['Ephemeral', 'Persistent'];
+// kube lists these in this order, not sorted.
+const LIFECYCLE_MODES = ['Persistent', 'Ephemeral'];
+const MIN_TOKEN_SECONDS = 600;
+/** `validateTokenRequests`: audiences once each, lifetimes from 10 minutes to 2^32 seconds. */
+function validateTokenRequests(requests: unknown): StatusCause[] {
+  const out: StatusCause[] = [];
+  const audiences = new Set<string>();
+  objs(requests).forEach((t, i) => {
+    const path = `spec.tokenRequests[${i}]`;
+    const audience = str(t.audience);
+    if (audiences.has(audience)) {
+      out.push(duplicate(`${path}.audience`, audience));
+      return;
+    }
+    audiences.add(audience);
+    const seconds = numOr(t.expirationSeconds);
+    if (seconds === undefined) return;
+    if (seconds < MIN_TOKEN_SECONDS)
+      out.push(
+        invalid(`${path}.expirationSeconds`, seconds, 'may not specify a duration less than 10 minutes'),
+      );
+    if (seconds > 2 ** 32)
+      out.push(
+        invalid(`${path}.expirationSeconds`, seconds, 'may not specify a duration larger than 2^32 seconds'),
+      );
+  });
+  return out;
+}
+
 const csidrivers: KindBehaviour = {
   /** `SetDefaults_CSIDriver` (with SELinuxMountReadWriteOncePod, on by default in 1.32). */
   defaults(obj) {
@@ -41,24 +74,25 @@ const csidrivers: KindBehaviour = {
     const policy = spec.fsGroupPolicy;
     if (typeof policy === 'string' && !FS_GROUP_POLICIES.includes(policy))
       out.push(notSupported('spec.fsGroupPolicy', policy, FS_GROUP_POLICIES));
+    out.push(...validateTokenRequests(spec.tokenRequests));
     for (const m of strs(spec.volumeLifecycleModes))
       if (!LIFECYCLE_MODES.includes(m))
         out.push(notSupported('spec.volumeLifecycleModes', m, LIFECYCLE_MODES));
-    const audiences = new Set<string>();
-    objs(spec.tokenRequests).forEach((t, i) => {
-      const a = str(t.audience);
-      if (audiences.has(a))
-        out.push({
-          reason: 'FieldValueDuplicate',
-          field: `spec.tokenRequests[${i}].audience`,
-          message: `Duplicate value: ${JSON.stringify(a)}`,
-        });
-      audiences.add(a);
-    });
     if (old) {
+      // kube's path is spelled `attachedRequired`.
       const oldSpec = isObj(old.spec) ? old.spec : {};
       if (spec.attachRequired !== oldSpec.attachRequired)
-        out.push(invalid('spec.attachRequired', spec.attachRequired, FIELD_IMMUTABLE));
+        out.push(invalid('spec.attachedRequired', spec.attachRequired, FIELD_IMMUTABLE));
+      if (!semanticEqual(spec.volumeLifecycleModes, oldSpec.volumeLifecycleModes)) {
+        const modes = strs(spec.volumeLifecycleModes).map(goQuote).join(', ');
+        out.push(
+          invalid(
+            'spec.volumeLifecycleModes',
+            new GoValue(`[]storage.VolumeLifecycleMode{${modes}}`),
+            FIELD_IMMUTABLE,
+          ),
+        );
+      }
     }
     return out;
   },

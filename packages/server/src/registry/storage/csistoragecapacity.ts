@@ -5,7 +5,17 @@
 import type { StatusCause } from 'kubeloop/api';
 import { ageColumn, col, fieldDoc, type KindBehaviour, nameColumn } from '../shared/behaviour.js';
 import { storageKind } from '../shared/define.js';
-import { invalid, parseQuantity, required, str } from '../shared/util.js';
+import {
+  FIELD_IMMUTABLE,
+  invalid,
+  isDNS1123Subdomain,
+  isSet,
+  NON_NEGATIVE,
+  parseQuantity,
+  semanticEqual,
+  str,
+  validateLabelSelector,
+} from '../shared/util.js';
 import type { ResourceType } from '../types.js';
 import { ageOf, nameOf, STORAGE } from './shared.js';
 
@@ -13,13 +23,20 @@ const quantityText = (v: unknown): string => (typeof v === 'number' ? String(v) 
 // ---------------------------------------------------------------------------------------------
 // CSIStorageCapacities
 const csistoragecapacities: KindBehaviour = {
-  validate(obj) {
+  /** `ValidateCSIStorageCapacity`: the node topology, the class name, a capacity not negative. */
+  validate(obj, old) {
     const out: StatusCause[] = [];
+    if (isSet(obj.nodeTopology)) out.push(...validateLabelSelector(obj.nodeTopology, 'nodeTopology'));
     const className = str(obj.storageClassName);
-    if (!className) out.push(required('storageClassName'));
-    for (const f of ['capacity', 'maximumVolumeSize']) {
-      const q = obj[f] === undefined ? undefined : parseQuantity(obj[f]);
-      if (q && q.num < 0n) out.push(invalid(f, quantityText(obj[f]), 'must be greater than or equal to 0'));
+    for (const msg of isDNS1123Subdomain(className)) out.push(invalid('storageClassName', className, msg));
+    // maximumVolumeSize is not checked by kube.
+    const q = isSet(obj.capacity) ? parseQuantity(obj.capacity) : undefined;
+    if (q && q.num < 0n) out.push(invalid('capacity', quantityText(obj.capacity), NON_NEGATIVE));
+    if (old) {
+      if (!semanticEqual(obj.nodeTopology, old.nodeTopology))
+        out.push(invalid('nodeTopology', '<object>', FIELD_IMMUTABLE));
+      if (obj.storageClassName !== old.storageClassName)
+        out.push(invalid('storageClassName', className, FIELD_IMMUTABLE));
     }
     return out;
   },

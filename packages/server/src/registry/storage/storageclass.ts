@@ -8,6 +8,7 @@ import { storageKind } from '../shared/define.js';
 import {
   def,
   dig,
+  duplicate,
   FIELD_IMMUTABLE,
   forbidden,
   invalid,
@@ -15,9 +16,12 @@ import {
   isQualifiedName,
   notSupported,
   type Obj,
+  objs,
   required,
   semanticEqual,
   str,
+  strs,
+  tooLong,
 } from '../shared/util.js';
 import type { ResourceType } from '../types.js';
 import { ageOf, nameOf, STORAGE } from './shared.js';
@@ -26,6 +30,41 @@ const DEFAULT_CLASS_ANNOTATION = 'storageclass.kubernetes.io/is-default-class';
 const BETA_DEFAULT_CLASS_ANNOTATION = 'storageclass.beta.kubernetes.io/is-default-class';
 // ---------------------------------------------------------------------------------------------
 // StorageClasses
+
+/**
+ * `validateAllowedTopologies` with core's `ValidateTopologySelectorTerm`: each expression's key a
+ * label name and once per term, its values given and each once, and no term twice. kube compares
+ * a term with a list that starts with one empty term per term, so a term without expressions is
+ * a duplicate too.
+ */
+function validateAllowedTopologies(topologies: unknown): StatusCause[] {
+  const out: StatusCause[] = [];
+  const terms = objs(topologies);
+  const seen: Map<string, string[]>[] = terms.map(() => new Map());
+  terms.forEach((term, i) => {
+    const path = `allowedTopologies[${i}]`;
+    const expressions = new Map<string, string[]>();
+    objs(term.matchLabelExpressions).forEach((req, j) => {
+      const rp = `${path}.matchLabelExpressions[${j}]`;
+      const values = strs(req.values);
+      if (values.length === 0) out.push(required(`${rp}.values`));
+      values.forEach((v, k) => {
+        if (values.indexOf(v) < k) out.push(duplicate(`${rp}.values[${k}]`, v));
+      });
+      const key = str(req.key);
+      for (const msg of isQualifiedName(key)) out.push(invalid(`${rp}.key`, key, msg));
+      if (expressions.has(key)) out.push(duplicate(`${rp}.key`, key));
+      expressions.set(key, [...new Set(values)].sort());
+    });
+    if (seen.some((other) => sameTerm(other, expressions)))
+      out.push(duplicate(`${path}.matchLabelExpressions`, ''));
+    seen.push(expressions);
+  });
+  return out;
+}
+
+const sameTerm = (a: Map<string, string[]>, b: Map<string, string[]>): boolean =>
+  a.size === b.size && [...a].every(([k, v]) => semanticEqual(v, b.get(k)));
 const storageclasses: KindBehaviour = {
   /** `SetDefaults_StorageClass`. */
   defaults(obj) {
@@ -48,7 +87,10 @@ const storageclasses: KindBehaviour = {
         message: 'Too many: must have at most 512 items',
       });
     if (Object.keys(params).some((k) => k === ''))
-      out.push(invalid('parameters', '', 'key may not be empty'));
+      out.push(invalid('parameters', '', 'field can not be empty.'));
+    let size = 0;
+    for (const [k, v] of Object.entries(params)) size += Buffer.byteLength(k) + Buffer.byteLength(str(v));
+    if (size > 256 * 1024) out.push(tooLong('parameters', 256 * 1024));
     const reclaim = obj.reclaimPolicy;
     if (typeof reclaim === 'string' && reclaim !== 'Delete' && reclaim !== 'Retain')
       out.push(notSupported('reclaimPolicy', reclaim, ['Delete', 'Retain']));
@@ -56,6 +98,7 @@ const storageclasses: KindBehaviour = {
     if (mode === undefined || mode === null) out.push(required('volumeBindingMode'));
     else if (mode !== 'Immediate' && mode !== 'WaitForFirstConsumer')
       out.push(notSupported('volumeBindingMode', mode, ['Immediate', 'WaitForFirstConsumer']));
+    out.push(...validateAllowedTopologies(obj.allowedTopologies));
     if (old) {
       if (!semanticEqual(obj.parameters ?? {}, old.parameters ?? {}))
         out.push(forbidden('parameters', 'updates to parameters are forbidden.'));

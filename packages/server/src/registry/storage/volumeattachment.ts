@@ -6,27 +6,74 @@ import type { StatusCause } from 'kubeloop/api';
 import { ageColumn, col, fieldDoc, type KindBehaviour, nameColumn } from '../shared/behaviour.js';
 import { storageKind } from '../shared/define.js';
 import { resetMetaStatusStrategy } from '../shared/status-strategy.js';
-import { dig, FIELD_IMMUTABLE, invalid, isObj, required, semanticEqual, str } from '../shared/util.js';
+import {
+  dig,
+  FIELD_IMMUTABLE,
+  forbidden,
+  invalid,
+  isDNS1123Subdomain,
+  isObj,
+  isSet,
+  numOr,
+  type Obj,
+  required,
+  semanticEqual,
+  str,
+  tooLong,
+} from '../shared/util.js';
 import type { ResourceType } from '../types.js';
-import { ageOf, nameOf, STORAGE } from './shared.js';
+import { ageOf, nameOf, STORAGE, validateCSIDriverName } from './shared.js';
 
 // ---------------------------------------------------------------------------------------------
 // VolumeAttachments
+const ONE_SOURCE = 'must specify exactly one of inlineVolumeSpec and persistentVolumeName';
+
+/** `validateVolumeAttachmentSource`. */
+function validateSource(source: Obj): StatusCause[] {
+  const pv = source.persistentVolumeName;
+  const inline = isSet(source.inlineVolumeSpec);
+  if (!isSet(pv) && !inline) return [required('spec.source', ONE_SOURCE)];
+  if (isSet(pv) && inline) return [forbidden('spec.source', ONE_SOURCE)];
+  if (isSet(pv) && !str(pv))
+    return [required('spec.source.persistentVolumeName', 'must specify non empty persistentVolumeName')];
+  return [];
+}
+
+/** `validateVolumeAttachmentStatus`: the metadata's size and the errors' messages and codes. */
+function validateStatus(status: Obj): StatusCause[] {
+  const out: StatusCause[] = [];
+  const metadata = isObj(status.attachmentMetadata) ? status.attachmentMetadata : {};
+  let size = 0;
+  for (const [k, v] of Object.entries(metadata)) size += Buffer.byteLength(k) + Buffer.byteLength(str(v));
+  if (size > MAX_METADATA) out.push(tooLong('status.attachmentMetadata', MAX_METADATA));
+  for (const f of ['attachError', 'detachError']) {
+    const e = status[f];
+    if (!isObj(e)) continue;
+    // kube's TooLong names the metadata's limit here, not the message's.
+    if (Buffer.byteLength(str(e.message)) > 1024) out.push(tooLong(`status.${f}.message`, MAX_METADATA));
+    const code = numOr(e.errorCode);
+    if (code !== undefined && code < 0)
+      out.push(invalid(`status.${f}.errorCode`, code, 'must be between 0 and 2147483647, inclusive'));
+  }
+  return out;
+}
+const MAX_METADATA = 256 * 1024;
 const volumeattachments: KindBehaviour = {
+  /** `ValidateVolumeAttachment` and `ValidateVolumeAttachmentV1`, and on update the spec frozen. */
   validate(obj, old) {
     const spec = isObj(obj.spec) ? obj.spec : {};
     const out: StatusCause[] = [];
     const attacher = str(spec.attacher);
     if (!attacher) out.push(required('spec.attacher'));
-    if (!str(spec.nodeName)) out.push(required('spec.nodeName'));
-    const source = isObj(spec.source) ? spec.source : {};
-    const pv = typeof source.persistentVolumeName === 'string';
-    const inline = isObj(source.inlineVolumeSpec);
-    if (pv === inline)
-      out.push(
-        required('spec.source', 'must specify exactly one of inlineVolumeSpec and persistentVolumeName'),
-      );
-    if (pv && !str(source.persistentVolumeName)) out.push(required('spec.source.persistentVolumeName'));
+    out.push(...validateSource(isObj(spec.source) ? spec.source : {}));
+    const node = str(spec.nodeName);
+    for (const msg of isDNS1123Subdomain(node)) out.push(invalid('spec.nodeName', node, msg));
+    out.push(...validateStatus(isObj(obj.status) ? obj.status : {}));
+    out.push(...validateCSIDriverName(attacher, 'spec.attacher'));
+    const pv = dig(spec, 'source', 'persistentVolumeName');
+    if (typeof pv === 'string')
+      for (const msg of isDNS1123Subdomain(pv))
+        out.push(invalid('spec.source.persistentVolumeName', pv, msg));
     if (old && !semanticEqual(obj.spec, old.spec)) out.push(invalid('spec', '<object>', FIELD_IMMUTABLE));
     return out;
   },

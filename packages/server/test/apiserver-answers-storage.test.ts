@@ -1,0 +1,59 @@
+/**
+ * Answers recorded from a real kube-apiserver (the anchor's 1.24, each rule checked unchanged in
+ * 1.32's sources) for storage.k8s.io, node.k8s.io and scheduling.k8s.io objects the local plane
+ * had taken or worded otherwise: CSI drivers' token lifetimes, CSINodes' drivers and topology
+ * keys, VolumeAttachments' sources, attachers and node names, CSIStorageCapacities' selectors and
+ * class names, StorageClasses' allowed topologies, RuntimeClasses' overhead and scheduling, and
+ * the order kube lists some supported values in. The bodies and kube's messages are in
+ * `golden/anchor-storage-answers.json`, sent as dry runs.
+ */
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ControlPlane, startTestEnv } from '../src/index.js';
+import { httpClient } from './http.js';
+import { failure } from './status-check.js';
+
+interface Answer {
+  name: string;
+  path: string;
+  body: object;
+  code: number;
+  message?: string;
+}
+const answers: Answer[] = JSON.parse(
+  readFileSync(new URL('./golden/anchor-storage-answers.json', import.meta.url), 'utf8'),
+);
+
+let cp: ControlPlane;
+let http: ReturnType<typeof httpClient>;
+
+beforeAll(async () => {
+  cp = await startTestEnv();
+  http = httpClient(cp);
+});
+afterAll(() => cp?.stop());
+
+describe('storage, node and scheduling objects', () => {
+  it.each(answers.map((a) => [a.name, a] as const))('%s', async (_name, a) => {
+    const res = await http.post(a.path, a.body);
+    if (a.code === 201) expect(res.status).toBe(201);
+    else failure(res, a.code, 'Invalid', a.message);
+  });
+
+  it("keeps a CSIDriver's attachRequired and lifecycle modes", async () => {
+    const path = '/apis/storage.k8s.io/v1/csidrivers';
+    const created = await http.post(path, { metadata: { name: 'keep.example.com' }, spec: {} });
+    expect(created.status).toBe(201);
+    const driver = created.json as { spec: Record<string, unknown> };
+    const changed = {
+      ...driver,
+      spec: { ...driver.spec, attachRequired: false, volumeLifecycleModes: ['Ephemeral'] },
+    };
+    failure(
+      await http.put(`${path}/keep.example.com`, changed),
+      422,
+      'Invalid',
+      'CSIDriver.storage.k8s.io "keep.example.com" is invalid: [spec.attachedRequired: Invalid value: false: field is immutable, spec.volumeLifecycleModes: Invalid value: []storage.VolumeLifecycleMode{"Ephemeral"}: field is immutable]',
+    );
+  });
+});

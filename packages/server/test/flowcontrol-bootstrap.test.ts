@@ -132,8 +132,9 @@ describe('APF bootstrap configuration', () => {
       return r.code === 0 && JSON.parse(r.stdout).metadata.uid !== before.metadata.uid;
     });
     expect((await getJson(['flowschema', 'probes'])).spec).toEqual(before.spec);
-    // A mandatory priority level is restored whatever its annotation says.
-    await k.ok([
+    // A mandatory priority level's spec cannot be edited (kube's validation refuses it), and a
+    // deleted one comes back.
+    const edit = await k.run([
       'patch',
       'prioritylevelconfiguration',
       'catch-all',
@@ -141,11 +142,16 @@ describe('APF bootstrap configuration', () => {
       '-p',
       '{"metadata":{"annotations":{"apf.kubernetes.io/autoupdate-spec":"false"}},"spec":{"limited":{"nominalConcurrencyShares":7}}}',
     ]);
-    await eventually(
-      async () =>
-        (await getJson(['prioritylevelconfiguration', 'catch-all'])).spec.limited.nominalConcurrencyShares ===
-        5,
-    );
+    expect(edit.code).not.toBe(0);
+    expect(edit.stderr).toContain(`The PriorityLevelConfiguration "catch-all" is invalid: spec: Invalid value:`);
+    expect(edit.stderr).toContain("spec of 'catch-all' must equal the fixed value");
+    const catchAll = await getJson(['prioritylevelconfiguration', 'catch-all']);
+    await k.ok(['delete', 'prioritylevelconfiguration', 'catch-all']);
+    await eventually(async () => {
+      const r = await k.run(['get', 'prioritylevelconfiguration', 'catch-all', '-o', 'json']);
+      return r.code === 0 && JSON.parse(r.stdout).metadata.uid !== catchAll.metadata.uid;
+    });
+    expect((await getJson(['prioritylevelconfiguration', 'catch-all'])).spec).toEqual(catchAll.spec);
     // A suggested one that opted out keeps the user's spec.
     await k.ok([
       'patch',

@@ -335,12 +335,14 @@ describe('core/v1 PersistentVolume, ResourceQuota, LimitRange, ComponentStatus',
         spec: { limits: [{ type: 'Container', max: { cpu: '1' }, min: { cpu: '2' } }] },
       }),
     ).toBe(
-      // The default limit and request come from max (1), so they fall below min too, as in Kubernetes.
+      // The default limit and request come from max (1), so they fall below min too, as in
+      // Kubernetes; the values are Go's %#v of a resource.Quantity (the default's line shows min's,
+      // as kube's does), recorded from a real kube-apiserver.
       [
         'The LimitRange "bad" is invalid: ',
-        '* spec.limits[0].min[cpu]: Invalid value: "2": min value 2 is greater than max value 1',
-        '* spec.limits[0].defaultRequest[cpu]: Invalid value: "1": min value 2 is greater than default request value 1',
-        '* spec.limits[0].default[cpu]: Invalid value: "1": min value 2 is greater than default value 1',
+        `* spec.limits[0].min[cpu]: Invalid value: resource.Quantity{i:resource.int64Amount{value:2, scale:0}, d:resource.infDecAmount{Dec:(*inf.Dec)(nil)}, s:"2", Format:"DecimalSI"}: min value 2 is greater than max value 1`,
+        `* spec.limits[0].defaultRequest[cpu]: Invalid value: resource.Quantity{i:resource.int64Amount{value:1, scale:0}, d:resource.infDecAmount{Dec:(*inf.Dec)(nil)}, s:"1", Format:"DecimalSI"}: min value 2 is greater than default request value 1`,
+        `* spec.limits[0].default[cpu]: Invalid value: resource.Quantity{i:resource.int64Amount{value:2, scale:0}, d:resource.infDecAmount{Dec:(*inf.Dec)(nil)}, s:"2", Format:"DecimalSI"}: min value 2 is greater than default value 1`,
       ].join('\n'),
     );
   });

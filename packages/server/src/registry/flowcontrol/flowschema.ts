@@ -5,9 +5,24 @@
 import type { StatusCause } from 'kubeloop/api';
 import { ageColumn, col, fieldDoc, type KindBehaviour, nameColumn } from '../shared/behaviour.js';
 import { flowcontrolKind } from '../shared/define.js';
-import { dig, ensureObj, invalid, isObj, notSupported, numOr, objs, required, str } from '../shared/util.js';
+import {
+  dig,
+  ensureObj,
+  GoValue,
+  goQuote,
+  invalid,
+  isDNS1123Subdomain,
+  isObj,
+  notSupported,
+  numOr,
+  objs,
+  required,
+  str,
+} from '../shared/util.js';
 import type { ResourceType } from '../types.js';
-import { ageOf, FC, nameOf } from './shared.js';
+import { MANDATORY_FLOW_SCHEMAS } from './bootstrap-objects.js';
+import { validateRule } from './rules.js';
+import { ageOf, FC, mandatorySpec, nameOf, validateConditions } from './shared.js';
 
 const MAX_MATCHING_PRECEDENCE = 10000;
 const flowschemas: KindBehaviour = {
@@ -16,7 +31,7 @@ const flowschemas: KindBehaviour = {
     const spec = ensureObj(obj, 'spec');
     if (!numOr(spec.matchingPrecedence)) spec.matchingPrecedence = 1000;
   },
-  /** `ValidateFlowSchemaSpec`'s rules. */
+  /** `ValidateFlowSchemaSpec` and `ValidateFlowSchemaStatus`. */
   validate(obj) {
     const spec = isObj(obj.spec) ? obj.spec : {};
     const out: StatusCause[] = [];
@@ -26,11 +41,28 @@ const flowschemas: KindBehaviour = {
       out.push(
         invalid('spec.matchingPrecedence', precedence, `must not be greater than ${MAX_MATCHING_PRECEDENCE}`),
       );
-    if (!str(dig(spec, 'priorityLevelConfiguration', 'name')))
-      out.push(required('spec.priorityLevelConfiguration.name', 'must reference a priority level'));
-    const method = dig(spec, 'distinguisherMethod', 'type');
-    if (isObj(spec.distinguisherMethod) && method !== 'ByUser' && method !== 'ByNamespace')
-      out.push(notSupported('spec.distinguisherMethod.type', method ?? '', ['ByNamespace', 'ByUser']));
+    if (precedence === 1 && str(dig(obj, 'metadata', 'name')) !== 'exempt')
+      out.push(
+        invalid(
+          'spec.matchingPrecedence',
+          precedence,
+          "only the schema named 'exempt' may have matchingPrecedence 1",
+        ),
+      );
+    const method = str(dig(spec, 'distinguisherMethod', 'type'));
+    if (isObj(spec.distinguisherMethod) && method !== 'ByUser' && method !== 'ByNamespace') {
+      const value = new GoValue(`flowcontrol.FlowDistinguisherMethod{Type:${goQuote(method)}}`);
+      out.push(notSupported('spec.distinguisherMethod.type', value, ['ByNamespace', 'ByUser']));
+    }
+    const level = str(dig(spec, 'priorityLevelConfiguration', 'name'));
+    if (!level) out.push(required('spec.priorityLevelConfiguration.name', 'must reference a priority level'));
+    for (const msg of level ? isDNS1123Subdomain(level) : [])
+      out.push(invalid('spec.priorityLevelConfiguration.name', level, msg));
+    objs(spec.rules).forEach((rule, i) => {
+      out.push(...validateRule(rule, `spec.rules[${i}]`));
+    });
+    out.push(...mandatorySpec(obj, MANDATORY_FLOW_SCHEMAS, 'flowcontrol.FlowSchemaSpec'));
+    out.push(...validateConditions(obj));
     return out;
   },
   columns: [

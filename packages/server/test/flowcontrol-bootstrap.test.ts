@@ -143,7 +143,9 @@ describe('APF bootstrap configuration', () => {
       '{"metadata":{"annotations":{"apf.kubernetes.io/autoupdate-spec":"false"}},"spec":{"limited":{"nominalConcurrencyShares":7}}}',
     ]);
     expect(edit.code).not.toBe(0);
-    expect(edit.stderr).toContain(`The PriorityLevelConfiguration "catch-all" is invalid: spec: Invalid value:`);
+    expect(edit.stderr).toContain(
+      `The PriorityLevelConfiguration "catch-all" is invalid: spec: Invalid value:`,
+    );
     expect(edit.stderr).toContain("spec of 'catch-all' must equal the fixed value");
     const catchAll = await getJson(['prioritylevelconfiguration', 'catch-all']);
     await k.ok(['delete', 'prioritylevelconfiguration', 'catch-all']);

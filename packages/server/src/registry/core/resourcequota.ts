@@ -8,18 +8,22 @@ import { coreKind } from '../shared/define.js';
 import { specStatusStrategy } from '../shared/status-strategy.js';
 import {
   dig,
+  GoValue,
+  goQuote,
+  goStrings,
   invalid,
   isObj,
   isQualifiedName,
-  notSupported,
   type Obj,
+  objs,
   parseQuantity,
+  required,
   since,
   str,
   strs,
 } from '../shared/util.js';
 import type { ResourceType } from '../types.js';
-import { quantityText } from './shared.js';
+import { goQuantity, quantityText } from './shared.js';
 
 // ---------------------------------------------------------------------------------------------
 // ResourceQuotas
@@ -74,13 +78,24 @@ function validateQuotaList(list: unknown, path: string): StatusCause[] {
       out.push(invalid(field, name, 'must be a standard resource for quota'));
     const q = parseQuantity(value);
     if (q && q.num < 0n) out.push(invalid(field, quantityText(value), 'must be greater than or equal to 0'));
-    if (q && INTEGER_RESOURCES.has(name) && (q.num * 1000n) % q.den !== 0n)
-      out.push(invalid(field, quantityText(value), 'must be an integer'));
-    else if (q && INTEGER_RESOURCES.has(name) && q.num % q.den !== 0n)
-      out.push(invalid(field, quantityText(value), 'must be an integer'));
+    // `MilliValue() % 1000`, the value shown as Go's %#v of a resource.Quantity.
+    const scaled = q ? q.num * 1000n : 0n;
+    const milli = q ? (scaled >= 0n ? (scaled + q.den - 1n) / q.den : scaled / q.den) : 0n;
+    if (q && isIntegerResource(name) && milli % 1000n !== 0n) {
+      const text = quantityText(value);
+      out.push(invalid(field, new GoValue(goQuantity(text) ?? goQuote(text)), 'must be an integer'));
+    }
   }
   return out;
 }
+
+/** `helper.IsIntegerResourceName`: the counted resources and extended resources. */
+function isIntegerResource(name: string): boolean {
+  if (INTEGER_RESOURCES.has(name)) return true;
+  const native = !name.includes('/') || name.includes('kubernetes.io/');
+  return !native && !name.startsWith('requests.') && isQualifiedName(`requests.${name}`).length === 0;
+}
+
 const QUOTA_SCOPES = [
   'BestEffort',
   'CrossNamespacePodAffinity',
@@ -89,17 +104,127 @@ const QUOTA_SCOPES = [
   'PriorityClass',
   'Terminating',
 ];
+const POD_COMPUTE = ['cpu', 'memory', 'limits.cpu', 'limits.memory', 'requests.cpu', 'requests.memory'];
+const EXISTS_ONLY = [
+  'BestEffort',
+  'NotBestEffort',
+  'Terminating',
+  'NotTerminating',
+  'CrossNamespacePodAffinity',
+];
+const CONFLICTING = [
+  ['BestEffort', 'NotBestEffort'],
+  ['Terminating', 'NotTerminating'],
+];
+
+/** `helper.IsResourceQuotaScopeValidForResource`. */
+function scopeFits(scope: string, resource: string): boolean {
+  if (scope === 'BestEffort') return resource === 'pods';
+  if (
+    ['Terminating', 'NotTerminating', 'NotBestEffort', 'PriorityClass', 'CrossNamespacePodAffinity'].includes(
+      scope,
+    )
+  )
+    return resource === 'pods' || POD_COMPUTE.includes(resource);
+  return true;
+}
+
+/**
+ * What `validateResourceQuotaScopes` and `validateScopedResourceSelectorRequirement` share: each
+ * scope known and fitting every standard hard resource, and no conflicting pair.
+ */
+function scopeErrors(
+  scopes: string[],
+  hard: string[],
+  value: GoValue,
+  path: string,
+  scopePath: (s: string) => StatusCause[],
+): StatusCause[] {
+  const out: StatusCause[] = [];
+  for (const scope of scopes) {
+    out.push(...scopePath(scope));
+    for (const resource of hard)
+      if (isStandardQuotaName(resource) && !scopeFits(scope, resource))
+        out.push(invalid(path, value, 'unsupported scope applied to resource'));
+  }
+  return out;
+}
+
+function validateScopes(spec: Obj): StatusCause[] {
+  const scopes = strs(spec.scopes);
+  if (scopes.length === 0) return [];
+  const hard = Object.keys(isObj(spec.hard) ? spec.hard : {}).sort();
+  const value = new GoValue(`[]core.ResourceQuotaScope{${scopes.map(goQuote).join(', ')}}`);
+  const out = scopeErrors(scopes, hard, value, 'spec.scopes', (scope) =>
+    QUOTA_SCOPES.includes(scope) ? [] : [invalid('spec.scopes', value, 'unsupported scope')],
+  );
+  for (const pair of CONFLICTING)
+    if (pair.every((s) => scopes.includes(s))) out.push(invalid('spec.scopes', value, 'conflicting scopes'));
+  return out;
+}
+
+function validateScopeSelector(spec: Obj): StatusCause[] {
+  if (!isObj(spec.scopeSelector)) return [];
+  const p = 'spec.scopeSelector.matchExpressions';
+  const hard = Object.keys(isObj(spec.hard) ? spec.hard : {}).sort();
+  // kube shows a *core.ScopeSelector, an address; here its content.
+  const value = new GoValue(
+    `&core.ScopeSelector{MatchExpressions:${JSON.stringify(spec.scopeSelector.matchExpressions ?? null)}}`,
+  );
+  const out: StatusCause[] = [];
+  const names: string[] = [];
+  for (const req of objs(spec.scopeSelector.matchExpressions)) {
+    const scope = str(req.scopeName);
+    const op = str(req.operator);
+    out.push(
+      ...scopeErrors([scope], hard, value, p, (s) =>
+        QUOTA_SCOPES.includes(s) ? [] : [invalid(`${p}.scopeName`, s, 'unsupported scope')],
+      ),
+    );
+    if (EXISTS_ONLY.includes(scope) && op !== 'Exists')
+      out.push(
+        invalid(
+          `${p}.operator`,
+          op,
+          "must be 'Exist' when scope is any of ResourceQuotaScopeTerminating, ResourceQuotaScopeNotTerminating, ResourceQuotaScopeBestEffort, ResourceQuotaScopeNotBestEffort or ResourceQuotaScopeCrossNamespacePodAffinity",
+        ),
+      );
+    const values = strs(req.values);
+    if (op === 'In' || op === 'NotIn') {
+      if (values.length === 0)
+        out.push(
+          required(
+            `${p}.values`,
+            "must be at least one value when `operator` is 'In' or 'NotIn' for scope selector",
+          ),
+        );
+    } else if (op === 'Exists' || op === 'DoesNotExist') {
+      if (values.length > 0)
+        out.push(
+          invalid(
+            `${p}.values`,
+            new GoValue(goStrings(values)),
+            "must be no value when `operator` is 'Exist' or 'DoesNotExist' for scope selector",
+          ),
+        );
+    } else out.push(invalid(`${p}.operator`, op, 'not a valid selector operator'));
+    names.push(scope);
+  }
+  for (const pair of CONFLICTING)
+    if (pair.every((s) => names.includes(s))) out.push(invalid(p, value, 'conflicting scopes'));
+  return out;
+}
+
 const resourcequotas: KindBehaviour = {
   validate(obj) {
     const spec = isObj(obj.spec) ? obj.spec : {};
-    const out = [
+    return [
       ...validateQuotaList(spec.hard, 'spec.hard'),
+      ...validateScopes(spec),
+      ...validateScopeSelector(spec),
       ...validateQuotaList(dig(obj, 'status', 'hard'), 'status.hard'),
       ...validateQuotaList(dig(obj, 'status', 'used'), 'status.used'),
     ];
-    for (const scope of strs(spec.scopes))
-      if (!QUOTA_SCOPES.includes(scope)) out.push(notSupported('spec.scopes', scope, QUOTA_SCOPES));
-    return out;
   },
   columns: [
     nameColumn(),

@@ -24,7 +24,7 @@ import {
   strs,
 } from '../shared/util.js';
 import type { ResourceType } from '../types.js';
-import { ageOf, NET, nameOf } from './shared.js';
+import { ageOf, NET, nameOf, validateTypedReference } from './shared.js';
 
 const PATH_TYPES = ['Exact', 'ImplementationSpecific', 'Prefix'];
 const INVALID_PATH_SEQUENCES = ['//', '/./', '/../', '%2f', '%2F'];
@@ -40,9 +40,7 @@ function validateBackend(backend: unknown, path: string): StatusCause[] {
   if (isObj(resource) && isObj(service))
     return [invalid(path, '', 'cannot set both resource and service backends')];
   if (isObj(resource)) {
-    if (!str(resource.kind)) out.push(required(`${path}.resource.kind`));
-    if (!str(resource.name)) out.push(required(`${path}.resource.name`));
-    return out;
+    return validateTypedReference(resource, `${path}.resource`);
   }
   if (!isObj(service)) return [invalid(path, '', 'resource or service backend is required')];
   const name = str(service.name);

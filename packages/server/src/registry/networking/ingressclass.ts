@@ -3,56 +3,70 @@
  * validation, printer columns.
  */
 import type { StatusCause } from 'kubeloop/api';
+import { regexError } from 'kubeloop/api';
 import { ageColumn, col, fieldDoc, type KindBehaviour, nameColumn } from '../shared/behaviour.js';
 import { networkingKind } from '../shared/define.js';
 import {
   dig,
+  forbidden,
   invalid,
+  isDNS1123Label,
   isDNS1123Subdomain,
   isObj,
+  isSet,
   notSupported,
   type Obj,
   required,
   str,
+  tooLong,
 } from '../shared/util.js';
 import type { ResourceType } from '../types.js';
-import { ageOf, NET, nameOf } from './shared.js';
+import { ageOf, NET, nameOf, validateTypedReference } from './shared.js';
 
 // ---------------------------------------------------------------------------------------------
 // IngressClasses
-/** `validateIngressClassSpec`: a domain-prefixed controller name of at most 250 characters. */
+/** `validateIngressClassSpec`: a domain-prefixed controller name of at most 250 characters, the parameters. */
 function validateIngressClass(obj: Obj): StatusCause[] {
   const spec = isObj(obj.spec) ? obj.spec : {};
   const out: StatusCause[] = [];
   const controller = str(spec.controller);
-  if (!controller) out.push(required('spec.controller'));
-  else {
-    if (controller.length > 250)
-      out.push({
-        reason: 'FieldValueTooLong',
-        field: 'spec.controller',
-        message: 'Too long: may not be more than 250 bytes',
-      });
-    const slash = controller.indexOf('/');
-    const domain = slash < 0 ? controller : controller.slice(0, slash);
-    if (slash < 0 || slash === controller.length - 1)
-      out.push(
-        invalid('spec.controller', controller, 'must be a domain-prefixed path (such as "acme.io/foo")'),
-      );
-    for (const msg of isDNS1123Subdomain(domain)) out.push(invalid('spec.controller', domain, msg));
-  }
+  if (Buffer.byteLength(controller) > 250) out.push(tooLong('spec.controller', 250));
+  out.push(...domainPrefixedPath(controller, 'spec.controller'));
   const params = spec.parameters;
   if (isObj(params)) {
-    if (!str(params.kind)) out.push(required('spec.parameters.kind'));
-    if (!str(params.name)) out.push(required('spec.parameters.name'));
+    out.push(...validateTypedReference(params, 'spec.parameters'));
     const scope = params.scope;
-    if (scope !== undefined && scope !== 'Cluster' && scope !== 'Namespace')
+    if (!isSet(scope)) out.push(required('spec.parameters.scope'));
+    else if (scope !== 'Cluster' && scope !== 'Namespace')
       out.push(notSupported('spec.parameters.scope', scope, ['Cluster', 'Namespace']));
-    if (scope === 'Namespace' && !str(params.namespace))
-      out.push(required('spec.parameters.namespace', '`parameters.scope` is set to "Namespace"'));
+    else if (scope === 'Namespace') {
+      if (!isSet(params.namespace))
+        out.push(required('spec.parameters.namespace', "`parameters.scope` is set to 'Namespace'"));
+      else {
+        const ns = str(params.namespace);
+        for (const msg of isDNS1123Label(ns)) out.push(invalid('spec.parameters.namespace', ns, msg));
+      }
+    } else if (isSet(params.namespace))
+      out.push(forbidden('spec.parameters.namespace', "`parameters.scope` is set to 'Cluster'"));
   }
   return out;
 }
+
+const HTTP_PATH_FMT = "[A-Za-z0-9/\\-._~%!$&'()*+,;=:]+";
+const HTTP_PATH = /^[A-Za-z0-9/\-._~%!$&'()*+,;=:]+$/;
+
+/** apimachinery `IsDomainPrefixedPath`. */
+function domainPrefixedPath(value: string, path: string): StatusCause[] {
+  if (!value) return [required(path)];
+  const slash = value.indexOf('/');
+  const [host, rest] = slash < 0 ? [value, ''] : [value.slice(0, slash), value.slice(slash + 1)];
+  if (slash < 0 || !host || !rest)
+    return [invalid(path, value, 'must be a domain-prefixed path (such as "acme.io/foo")')];
+  const out = isDNS1123Subdomain(host).map((msg) => invalid(path, host, msg));
+  if (!HTTP_PATH.test(rest)) out.push(invalid(path, rest, regexError('Invalid path', HTTP_PATH_FMT)));
+  return out;
+}
+
 const ingressclasses: KindBehaviour = {
   validate: validateIngressClass,
   columns: [

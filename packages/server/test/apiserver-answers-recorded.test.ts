@@ -1,11 +1,13 @@
 /**
  * Answers recorded from a real kube-apiserver (the anchor's 1.24, each rule checked unchanged in
- * 1.32's sources) for storage.k8s.io, node.k8s.io and scheduling.k8s.io objects the local plane
- * had taken or worded otherwise: CSI drivers' token lifetimes, CSINodes' drivers and topology
- * keys, VolumeAttachments' sources, attachers and node names, CSIStorageCapacities' selectors and
- * class names, StorageClasses' allowed topologies, RuntimeClasses' overhead and scheduling, and
- * the order kube lists some supported values in. The bodies and kube's messages are in
- * `golden/anchor-storage-answers.json`, sent as dry runs.
+ * 1.32's sources) where the local plane had taken or worded otherwise, sent here as dry runs. The
+ * bodies and kube's messages are in `golden/anchor-*-answers.json`:
+ * - storage: storage.k8s.io, node.k8s.io and scheduling.k8s.io objects (CSI drivers' token
+ *   lifetimes, CSINodes' drivers and topology keys, VolumeAttachments' sources, attachers and
+ *   node names, CSIStorageCapacities' selectors and class names, StorageClasses' allowed
+ *   topologies, RuntimeClasses' overhead and scheduling, the order kube lists some values in);
+ * - quota-ingress: ResourceQuota scopes and scope selectors, integer quantities shown as Go shows a
+ *   resource.Quantity, IngressClass controllers and parameters.
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -20,9 +22,8 @@ interface Answer {
   code: number;
   message?: string;
 }
-const answers: Answer[] = JSON.parse(
-  readFileSync(new URL('./golden/anchor-storage-answers.json', import.meta.url), 'utf8'),
-);
+const recorded = (area: string): Answer[] =>
+  JSON.parse(readFileSync(new URL(`./golden/anchor-${area}-answers.json`, import.meta.url), 'utf8'));
 
 let cp: ControlPlane;
 let http: ReturnType<typeof httpClient>;
@@ -33,12 +34,18 @@ beforeAll(async () => {
 });
 afterAll(() => cp?.stop());
 
+const answers = async (a: Answer) => {
+  const res = await http.post(a.path, a.body);
+  if (a.code === 201) expect(res.status).toBe(201);
+  else failure(res, a.code, 'Invalid', a.message);
+};
+
+describe('quotas and ingress classes', () => {
+  it.each(recorded('quota-ingress').map((a) => [a.name, a] as const))('%s', (_name, a) => answers(a));
+});
+
 describe('storage, node and scheduling objects', () => {
-  it.each(answers.map((a) => [a.name, a] as const))('%s', async (_name, a) => {
-    const res = await http.post(a.path, a.body);
-    if (a.code === 201) expect(res.status).toBe(201);
-    else failure(res, a.code, 'Invalid', a.message);
-  });
+  it.each(recorded('storage').map((a) => [a.name, a] as const))('%s', (_name, a) => answers(a));
 
   it("keeps a CSIDriver's attachRequired and lifecycle modes", async () => {
     const path = '/apis/storage.k8s.io/v1/csidrivers';

@@ -7,7 +7,9 @@
  *   node names, CSIStorageCapacities' selectors and class names, StorageClasses' allowed
  *   topologies, RuntimeClasses' overhead and scheduling, the order kube lists some values in);
  * - quota-ingress: ResourceQuota scopes and scope selectors, integer quantities shown as Go shows a
- *   resource.Quantity, IngressClass controllers and parameters.
+ *   resource.Quantity, IngressClass controllers and parameters;
+ * - volumes: PersistentVolume sources (NFS, CSI, iSCSI, local with its node affinity) and
+ *   capacities, claims' storage class names.
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -39,6 +41,27 @@ const answers = async (a: Answer) => {
   if (a.code === 201) expect(res.status).toBe(201);
   else failure(res, a.code, 'Invalid', a.message);
 };
+
+describe('volumes and claims', () => {
+  it.each(recorded('volumes').map((a) => [a.name, a] as const))('%s', (_name, a) => answers(a));
+
+  it('refuses a claim whose dataSource and dataSourceRef differ', async () => {
+    const res = await http.post('/api/v1/namespaces/default/persistentvolumeclaims?dryRun=All', {
+      metadata: { name: 'c' },
+      spec: {
+        accessModes: ['ReadWriteOnce'],
+        resources: { requests: { storage: '1Gi' } },
+        dataSource: { kind: 'PersistentVolumeClaim', name: 'x' },
+        dataSourceRef: { kind: 'PersistentVolumeClaim', name: 'y' },
+      },
+    });
+    // kube shows the field path with its parent's address, which differs every time.
+    const status = failure(res, 422, 'Invalid');
+    expect(status.message).toMatch(
+      /^PersistentVolumeClaim "c" is invalid: spec: Invalid value: field\.Path\{name:"dataSource", index:"", parent:\(\*field\.Path\)\(0xc[0-9a-f]+\)\}: must match dataSourceRef$/,
+    );
+  });
+});
 
 describe('quotas and ingress classes', () => {
   it.each(recorded('quota-ingress').map((a) => [a.name, a] as const))('%s', (_name, a) => answers(a));

@@ -12,6 +12,8 @@ import {
   dig,
   ensureObj,
   forbidden,
+  GoValue,
+  goQuote,
   invalid,
   isDNS1123Subdomain,
   isObj,
@@ -25,9 +27,10 @@ import {
   strs,
 } from '../shared/util.js';
 import type { ResourceType } from '../types.js';
+import { validatePVSources } from './persistentvolume-sources.js';
 import { accessModesString } from './persistentvolumeclaim.js';
 import { validateHostPath } from './podspec.js';
-import { quantityText } from './shared.js';
+import { goQuantity, quantityText } from './shared.js';
 
 const CORE = 'io.k8s.api.core.v1';
 const ACCESS_MODES = ['ReadOnlyMany', 'ReadWriteMany', 'ReadWriteOnce', 'ReadWriteOncePod'];
@@ -71,9 +74,25 @@ function validatePersistentVolume(obj: Obj): StatusCause[] {
     out.push(forbidden('spec.accessModes', 'may not use ReadWriteOncePod with other access modes'));
   const capacity = isObj(spec.capacity) ? spec.capacity : {};
   const keys = Object.keys(capacity);
-  if (keys.length === 0) out.push(required('spec.capacity'));
-  else if (!keys.includes('storage') || keys.length > 1)
-    out.push(notSupported('spec.capacity', `map[${keys.sort().join(' ')}]`, ['storage']));
+  // kube shows the list as Go's %#v of a core.ResourceList.
+  if (keys.length === 0) {
+    out.push(required('spec.capacity'));
+    out.push(
+      notSupported(
+        'spec.capacity',
+        new GoValue(isObj(spec.capacity) ? 'core.ResourceList{}' : 'core.ResourceList(nil)'),
+        ['storage'],
+      ),
+    );
+  } else if (!keys.includes('storage') || keys.length > 1) {
+    const entries = keys.sort().map((k) => {
+      const text = quantityText(capacity[k]);
+      return `${goQuote(k)}:${goQuantity(text) ?? goQuote(text)}`;
+    });
+    out.push(
+      notSupported('spec.capacity', new GoValue(`core.ResourceList{${entries.join(', ')}}`), ['storage']),
+    );
+  }
   for (const k of keys) {
     const q = parseQuantity(capacity[k]);
     if (q && q.num <= 0n)
@@ -90,15 +109,7 @@ function validatePersistentVolume(obj: Obj): StatusCause[] {
   for (const extra of sources.slice(1))
     out.push(forbidden(`spec.${extra}`, 'may not specify more than 1 volume type'));
   if (isObj(spec.hostPath)) out.push(...validateHostPath(spec.hostPath, 'spec.hostPath'));
-  if (isObj(spec.local) && !str(spec.local.path)) out.push(required('spec.local.path'));
-  if (isObj(spec.nfs)) {
-    if (!str(spec.nfs.server)) out.push(required('spec.nfs.server'));
-    if (!str(spec.nfs.path)) out.push(required('spec.nfs.path'));
-  }
-  if (isObj(spec.csi)) {
-    if (!str(spec.csi.driver)) out.push(required('spec.csi.driver'));
-    if (!str(spec.csi.volumeHandle)) out.push(required('spec.csi.volumeHandle'));
-  }
+  out.push(...validatePVSources(spec));
   const mode = spec.volumeMode;
   if (typeof mode === 'string' && mode !== 'Block' && mode !== 'Filesystem')
     out.push(notSupported('spec.volumeMode', mode, ['Block', 'Filesystem']));

@@ -12,7 +12,9 @@ import {
   dig,
   ensureObj,
   forbidden,
+  GoValue,
   invalid,
+  isDNS1123Subdomain,
   isObj,
   notSupported,
   type Obj,
@@ -70,12 +72,27 @@ export function validateClaimSpec(spec: unknown, path: string): StatusCause[] {
     if (q && q.num <= 0n)
       out.push(invalid(`${path}.resources[storage]`, String(storage), 'must be greater than zero'));
   }
+  const className = str(s.storageClassName);
+  for (const msg of className ? isDNS1123Subdomain(className) : [])
+    out.push(invalid(`${path}.storageClassName`, className, msg));
   const mode = s.volumeMode;
   if (typeof mode === 'string' && mode !== 'Block' && mode !== 'Filesystem') {
     out.push(notSupported(`${path}.volumeMode`, mode, ['Block', 'Filesystem']));
   }
+  if (isObj(s.dataSource) && isObj(s.dataSourceRef) && !sameDataSource(s.dataSource, s.dataSourceRef)) {
+    // kube passes the field path itself as the value: Go prints it with its parent's address.
+    const value = new GoValue(`field.Path{name:"dataSource", index:"", parent:(*field.Path)(0xc000000000)}`);
+    out.push(invalid(path, value, 'must match dataSourceRef'));
+  }
   return out;
 }
+
+/** `isDataSourceEqualDataSourceRef`. */
+const sameDataSource = (source: Obj, ref: Obj): boolean =>
+  str(source.apiGroup) === str(ref.apiGroup) &&
+  str(source.kind) === str(ref.kind) &&
+  str(source.name) === str(ref.name) &&
+  !str(ref.namespace);
 const persistentvolumeclaims: KindBehaviour = {
   defaults(obj) {
     defaultClaimSpec(ensureObj(obj, 'spec'));

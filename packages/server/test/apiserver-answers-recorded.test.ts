@@ -9,7 +9,9 @@
  * - quota-ingress: ResourceQuota scopes and scope selectors, integer quantities shown as Go shows a
  *   resource.Quantity, IngressClass controllers and parameters;
  * - volumes: PersistentVolume sources (NFS, CSI, iSCSI, local with its node affinity) and
- *   capacities, claims' storage class names.
+ *   capacities, claims' storage class names;
+ * - cluster: APIServices (name, version, local ones without a CA bundle, ports), certificate
+ *   signing requests (usages required and once each, in kube's order), Nodes' capacities.
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -41,6 +43,10 @@ const answers = async (a: Answer) => {
   if (a.code === 201) expect(res.status).toBe(201);
   else failure(res, a.code, 'Invalid', a.message);
 };
+
+describe('APIServices, certificate signing requests and nodes', () => {
+  it.each(recorded('cluster').map((a) => [a.name, a] as const))('%s', (_name, a) => answers(a));
+});
 
 describe('volumes and claims', () => {
   it.each(recorded('volumes').map((a) => [a.name, a] as const))('%s', (_name, a) => answers(a));

@@ -6,7 +6,23 @@ import type { StatusCause } from 'kubeloop/api';
 import { ageColumn, col, type KindBehaviour, nameColumn } from '../shared/behaviour.js';
 import { defineKind } from '../shared/define.js';
 import { apiServiceStatusStrategy } from '../shared/status-strategy.js';
-import { def, dig, invalid, isObj, numOr, type Obj, objs, required, since, str } from '../shared/util.js';
+import {
+  def,
+  dig,
+  goQuote,
+  invalid,
+  isDNS1035Label,
+  isDNS1123Subdomain,
+  isObj,
+  isValidPathSegmentName,
+  isValidPortNum,
+  numOr,
+  type Obj,
+  objs,
+  required,
+  since,
+  str,
+} from '../shared/util.js';
 import type { ResourceType } from '../types.js';
 
 const apiservices: KindBehaviour = {
@@ -23,20 +39,38 @@ const apiservices: KindBehaviour = {
     const version = str(spec.version);
     // The core group's is `v1.`: the name is always version + "." + group.
     const expected = `${version}.${group}`;
-    if (name !== expected) out.push(invalid('metadata.name', name, 'must be `spec.version+"."+spec.group`'));
-    if (!version) out.push(required('spec.version'));
+    if (isValidPathSegmentName(name).length === 0 && name !== expected)
+      out.push(
+        invalid('metadata.name', name, `must be \`spec.version+"."+spec.group\`: ${goQuote(expected)}`),
+      );
+    if (!group && version !== 'v1')
+      out.push(required('spec.group', 'only v1 may have an empty group and it better be legacy kube'));
+    for (const msg of group ? isDNS1123Subdomain(group) : []) out.push(invalid('spec.group', group, msg));
+    for (const msg of isDNS1035Label(version)) out.push(invalid('spec.version', version, msg));
     const groupPriority = numOr(spec.groupPriorityMinimum) ?? 0;
     if (groupPriority <= 0 || groupPriority > 20000)
       out.push(invalid('spec.groupPriorityMinimum', groupPriority, 'must be positive and less than 20000'));
     const versionPriority = numOr(spec.versionPriority) ?? 0;
     if (versionPriority <= 0 || versionPriority > 1000)
       out.push(invalid('spec.versionPriority', versionPriority, 'must be positive and less than 1000'));
-    if (isObj(spec.service)) {
-      if (!str(spec.service.namespace)) out.push(required('spec.service.namespace'));
-      if (!str(spec.service.name)) out.push(required('spec.service.name'));
-      if (spec.insecureSkipTLSVerify === true && str(spec.caBundle))
-        out.push(invalid('spec.insecureSkipTLSVerify', true, 'may not be true if caBundle is present'));
+    const caBytes = Buffer.from(str(spec.caBundle), 'base64').length;
+    if (!isObj(spec.service)) {
+      if (caBytes > 0)
+        out.push(invalid('spec.caBundle', `${caBytes} bytes`, 'local APIServices may not have a caBundle'));
+      if (spec.insecureSkipTLSVerify === true)
+        out.push(
+          invalid('spec.insecureSkipTLSVerify', true, 'local APIServices may not have insecureSkipTLSVerify'),
+        );
+      return out;
     }
+    if (!str(spec.service.namespace)) out.push(required('spec.service.namespace'));
+    if (!str(spec.service.name)) out.push(required('spec.service.name'));
+    const port = numOr(spec.service.port) ?? 0;
+    const portErrs = isValidPortNum(port);
+    if (portErrs.length > 0)
+      out.push(invalid('spec.service.port', port, `port is not valid: ${portErrs.join(', ')}`));
+    if (spec.insecureSkipTLSVerify === true && caBytes > 0)
+      out.push(invalid('spec.insecureSkipTLSVerify', true, 'may not be true if caBundle is present'));
     return out;
   },
   columns: [

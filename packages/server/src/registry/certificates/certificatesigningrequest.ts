@@ -4,6 +4,7 @@ import { ageColumn, col, fieldDoc, type KindBehaviour, nameColumn } from '../sha
 import { defineKind } from '../shared/define.js';
 import {
   dig,
+  duplicate,
   GoValue,
   humanDuration,
   invalid,
@@ -83,12 +84,15 @@ function validateCsr(obj: Obj): StatusCause[] {
         'PEM block type must be CERTIFICATE REQUEST',
       ),
     );
-  out.push(...validateSignerName(str(spec.signerName)));
   const usages = strs(spec.usages);
-  if (usages.length === 0) out.push(required('spec.usages'));
+  if (usages.length === 0) out.push(required('spec.usages', 'usages must be provided'));
   usages.forEach((u, i) => {
     if (!KEY_USAGES.includes(u)) out.push(notSupported(`spec.usages[${i}]`, u, KEY_USAGES));
   });
+  usages.forEach((u, i) => {
+    if (usages.indexOf(u) < i) out.push(duplicate(`spec.usages[${i}]`, u));
+  });
+  out.push(...validateSignerName(str(spec.signerName)));
   const seconds = numOr(spec.expirationSeconds);
   if (seconds !== undefined && seconds < 600)
     out.push(

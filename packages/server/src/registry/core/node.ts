@@ -27,6 +27,7 @@ import {
   strs,
 } from '../shared/util.js';
 import type { ResourceType } from '../types.js';
+import { validateQuantityValue } from './resourcequota.js';
 import { age, nameOf } from './shared.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -93,6 +94,12 @@ const nodes: KindBehaviour = {
       cidrs.forEach((c, i) => {
         if (cidrs.indexOf(c) < i) out.push(duplicate(`spec.podCIDRs[${i}]`, c));
       });
+    }
+    for (const list of ['capacity', 'allocatable']) {
+      const values = dig(obj, 'status', list);
+      if (!isObj(values)) continue;
+      for (const [k, v] of Object.entries(values))
+        out.push(...validateQuantityValue(k, v, `status.${list}.${k}`));
     }
     return out;
   },

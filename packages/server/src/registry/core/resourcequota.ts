@@ -76,16 +76,23 @@ function validateQuotaList(list: unknown, path: string): StatusCause[] {
       out.push(invalid(field, name, 'must be a standard resource type or fully qualified'));
     if (!name.includes('/') && !isStandardQuotaName(name))
       out.push(invalid(field, name, 'must be a standard resource for quota'));
-    const q = parseQuantity(value);
-    if (q && q.num < 0n) out.push(invalid(field, quantityText(value), 'must be greater than or equal to 0'));
-    // `MilliValue() % 1000`, the value shown as Go's %#v of a resource.Quantity.
-    const scaled = q ? q.num * 1000n : 0n;
-    const milli = q ? (scaled >= 0n ? (scaled + q.den - 1n) / q.den : scaled / q.den) : 0n;
-    if (q && isIntegerResource(name) && milli % 1000n !== 0n) {
-      const text = quantityText(value);
-      out.push(invalid(field, new GoValue(goQuantity(text) ?? goQuote(text)), 'must be an integer'));
-    }
+    out.push(...validateQuantityValue(name, value, field));
   }
+  return out;
+}
+
+/** `ValidateResourceQuantityValue`: not negative, whole for integer resources (shown as Go shows a Quantity). */
+export function validateQuantityValue(name: string, value: unknown, field: string): StatusCause[] {
+  const q = parseQuantity(value);
+  if (!q) return [];
+  const out: StatusCause[] = [];
+  const text = quantityText(value);
+  if (q.num < 0n) out.push(invalid(field, text, 'must be greater than or equal to 0'));
+  // `MilliValue() % 1000`, MilliValue rounding up.
+  const scaled = q.num * 1000n;
+  const milli = scaled >= 0n ? (scaled + q.den - 1n) / q.den : scaled / q.den;
+  if (isIntegerResource(name) && milli % 1000n !== 0n)
+    out.push(invalid(field, new GoValue(goQuantity(text) ?? goQuote(text)), 'must be an integer'));
   return out;
 }
 

@@ -10,6 +10,9 @@
  *   resource.Quantity, IngressClass controllers and parameters;
  * - volumes: PersistentVolume sources (NFS, CSI, iSCSI, local with its node affinity) and
  *   capacities, claims' storage class names;
+ * - pod-volumes: a pod's storage-backed volume sources (NFS, CSI, iSCSI, RBD, CephFS, Fibre
+ *   Channel, git repositories, Azure File, GlusterFS, FlexVolume, cloud disks) and ephemeral
+ *   volume claim templates;
  * - cluster: APIServices (name, version, local ones without a CA bundle, ports), certificate
  *   signing requests (usages required and once each, in kube's order), Nodes' capacities.
  */
@@ -49,6 +52,7 @@ describe('APIServices, certificate signing requests and nodes', () => {
 });
 
 describe('volumes and claims', () => {
+  it.each(recorded('pod-volumes').map((a) => [a.name, a] as const))('%s', (_name, a) => answers(a));
   it.each(recorded('volumes').map((a) => [a.name, a] as const))('%s', (_name, a) => answers(a));
 
   it('refuses a claim whose dataSource and dataSourceRef differ', async () => {

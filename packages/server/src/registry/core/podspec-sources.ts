@@ -156,7 +156,7 @@ export function validateEnvFrom(envFrom: unknown, path: string): StatusCause[] {
 }
 
 /** `validateLocalDescendingPath`: relative, without `..` steps. */
-function localDescendingPath(p: string, path: string): StatusCause[] {
+export function localDescendingPath(p: string, path: string): StatusCause[] {
   const out: StatusCause[] = [];
   if (p.startsWith('/')) out.push(invalid(path, p, 'must be a relative path'));
   if (p.split('/').includes('..')) out.push(invalid(path, p, "must not contain '..'"));

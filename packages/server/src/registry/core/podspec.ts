@@ -46,6 +46,7 @@ import {
   validateResourceFieldRef,
   validateVolumeSourceDetails,
 } from './podspec-sources.js';
+import { validateStorageSources } from './volume-sources.js';
 
 // ---------------------------------------------------------------------------------------------
 // Validation.
@@ -199,6 +200,7 @@ function validateVolumes(volumes: unknown, path: string): { causes: StatusCause[
     for (const extra of sources.slice(1))
       causes.push(forbidden(`${vp}.${extra}`, 'may not specify more than 1 volume type'));
     causes.push(...validateVolumeSourceDetails(v, vp));
+    causes.push(...validateStorageSources(v, vp));
     if (isObj(v.persistentVolumeClaim) && !str(v.persistentVolumeClaim.claimName)) {
       causes.push(required(`${vp}.persistentVolumeClaim.claimName`));
     }

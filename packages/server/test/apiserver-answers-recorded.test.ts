@@ -13,6 +13,8 @@
  * - pod-volumes: a pod's storage-backed volume sources (NFS, CSI, iSCSI, RBD, CephFS, Fibre
  *   Channel, git repositories, Azure File, GlusterFS, FlexVolume, cloud disks) and ephemeral
  *   volume claim templates;
+ * - pod-spec: probes (HTTP header names, a readiness probe's grace period), container resource
+ *   names, quantities and huge pages, affinity weights and pod affinity terms;
  * - cluster: APIServices (name, version, local ones without a CA bundle, ports), certificate
  *   signing requests (usages required and once each, in kube's order), Nodes' capacities.
  */
@@ -53,6 +55,7 @@ describe('APIServices, certificate signing requests and nodes', () => {
 
 describe('volumes and claims', () => {
   it.each(recorded('pod-volumes').map((a) => [a.name, a] as const))('%s', (_name, a) => answers(a));
+  it.each(recorded('pod-spec').map((a) => [a.name, a] as const))('%s', (_name, a) => answers(a));
   it.each(recorded('volumes').map((a) => [a.name, a] as const))('%s', (_name, a) => answers(a));
 
   it('refuses a claim whose dataSource and dataSourceRef differ', async () => {

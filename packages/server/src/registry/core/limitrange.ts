@@ -67,7 +67,7 @@ const STANDARD_RESOURCES = new Set([
 ]);
 
 /** `validateLimitRangeResourceName`: a container's (or pod's) resource, else any standard or qualified one. */
-function resourceName(type: string, name: string, field: string): StatusCause[] {
+export function resourceName(type: string, name: string, field: string): StatusCause[] {
   const out = isQualifiedName(name).map((m) => invalid(field, name, m));
   const hugePages = name.startsWith('hugepages-');
   if (out.length === 0 && !name.includes('/') && !STANDARD_RESOURCES.has(name) && !hugePages)

@@ -3,7 +3,7 @@
  * `validateProbe`, `validateLifecycle`), and which containers may have them — regular containers
  * and restartable init containers (sidecars, `restartPolicy: Always`), not other init containers.
  */
-import type { StatusCause } from 'kubeloop/api';
+import { regexError, type StatusCause } from 'kubeloop/api';
 import {
   arr,
   dig,
@@ -11,11 +11,13 @@ import {
   GoValue,
   invalid,
   isObj,
+  isSet,
   isValidPortName,
   isValidPortNum,
   notSupported,
   numOr,
   type Obj,
+  objs,
   required,
   str,
 } from '../shared/util.js';
@@ -26,6 +28,14 @@ function validatePortNumOrName(port: unknown, path: string): StatusCause[] {
   if (typeof port === 'string') return isValidPortName(port).map((m) => invalid(path, port, m));
   return [];
 }
+
+/** apimachinery `IsHTTPHeaderName`. */
+const HTTP_HEADER = /^[-A-Za-z0-9]+$/;
+const HTTP_HEADER_ERROR = regexError(
+  "a valid HTTP header must consist of alphanumeric characters or '-'",
+  '[-A-Za-z0-9]+',
+  'X-Header-Name',
+);
 
 /** A probe's handlers, and a lifecycle hook's (which sleeps instead of calling gRPC). */
 const PROBE_HANDLERS = ['exec', 'httpGet', 'tcpSocket', 'grpc'] as const;
@@ -56,6 +66,10 @@ function validateHandler(
       const scheme = str(dig(h, 'scheme'));
       if (scheme && scheme !== 'HTTP' && scheme !== 'HTTPS')
         out.push(notSupported(`${hp}.scheme`, scheme, ['HTTP', 'HTTPS']));
+      for (const header of objs(dig(h, 'httpHeaders'))) {
+        const name = str(header.name);
+        if (!HTTP_HEADER.test(name)) out.push(invalid(`${hp}.httpHeaders`, name, HTTP_HEADER_ERROR));
+      }
     }
     if (kind === 'tcpSocket') out.push(...validatePortNumOrName(dig(h, 'port'), `${hp}.port`));
     if (kind === 'grpc') {
@@ -86,7 +100,16 @@ function validateProbe(
   kind: 'liveness' | 'readiness' | 'startup',
 ): StatusCause[] {
   if (!isObj(probe)) return [];
-  const out = validateHandler(probe, path, PROBE_HANDLERS);
+  const out: StatusCause[] = [];
+  if (kind === 'readiness' && isSet(probe.terminationGracePeriodSeconds))
+    out.push(
+      invalid(
+        `${path}.terminationGracePeriodSeconds`,
+        probe.terminationGracePeriodSeconds,
+        'must not be set for readinessProbes',
+      ),
+    );
+  out.push(...validateHandler(probe, path, PROBE_HANDLERS));
   for (const f of [
     'initialDelaySeconds',
     'timeoutSeconds',

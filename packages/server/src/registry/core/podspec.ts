@@ -32,7 +32,9 @@ import {
   strs,
   validateLabels,
 } from '../shared/util.js';
+import { resourceName } from './limitrange.js';
 import { validateEphemeralContainers, validateNoEphemeralInTemplate } from './pod-ephemeral.js';
+import { validateAffinityTerms } from './podspec-affinity.js';
 import { strMapLoose, VOLUME_SOURCES } from './podspec-defaults.js';
 import { validateContainerHooks, validateInitRestartPolicy } from './podspec-handlers.js';
 import { validateContainerSecurityContext, validatePodSecurityContext } from './podspec-security.js';
@@ -46,6 +48,8 @@ import {
   validateResourceFieldRef,
   validateVolumeSourceDetails,
 } from './podspec-sources.js';
+import { validateQuantityValue } from './resourcequota.js';
+import { quantityText } from './shared.js';
 import { validateStorageSources } from './volume-sources.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -63,16 +67,46 @@ function overcommitAllowed(resource: string): boolean {
   return native && !resource.startsWith('hugepages-');
 }
 
+/** `IsHugePageResourceValueDivisible`: a whole number of pages (`Value()` rounds up). */
+function wholePages(name: string, raw: unknown): boolean {
+  const page = parseQuantity(name.slice('hugepages-'.length));
+  const q = parseQuantity(raw);
+  if (!page || !q || page.num <= 0n || (page.num * 1000n) % page.den !== 0n) return false;
+  const pageBytes = page.num / page.den;
+  const value = q.num >= 0n ? (q.num + q.den - 1n) / q.den : q.num / q.den;
+  return value % pageBytes === 0n;
+}
+
 export function validateResources(resources: unknown, path: string): StatusCause[] {
   const out: StatusCause[] = [];
   const limits = strMapLoose(dig(resources, 'limits'));
   const requests = strMapLoose(dig(resources, 'requests'));
-  for (const [name, raw] of [...Object.entries(limits), ...Object.entries(requests)]) {
-    const q = parseQuantity(raw);
-    const which = Object.hasOwn(requests, name) && requests[name] === raw ? 'requests' : 'limits';
-    if (q && q.num < 0n)
-      out.push(invalid(`${path}.${which}[${name}]`, String(raw), 'must be greater than or equal to 0'));
+  // validateResourceRequirements: each name a container resource, each quantity valid, huge
+  // pages in whole pages and only beside cpu or memory.
+  let hugePages = false;
+  let cpuOrMemory = false;
+  for (const [which, list] of [
+    ['limits', limits],
+    ['requests', requests],
+  ] as const) {
+    for (const [name, raw] of Object.entries(list)) {
+      const field = `${path}.${which}[${name}]`;
+      out.push(...resourceName('Container', name, field), ...validateQuantityValue(name, raw, field));
+      if (name.startsWith('hugepages-')) {
+        hugePages = true;
+        if (!wholePages(name, raw))
+          out.push(
+            invalid(
+              field,
+              quantityText(raw),
+              `${quantityText(raw)} is not positive integer multiple of ${name}`,
+            ),
+          );
+      }
+      if (name === 'cpu' || name === 'memory') cpuOrMemory = true;
+    }
   }
+  if (hugePages && !cpuOrMemory) out.push(forbidden(path, 'HugePages require cpu or memory'));
   for (const [name, raw] of Object.entries(requests)) {
     const req = parseQuantity(raw);
     const limRaw = limits[name];
@@ -350,6 +384,7 @@ function validatePodLevel(spec: Obj, path: string): StatusCause[] {
       ),
     );
   }
+  out.push(...validateAffinityTerms(spec, path));
   out.push(...validatePodDNSConfig(spec, path));
   objs(spec.readinessGates).forEach((g, i) => {
     const type = str(g.conditionType);

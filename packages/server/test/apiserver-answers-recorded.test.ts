@@ -100,3 +100,30 @@ describe('storage, node and scheduling objects', () => {
     );
   });
 });
+
+describe('pod fields newer than the anchor (checked against 1.32 sources only)', () => {
+  it('checks topology spread node inclusion policies and minDomains', async () => {
+    const res = await http.post('/api/v1/namespaces/default/pods?dryRun=All', {
+      metadata: { name: 'p' },
+      spec: {
+        containers: [{ name: 'c', image: 'i' }],
+        topologySpreadConstraints: [
+          {
+            maxSkew: 1,
+            topologyKey: 'zone',
+            whenUnsatisfiable: 'ScheduleAnyway',
+            minDomains: 0,
+            nodeAffinityPolicy: 'Sometimes',
+            nodeTaintsPolicy: 'Never',
+          },
+        ],
+      },
+    });
+    failure(
+      res,
+      422,
+      'Invalid',
+      'Pod "p" is invalid: [spec.topologySpreadConstraints[0].minDomains: Invalid value: 0: must be greater than zero, spec.topologySpreadConstraints[0].minDomains: Invalid value: 0: can only use minDomains if whenUnsatisfiable=DoNotSchedule, not ScheduleAnyway, spec.topologySpreadConstraints[0].nodeAffinityPolicy: Unsupported value: "Sometimes": supported values: "Honor", "Ignore", spec.topologySpreadConstraints[0].nodeTaintsPolicy: Unsupported value: "Never": supported values: "Honor", "Ignore"]',
+    );
+  });
+});

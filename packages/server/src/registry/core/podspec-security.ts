@@ -102,18 +102,27 @@ function appArmorProfile(profile: unknown, path: string): StatusCause[] {
 
 /** `validatePodSpecSecurityContext`: the pod's `securityContext`. */
 export function validatePodSecurityContext(spec: Obj, path: string): StatusCause[] {
-  const sc = spec.securityContext;
-  if (!isObj(sc)) return [];
   const p = `${path}.securityContext`;
+  // v1 has these two on the pod spec; kube's internal type (and its error path) has them in the
+  // security context.
+  const shared: StatusCause[] =
+    spec.shareProcessNamespace === true && spec.hostPID === true
+      ? [
+          invalid(
+            `${p}.shareProcessNamespace`,
+            true,
+            'ShareProcessNamespace and HostPID cannot both be enabled',
+          ),
+        ]
+      : [];
+  const sc = spec.securityContext;
+  if (!isObj(sc)) return shared;
   const out = ids(sc, p, ['fsGroup', 'runAsUser', 'runAsGroup']);
   (Array.isArray(sc.supplementalGroups) ? sc.supplementalGroups : []).forEach((g, i) => {
     if (typeof g === 'number' && (g < 0 || g > 2147483647))
       out.push(invalid(`${p}.supplementalGroups[${i}]`, g, ID_RANGE));
   });
-  if (sc.shareProcessNamespace === true && spec.hostPID === true)
-    out.push(
-      invalid(`${p}.shareProcessNamespace`, true, 'ShareProcessNamespace and HostPID cannot both be enabled'),
-    );
+  out.push(...shared);
   const names = new Set<string>();
   objs(sc.sysctls).forEach((s, i) => {
     const name = str(s.name);

@@ -18,6 +18,7 @@ import {
   isDNS1123Label,
   isDNS1123Subdomain,
   isObj,
+  isSet,
   isValidLabelValue,
   isValidPortName,
   isValidPortNum,
@@ -34,7 +35,7 @@ import {
 } from '../shared/util.js';
 import { resourceName } from './limitrange.js';
 import { validateEphemeralContainers, validateNoEphemeralInTemplate } from './pod-ephemeral.js';
-import { validateAffinityTerms } from './podspec-affinity.js';
+import { validateAffinityTerms, validateTolerations } from './podspec-affinity.js';
 import { strMapLoose, VOLUME_SOURCES } from './podspec-defaults.js';
 import { validateContainerHooks, validateInitRestartPolicy } from './podspec-handlers.js';
 import { validateContainerSecurityContext, validatePodSecurityContext } from './podspec-security.js';
@@ -59,7 +60,6 @@ const PULL_POLICIES = ['Always', 'IfNotPresent', 'Never'];
 const PROTOCOLS = ['SCTP', 'TCP', 'UDP'];
 const RESTART_POLICIES = ['Always', 'OnFailure', 'Never'];
 const DNS_POLICIES = ['ClusterFirstWithHostNet', 'ClusterFirst', 'Default', 'None'];
-const TAINT_EFFECTS = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'];
 
 /** Whether requests may be below limits (`helper.IsOvercommitAllowed`): native resources other than hugepages. */
 function overcommitAllowed(resource: string): boolean {
@@ -270,43 +270,6 @@ export function validateHostPath(hostPath: Obj, path: string): StatusCause[] {
 }
 
 /**
- * A toleration as Go's `%#v` prints a `core.Toleration` (a set `tolerationSeconds` is a pointer
- * there, printed as an address; here as its value).
- */
-export function goToleration(t: Obj): string {
-  const seconds = numOr(t.tolerationSeconds);
-  const fields = ['key', 'operator', 'value', 'effect'].map(
-    (f) => `${f[0]!.toUpperCase()}${f.slice(1)}:${goQuote(str(t[f]))}`,
-  );
-  return `core.Toleration{${fields.join(', ')}, TolerationSeconds:(*int64)(${seconds ?? 'nil'})}`;
-}
-
-export function validateTolerations(tolerations: unknown, path: string): StatusCause[] {
-  const out: StatusCause[] = [];
-  objs(tolerations).forEach((t, i) => {
-    const tp = `${path}[${i}]`;
-    const op = str(t.operator);
-    if (op === '' || op === 'Equal') {
-      const msgs = isValidLabelValue(str(t.value));
-      if (msgs.length > 0) out.push(invalid(`${tp}.operator`, str(t.value), msgs.join(';')));
-    } else if (op === 'Exists') {
-      if (str(t.value))
-        out.push(
-          invalid(
-            `${tp}.operator`,
-            new GoValue(goToleration(t)),
-            "value must be empty when `operator` is 'Exists'",
-          ),
-        );
-    } else out.push(notSupported(`${tp}.operator`, op, ['Equal', 'Exists']));
-    const effect = str(t.effect);
-    if (effect && !TAINT_EFFECTS.includes(effect))
-      out.push(notSupported(`${tp}.effect`, effect, TAINT_EFFECTS));
-  });
-  return out;
-}
-
-/**
  * `ValidatePodSpec` (the common subset): containers, volumes, restart and DNS policy, service
  * account name, tolerations and `activeDeadlineSeconds`. `path` is the spec's field path
  * (`spec` or `spec.template.spec`).
@@ -420,6 +383,20 @@ function validatePodLevel(spec: Obj, path: string): StatusCause[] {
     // ValidateSpreadConstraintNotRepeat: the first of two alike is the one reported.
     if (constraints.slice(i + 1).some((later) => pairOf(later) === pairOf(c)))
       out.push(duplicate(`${cp}.{topologyKey, whenUnsatisfiable}`, `{${key}, ${when}}`));
+    const minDomains = numOr(c.minDomains);
+    if (minDomains !== undefined && minDomains <= 0)
+      out.push(invalid(`${cp}.minDomains`, minDomains, 'must be greater than zero'));
+    if (minDomains !== undefined && when !== 'DoNotSchedule')
+      out.push(
+        invalid(
+          `${cp}.minDomains`,
+          minDomains,
+          `can only use minDomains if whenUnsatisfiable=DoNotSchedule, not ${when}`,
+        ),
+      );
+    for (const f of ['nodeAffinityPolicy', 'nodeTaintsPolicy'])
+      if (isSet(c[f]) && c[f] !== 'Honor' && c[f] !== 'Ignore')
+        out.push(notSupported(`${cp}.${f}`, c[f], ['Honor', 'Ignore']));
   });
   // validateOS: a pod's OS is linux or windows.
   if (isObj(spec.os)) {

@@ -1,6 +1,7 @@
 /** node.k8s.io/v1 RuntimeClasses: validation and printer. */
 import type { StatusCause } from 'kubeloop/api';
-import { goToleration, validateResources, validateTolerations } from '../core/podspec.js';
+import { validateResources } from '../core/podspec.js';
+import { goToleration, validateTolerations } from '../core/podspec-affinity.js';
 import { ageColumn, col, fieldDoc, type KindBehaviour, nameColumn } from '../shared/behaviour.js';
 import { defineKind } from '../shared/define.js';
 import {

@@ -15,6 +15,7 @@ import {
   str,
   tooLong,
 } from '../shared/util.js';
+import { nodeSelectorTerm } from './podspec-affinity.js';
 import { validateCSIDriverName, validateISCSI, validateNFS } from './volume-sources.js';
 
 const CSI_SECRET_REFS = [
@@ -35,10 +36,19 @@ export function validatePVSources(spec: Obj): StatusCause[] {
   if (isObj(affinity)) {
     if (!isObj(affinity.required))
       out.push(required('spec.nodeAffinity.required', 'must specify required node constraints'));
-    else if (objs(affinity.required.nodeSelectorTerms).length === 0)
-      out.push(
-        required('spec.nodeAffinity.required.nodeSelectorTerms', 'must have at least one node selector term'),
-      );
+    else {
+      const terms = objs(affinity.required.nodeSelectorTerms);
+      if (terms.length === 0)
+        out.push(
+          required(
+            'spec.nodeAffinity.required.nodeSelectorTerms',
+            'must have at least one node selector term',
+          ),
+        );
+      terms.forEach((t, i) => {
+        out.push(...nodeSelectorTerm(t, `spec.nodeAffinity.required.nodeSelectorTerms[${i}]`));
+      });
+    }
   } else if (isObj(spec.local))
     out.push(required('spec.nodeAffinity', 'Local volume requires node affinity'));
   return out;

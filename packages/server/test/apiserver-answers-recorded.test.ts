@@ -7,7 +7,8 @@
  *   node names, CSIStorageCapacities' selectors and class names, StorageClasses' allowed
  *   topologies, RuntimeClasses' overhead and scheduling, the order kube lists some values in);
  * - quota-ingress: ResourceQuota scopes and scope selectors, integer quantities shown as Go shows a
- *   resource.Quantity, IngressClass controllers and parameters;
+ *   resource.Quantity, IngressClass controllers and parameters, Ingress TLS secret names and paths
+ *   (1.24 names the kind `Ingress.extensions`; the file has 1.32's `Ingress.networking.k8s.io`);
  * - volumes: PersistentVolume sources (NFS, CSI, iSCSI, local with its node affinity) and
  *   capacities, claims' storage class names;
  * - pod-volumes: a pod's storage-backed volume sources (NFS, CSI, iSCSI, RBD, CephFS, Fibre
@@ -101,8 +102,23 @@ describe('storage, node and scheduling objects', () => {
   });
 });
 
-describe('pod fields newer than the anchor (checked against 1.32 sources only)', () => {
-  it('checks topology spread node inclusion policies and minDomains', async () => {
+describe('rules newer than the anchor (checked against 1.32 sources only)', () => {
+  it('refuses an Ingress whose class annotation disagrees with ingressClassName', async () => {
+    const ingress = (annotation: string) => ({
+      metadata: { name: 'i', annotations: { 'kubernetes.io/ingress.class': annotation } },
+      spec: { ingressClassName: 'y', defaultBackend: { service: { name: 's', port: { number: 80 } } } },
+    });
+    const path = '/apis/networking.k8s.io/v1/namespaces/default/ingresses?dryRun=All';
+    failure(
+      await http.post(path, ingress('x')),
+      422,
+      'Invalid',
+      'Ingress.networking.k8s.io "i" is invalid: annotations.kubernetes.io/ingress.class: Invalid value: "x": must match `ingressClassName` when both are specified',
+    );
+    expect((await http.post(path, ingress('y'))).status).toBe(201);
+  });
+
+  it('checks topology spread node inclusion policies and minDomains (a pod)', async () => {
     const res = await http.post('/api/v1/namespaces/default/pods?dryRun=All', {
       metadata: { name: 'p' },
       spec: {

@@ -92,7 +92,7 @@ function validateHost(host: string, path: string, ip: boolean): StatusCause[] {
   return out;
 }
 /** `ValidateIngressSpec`. */
-function validateIngress(obj: Obj): StatusCause[] {
+function validateIngress(obj: Obj, old?: Obj): StatusCause[] {
   const spec = isObj(obj.spec) ? obj.spec : {};
   const out: StatusCause[] = [];
   const rules = objs(spec.rules);
@@ -120,15 +120,35 @@ function validateIngress(obj: Obj): StatusCause[] {
       });
     }
   });
+  // A TLS secret name must be a Secret's, unless the old object already had one that is not.
+  const badSecret = (o: Obj | undefined) =>
+    objs(dig(o, 'spec', 'tls')).some(
+      (t) => str(t.secretName) && isDNS1123Subdomain(str(t.secretName)).length > 0,
+    );
+  const allowBadSecret = badSecret(old);
   objs(spec.tls).forEach((tls, i) => {
     strs(tls.hosts).forEach((h, j) => {
       out.push(...validateHost(h, `spec.tls[${i}].hosts[${j}]`, false));
     });
+    const secret = str(tls.secretName);
+    if (!allowBadSecret)
+      for (const msg of secret ? isDNS1123Subdomain(secret) : [])
+        out.push(invalid(`spec.tls[${i}].secretName`, secret, msg));
   });
   const className = spec.ingressClassName;
   if (typeof className === 'string')
     for (const msg of isDNS1123Subdomain(className))
       out.push(invalid('spec.ingressClassName', className, msg));
+  // ValidateIngressCreate: the legacy class annotation must agree with the field.
+  const annotation = dig(obj, 'metadata', 'annotations', 'kubernetes.io/ingress.class');
+  if (!old && typeof annotation === 'string' && typeof className === 'string' && annotation !== className)
+    out.push(
+      invalid(
+        'annotations.kubernetes.io/ingress.class',
+        annotation,
+        'must match `ingressClassName` when both are specified',
+      ),
+    );
   return out;
 }
 /** printers.go `formatHosts`: up to three hosts, `*` when none. */

@@ -17,7 +17,8 @@
  * - pod-spec: probes (HTTP header names, a readiness probe's grace period), container resource
  *   names, quantities and huge pages, affinity weights and pod affinity terms;
  * - cluster: APIServices (name, version, local ones without a CA bundle, ports), certificate
- *   signing requests (usages required and once each, in kube's order), Nodes' capacities.
+ *   signing requests (usages required and once each, in kube's order), Nodes' capacities,
+ *   ControllerRevisions without data.
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -12,7 +12,7 @@ import type { ResourceType } from '../types.js';
 const controllerrevisions: KindBehaviour = {
   validate(obj, old) {
     const out: StatusCause[] = [];
-    if (obj.data === undefined || obj.data === null) out.push(required('data'));
+    if (obj.data === undefined || obj.data === null) out.push(required('data', 'data is mandatory'));
     if (typeof obj.revision === 'number' && obj.revision < 0)
       out.push(invalid('revision', obj.revision, 'must be greater than or equal to 0'));
     if (old) out.push(...immutable('data', obj.data, old.data));

@@ -53,6 +53,24 @@ const answers = async (a: Answer) => {
 
 describe('APIServices, certificate signing requests and nodes', () => {
   it.each(recorded('cluster').map((a) => [a.name, a] as const))('%s', (_name, a) => answers(a));
+
+  it('keeps the system priority classes from deletion', async () => {
+    const res = await http.delete(
+      '/apis/scheduling.k8s.io/v1/priorityclasses/system-node-critical?dryRun=All',
+    );
+    failure(
+      res,
+      403,
+      'Forbidden',
+      'priorityclasses.scheduling.k8s.io "system-node-critical" is forbidden: this is a system priority class and cannot be deleted',
+    );
+    // Not a dry run either.
+    failure(
+      await http.delete('/apis/scheduling.k8s.io/v1/priorityclasses/system-cluster-critical'),
+      403,
+      'Forbidden',
+    );
+  });
 });
 
 describe('volumes and claims', () => {

@@ -319,7 +319,11 @@ export class RestStorage {
     name: string,
     opts: DeleteParams,
     ctx: WriteContext,
+    inCollection = false,
   ): Promise<{ stored: StoredObject; deleted: boolean }> {
+    // The kind's REST storage refuses by name; a collection delete goes around it, as in kube.
+    const refusal = inCollection ? undefined : t.behaviour.storage?.refuseDelete?.(name);
+    if (refusal) throw ApiError.forbidden({ group: t.group, resource: t.resource }, name, refusal);
     const key = this.key(t, namespace, name);
     const current = this.get(t, namespace, name);
     const cm = current.object.metadata as Obj;
@@ -367,7 +371,7 @@ export class RestStorage {
     for (const item of items) {
       const m = item.object.metadata as Obj;
       try {
-        await this.delete(t, m.namespace as string | undefined, m.name as string, opts, ctx);
+        await this.delete(t, m.namespace as string | undefined, m.name as string, opts, ctx, true);
       } catch (err) {
         // Another client deleting the same object concurrently is not a failure of the collection delete.
         if (!(err instanceof ApiError && (err.code === 404 || err.code === 409))) throw err;

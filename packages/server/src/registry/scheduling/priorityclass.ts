@@ -36,6 +36,11 @@ function systemClassError(name: string, value: number, globalDefault: boolean): 
 }
 
 const priorityclasses: KindBehaviour = {
+  storage: {
+    /** The REST storage's `Delete`: the system classes stay (a collection delete is not checked, as in kube). */
+    refuseDelete: (name) =>
+      name in SYSTEM_CLASSES ? 'this is a system priority class and cannot be deleted' : undefined,
+  },
   /** `SetDefaults_PriorityClass`. */
   defaults(obj) {
     def(obj, 'preemptionPolicy', 'PreemptLowerPriority');

@@ -115,6 +115,11 @@ export interface StorageHooks {
    * (`Unsupported`: no `orphan` or `foregroundDeletion` finalizer, whatever the request asks).
    */
   garbageCollectionPolicy?: 'OrphanDependents' | 'Unsupported';
+  /**
+   * Delete: a refusal the kind's REST storage makes before anything else, by name (a system
+   * PriorityClass "cannot be deleted"); the message of the 403.
+   */
+  refuseDelete?(name: string): string | undefined;
   /** Delete: what else changes when a deletion starts (a Namespace turns `Terminating`). */
   onDeletionStart?(obj: Obj): void;
   /**

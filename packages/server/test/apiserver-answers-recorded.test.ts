@@ -54,6 +54,40 @@ const answers = async (a: Answer) => {
 describe('APIServices, certificate signing requests and nodes', () => {
   it.each(recorded('cluster').map((a) => [a.name, a] as const))('%s', (_name, a) => answers(a));
 
+  it("keeps a node's provider ID and pod CIDRs once set, and its addresses unique", async () => {
+    const node = { metadata: { name: 'nx1' }, spec: { providerID: 'p1', podCIDRs: ['10.9.0.0/24'] } };
+    expect((await http.post('/api/v1/nodes', node)).status).toBe(201);
+    const patch = (body: object, sub = '') =>
+      http.patch(`/api/v1/nodes/nx1${sub}`, body, 'application/merge-patch+json');
+    // As the anchor's kube-apiserver answers each.
+    failure(
+      await patch({ spec: { providerID: 'p2' } }),
+      422,
+      'Invalid',
+      'Node "nx1" is invalid: spec.providerID: Forbidden: node updates may not change providerID except from "" to valid',
+    );
+    failure(
+      await patch({ spec: { podCIDR: '10.8.0.0/24', podCIDRs: ['10.8.0.0/24'] } }),
+      422,
+      'Invalid',
+      'Node "nx1" is invalid: spec.podCIDRs: Forbidden: node updates may not change podCIDR except from "" to valid',
+    );
+    const address = { type: 'InternalIP', address: '1.2.3.4' };
+    failure(
+      await patch({ status: { addresses: [address, address] } }, '/status'),
+      422,
+      'Invalid',
+      'Node "nx1" is invalid: status.addresses[1]: Duplicate value: core.NodeAddress{Type:"InternalIP", Address:"1.2.3.4"}',
+    );
+    failure(
+      await patch({ status: { allocatable: { pods: '1500m' } } }, '/status'),
+      422,
+      'Invalid',
+      'Node "nx1" is invalid: status.allocatable.pods: Invalid value: resource.Quantity{i:resource.int64Amount{value:1500, scale:-3}, d:resource.infDecAmount{Dec:(*inf.Dec)(nil)}, s:"1500m", Format:"DecimalSI"}: must be an integer',
+    );
+    await http.delete('/api/v1/nodes/nx1');
+  });
+
   it('keeps the system priority classes from deletion', async () => {
     const res = await http.delete(
       '/apis/scheduling.k8s.io/v1/priorityclasses/system-node-critical?dryRun=All',

@@ -12,6 +12,7 @@ import { specStatusStrategy } from '../shared/status-strategy.js';
 import {
   dig,
   duplicate,
+  forbidden,
   GoValue,
   goStrings,
   invalid,
@@ -65,6 +66,38 @@ function validateNodeTaints(taints: Obj[]): StatusCause[] {
   return out;
 }
 
+const CIDR_CHANGE = 'node updates may not change podCIDR except from "" to valid';
+
+/** `ValidateNodeUpdate`'s own rules: a set provider ID or pod CIDRs stay, status addresses are unique. */
+function validateNodeUpdate(obj: Obj, old: Obj): StatusCause[] {
+  const out: StatusCause[] = [];
+  const oldProvider = str(dig(old, 'spec', 'providerID'));
+  if (oldProvider && oldProvider !== str(dig(obj, 'spec', 'providerID')))
+    out.push(forbidden('spec.providerID', 'node updates may not change providerID except from "" to valid'));
+  const oldCidrs = strs(dig(old, 'spec', 'podCIDRs'));
+  const cidrs = strs(dig(obj, 'spec', 'podCIDRs'));
+  if (oldCidrs.length > 0) {
+    if (oldCidrs.length !== cidrs.length) out.push(forbidden('spec.podCIDRs', CIDR_CHANGE));
+    else
+      for (const [i, c] of oldCidrs.entries())
+        if (c !== cidrs[i]) out.push(forbidden('spec.podCIDRs', CIDR_CHANGE));
+  }
+  const seen = new Set<string>();
+  objs(dig(obj, 'status', 'addresses')).forEach((a, i) => {
+    const [type, address] = [str(a.type), str(a.address)];
+    const key = `${type}\u0000${address}`;
+    if (seen.has(key))
+      out.push(
+        duplicate(
+          `status.addresses[${i}]`,
+          new GoValue(`core.NodeAddress{Type:${goQuote(type)}, Address:${goQuote(address)}}`),
+        ),
+      );
+    seen.add(key);
+  });
+  return out;
+}
+
 const nodes: KindBehaviour = {
   defaults(obj) {
     const status = objAt(obj, 'status');
@@ -74,7 +107,7 @@ const nodes: KindBehaviour = {
     const spec = objAt(obj, 'spec');
     if (spec && str(spec.podCIDR) && strs(spec.podCIDRs).length === 0) spec.podCIDRs = [str(spec.podCIDR)];
   },
-  validate(obj) {
+  validate(obj, old) {
     // ValidateNode names the taints under metadata, as kube does.
     const out = validateNodeTaints(objs(dig(obj, 'spec', 'taints')));
     const cidrs = strs(dig(obj, 'spec', 'podCIDRs'));
@@ -95,6 +128,7 @@ const nodes: KindBehaviour = {
         if (cidrs.indexOf(c) < i) out.push(duplicate(`spec.podCIDRs[${i}]`, c));
       });
     }
+    if (old) out.push(...validateNodeUpdate(obj, old));
     for (const list of ['capacity', 'allocatable']) {
       const values = dig(obj, 'status', list);
       if (!isObj(values)) continue;

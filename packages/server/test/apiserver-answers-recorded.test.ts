@@ -88,6 +88,31 @@ describe('APIServices, certificate signing requests and nodes', () => {
     await http.delete('/api/v1/nodes/nx1');
   });
 
+  it("checks a Service's cluster IPs against its IP families, and app protocols", async () => {
+    const path = '/api/v1/namespaces/default/services';
+    const created = await http.post(path, { metadata: { name: 'svx' }, spec: { ports: [{ port: 80 }] } });
+    expect(created.status).toBe(201);
+    const ip = (created.json as { spec: { clusterIP: string } }).spec.clusterIP;
+    // As the anchor's kube-apiserver answers both.
+    failure(
+      await http.patch(`${path}/svx`, { spec: { ipFamilies: ['IPv6'] } }, 'application/merge-patch+json'),
+      422,
+      'Invalid',
+      `Service "svx" is invalid: spec.clusterIPs[0]: Invalid value: "${ip}": expected an IPv6 value as indicated by \`ipFamilies[0]\``,
+    );
+    failure(
+      await http.patch(
+        `${path}/svx`,
+        { spec: { ports: [{ port: 80, appProtocol: 'bad proto' }] } },
+        'application/merge-patch+json',
+      ),
+      422,
+      'Invalid',
+      `Service "svx" is invalid: spec.ports[0].appProtocol: Invalid value: "bad proto": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`,
+    );
+    await http.delete(`${path}/svx`);
+  });
+
   it('keeps the system priority classes from deletion', async () => {
     const res = await http.delete(
       '/apis/scheduling.k8s.io/v1/priorityclasses/system-node-critical?dryRun=All',

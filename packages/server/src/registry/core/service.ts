@@ -24,6 +24,7 @@ import {
   isDNS1123Label,
   isDNS1123Subdomain,
   isObj,
+  isQualifiedName,
   isValidPortName,
   isValidPortNum,
   notSupported,
@@ -54,12 +55,26 @@ function validateClusterIPs(spec: Obj): StatusCause[] {
   if (single && ips[0] !== single) {
     out.push(invalid('spec.clusterIPs', new GoValue(goStrings(ips)), 'first value must match `clusterIP`'));
   }
+  const families = strs(spec.ipFamilies);
   ips.forEach((ip, i) => {
-    if (ip !== 'None' && isIP(ip) === 0) {
+    if (ip === 'None') return;
+    const version = isIP(ip);
+    if (version === 0) {
       out.push(
         invalid(`spec.clusterIPs[${i}]`, ip, 'must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)'),
       );
+      return;
     }
+    // An IP of the family its place in ipFamilies names.
+    const family = families[i];
+    if (family && family !== `IPv${version}`)
+      out.push(
+        invalid(
+          `spec.clusterIPs[${i}]`,
+          ip,
+          `expected an ${family} value as indicated by \`ipFamilies[${i}]\``,
+        ),
+      );
   });
   return out;
 }
@@ -94,6 +109,9 @@ function validateServicePorts(spec: Obj): StatusCause[] {
       for (const m of isValidPortName(target)) out.push(invalid(`${pp}.targetPort`, target, m));
     else if (target !== undefined)
       for (const m of isValidPortNum(int(target))) out.push(invalid(`${pp}.targetPort`, int(target), m));
+    if (typeof p.appProtocol === 'string')
+      for (const m of isQualifiedName(p.appProtocol))
+        out.push(invalid(`${pp}.appProtocol`, p.appProtocol, m));
   });
   if (spec.type === 'ClusterIP') {
     ports.forEach((p, i) => {

@@ -18,7 +18,7 @@
  *   names, quantities and huge pages, affinity weights and pod affinity terms;
  * - cluster: APIServices (name, version, local ones without a CA bundle, ports), certificate
  *   signing requests (usages required and once each, in kube's order), Nodes' capacities,
- *   ControllerRevisions without data.
+ *   ControllerRevisions without data, Endpoints (addresses, ports, app protocols).
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

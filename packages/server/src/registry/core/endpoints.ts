@@ -13,6 +13,7 @@ import {
   invalid,
   isDNS1123Label,
   isDNS1123Subdomain,
+  isQualifiedName,
   isValidPortNum,
   notSupported,
   type Obj,
@@ -97,6 +98,9 @@ const endpoints: KindBehaviour = {
         const proto = str(p.protocol);
         if (!proto) out.push(required(`${pp}.protocol`));
         else if (!PROTOCOLS.includes(proto)) out.push(notSupported(`${pp}.protocol`, proto, PROTOCOLS));
+        if (typeof p.appProtocol === 'string')
+          for (const m of isQualifiedName(p.appProtocol))
+            out.push(invalid(`${pp}.appProtocol`, p.appProtocol, m));
       });
     });
     return out;

@@ -18,7 +18,8 @@
  *   names, quantities and huge pages, affinity weights and pod affinity terms;
  * - cluster: APIServices (name, version, local ones without a CA bundle, ports), certificate
  *   signing requests (usages required and once each, in kube's order), Nodes' capacities,
- *   ControllerRevisions without data, Endpoints (addresses, ports, app protocols).
+ *   ControllerRevisions without data, Endpoints (addresses, ports, app protocols), access reviews
+ *   (their 422 names no kind: kube takes it from the decoded object, which has none).
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -111,6 +112,24 @@ describe('APIServices, certificate signing requests and nodes', () => {
       `Service "svx" is invalid: spec.ports[0].appProtocol: Invalid value: "bad proto": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`,
     );
     await http.delete(`${path}/svx`);
+  });
+
+  it("names no kind in an access review's 422, as kube does", async () => {
+    const res = await http.post('/apis/authorization.k8s.io/v1/subjectaccessreviews', {
+      spec: { user: 'u' },
+    });
+    const status = failure(res, 422, 'Invalid');
+    expect(status.details).toEqual({
+      group: 'authorization.k8s.io',
+      causes: [
+        {
+          reason: 'FieldValueInvalid',
+          message:
+            'Invalid value: "null": exactly one of nonResourceAttributes or resourceAttributes must be specified',
+          field: 'spec.resourceAttributes',
+        },
+      ],
+    });
   });
 
   it('keeps the system priority classes from deletion', async () => {

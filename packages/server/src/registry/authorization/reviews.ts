@@ -6,7 +6,7 @@
 import { ApiError, type StatusCause } from 'kubeloop/api';
 import type { Authorizer } from '../../auth/authorization/types.js';
 import { defineKind } from '../shared/define.js';
-import { GoValue, invalid, isObj, type Obj, str, strs } from '../shared/util.js';
+import { GoValue, goQuote, invalid, isObj, type Obj, str, strs } from '../shared/util.js';
 import type { ResourceType, VirtualContext, VirtualResource } from '../types.js';
 
 /** `ObjectMeta` a review may carry: only managedFields (and, for local reviews, the namespace). */
@@ -24,9 +24,21 @@ function metaIsEmpty(meta: unknown, allowNamespace: boolean): boolean {
   );
 }
 
-/** `%#v` of a pointer to an attributes struct, as field.Error prints it. */
-const attributesValue = (v: unknown): unknown =>
-  isObj(v) ? new GoValue(`&authorization.${'path' in v ? 'NonResource' : 'Resource'}Attributes{…}`) : 'null';
+/** An attributes struct as field.Error prints a pointer to it: the struct's `%#v`. */
+function attributesValue(v: unknown): unknown {
+  if (!isObj(v)) return 'null';
+  const fields = (names: string[]) =>
+    names.map((f) => `${f[0]!.toUpperCase()}${f.slice(1)}:${goQuote(str(v[f]))}`);
+  if ('path' in v)
+    return new GoValue(`authorization.NonResourceAttributes{${fields(['path', 'verb']).join(', ')}}`);
+  const named = fields(['namespace', 'verb', 'group', 'version', 'resource', 'subresource', 'name']);
+  // The selectors are pointers: an address when set.
+  const selector = (f: string, type: string) =>
+    `${f[0]!.toUpperCase()}${f.slice(1)}:(*authorization.${type})(${isObj(v[f]) ? '0xc000000000' : 'nil'})`;
+  return new GoValue(
+    `authorization.ResourceAttributes{${[...named, selector('fieldSelector', 'FieldSelectorAttributes'), selector('labelSelector', 'LabelSelectorAttributes')].join(', ')}}`,
+  );
+}
 
 /** `ValidateSubjectAccessReviewSpec` (`self`: the SelfSubjectAccessReview variant, without user). */
 function validateAccessSpec(spec: Obj, self: boolean): StatusCause[] {
@@ -92,8 +104,12 @@ function accessStatus(ctx: VirtualContext, spec: Obj, user: string, groups: read
   };
 }
 
-const invalidReview = (kind: string, group: string, causes: StatusCause[]): ApiError =>
-  ApiError.invalid({ group, kind }, '', causes);
+/**
+ * A review's 422. kube names the kind from the decoded object's TypeMeta, which decoding has
+ * emptied: the message reads `.authorization.k8s.io "" is invalid`.
+ */
+const invalidReview = (_kind: string, group: string, causes: StatusCause[]): ApiError =>
+  ApiError.invalid({ group, kind: '' }, '', causes);
 
 /** The answer: the request echoed with its status, metadata reduced to what the server keeps. */
 function answer(obj: Obj, status: Obj, keepNamespace = false): Obj {

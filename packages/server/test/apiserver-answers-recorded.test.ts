@@ -132,6 +132,34 @@ describe('APIServices, certificate signing requests and nodes', () => {
     });
   });
 
+  it('gives a PriorityClass generation 1, which no update changes', async () => {
+    const path = '/apis/scheduling.k8s.io/v1/priorityclasses';
+    const created = await http.post(path, { metadata: { name: 'gen1' }, value: 10 });
+    expect((created.json as { metadata: { generation: number } }).metadata.generation).toBe(1);
+    const updated = await http.patch(
+      `${path}/gen1`,
+      { description: 'changed' },
+      'application/merge-patch+json',
+    );
+    expect((updated.json as { metadata: { generation: number } }).metadata.generation).toBe(1);
+    await http.delete(`${path}/gen1`);
+  });
+
+  it("takes a node port out of the range in a dry run, as kube's dry-run allocation does", async () => {
+    const path = '/api/v1/namespaces/default/services';
+    const service = {
+      metadata: { name: 'npx' },
+      spec: { type: 'NodePort', ports: [{ port: 80, nodePort: 1 }] },
+    };
+    expect((await http.post(`${path}?dryRun=All`, service)).status).toBe(201);
+    failure(
+      await http.post(path, service),
+      422,
+      'Invalid',
+      'Service "npx" is invalid: spec.ports[0].nodePort: Invalid value: 1: provided port is not in the valid range. The range of valid ports is 30000-32767',
+    );
+  });
+
   it('keeps the system priority classes from deletion', async () => {
     const res = await http.delete(
       '/apis/scheduling.k8s.io/v1/priorityclasses/system-node-critical?dryRun=All',

@@ -27,7 +27,7 @@ export function serviceAllocator(store: Store) {
       for (const v of field(s.object as Obj)) set.add(v);
     return set;
   };
-  return (t: ResourceType, obj: Obj, old: Obj | undefined): void => {
+  return (t: ResourceType, obj: Obj, old: Obj | undefined, dryRun = false): void => {
     if (t.group !== '' || t.resource !== 'services') return;
     if (!isObject(obj.spec)) obj.spec = {};
     const spec = obj.spec as Obj;
@@ -67,7 +67,9 @@ export function serviceAllocator(store: Store) {
         const nodePort = isObject(port) ? port.nodePort : undefined;
         if (typeof nodePort !== 'number' || nodePort === 0 || oldPorts.has(nodePort)) return;
         const field = `spec.ports[${i}].nodePort`;
-        if (nodePort < NODE_PORT_MIN || nodePort > NODE_PORT_MAX) {
+        // A dry run's port allocation only looks for a port taken (PortAllocationOperation's dry
+        // run), so a port out of the range passes it, as in kube.
+        if (!dryRun && (nodePort < NODE_PORT_MIN || nodePort > NODE_PORT_MAX)) {
           refused.push(
             invalid(
               field,

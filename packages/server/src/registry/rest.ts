@@ -151,7 +151,7 @@ export class RestStorage {
       ...validateObjectMeta(m, { namespaced: t.namespaced, nameValidation: t.nameValidation, create: true }),
       ...kubeFinalizerCauses(t, m),
     ]);
-    this.hooks.allocate?.(t, obj, undefined);
+    this.hooks.allocate?.(t, obj, undefined, ctx.dryRun === true);
     const admitting = this.hooks.admit?.('CREATE', t, obj, undefined, admission);
     if (admitting) await admitting;
 
@@ -505,14 +505,14 @@ export class RestStorage {
       });
       causes.push(...metaUpdateCauses(nm, om), ...kubeFinalizerCauses(t, nm));
       this.validate(t, next, old, causes, subresource);
-      this.hooks.allocate?.(t, next, old);
+      this.hooks.allocate?.(t, next, old, ctx.dryRun === true);
       const admitting = this.hooks.admit?.('UPDATE', t, next, old, admission);
       if (admitting) await admitting;
 
       const converting = toStorageVersion(t, next);
       if (converting) await converting;
       if (
-        t.generation &&
+        t.generation === true &&
         (!deepEqual(specOf(t, next), specOf(t, stored)) ||
           (t.annotationsBumpGeneration &&
             subresource !== 'status' &&

@@ -64,8 +64,11 @@ export interface ResourceType {
    * and managedFields, as for custom resources (and kinds whose strategy was not checked).
    */
   statusStrategy?: StatusStrategy;
-  /** Whether `metadata.generation` tracks changes of the spec (everything but metadata/status). */
-  generation: boolean;
+  /**
+   * Whether `metadata.generation` tracks changes of the spec (everything but metadata/status);
+   * `'create'`: it is set to 1 on create and never changes (a PriorityClass's strategy).
+   */
+  generation: boolean | 'create';
   /**
    * Whether an update of the main resource that changes `metadata.annotations` bumps the
    * generation too (Deployment: its annotations are copied to its ReplicaSets, so kube's

@@ -37,8 +37,11 @@ export interface RestHooks {
   hasKubelet?(nodeName: string): boolean;
   /** The server's authorization, for kinds whose storage checks the user's rights (RBAC's escalation prevention). */
   authorization?: WriteAuthorization;
-  /** Fills server-allocated fields (Service clusterIP…) on create and update. */
-  allocate?(t: ResourceType, obj: Obj, old: Obj | undefined): void;
+  /**
+   * Fills server-allocated fields (Service clusterIP…) on create and update; `dryRun` is a dry
+   * run's, whose allocators check less (kube's dry-run port allocation skips the range).
+   */
+  allocate?(t: ResourceType, obj: Obj, old: Obj | undefined, dryRun?: boolean): void;
   /**
    * Records `manager`'s create (`old` undefined) or update in `next.metadata.managedFields`,
    * after defaulting and before server allocations, as kube-apiserver's field manager sees them.

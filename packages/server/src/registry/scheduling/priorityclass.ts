@@ -104,4 +104,6 @@ export const priorityClassKind: ResourceType = defineKind({
   kind: 'PriorityClass',
   namespaced: false,
   shortNames: ['pc'],
+  // PrepareForCreate sets generation 1; no update changes it.
+  generation: 'create',
 });

@@ -152,6 +152,22 @@ describe('APIServices, certificate signing requests and nodes', () => {
       spec: { type: 'NodePort', ports: [{ port: 80, nodePort: 1 }] },
     };
     expect((await http.post(`${path}?dryRun=All`, service)).status).toBe(201);
+    // What a dry run answers without looking for a free value (found with kubectl create service
+    // --dry-run=server against the anchor): the range's own address, node ports from 32769 up.
+    const dry = await http.post(`${path}?dryRun=All`, {
+      metadata: { name: 'lbx' },
+      spec: {
+        type: 'LoadBalancer',
+        ports: [
+          { port: 80, name: 'a' },
+          { port: 81, name: 'b', nodePort: 32770 },
+          { port: 82, name: 'c' },
+        ],
+      },
+    });
+    const spec = (dry.json as { spec: { clusterIP: string; ports: { nodePort: number }[] } }).spec;
+    expect(spec.clusterIP).toBe('10.96.0.0');
+    expect(spec.ports.map((p) => p.nodePort)).toEqual([32769, 32770, 32771]);
     failure(
       await http.post(path, service),
       422,

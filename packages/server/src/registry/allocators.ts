@@ -92,7 +92,10 @@ export function serviceAllocator(store: Store) {
       const name = isObject(obj.metadata) && typeof obj.metadata.name === 'string' ? obj.metadata.name : '';
       throw ApiError.invalid({ group: '', kind: 'Service' }, name, refused);
     }
-    if (spec.clusterIP === undefined || spec.clusterIP === '') {
+    if ((spec.clusterIP === undefined || spec.clusterIP === '') && dryRun) {
+      // kube's dry-run allocation does not look for a free address: it answers the range's own.
+      spec.clusterIP = ipToString(FIRST);
+    } else if (spec.clusterIP === undefined || spec.clusterIP === '') {
       const taken = used((s) => [isObject(s.spec) ? s.spec.clusterIP : undefined]);
       let ip: string | undefined;
       for (let i = 10; i < SIZE - 1; i++) {
@@ -114,11 +117,23 @@ export function serviceAllocator(store: Store) {
       );
       const oldPorts = Array.isArray(oldSpec?.ports) ? (oldSpec.ports as Obj[]) : [];
       let next = NODE_PORT_MIN;
+      // A dry run's ports (PortAllocationOperation's dry run): one above the highest this request
+      // took, starting above 32768, whatever is free.
+      const dryTaken: number[] = [];
       for (const port of spec.ports) {
-        if (!isObject(port) || port.nodePort) continue;
+        if (!isObject(port)) continue;
+        if (port.nodePort) {
+          if (typeof port.nodePort === 'number') dryTaken.push(port.nodePort);
+          continue;
+        }
         const previous = oldPorts.find((p) => p.port === port.port && p.protocol === port.protocol)?.nodePort;
         if (previous) {
           port.nodePort = previous;
+          continue;
+        }
+        if (dryRun) {
+          port.nodePort = (dryTaken.length > 0 ? Math.max(...dryTaken) : 32768) + 1;
+          dryTaken.push(port.nodePort as number);
           continue;
         }
         while (next <= NODE_PORT_MAX && taken.has(next)) next++;

@@ -132,6 +132,32 @@ describe('APIServices, certificate signing requests and nodes', () => {
     });
   });
 
+  it('answers an autoscaling/v1 dry run as it stores it, without a generation', async () => {
+    // kubectl autoscale --dry-run=server, compared with the anchor: the CPU target was lost.
+    const res = await http.post(
+      '/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers?dryRun=All',
+      {
+        apiVersion: 'autoscaling/v1',
+        kind: 'HorizontalPodAutoscaler',
+        metadata: { name: 'h1' },
+        spec: {
+          scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'd' },
+          minReplicas: 2,
+          maxReplicas: 5,
+          targetCPUUtilizationPercentage: 80,
+        },
+      },
+    );
+    const hpa = res.json as { metadata: { generation?: number }; spec: object };
+    expect(hpa.spec).toEqual({
+      scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'd' },
+      minReplicas: 2,
+      maxReplicas: 5,
+      targetCPUUtilizationPercentage: 80,
+    });
+    expect(hpa.metadata.generation).toBeUndefined();
+  });
+
   it('gives a PriorityClass generation 1, which no update changes', async () => {
     const path = '/apis/scheduling.k8s.io/v1/priorityclasses';
     const created = await http.post(path, { metadata: { name: 'gen1' }, value: 10 });

@@ -159,8 +159,10 @@ export class RestStorage {
     const key = this.key(t, namespace, name);
     if (ctx.dryRun) {
       if (this.store.get(key)) throw this.alreadyExists(t, key, name);
-      // A dry run encodes the object for storage and decodes it back (through a webhook too).
-      if (t.custom?.conversion === 'Webhook') await toStorageVersion(t, obj);
+      // A dry run encodes the object for storage and decodes it back (through a webhook too, and
+      // from an older built-in version, such as an autoscaling/v1 HPA stored as v2).
+      const converting = toStorageVersion(t, obj);
+      if (converting) await converting;
       return dryRunResult(key, obj);
     }
     if (hasResourceVersion(m.resourceVersion)) {

@@ -530,7 +530,8 @@ export const horizontalPodAutoscalerKind: ResourceType = defineKind({
   kind: 'HorizontalPodAutoscaler',
   shortNames: ['hpa'],
   categories: ['all'],
-  generation: true,
+  // The autoscaler strategy sets no generation (metadata.generation stays unset).
+  generation: false,
   subresources: { status: true },
 });
 
@@ -543,7 +544,8 @@ export const horizontalPodAutoscalerV1Kind: ResourceType = defineKind({
   kind: 'HorizontalPodAutoscaler',
   shortNames: ['hpa'],
   categories: ['all'],
-  generation: true,
+  // The autoscaler strategy sets no generation (metadata.generation stays unset).
+  generation: false,
   subresources: { status: true },
   behaviour: hpaV1Behaviour,
   storedAs: {

@@ -162,7 +162,14 @@ const services: KindBehaviour = {
       // The IP family policy and families are fixed by the REST layer of a single-stack IPv4 cluster.
       const selectorless = Object.keys(strMap(spec.selector)).length === 0;
       def(spec, 'ipFamilyPolicy', isHeadless(spec) && selectorless ? 'RequireDualStack' : 'SingleStack');
-      if (arr(spec.ipFamilies).length === 0) spec.ipFamilies = ['IPv4'];
+      // initIPFamilyFields: unset families follow the cluster IPs asked for (the allocator then
+      // refuses a family this cluster lacks), else the cluster's one, IPv4.
+      if (arr(spec.ipFamilies).length === 0) {
+        const asked = (
+          strs(spec.clusterIPs).length > 0 ? strs(spec.clusterIPs) : [str(spec.clusterIP)]
+        ).filter((ip) => isIP(ip) !== 0);
+        spec.ipFamilies = asked.length > 0 ? asked.map((ip) => `IPv${isIP(ip)}`) : ['IPv4'];
+      }
     }
     // LoadBalancerStatus is a struct, so Go always serializes `status.loadBalancer`.
     const status = ensureObj(obj, 'status');

@@ -269,6 +269,34 @@ describe('storage, node and scheduling objects', () => {
   });
 });
 
+describe('patch bodies that are not JSON', () => {
+  it("are refused in the patch handler's words for each patch type", async () => {
+    const path = '/api/v1/namespaces/default/configmaps';
+    expect((await http.post(path, { metadata: { name: 'pp1' } })).status).toBe(201);
+    const patch = (type: string, raw: string) => http.patch(`${path}/pp1`, undefined, type, { raw });
+    // As the anchor's kube-apiserver answers each.
+    failure(
+      await patch('application/merge-patch+json', '{spec:{replicas:2}}'),
+      400,
+      'BadRequest',
+      "error decoding patch: invalid character 's' looking for beginning of object key string",
+    );
+    failure(
+      await patch('application/strategic-merge-patch+json', '{spec:{replicas:2}}'),
+      400,
+      'BadRequest',
+      "invalid character 's' looking for beginning of object key string",
+    );
+    failure(
+      await patch('application/json-patch+json', '[{op:1}]'),
+      400,
+      'BadRequest',
+      "error decoding patch: invalid character 'o' looking for beginning of object key string",
+    );
+    await http.delete(`${path}/pp1`);
+  });
+});
+
 describe('rules newer than the anchor (checked against 1.32 sources only)', () => {
   it('refuses an Ingress whose class annotation disagrees with ingressClassName', async () => {
     const ingress = (annotation: string) => ({

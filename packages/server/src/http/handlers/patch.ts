@@ -79,7 +79,7 @@ export async function patch(s: HandlerScope, r: ResourceRequest): Promise<void> 
   }
   const raw = await readBody(req);
   const fieldManager = writeManager(req, query, 'PatchOptions', false);
-  const body = patchBody(type, decodeBody(raw, 'application/json'), query);
+  const body = patchBody(type, decodePatchBody(raw, type), query);
   const applyPatch = (current: Obj): Obj => {
     const next =
       type === 'application/json-patch+json'
@@ -130,4 +130,22 @@ export async function patch(s: HandlerScope, r: ResourceRequest): Promise<void> 
     },
   );
   await s.out.object(r, 200, t, stored, warnings);
+}
+
+const JSON_SYNTAX = "couldn't get version/kind; json parse error: ";
+
+/**
+ * A JSON patch body's syntax error as the patch handler words it: `error decoding patch: …` for
+ * JSON and merge patches, the scanner's words alone for a strategic merge patch.
+ */
+function decodePatchBody(raw: Buffer, type: string): unknown {
+  try {
+    return decodeBody(raw, 'application/json');
+  } catch (err) {
+    if (!(err instanceof ApiError) || !err.message.startsWith(JSON_SYNTAX)) throw err;
+    const reason = err.message.slice(JSON_SYNTAX.length);
+    throw ApiError.badRequest(
+      type === 'application/strategic-merge-patch+json' ? reason : `error decoding patch: ${reason}`,
+    );
+  }
 }

@@ -9,6 +9,7 @@ import { apiServiceStatusStrategy } from '../shared/status-strategy.js';
 import {
   def,
   dig,
+  ensureObj,
   goQuote,
   invalid,
   isDNS1035Label,
@@ -27,6 +28,7 @@ import type { ResourceType } from '../types.js';
 
 const apiservices: KindBehaviour = {
   defaults(obj) {
+    ensureObj(obj, 'status'); // Go always writes the status struct.
     const service = dig(obj, 'spec', 'service');
     if (isObj(service)) def(service, 'port', 443);
   },

@@ -7,6 +7,7 @@ import { ageColumn, col, fieldDoc, type KindBehaviour, nameColumn } from '../sha
 import { defineKind } from '../shared/define.js';
 import {
   clone,
+  def,
   dig,
   ensureObj,
   forbidden,
@@ -345,7 +346,13 @@ function hpaRow(obj: Obj, now: Date): unknown[] {
 }
 
 const horizontalpodautoscalers: KindBehaviour = {
-  defaults: defaultHpaV2,
+  defaults(obj) {
+    defaultHpaV2(obj);
+    // v2's status: desiredReplicas and currentMetrics have no omitempty.
+    const status = ensureObj(obj, 'status');
+    def(status, 'desiredReplicas', 0);
+    if (!('currentMetrics' in status)) status.currentMetrics = null;
+  },
   validate(obj) {
     const spec = isObj(obj.spec) ? obj.spec : {};
     // validateHorizontalPodAutoscalerSpec's order: replicas, target, metrics, behavior.

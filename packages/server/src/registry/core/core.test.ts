@@ -1125,7 +1125,12 @@ describe('nodes', () => {
     expect(b('/nodes').fieldSelectors?.['spec.unschedulable']?.({})).toBe('false');
     const { obj, causes } = write('/nodes', { metadata: { name: 'n' }, status: { capacity: { cpu: '4' } } });
     expect(causes).toEqual([]);
-    expect(obj.status).toEqual({ capacity: { cpu: '4' }, allocatable: { cpu: '4' } });
+    expect(obj.status).toMatchObject({ capacity: { cpu: '4' }, allocatable: { cpu: '4' } });
+    // Go writes the status's structs even when empty.
+    expect(obj.status).toMatchObject({
+      daemonEndpoints: { kubeletEndpoint: { Port: 0 } },
+      nodeInfo: { kubeletVersion: '' },
+    });
     expect(
       fieldsOf(
         write('/nodes', { metadata: { name: 'n' }, spec: { taints: [{ key: 'k', effect: 'Bad' }] } }).causes,

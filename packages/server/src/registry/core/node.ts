@@ -10,8 +10,10 @@ import { coreKind } from '../shared/define.js';
 import { docs } from '../shared/descriptions.js';
 import { specStatusStrategy } from '../shared/status-strategy.js';
 import {
+  def,
   dig,
   duplicate,
+  ensureObj,
   forbidden,
   GoValue,
   goStrings,
@@ -98,8 +100,26 @@ function validateNodeUpdate(obj: Obj, old: Obj): StatusCause[] {
   return out;
 }
 
+const NODE_INFO_FIELDS = [
+  'machineID',
+  'systemUUID',
+  'bootID',
+  'kernelVersion',
+  'osImage',
+  'containerRuntimeVersion',
+  'kubeletVersion',
+  'kubeProxyVersion',
+  'operatingSystem',
+  'architecture',
+];
+
 const nodes: KindBehaviour = {
   defaults(obj) {
+    // Go always writes the status's structs: the kubelet endpoint's port and the system info.
+    const endpoint = ensureObj(ensureObj(ensureObj(obj, 'status'), 'daemonEndpoints'), 'kubeletEndpoint');
+    def(endpoint, 'Port', 0);
+    const info = ensureObj(ensureObj(obj, 'status'), 'nodeInfo');
+    for (const f of NODE_INFO_FIELDS) def(info, f, '');
     const status = objAt(obj, 'status');
     if (status && isObj(status.capacity) && status.allocatable === undefined)
       status.allocatable = { ...status.capacity };

@@ -16,6 +16,7 @@ import {
 import { coreKind } from '../shared/define.js';
 import { specStatusStrategy } from '../shared/status-strategy.js';
 import {
+  def,
   dig,
   ensureObj,
   formatLabels,
@@ -39,6 +40,8 @@ import { defaultPodTemplate } from './podspec-defaults.js';
 const CORE = 'io.k8s.api.core.v1';
 /** `SetDefaults_ReplicationController`: selector and labels from the template's labels, one replica. */
 function defaultReplicationController(obj: Obj): void {
+  // The status struct's `replicas` has no omitempty: 0 until the controller counts.
+  def(ensureObj(obj, 'status'), 'replicas', 0);
   const spec = ensureObj(obj, 'spec');
   const template = spec.template;
   const labels = isObj(template) ? dig(template, 'metadata', 'labels') : undefined;

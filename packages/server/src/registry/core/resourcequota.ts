@@ -8,6 +8,7 @@ import { coreKind } from '../shared/define.js';
 import { specStatusStrategy } from '../shared/status-strategy.js';
 import {
   dig,
+  ensureObj,
   GoValue,
   goQuote,
   goStrings,
@@ -223,6 +224,10 @@ function validateScopeSelector(spec: Obj): StatusCause[] {
 }
 
 const resourcequotas: KindBehaviour = {
+  /** Go always writes the status struct: `{}` before the quota controller fills it. */
+  defaults(obj) {
+    ensureObj(obj, 'status');
+  },
   validate(obj) {
     const spec = isObj(obj.spec) ? obj.spec : {};
     return [

@@ -28,6 +28,7 @@ const MAX_MATCHING_PRECEDENCE = 10000;
 const flowschemas: KindBehaviour = {
   /** `SetDefaults_FlowSchemaSpec`. */
   defaults(obj) {
+    ensureObj(obj, 'status'); // Go always writes the status struct.
     const spec = ensureObj(obj, 'spec');
     if (!numOr(spec.matchingPrecedence)) spec.matchingPrecedence = 1000;
   },

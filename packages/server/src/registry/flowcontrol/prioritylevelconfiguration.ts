@@ -91,6 +91,7 @@ function validateQueuing(q: Obj, p: string): StatusCause[] {
 const prioritylevelconfigurations: KindBehaviour = {
   /** `SetDefaults_{Exempt,Limited}PriorityLevelConfiguration` and `SetDefaults_QueuingConfiguration`. */
   defaults(obj) {
+    ensureObj(obj, 'status'); // Go always writes the status struct.
     const spec = ensureObj(obj, 'spec');
     if (isObj(spec.exempt)) {
       def(spec.exempt, 'nominalConcurrencyShares', 0);

@@ -8,6 +8,7 @@ import { networkingKind } from '../shared/define.js';
 import { specStatusStrategy } from '../shared/status-strategy.js';
 import {
   dig,
+  ensureObj,
   GoValue,
   invalid,
   isDNS1035Label,
@@ -166,6 +167,10 @@ function loadBalancerAddresses(status: unknown): string {
     .join(',');
 }
 const ingresses: KindBehaviour = {
+  /** `status.loadBalancer` is a struct: Go always writes it. */
+  defaults(obj) {
+    ensureObj(ensureObj(obj, 'status'), 'loadBalancer');
+  },
   validate: validateIngress,
   columns: [
     nameColumn(),

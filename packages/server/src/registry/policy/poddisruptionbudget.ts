@@ -5,7 +5,9 @@ import { ageColumn, col, fieldDoc, type KindBehaviour, nameColumn } from '../sha
 import { defineKind } from '../shared/define.js';
 import { specStatusStrategy } from '../shared/status-strategy.js';
 import {
+  def,
   dig,
+  ensureObj,
   GoValue,
   invalid,
   isObj,
@@ -58,6 +60,12 @@ function validateSpec(spec: Obj): StatusCause[] {
 const intOrString = (v: unknown): string => (isSet(v) ? String(v) : 'N/A');
 
 const poddisruptionbudgets: KindBehaviour = {
+  /** The status struct's counts have no omitempty: 0 until the disruption controller counts. */
+  defaults(obj) {
+    const status = ensureObj(obj, 'status');
+    for (const f of ['disruptionsAllowed', 'currentHealthy', 'desiredHealthy', 'expectedPods'])
+      def(status, f, 0);
+  },
   validate: (obj) => validateSpec(isObj(obj.spec) ? obj.spec : {}),
   columns: [
     nameColumn(),

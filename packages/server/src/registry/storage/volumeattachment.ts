@@ -7,7 +7,9 @@ import { ageColumn, col, fieldDoc, type KindBehaviour, nameColumn } from '../sha
 import { storageKind } from '../shared/define.js';
 import { resetMetaStatusStrategy } from '../shared/status-strategy.js';
 import {
+  def,
   dig,
+  ensureObj,
   FIELD_IMMUTABLE,
   forbidden,
   invalid,
@@ -59,6 +61,10 @@ function validateStatus(status: Obj): StatusCause[] {
 }
 const MAX_METADATA = 256 * 1024;
 const volumeattachments: KindBehaviour = {
+  /** The status struct's `attached` has no omitempty: false until the attacher says so. */
+  defaults(obj) {
+    def(ensureObj(obj, 'status'), 'attached', false);
+  },
   /** `ValidateVolumeAttachment` and `ValidateVolumeAttachmentV1`, and on update the spec frozen. */
   validate(obj, old) {
     const spec = isObj(obj.spec) ? obj.spec : {};
